@@ -1,0 +1,185 @@
+//! A Redis connection that dials through any stream and reconnects.
+//!
+//! The `redis` crate's own dialer cannot run inside turmoil (it dials through
+//! its own runtime), and a turmoil connection that lived through a partition
+//! stays wedged forever. So locklab dials for itself: a [`Dialer`] makes a
+//! stream (a turmoil `TcpStream` in the simulator, a tokio one for real
+//! Redis), the crate's `MultiplexedConnection` speaks RESP over it, and
+//! [`ReconnectingConnection`] throws the connection away after a timeout or
+//! an I/O error so that the next command dials again.
+
+use crate::clock::BoxFuture;
+use redis::aio::{ConnectionLike, MultiplexedConnection};
+use redis::{AsyncConnectionConfig, Cmd, Pipeline, RedisConnectionInfo, RedisError, RedisFuture, Value};
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::Mutex;
+
+/// Makes a fresh byte stream to one Redis node.
+pub trait Dialer: Send + Sync + 'static {
+    /// The stream type.
+    type Stream: AsyncRead + AsyncWrite + Unpin + Send + 'static;
+    /// Opens a stream (the caller bounds it with a timeout).
+    fn dial(&self) -> BoxFuture<'static, io::Result<Self::Stream>>;
+}
+
+/// Dials a real TCP address with tokio.
+#[derive(Debug, Clone)]
+pub struct TcpDialer {
+    addr: String,
+}
+
+impl TcpDialer {
+    /// A dialer for `host:port`.
+    pub fn new(addr: impl Into<String>) -> Self {
+        TcpDialer { addr: addr.into() }
+    }
+}
+
+impl Dialer for TcpDialer {
+    type Stream = tokio::net::TcpStream;
+
+    fn dial(&self) -> BoxFuture<'static, io::Result<Self::Stream>> {
+        let addr = self.addr.clone();
+        Box::pin(async move {
+            let stream = tokio::net::TcpStream::connect(addr).await?;
+            stream.set_nodelay(true)?;
+            Ok(stream)
+        })
+    }
+}
+
+/// Timeouts of a [`ReconnectingConnection`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnConfig {
+    /// Bound on dialing plus the handshake (a crashed host never answers).
+    pub connect_timeout: Duration,
+    /// Bound on each reply.
+    pub response_timeout: Duration,
+}
+
+impl Default for ConnConfig {
+    fn default() -> Self {
+        ConnConfig {
+            connect_timeout: Duration::from_millis(1_000),
+            response_timeout: Duration::from_millis(1_000),
+        }
+    }
+}
+
+/// A cloneable connection to one node that redials after failures.
+///
+/// Clones share one underlying connection (commands are multiplexed).
+pub struct ReconnectingConnection<D: Dialer> {
+    dialer: Arc<D>,
+    config: ConnConfig,
+    current: Arc<Mutex<Option<MultiplexedConnection>>>,
+}
+
+impl<D: Dialer> Clone for ReconnectingConnection<D> {
+    fn clone(&self) -> Self {
+        ReconnectingConnection {
+            dialer: self.dialer.clone(),
+            config: self.config,
+            current: self.current.clone(),
+        }
+    }
+}
+
+impl<D: Dialer> std::fmt::Debug for ReconnectingConnection<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReconnectingConnection")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<D: Dialer> ReconnectingConnection<D> {
+    /// A connection that dials lazily, on its first command.
+    pub fn new(dialer: D, config: ConnConfig) -> Self {
+        ReconnectingConnection {
+            dialer: Arc::new(dialer),
+            config,
+            current: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// Dials now, so that the first command does not pay for it.
+    pub async fn connect(&self) -> Result<(), RedisError> {
+        self.get().await.map(|_| ())
+    }
+
+    async fn get(&self) -> Result<MultiplexedConnection, RedisError> {
+        let mut slot = self.current.lock().await;
+        if let Some(conn) = slot.as_ref() {
+            return Ok(conn.clone());
+        }
+        let conn = tokio::time::timeout(self.config.connect_timeout, self.dial())
+            .await
+            .map_err(|_| timeout_error("connect timed out"))??;
+        *slot = Some(conn.clone());
+        Ok(conn)
+    }
+
+    async fn dial(&self) -> Result<MultiplexedConnection, RedisError> {
+        let stream = self.dialer.dial().await?;
+        let config =
+            AsyncConnectionConfig::new().set_response_timeout(Some(self.config.response_timeout));
+        let (conn, driver) =
+            MultiplexedConnection::new_with_config(&RedisConnectionInfo::default(), stream, config)
+                .await?;
+        tokio::spawn(driver);
+        Ok(conn)
+    }
+
+    /// Drops the shared connection after a failure that may have left it
+    /// wedged, so that the next command redials.
+    async fn forget_on(&self, err: &RedisError) {
+        if err.is_timeout()
+            || err.is_io_error()
+            || err.is_connection_dropped()
+            || err.is_unrecoverable_error()
+        {
+            *self.current.lock().await = None;
+        }
+    }
+}
+
+fn timeout_error(what: &'static str) -> RedisError {
+    RedisError::from(io::Error::new(io::ErrorKind::TimedOut, what))
+}
+
+impl<D: Dialer> ConnectionLike for ReconnectingConnection<D> {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        Box::pin(async move {
+            let mut conn = self.get().await?;
+            let reply = conn.req_packed_command(cmd).await;
+            if let Err(err) = &reply {
+                self.forget_on(err).await;
+            }
+            reply
+        })
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        Box::pin(async move {
+            let mut conn = self.get().await?;
+            let reply = conn.req_packed_commands(pipeline, offset, count).await;
+            if let Err(err) = &reply {
+                self.forget_on(err).await;
+            }
+            reply
+        })
+    }
+
+    fn get_db(&self) -> i64 {
+        0
+    }
+}

@@ -1,0 +1,63 @@
+//! What can go wrong with a lock operation.
+
+use std::time::Duration;
+
+/// The error of an acquire, release, extend or validity check.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// The lock was not acquired within the wait budget (someone else holds
+    /// it; or, on the rungs that are not reentrant, the caller itself).
+    #[error("lock {resource:?} not acquired within {waited:?} ({attempts} attempts)")]
+    NotAcquired {
+        /// The lock's name.
+        resource: String,
+        /// How long the caller waited, by its own clock.
+        waited: Duration,
+        /// How many times it tried.
+        attempts: u32,
+    },
+    /// The caller no longer holds the lock it tried to release or extend:
+    /// its lease expired, or another owner holds the key now.
+    #[error("lock {resource:?} is not held by this owner (expired or taken by another)")]
+    NotHeld {
+        /// The lock's name.
+        resource: String,
+    },
+    /// The lease's validity ran out by the holder's own clock (Redlock), or
+    /// its watchdog could not renew it: the holder must stop writing.
+    #[error("lease on {resource:?} is no longer valid: {why}")]
+    LeaseLost {
+        /// The lock's name.
+        resource: String,
+        /// What the check found.
+        why: String,
+    },
+    /// The rung has no such operation (e.g. extending a lock with no expiry).
+    #[error("{rung} does not support {operation}")]
+    Unsupported {
+        /// The rung's id.
+        rung: &'static str,
+        /// The operation asked for.
+        operation: &'static str,
+    },
+    /// Redis answered with an error, or the connection failed or timed out.
+    /// The outcome on the server is unknown.
+    #[error("redis: {0}")]
+    Redis(#[from] redis::RedisError),
+    /// A reply did not have the shape the lock's script promises.
+    #[error("unexpected reply from {command}: {reply}")]
+    Protocol {
+        /// The command or script that answered.
+        command: &'static str,
+        /// The reply, printed.
+        reply: String,
+    },
+}
+
+impl LockError {
+    /// Whether the server may have done what was asked although the caller
+    /// saw an error (a timeout or a broken connection): Jepsen's `info`.
+    pub fn outcome_unknown(&self) -> bool {
+        matches!(self, LockError::Redis(_))
+    }
+}

@@ -1,0 +1,82 @@
+//! Named fault points: where in a rung's code a fault can be aimed.
+//!
+//! LADDER.md names five points, the same in every rung. A rung calls
+//! [`FaultHook::reached`] at each of them; outside the simulator the hook is
+//! [`NoFaults`] and costs one virtual call. Inside the simulator the hook may
+//! pause the client there (the future completes when the pause ends) or
+//! crash it (the future never completes; the host is torn down).
+//!
+//! A rung without a given step applies a fault aimed there at the next point
+//! it does have; that mapping is the rung's business (see each rung's
+//! `point_*` calls), so the hook only ever sees points that really exist in
+//! the code path that ran.
+
+use crate::clock::BoxFuture;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A place in the lock code where a fault can be injected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FaultPoint {
+    /// Between the commands of a two-command acquire (e.g. SETNX and EXPIRE).
+    AcquireMid,
+    /// The acquire has succeeded; the holder has not done anything yet.
+    AfterAcquire,
+    /// After the validity check, just before the write to the guarded resource.
+    BeforeWrite,
+    /// The release has begun; its first command is not sent yet.
+    ReleaseStart,
+    /// Between the commands of a two-command release (e.g. GET and DEL).
+    ReleaseMid,
+}
+
+impl FaultPoint {
+    /// Every point, in the order a lock cycle passes them.
+    pub const ALL: [FaultPoint; 5] = [
+        FaultPoint::AcquireMid,
+        FaultPoint::AfterAcquire,
+        FaultPoint::BeforeWrite,
+        FaultPoint::ReleaseStart,
+        FaultPoint::ReleaseMid,
+    ];
+
+    /// The name used in scenario files and histories.
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultPoint::AcquireMid => "acquire-mid",
+            FaultPoint::AfterAcquire => "after-acquire",
+            FaultPoint::BeforeWrite => "before-write",
+            FaultPoint::ReleaseStart => "release-start",
+            FaultPoint::ReleaseMid => "release-mid",
+        }
+    }
+
+    /// Parses a name as written in scenario files.
+    pub fn from_name(name: &str) -> Option<FaultPoint> {
+        Self::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+impl fmt::Display for FaultPoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Receives every fault point a lock passes.
+pub trait FaultHook: Send + Sync + 'static {
+    /// Called when the code reaches `point` while working on `resource`.
+    /// The lock continues when the returned future completes.
+    fn reached(&self, point: FaultPoint, resource: &str) -> BoxFuture<'static, ()>;
+}
+
+/// The hook used outside the simulator: every point passes at once.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoFaults;
+
+impl FaultHook for NoFaults {
+    fn reached(&self, _point: FaultPoint, _resource: &str) -> BoxFuture<'static, ()> {
+        Box::pin(std::future::ready(()))
+    }
+}

@@ -1,0 +1,88 @@
+//! The ladder itself: every rung's metadata, in order, and a way to build
+//! any rung by its id.
+
+use crate::lock::{Lock, LockConfig, LockContext};
+use crate::rungs;
+use redis::aio::ConnectionLike;
+use serde::Serialize;
+
+/// A rung's place on the ladder and what it teaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Rung {
+    /// The id used everywhere: CLI `--variant`, scenario files, reports.
+    pub id: &'static str,
+    /// Its number on the ladder, from 0.
+    #[serde(rename = "rung")]
+    pub number: u8,
+    /// How it acquires.
+    #[serde(skip)]
+    pub acquire: &'static str,
+    /// How it releases.
+    #[serde(skip)]
+    pub release: &'static str,
+    /// What it fixes relative to the rung before.
+    pub fixes: &'static str,
+    /// The flaw that remains.
+    pub flaw: &'static str,
+    /// The scenario that demonstrates the flaw.
+    #[serde(skip)]
+    pub shown_by: &'static str,
+    /// How many independent nodes it uses (Redlock: several).
+    #[serde(skip)]
+    pub multi_node: bool,
+}
+
+/// Every rung, in ladder order.
+pub const LADDER: [&Rung; 1] = [
+    &rungs::lua_release::RUNG,
+];
+
+/// Looks a rung up by id.
+pub fn rung(id: &str) -> Option<&'static Rung> {
+    LADDER.iter().copied().find(|r| r.id == id)
+}
+
+/// The error of [`build`]: no rung has that id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown rung {0:?}; expected one of: {ids}", ids = ids().join(", "))]
+pub struct UnknownRung(pub String);
+
+/// Every rung id, in ladder order.
+pub fn ids() -> Vec<&'static str> {
+    LADDER.iter().map(|r| r.id).collect()
+}
+
+/// Builds the rung `id` over `nodes` (one connection per independent node;
+/// single-node rungs use the first).
+pub fn build<C>(
+    id: &str,
+    nodes: Vec<C>,
+    ctx: LockContext,
+    config: LockConfig,
+) -> Result<Box<dyn Lock>, UnknownRung>
+where
+    C: ConnectionLike + Clone + Send + Sync + 'static,
+{
+    let first = || nodes[0].clone();
+    assert!(!nodes.is_empty(), "a lock needs at least one node");
+    let lock: Box<dyn Lock> = match id {
+        "lua-release" => Box::new(rungs::lua_release::LuaRelease::new(first(), ctx, config)),
+        other => return Err(UnknownRung(other.to_string())),
+    };
+    Ok(lock)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ladder_lists_eleven_rungs_numbered_in_order() {
+        assert_eq!(LADDER.len(), 11);
+        for (i, rung) in LADDER.iter().enumerate() {
+            assert_eq!(rung.number as usize, i, "{}", rung.id);
+        }
+        assert_eq!(ids().first(), Some(&"no-lock"));
+        assert_eq!(ids().last(), Some(&"fenced"));
+    }
+}

@@ -1,0 +1,59 @@
+//! # locks: the Redis lock ladder, written once
+//!
+//! Every lock design from "no lock at all" to Redlock and fencing tokens is a
+//! *rung* (see `LADDER.md`). Each rung is a real implementation, flaws
+//! included: a rung that is broken by design stays broken in exactly the way
+//! the ladder says, because locklab's simulator exists to find that flaw.
+//!
+//! The same code runs against real Redis and inside the simulator, because
+//! a rung touches the world only through three things it is given:
+//!
+//! - connections that implement [`redis::aio::ConnectionLike`]
+//!   (a [`ReconnectingConnection`] over a tokio or turmoil stream);
+//! - a [`Clock`] for wall time, monotonic time and sleeping;
+//! - a [`FaultHook`] that is told each named [`FaultPoint`] the code passes.
+//!
+//! ## A lock cycle
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use locks::{ConnConfig, LockConfig, LockContext, Owner, ReconnectingConnection, SystemClock, TcpDialer};
+//! use std::sync::Arc;
+//!
+//! let conn = ReconnectingConnection::new(TcpDialer::new("127.0.0.1:6379"), ConnConfig::default());
+//! let ctx = LockContext::new(Arc::new(SystemClock::new()), 42);
+//! let lock = locks::build("lua-release", vec![conn], ctx, LockConfig::default())?;
+//!
+//! let me = Owner::new("client-a", 1);
+//! let lease = lock.acquire("locklab:stock", &me).await?;
+//! lock.before_write(&lease).await?; // validity check + `before-write` point
+//! // ... read, decrement and write the stock ...
+//! lock.release(&lease).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! ## The rungs
+//!
+//! Each rung lives in its own module under [`rungs`], with a doc comment in
+//! three parts: **Fixes**, **Flaw**, **Shown by**. [`LADDER`] lists their
+//! metadata in order; [`build`] makes any of them from its id.
+
+pub mod clock;
+pub mod conn;
+pub mod error;
+pub mod fault;
+pub mod ladder;
+pub mod lease;
+pub mod lock;
+pub mod rungs;
+pub mod scripts;
+pub mod token;
+
+pub use clock::{BoxFuture, Clock, SystemClock};
+pub use conn::{ConnConfig, Dialer, ReconnectingConnection, TcpDialer};
+pub use error::LockError;
+pub use fault::{FaultHook, FaultPoint, NoFaults};
+pub use ladder::{LADDER, Rung, UnknownRung, build, ids, rung};
+pub use lease::{Lease, Owner};
+pub use lock::{Lock, LockConfig, LockContext, WaitStrategy, retry_acquire};
+pub use token::TokenSource;

@@ -1,0 +1,189 @@
+//! The `Lock` trait every rung implements, and what a rung is built from.
+
+use crate::clock::{BoxFuture, Clock};
+use crate::error::LockError;
+use crate::fault::{FaultHook, FaultPoint, NoFaults};
+use crate::ladder::Rung;
+use crate::lease::{Lease, Owner};
+use crate::token::TokenSource;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One lock design. The methods return boxed futures so that rungs can be
+/// chosen at run time (`Box<dyn Lock>`) and their futures spawned.
+pub trait Lock: Send + Sync {
+    /// The rung's ladder metadata.
+    fn rung(&self) -> &'static Rung;
+
+    /// Acquires `resource` for `owner`, waiting (by the configured
+    /// [`WaitStrategy`], within [`LockConfig::max_wait`]) while others hold it.
+    fn acquire<'a>(
+        &'a self,
+        resource: &'a str,
+        owner: &'a Owner,
+    ) -> BoxFuture<'a, Result<Lease, LockError>>;
+
+    /// Releases a lease. From `get-check-del` up, releasing a lock the
+    /// caller no longer holds is [`LockError::NotHeld`].
+    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>>;
+
+    /// Extends a lease by another TTL. Rungs with no expiry, or no way to
+    /// extend, answer [`LockError::Unsupported`].
+    fn extend<'a>(&'a self, lease: &'a mut Lease) -> BoxFuture<'a, Result<(), LockError>>;
+
+    /// The check a holder makes before each write to the guarded resource:
+    /// the rung's own validity check (Redlock's clock, the watchdog's lost
+    /// flag), then the `before-write` fault point. Rungs that track no
+    /// validity only pass the fault point.
+    fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>>;
+}
+
+/// How a waiting client tries again.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum WaitStrategy {
+    /// Retry every `interval` (the sources' spin loop).
+    Fixed {
+        /// Pause between attempts.
+        interval: Duration,
+    },
+    /// Exponential backoff from `initial` up to `max`, each pause drawn
+    /// uniformly from `[pause/2, pause]` so that waiters spread out.
+    Backoff {
+        /// First pause.
+        initial: Duration,
+        /// Largest pause.
+        max: Duration,
+    },
+}
+
+impl WaitStrategy {
+    /// The pause before attempt number `attempt` (1-based: the pause after
+    /// the first failed attempt is `pause(1)`).
+    pub fn pause(&self, attempt: u32, tokens: &TokenSource) -> Duration {
+        match *self {
+            WaitStrategy::Fixed { interval } => interval,
+            WaitStrategy::Backoff { initial, max } => {
+                let shift = attempt.saturating_sub(1).min(20);
+                let full = initial.saturating_mul(1 << shift).min(max);
+                full / 2 + tokens.jitter(full / 2)
+            }
+        }
+    }
+}
+
+/// How a rung is configured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LockConfig {
+    /// The lease's time to live on the server.
+    pub ttl: Duration,
+    /// How long an acquire keeps trying before it gives up.
+    pub max_wait: Duration,
+    /// How it waits between attempts.
+    pub wait: WaitStrategy,
+    /// Redlock: how long to wait for each master's reply.
+    pub node_timeout: Duration,
+}
+
+impl Default for LockConfig {
+    fn default() -> Self {
+        LockConfig {
+            ttl: Duration::from_millis(10_000),
+            max_wait: Duration::from_millis(10_000),
+            wait: WaitStrategy::Fixed {
+                interval: Duration::from_millis(50),
+            },
+            node_timeout: Duration::from_millis(50),
+        }
+    }
+}
+
+impl LockConfig {
+    /// The most attempts an acquire makes: a bound on every retry loop,
+    /// even if the clock stands still.
+    pub fn max_attempts(&self) -> u32 {
+        let smallest_pause = match self.wait {
+            WaitStrategy::Fixed { interval } => interval,
+            WaitStrategy::Backoff { initial, .. } => initial / 2,
+        }
+        .max(Duration::from_micros(100));
+        let n = self.max_wait.as_micros() / smallest_pause.as_micros();
+        (n as u32).saturating_add(1).min(1_000_000)
+    }
+}
+
+/// What every rung needs besides its connections: clocks, fault hook,
+/// random source.
+#[derive(Clone)]
+pub struct LockContext {
+    /// The client's clocks.
+    pub clock: Arc<dyn Clock>,
+    /// Where fault points are reported.
+    pub hook: Arc<dyn FaultHook>,
+    /// Tokens and jitter.
+    pub tokens: Arc<TokenSource>,
+}
+
+impl LockContext {
+    /// A context with the given clock and seed and no fault injection.
+    pub fn new(clock: Arc<dyn Clock>, seed: u64) -> Self {
+        LockContext {
+            clock,
+            hook: Arc::new(NoFaults),
+            tokens: Arc::new(TokenSource::seeded(seed)),
+        }
+    }
+
+    /// The same context with a fault hook.
+    pub fn with_hook(mut self, hook: Arc<dyn FaultHook>) -> Self {
+        self.hook = hook;
+        self
+    }
+
+    /// Reports a fault point and waits for the hook to let the code go on.
+    pub async fn point(&self, point: FaultPoint, resource: &str) {
+        self.hook.reached(point, resource).await;
+    }
+}
+
+impl std::fmt::Debug for LockContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LockContext").finish_non_exhaustive()
+    }
+}
+
+/// The retry loop shared by every rung: calls `attempt` until it yields a
+/// lease, an error, or the wait budget (time and attempts) is spent.
+///
+/// `attempt` returns `Ok(Some(lease))` when acquired, `Ok(None)` when the
+/// lock is taken by someone else (try again), `Err` to stop.
+pub async fn retry_acquire<F, Fut>(
+    ctx: &LockContext,
+    config: &LockConfig,
+    resource: &str,
+    mut attempt: F,
+) -> Result<Lease, LockError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<Lease>, LockError>>,
+{
+    let started = ctx.clock.monotonic();
+    let max_attempts = config.max_attempts();
+    let mut attempts = 0u32;
+    loop {
+        attempts += 1;
+        if let Some(lease) = attempt().await? {
+            return Ok(lease);
+        }
+        let waited = ctx.clock.monotonic().saturating_sub(started);
+        if waited >= config.max_wait || attempts >= max_attempts {
+            return Err(LockError::NotAcquired {
+                resource: resource.to_string(),
+                waited,
+                attempts,
+            });
+        }
+        let pause = config.wait.pause(attempts, &ctx.tokens);
+        let pause = pause.min(config.max_wait - waited);
+        ctx.clock.sleep(pause).await;
+    }
+}

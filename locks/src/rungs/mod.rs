@@ -1,0 +1,4 @@
+//! One module per rung, in ladder order.
+
+pub mod common;
+pub mod lua_release;
