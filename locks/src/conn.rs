@@ -10,7 +10,9 @@
 
 use crate::clock::BoxFuture;
 use redis::aio::{ConnectionLike, MultiplexedConnection};
-use redis::{AsyncConnectionConfig, Cmd, Pipeline, RedisConnectionInfo, RedisError, RedisFuture, Value};
+use redis::{
+    AsyncConnectionConfig, Cmd, Pipeline, RedisConnectionInfo, RedisError, RedisFuture, Value,
+};
 use std::io;
 use std::sync::Arc;
 use std::time::Duration;

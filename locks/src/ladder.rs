@@ -33,8 +33,18 @@ pub struct Rung {
 }
 
 /// Every rung, in ladder order.
-pub const LADDER: [&Rung; 1] = [
+pub const LADDER: [&Rung; 11] = [
+    &rungs::no_lock::RUNG,
+    &rungs::setnx::RUNG,
+    &rungs::setnx_expire::RUNG,
+    &rungs::set_timestamp::RUNG,
+    &rungs::set_nx_px::RUNG,
+    &rungs::get_check_del::RUNG,
     &rungs::lua_release::RUNG,
+    &rungs::reentrant::RUNG,
+    &rungs::watchdog::RUNG,
+    &rungs::redlock::RUNG,
+    &rungs::fenced::RUNG,
 ];
 
 /// Looks a rung up by id.
@@ -66,7 +76,21 @@ where
     let first = || nodes[0].clone();
     assert!(!nodes.is_empty(), "a lock needs at least one node");
     let lock: Box<dyn Lock> = match id {
+        "no-lock" => Box::new(rungs::no_lock::NoLock::new(ctx, config)),
+        "setnx" => Box::new(rungs::setnx::Setnx::new(first(), ctx, config)),
+        "setnx-expire" => Box::new(rungs::setnx_expire::SetnxExpire::new(first(), ctx, config)),
+        "set-timestamp" => Box::new(rungs::set_timestamp::SetTimestamp::new(
+            first(),
+            ctx,
+            config,
+        )),
+        "set-nx-px" => Box::new(rungs::set_nx_px::SetNxPx::new(first(), ctx, config)),
+        "get-check-del" => Box::new(rungs::get_check_del::GetCheckDel::new(first(), ctx, config)),
         "lua-release" => Box::new(rungs::lua_release::LuaRelease::new(first(), ctx, config)),
+        "reentrant" => Box::new(rungs::reentrant::Reentrant::new(first(), ctx, config)),
+        "watchdog" => Box::new(rungs::watchdog::Watchdog::new(first(), ctx, config)),
+        "redlock" => Box::new(rungs::redlock::Redlock::new(nodes, ctx, config)),
+        "fenced" => Box::new(rungs::fenced::Fenced::new(first(), ctx, config)),
         other => return Err(UnknownRung(other.to_string())),
     };
     Ok(lock)

@@ -1,5 +1,9 @@
 //! The Lua scripts of the ladder: one `.lua` file each, the one copy used
 //! by the rungs, the simulator's conformance suite and the benchmarks.
+//!
+//! Commands the scripts call (what a simulated server must support inside
+//! Lua): `get`, `del`, `pexpire`, `exists`, `hexists`, `hincrby`, `pttl`,
+//! `set` with `NX PX`, `incr`.
 
 use redis::Script;
 use std::sync::LazyLock;
@@ -8,13 +12,38 @@ use std::sync::LazyLock;
 pub const RELEASE_LUA: &str = include_str!("lua/release.lua");
 /// Source of the owner-checked TTL extension.
 pub const EXTEND_LUA: &str = include_str!("lua/extend.lua");
+/// Source of the reentrant hash acquire (`reentrant`, `watchdog`).
+pub const REENTRANT_ACQUIRE_LUA: &str = include_str!("lua/reentrant_acquire.lua");
+/// Source of the reentrant hash release (`reentrant`, `watchdog`).
+pub const REENTRANT_RELEASE_LUA: &str = include_str!("lua/reentrant_release.lua");
+/// Source of the owner-checked renewal of a hash lock (the watchdog's tick).
+pub const REENTRANT_RENEW_LUA: &str = include_str!("lua/reentrant_renew.lua");
+/// Source of the acquire that also hands out a fencing token (`fenced`).
+pub const FENCED_ACQUIRE_LUA: &str = include_str!("lua/fenced_acquire.lua");
 
 /// Owner-checked release, sent with EVALSHA (loaded on NOSCRIPT).
 pub static RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(RELEASE_LUA));
 /// Owner-checked extension.
 pub static EXTEND: LazyLock<Script> = LazyLock::new(|| Script::new(EXTEND_LUA));
+/// Reentrant acquire: `{1, count}` or `{0, pttl}`.
+pub static REENTRANT_ACQUIRE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(REENTRANT_ACQUIRE_LUA));
+/// Reentrant release: holds left, or -1 when not mine.
+pub static REENTRANT_RELEASE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(REENTRANT_RELEASE_LUA));
+/// Owner-checked renewal of a hash lock: 1 or 0.
+pub static REENTRANT_RENEW: LazyLock<Script> = LazyLock::new(|| Script::new(REENTRANT_RENEW_LUA));
+/// Fenced acquire: the new fencing token, or nil.
+pub static FENCED_ACQUIRE: LazyLock<Script> = LazyLock::new(|| Script::new(FENCED_ACQUIRE_LUA));
 
 /// Every script of the ladder, by name, for conformance tests and docs.
 pub fn all() -> Vec<(&'static str, &'static str)> {
-    vec![("release", RELEASE_LUA), ("extend", EXTEND_LUA)]
+    vec![
+        ("release", RELEASE_LUA),
+        ("extend", EXTEND_LUA),
+        ("reentrant_acquire", REENTRANT_ACQUIRE_LUA),
+        ("reentrant_release", REENTRANT_RELEASE_LUA),
+        ("reentrant_renew", REENTRANT_RENEW_LUA),
+        ("fenced_acquire", FENCED_ACQUIRE_LUA),
+    ]
 }

@@ -38,7 +38,11 @@ impl TokenSource {
         if max_us == 0 {
             return Duration::ZERO;
         }
-        let r = self.rng.lock().unwrap_or_else(|p| p.into_inner()).next_u64();
+        let r = self
+            .rng
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .next_u64();
         Duration::from_micros(r % (max_us + 1))
     }
 }

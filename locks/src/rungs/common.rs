@@ -54,3 +54,47 @@ pub async fn extend_checked<C: ConnectionLike>(
         .await?;
     one_or_not_held(extended, &lease.resource)
 }
+
+/// `SETNX key value`: true when the key was created.
+pub async fn setnx<C: ConnectionLike>(
+    conn: &mut C,
+    key: &str,
+    value: &str,
+) -> Result<bool, LockError> {
+    let created: i64 = redis::cmd("SETNX")
+        .arg(key)
+        .arg(value)
+        .query_async(conn)
+        .await?;
+    Ok(created == 1)
+}
+
+/// `GET key`: the value, or `None` when the key is absent.
+pub async fn get<C: ConnectionLike>(conn: &mut C, key: &str) -> Result<Option<String>, LockError> {
+    Ok(redis::cmd("GET").arg(key).query_async(conn).await?)
+}
+
+/// Plain `DEL key`: how many keys it deleted (0 or 1).
+pub async fn del<C: ConnectionLike>(conn: &mut C, key: &str) -> Result<i64, LockError> {
+    Ok(redis::cmd("DEL").arg(key).query_async(conn).await?)
+}
+
+/// Unchecked `PEXPIRE key ttl`: re-arms whatever lock is there.
+/// [`LockError::NotHeld`] only when the key is gone altogether.
+pub async fn pexpire_unchecked<C: ConnectionLike>(
+    conn: &mut C,
+    key: &str,
+    ttl: Duration,
+) -> Result<(), LockError> {
+    let set: i64 = redis::cmd("PEXPIRE")
+        .arg(key)
+        .arg(ttl_ms(ttl))
+        .query_async(conn)
+        .await?;
+    one_or_not_held(set, key)
+}
+
+/// The answer of rungs that have no such operation.
+pub fn unsupported(rung: &'static str, operation: &'static str) -> LockError {
+    LockError::Unsupported { rung, operation }
+}

@@ -87,7 +87,9 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for LuaRelease<C> {
 
     fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
         Box::pin(async move {
-            self.ctx.point(FaultPoint::ReleaseStart, &lease.resource).await;
+            self.ctx
+                .point(FaultPoint::ReleaseStart, &lease.resource)
+                .await;
             let mut conn = self.conn.clone();
             let deleted: i64 = scripts::RELEASE
                 .key(&lease.resource)
@@ -95,7 +97,9 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for LuaRelease<C> {
                 .invoke_async(&mut conn)
                 .await?;
             // A single-command release: `release-mid` lands just after it.
-            self.ctx.point(FaultPoint::ReleaseMid, &lease.resource).await;
+            self.ctx
+                .point(FaultPoint::ReleaseMid, &lease.resource)
+                .await;
             common::one_or_not_held(deleted, &lease.resource)
         })
     }
@@ -109,7 +113,9 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for LuaRelease<C> {
 
     fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
         Box::pin(async move {
-            self.ctx.point(FaultPoint::BeforeWrite, &lease.resource).await;
+            self.ctx
+                .point(FaultPoint::BeforeWrite, &lease.resource)
+                .await;
             Ok(())
         })
     }

@@ -1,0 +1,152 @@
+//! Rung 10, `fenced`: the `lua-release` lease on one node plus a fencing
+//! token. One acquire script does `SET key token NX PX ttl` and, only if
+//! that set the key, `INCR <key>:fence`, returning the counter with the
+//! grant ([`Lease::fence`]). Release is the owner-checked script of
+//! `lua-release`.
+//!
+//! # Fixes
+//! The guarded resource rejects writes whose token is lower than one it
+//! has already accepted, so pauses, delays and expired leases can no longer
+//! corrupt it: a holder that lost its lease writes with a stale token and
+//! is refused.
+//!
+//! # Flaw
+//! It needs a resource that checks tokens, and the token source must never
+//! go backwards. It does go backwards (or repeats) when the counter loses
+//! increments:
+//! - a failover with asynchronous replication: the master granted and
+//!   incremented, died before the `INCR` reached the replica, and the
+//!   promoted replica hands out the same number again;
+//! - a restart without persistence (or with `appendfsync everysec` losing
+//!   the last second, or a power loss): the counter restarts from an older
+//!   value, or from 1 when the key is gone;
+//! - the counter key evicted under memory pressure or deleted by hand.
+//!
+//! Then two writers can present the same token, or a new holder a lower
+//! one than the resource has seen. The lease itself still expires under a
+//! long critical section (fencing makes that harmless to the resource, not
+//! to mutual exclusion), and a nested acquire by the holder waits for its
+//! own lock.
+//!
+//! # Shown by
+//! `scenarios/failover-loses-fence-counter.toml`: token reuse after a
+//! failover that lost the increment.
+
+use crate::clock::BoxFuture;
+use crate::error::LockError;
+use crate::fault::FaultPoint;
+use crate::ladder::Rung;
+use crate::lease::{Lease, Owner};
+use crate::lock::{Lock, LockConfig, LockContext, retry_acquire};
+use crate::rungs::common;
+use crate::scripts;
+use redis::aio::ConnectionLike;
+
+/// Ladder metadata of `fenced`.
+pub const RUNG: Rung = Rung {
+    id: "fenced",
+    number: 10,
+    acquire: "the lua-release lease + INCR of <key>:fence in the same script, returned as the fencing token",
+    release: "as lua-release",
+    fixes: "the guarded resource rejects writes whose token is lower than one it has seen, so pauses and delays can no longer corrupt it",
+    flaw: "needs a resource that checks tokens; the token source itself must not go backwards (an INCR lost in a failover does)",
+    shown_by: "failover-loses-fence-counter",
+    multi_node: false,
+};
+
+/// The key of a lock's fencing counter: `<resource>:fence`, on the same
+/// node as the lock (same hash slot is not needed: one node, no cluster).
+pub fn fence_key(resource: &str) -> String {
+    format!("{resource}:fence")
+}
+
+/// The `fenced` lock.
+pub struct Fenced<C> {
+    conn: C,
+    ctx: LockContext,
+    config: LockConfig,
+}
+
+impl<C: ConnectionLike + Clone + Send + Sync + 'static> Fenced<C> {
+    /// A `fenced` lock over one node.
+    pub fn new(conn: C, ctx: LockContext, config: LockConfig) -> Self {
+        Fenced { conn, ctx, config }
+    }
+
+    async fn try_once(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+        let token = self.ctx.tokens.token();
+        let started = self.ctx.clock.monotonic();
+        let mut conn = self.conn.clone();
+        let fence: Option<u64> = scripts::FENCED_ACQUIRE
+            .key(resource)
+            .key(fence_key(resource))
+            .arg(&token)
+            .arg(common::ttl_ms(self.config.ttl))
+            .invoke_async(&mut conn)
+            .await?;
+        Ok(fence.map(|fence| {
+            let mut lease = Lease::new(resource, token, owner, started);
+            lease.fence = Some(fence);
+            lease
+        }))
+    }
+}
+
+impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for Fenced<C> {
+    fn rung(&self) -> &'static Rung {
+        &RUNG
+    }
+
+    fn acquire<'a>(
+        &'a self,
+        resource: &'a str,
+        owner: &'a Owner,
+    ) -> BoxFuture<'a, Result<Lease, LockError>> {
+        Box::pin(async move {
+            // A single-script acquire: `acquire-mid` lands at `after-acquire`.
+            let lease = retry_acquire(&self.ctx, &self.config, resource, || {
+                self.try_once(resource, owner)
+            })
+            .await?;
+            self.ctx.point(FaultPoint::AfterAcquire, resource).await;
+            Ok(lease)
+        })
+    }
+
+    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
+        Box::pin(async move {
+            self.ctx
+                .point(FaultPoint::ReleaseStart, &lease.resource)
+                .await;
+            let mut conn = self.conn.clone();
+            let deleted: i64 = scripts::RELEASE
+                .key(&lease.resource)
+                .arg(&lease.token)
+                .invoke_async(&mut conn)
+                .await?;
+            // A single-script release: `release-mid` lands just after it.
+            self.ctx
+                .point(FaultPoint::ReleaseMid, &lease.resource)
+                .await;
+            common::one_or_not_held(deleted, &lease.resource)
+        })
+    }
+
+    fn extend<'a>(&'a self, lease: &'a mut Lease) -> BoxFuture<'a, Result<(), LockError>> {
+        // Extending keeps the fencing token: the grant is the same.
+        Box::pin(async move {
+            let mut conn = self.conn.clone();
+            common::extend_checked(&mut conn, lease, self.config.ttl).await
+        })
+    }
+
+    fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
+        // The resource does the checking (by the fence), not the client.
+        Box::pin(async move {
+            self.ctx
+                .point(FaultPoint::BeforeWrite, &lease.resource)
+                .await;
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,264 @@
+//! Rung 9, `redlock`: the same key and token on N independent masters.
+//!
+//! Acquire sends `SET key token NX PX ttl` to every master **at once**,
+//! each bounded by [`LockConfig::node_timeout`], and measures the time it
+//! took on the client's monotonic clock. The lock is held only if a
+//! majority (N/2+1) granted it and the validity
+//! `ttl − elapsed − drift` (drift = ttl·0.01 + 2 ms) is still positive;
+//! otherwise it releases on every master, including those that did not
+//! answer (they may have set the key), and waits to try again. Before each
+//! write the holder re-checks the validity by its own clock
+//! ([`Lock::before_write`]). Release runs the owner-checked script on all
+//! masters at once.
+//!
+//! # Fixes
+//! No single point of failure: losing a minority of masters, or a failover
+//! of one of them, does not lose or duplicate the lock.
+//!
+//! # Flaw
+//! It rests on timing assumptions. A clock jump forward on a master in the
+//! majority expires the key early there; a master that restarts without its
+//! data (no fsync, no delayed restart) forgets the grant; and a pause
+//! between the validity check and the resource write (the `before-write`
+//! point comes after the check) lets the holder write after the lease has
+//! run out. It cannot produce fencing tokens. Not reentrant: a nested
+//! acquire by the holder waits for its own lock.
+//!
+//! # Shown by
+//! `scenarios/clock-jump-on-majority-node.toml`,
+//! `scenarios/restart-without-fsync.toml`,
+//! `scenarios/pause-before-write.toml`.
+
+use crate::clock::BoxFuture;
+use crate::error::LockError;
+use crate::fault::FaultPoint;
+use crate::ladder::Rung;
+use crate::lease::{Lease, Owner};
+use crate::lock::{Lock, LockConfig, LockContext, retry_acquire};
+use crate::rungs::common;
+use crate::scripts;
+use redis::aio::ConnectionLike;
+use std::future::Future;
+use std::time::Duration;
+
+/// Ladder metadata of `redlock`.
+pub const RUNG: Rung = Rung {
+    id: "redlock",
+    number: 9,
+    acquire: "same key and token on N masters, concurrently, each with a short timeout; held if a majority granted and validity = ttl - elapsed - drift > 0; else release everywhere",
+    release: "owner-checked release on all N",
+    fixes: "single point of failure; failover",
+    flaw: "timing assumptions: a clock jump on a node in the majority, a node restarting without its data, a pause after acquiring",
+    shown_by: "clock-jump-on-majority-node, restart-without-fsync, pause-before-write",
+    multi_node: true,
+};
+
+/// The clock drift Redlock allows for: ttl·0.01 + 2 ms.
+pub fn drift(ttl: Duration) -> Duration {
+    ttl / 100 + Duration::from_millis(2)
+}
+
+/// What remains of `ttl` after `elapsed` and the drift allowance; zero
+/// when nothing does.
+pub fn validity(ttl: Duration, elapsed: Duration) -> Duration {
+    ttl.saturating_sub(elapsed).saturating_sub(drift(ttl))
+}
+
+/// The `redlock` lock.
+pub struct Redlock<C> {
+    nodes: Vec<C>,
+    ctx: LockContext,
+    config: LockConfig,
+}
+
+impl<C: ConnectionLike + Clone + Send + Sync + 'static> Redlock<C> {
+    /// A Redlock over `nodes`, one connection per independent master.
+    pub fn new(nodes: Vec<C>, ctx: LockContext, config: LockConfig) -> Self {
+        assert!(!nodes.is_empty(), "redlock needs at least one master");
+        Redlock { nodes, ctx, config }
+    }
+
+    /// How many masters must grant: N/2+1.
+    pub fn quorum(&self) -> usize {
+        self.nodes.len() / 2 + 1
+    }
+
+    /// Runs `op` on every master concurrently, each bounded by the node
+    /// timeout; the replies come back in node order.
+    async fn on_every_node<T, F, Fut>(&self, op: F) -> Vec<Result<T, LockError>>
+    where
+        F: Fn(C) -> Fut,
+        Fut: Future<Output = Result<T, LockError>>,
+    {
+        let timeout = self.config.node_timeout;
+        let requests = self.nodes.iter().map(|conn| {
+            let request = op(conn.clone());
+            async move {
+                tokio::time::timeout(timeout, request)
+                    .await
+                    .unwrap_or_else(|_| Err(node_timed_out()))
+            }
+        });
+        futures::future::join_all(requests).await
+    }
+
+    /// The owner-checked release on every master; how many deleted it.
+    async fn release_everywhere(&self, resource: &str, token: &str) -> Vec<Result<i64, LockError>> {
+        self.on_every_node(|mut conn| async move {
+            let deleted: i64 = scripts::RELEASE
+                .key(resource)
+                .arg(token)
+                .invoke_async(&mut conn)
+                .await?;
+            Ok(deleted)
+        })
+        .await
+    }
+
+    async fn try_once(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+        let token = self.ctx.tokens.token();
+        let ttl = self.config.ttl;
+        let started = self.ctx.clock.monotonic();
+        let replies = self
+            .on_every_node(|mut conn| {
+                let token = &token;
+                async move { common::set_nx_px(&mut conn, resource, token, ttl).await }
+            })
+            .await;
+        let granted = replies.iter().filter(|r| matches!(r, Ok(true))).count();
+        let elapsed = self.ctx.clock.monotonic().saturating_sub(started);
+        let valid_for = validity(ttl, elapsed);
+        if granted >= self.quorum() && !valid_for.is_zero() {
+            let mut lease = Lease::new(resource, token, owner, started);
+            lease.validity = Some(valid_for);
+            return Ok(Some(lease));
+        }
+        // Failed: undo everywhere, also where no answer came (the SET may
+        // have landed after the timeout). Its outcome does not matter: a
+        // key left behind expires by its TTL.
+        self.release_everywhere(resource, &token).await;
+        Ok(None)
+    }
+}
+
+fn node_timed_out() -> LockError {
+    LockError::Redis(redis::RedisError::from(std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        "redlock master did not answer within the node timeout",
+    )))
+}
+
+impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for Redlock<C> {
+    fn rung(&self) -> &'static Rung {
+        &RUNG
+    }
+
+    fn acquire<'a>(
+        &'a self,
+        resource: &'a str,
+        owner: &'a Owner,
+    ) -> BoxFuture<'a, Result<Lease, LockError>> {
+        Box::pin(async move {
+            // One concurrent round of single commands: `acquire-mid` lands
+            // at `after-acquire`.
+            let lease = retry_acquire(&self.ctx, &self.config, resource, || {
+                self.try_once(resource, owner)
+            })
+            .await?;
+            self.ctx.point(FaultPoint::AfterAcquire, resource).await;
+            Ok(lease)
+        })
+    }
+
+    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
+        Box::pin(async move {
+            self.ctx
+                .point(FaultPoint::ReleaseStart, &lease.resource)
+                .await;
+            let replies = self.release_everywhere(&lease.resource, &lease.token).await;
+            // One concurrent round of single scripts: `release-mid` lands
+            // just after it.
+            self.ctx
+                .point(FaultPoint::ReleaseMid, &lease.resource)
+                .await;
+            if replies.iter().any(|r| matches!(r, Ok(n) if *n >= 1)) {
+                return Ok(());
+            }
+            // Nobody deleted it. If every master answered, it was not held;
+            // if one did not, that one may still have it: outcome unknown.
+            match replies.into_iter().find_map(Result::err) {
+                Some(err) => Err(err),
+                None => Err(LockError::NotHeld {
+                    resource: lease.resource.clone(),
+                }),
+            }
+        })
+    }
+
+    fn extend<'a>(&'a self, lease: &'a mut Lease) -> BoxFuture<'a, Result<(), LockError>> {
+        // Re-arm on every master with the owner-checked script; held again
+        // only with a majority and a fresh positive validity.
+        Box::pin(async move {
+            let ttl = self.config.ttl;
+            let started = self.ctx.clock.monotonic();
+            let (resource, token) = (lease.resource.as_str(), lease.token.as_str());
+            let replies = self
+                .on_every_node(|mut conn| async move {
+                    let extended: i64 = scripts::EXTEND
+                        .key(resource)
+                        .arg(token)
+                        .arg(common::ttl_ms(ttl))
+                        .invoke_async(&mut conn)
+                        .await?;
+                    Ok(extended)
+                })
+                .await;
+            let extended = replies.iter().filter(|r| matches!(r, Ok(1))).count();
+            let elapsed = self.ctx.clock.monotonic().saturating_sub(started);
+            let valid_for = validity(ttl, elapsed);
+            if extended >= self.quorum() && !valid_for.is_zero() {
+                lease.acquired_at = started;
+                lease.validity = Some(valid_for);
+                Ok(())
+            } else {
+                Err(LockError::NotHeld {
+                    resource: lease.resource.clone(),
+                })
+            }
+        })
+    }
+
+    fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
+        Box::pin(async move {
+            let held_for = self.ctx.clock.monotonic().saturating_sub(lease.acquired_at);
+            let valid_for = lease.validity.unwrap_or_default();
+            if held_for >= valid_for {
+                return Err(LockError::LeaseLost {
+                    resource: lease.resource.clone(),
+                    why: format!("validity {valid_for:?} spent ({held_for:?} since acquire began)"),
+                });
+            }
+            // After the check, before the write: the pause the flaw needs.
+            self.ctx
+                .point(FaultPoint::BeforeWrite, &lease.resource)
+                .await;
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validity_subtracts_elapsed_time_and_drift() {
+        let ttl = Duration::from_millis(10_000);
+        assert_eq!(drift(ttl), Duration::from_millis(102));
+        assert_eq!(
+            validity(ttl, Duration::from_millis(100)),
+            Duration::from_millis(9_798)
+        );
+        assert_eq!(validity(ttl, Duration::from_millis(9_950)), Duration::ZERO);
+    }
+}

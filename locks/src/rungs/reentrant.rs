@@ -1,0 +1,183 @@
+//! Rung 7, `reentrant`: a Redisson-style hash lock. The key is a hash from
+//! owner (`client:task`, [`Owner::field`]) to hold count. Acquire (one Lua
+//! script): if the key is absent or my field exists, `HINCRBY field 1` and
+//! `PEXPIRE`; else answer the remaining TTL. Release (one Lua script):
+//! `HINCRBY field -1`, refresh the TTL while the count is above 0, delete
+//! the key at 0, and refuse if my field is not there.
+//!
+//! # Fixes
+//! The same owner can re-enter: a nested acquire counts up instead of
+//! waiting for itself (the self-block of `lua-release`), and nested
+//! releases count down; only the outermost release frees the lock.
+//!
+//! # Flaw
+//! The lease can still expire while the holder works: a critical section
+//! longer than the TTL lets a second owner in.
+//!
+//! # Shown by
+//! `scenarios/long-critical-section.toml`: two holders.
+
+use crate::clock::BoxFuture;
+use crate::error::LockError;
+use crate::fault::FaultPoint;
+use crate::ladder::Rung;
+use crate::lease::{Lease, Owner};
+use crate::lock::{Lock, LockConfig, LockContext, retry_acquire};
+use crate::rungs::common;
+use crate::scripts;
+use redis::aio::ConnectionLike;
+use std::time::Duration;
+
+/// Ladder metadata of `reentrant`.
+pub const RUNG: Rung = Rung {
+    id: "reentrant",
+    number: 7,
+    acquire: "Lua on a hash: if absent or my field exists, HINCRBY field 1 and PEXPIRE; else return the remaining TTL",
+    release: "Lua: HINCRBY field -1, delete at 0 (refresh TTL while > 0); error if not mine",
+    fixes: "the same owner (client id + task id) can re-enter; nested releases count down",
+    flaw: "the lease can still expire while the holder works",
+    shown_by: "long-critical-section",
+    multi_node: false,
+};
+
+/// One run of the reentrant acquire script: `Some(hold count)` when this
+/// owner now holds the lock, `None` when another owner does.
+pub(crate) async fn acquire_hash<C: ConnectionLike>(
+    conn: &mut C,
+    resource: &str,
+    field: &str,
+    ttl: Duration,
+) -> Result<Option<u32>, LockError> {
+    let reply: Vec<i64> = scripts::REENTRANT_ACQUIRE
+        .key(resource)
+        .arg(common::ttl_ms(ttl))
+        .arg(field)
+        .invoke_async(conn)
+        .await?;
+    match reply.as_slice() {
+        [1, count] if *count >= 1 => Ok(Some(u32::try_from(*count).unwrap_or(u32::MAX))),
+        [0, _pttl] => Ok(None),
+        _ => Err(LockError::Protocol {
+            command: "reentrant_acquire.lua",
+            reply: format!("{reply:?}"),
+        }),
+    }
+}
+
+/// One run of the reentrant release script: the hold count left (0 when
+/// the key was deleted), or [`LockError::NotHeld`] when my field is gone.
+pub(crate) async fn release_hash<C: ConnectionLike>(
+    conn: &mut C,
+    lease: &Lease,
+    ttl: Duration,
+) -> Result<u32, LockError> {
+    let left: i64 = scripts::REENTRANT_RELEASE
+        .key(&lease.resource)
+        .arg(common::ttl_ms(ttl))
+        .arg(&lease.token)
+        .invoke_async(conn)
+        .await?;
+    if left < 0 {
+        return Err(LockError::NotHeld {
+            resource: lease.resource.clone(),
+        });
+    }
+    Ok(u32::try_from(left).unwrap_or(u32::MAX))
+}
+
+/// One run of the owner-checked renewal: re-arms the TTL if my field is
+/// still there, else [`LockError::NotHeld`].
+pub(crate) async fn renew_hash<C: ConnectionLike>(
+    conn: &mut C,
+    resource: &str,
+    field: &str,
+    ttl: Duration,
+) -> Result<(), LockError> {
+    let renewed: i64 = scripts::REENTRANT_RENEW
+        .key(resource)
+        .arg(common::ttl_ms(ttl))
+        .arg(field)
+        .invoke_async(conn)
+        .await?;
+    common::one_or_not_held(renewed, resource)
+}
+
+/// The `reentrant` lock.
+pub struct Reentrant<C> {
+    conn: C,
+    ctx: LockContext,
+    config: LockConfig,
+}
+
+impl<C: ConnectionLike + Clone + Send + Sync + 'static> Reentrant<C> {
+    /// A `reentrant` lock over one node.
+    pub fn new(conn: C, ctx: LockContext, config: LockConfig) -> Self {
+        Reentrant { conn, ctx, config }
+    }
+
+    async fn try_once(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+        let field = owner.field();
+        let started = self.ctx.clock.monotonic();
+        let mut conn = self.conn.clone();
+        Ok(acquire_hash(&mut conn, resource, &field, self.config.ttl)
+            .await?
+            .map(|depth| {
+                let mut lease = Lease::new(resource, field, owner, started);
+                lease.depth = depth;
+                lease
+            }))
+    }
+}
+
+impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for Reentrant<C> {
+    fn rung(&self) -> &'static Rung {
+        &RUNG
+    }
+
+    fn acquire<'a>(
+        &'a self,
+        resource: &'a str,
+        owner: &'a Owner,
+    ) -> BoxFuture<'a, Result<Lease, LockError>> {
+        Box::pin(async move {
+            // A single-script acquire: `acquire-mid` lands at `after-acquire`.
+            let lease = retry_acquire(&self.ctx, &self.config, resource, || {
+                self.try_once(resource, owner)
+            })
+            .await?;
+            self.ctx.point(FaultPoint::AfterAcquire, resource).await;
+            Ok(lease)
+        })
+    }
+
+    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
+        Box::pin(async move {
+            self.ctx
+                .point(FaultPoint::ReleaseStart, &lease.resource)
+                .await;
+            let mut conn = self.conn.clone();
+            let left = release_hash(&mut conn, lease, self.config.ttl).await;
+            // A single-script release: `release-mid` lands just after it.
+            self.ctx
+                .point(FaultPoint::ReleaseMid, &lease.resource)
+                .await;
+            left.map(|_| ())
+        })
+    }
+
+    fn extend<'a>(&'a self, lease: &'a mut Lease) -> BoxFuture<'a, Result<(), LockError>> {
+        Box::pin(async move {
+            let mut conn = self.conn.clone();
+            renew_hash(&mut conn, &lease.resource, &lease.token, self.config.ttl).await
+        })
+    }
+
+    fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
+        Box::pin(async move {
+            self.ctx
+                .point(FaultPoint::BeforeWrite, &lease.resource)
+                .await;
+            Ok(())
+        })
+    }
+}

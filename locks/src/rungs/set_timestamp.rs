@@ -1,0 +1,156 @@
+//! Rung 3, `set-timestamp`: `SET key <my clock in ms> NX PX ttl`; when the
+//! key is taken, `GET` it and, if its timestamp is older than the TTL **by
+//! this client's wall clock**, `DEL` it and try again. Release: `GET`,
+//! compare with my timestamp, `DEL`.
+//!
+//! # Fixes
+//! The acquire is one atomic command with an expiry (no more key without a
+//! TTL), and a waiter can also detect a lock left stale by a dead holder.
+//!
+//! # Flaw
+//! It trusts client clocks: a waiter whose clock runs ahead judges a live
+//! lock stale and deletes it, and two clients enter. The stale check and
+//! the `DEL` are separate steps (the `acquire-mid` point lies between them),
+//! as are the release's `GET` and `DEL` (`release-mid`). The token is only
+//! a timestamp, so two clients whose clocks show the same millisecond look
+//! like the same owner to the release. A nested acquire by the holder waits
+//! for its own lock (or, once it judges its own lock stale, deletes it).
+//!
+//! # Shown by
+//! `scenarios/client-clock-skew.toml`: a waiter whose clock is ahead by
+//! more than the TTL deletes the holder's lock and enters beside it.
+
+use crate::clock::BoxFuture;
+use crate::error::LockError;
+use crate::fault::FaultPoint;
+use crate::ladder::Rung;
+use crate::lease::{Lease, Owner};
+use crate::lock::{Lock, LockConfig, LockContext, retry_acquire};
+use crate::rungs::common;
+use redis::aio::ConnectionLike;
+
+/// Ladder metadata of `set-timestamp`.
+pub const RUNG: Rung = Rung {
+    id: "set-timestamp",
+    number: 3,
+    acquire: "SET key <client ms> NX PX ttl; if taken, GET and DEL it when older than the TTL by my clock, then retry",
+    release: "GET, compare with my timestamp, DEL",
+    fixes: "atomic acquire with expiry, plus stale-lock detection by the waiter",
+    flaw: "trusts client clocks, and the stale check and the DEL are separate steps",
+    shown_by: "client-clock-skew",
+    multi_node: false,
+};
+
+/// The `set-timestamp` lock.
+pub struct SetTimestamp<C> {
+    conn: C,
+    ctx: LockContext,
+    config: LockConfig,
+}
+
+impl<C: ConnectionLike + Clone + Send + Sync + 'static> SetTimestamp<C> {
+    /// A `set-timestamp` lock over one node.
+    pub fn new(conn: C, ctx: LockContext, config: LockConfig) -> Self {
+        SetTimestamp { conn, ctx, config }
+    }
+
+    /// One `SET NX PX` with the current wall time as the value.
+    async fn try_set(
+        &self,
+        conn: &mut C,
+        resource: &str,
+        owner: &Owner,
+    ) -> Result<Option<Lease>, LockError> {
+        let started = self.ctx.clock.monotonic();
+        let stamp = self.ctx.clock.wall_ms().to_string();
+        if common::set_nx_px(conn, resource, &stamp, self.config.ttl).await? {
+            Ok(Some(Lease::new(resource, stamp, owner, started)))
+        } else {
+            Ok(None)
+        }
+    }
+
+    async fn try_once(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+        let mut conn = self.conn.clone();
+        if let Some(lease) = self.try_set(&mut conn, resource, owner).await? {
+            return Ok(Some(lease));
+        }
+        let Some(value) = common::get(&mut conn, resource).await? else {
+            // Freed between the two commands: the next attempt may win.
+            return Ok(None);
+        };
+        // A value that is not a timestamp is never judged stale.
+        let Ok(stamped) = value.parse::<u64>() else {
+            return Ok(None);
+        };
+        let age = self.ctx.clock.wall_ms().saturating_sub(stamped);
+        if age <= common::ttl_ms(self.config.ttl) {
+            return Ok(None);
+        }
+        // Judged stale by my clock. The check and the DEL are two steps:
+        // the lock may change hands in between, and the DEL cannot tell.
+        self.ctx.point(FaultPoint::AcquireMid, resource).await;
+        common::del(&mut conn, resource).await?;
+        self.try_set(&mut conn, resource, owner).await
+    }
+}
+
+impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for SetTimestamp<C> {
+    fn rung(&self) -> &'static Rung {
+        &RUNG
+    }
+
+    fn acquire<'a>(
+        &'a self,
+        resource: &'a str,
+        owner: &'a Owner,
+    ) -> BoxFuture<'a, Result<Lease, LockError>> {
+        Box::pin(async move {
+            // The plain path is one command; `acquire-mid` exists only on the
+            // stale-lock path (between the stale check and the DEL).
+            let lease = retry_acquire(&self.ctx, &self.config, resource, || {
+                self.try_once(resource, owner)
+            })
+            .await?;
+            self.ctx.point(FaultPoint::AfterAcquire, resource).await;
+            Ok(lease)
+        })
+    }
+
+    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
+        Box::pin(async move {
+            self.ctx
+                .point(FaultPoint::ReleaseStart, &lease.resource)
+                .await;
+            let mut conn = self.conn.clone();
+            let current = common::get(&mut conn, &lease.resource).await?;
+            self.ctx
+                .point(FaultPoint::ReleaseMid, &lease.resource)
+                .await;
+            if current.as_deref() != Some(lease.token.as_str()) {
+                return Err(LockError::NotHeld {
+                    resource: lease.resource.clone(),
+                });
+            }
+            // Compared a moment ago; the key may have changed hands since.
+            common::del(&mut conn, &lease.resource).await?;
+            Ok(())
+        })
+    }
+
+    fn extend<'a>(&'a self, _lease: &'a mut Lease) -> BoxFuture<'a, Result<(), LockError>> {
+        // Waiters judge staleness from the stored timestamp, not the TTL, so
+        // re-arming the TTL would not keep them out; rewriting the timestamp
+        // would change the token. The sources' rung has no extension.
+        Box::pin(async move { Err(common::unsupported(RUNG.id, "extend")) })
+    }
+
+    fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
+        Box::pin(async move {
+            self.ctx
+                .point(FaultPoint::BeforeWrite, &lease.resource)
+                .await;
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,154 @@
+//! Rung 2, `setnx-expire`: `SETNX key 1`, then `EXPIRE key secs` as a
+//! second command; release by a plain `DEL key`.
+//!
+//! # Fixes
+//! A dead holder's lock now expires (after the TTL, rounded up to whole
+//! seconds as `EXPIRE` takes them), so a crash inside the critical section
+//! no longer deadlocks everyone.
+//!
+//! # Flaw
+//! The two commands are not atomic: a holder that dies between `SETNX` and
+//! `EXPIRE` (the `acquire-mid` point) leaves a key with no TTL, and the
+//! lock is never free again. The release is still a blind `DEL` (never
+//! `NotHeld`), and a nested acquire by the holder waits for its own lock.
+//!
+//! # Shown by
+//! `scenarios/crash-between-setnx-and-expire.toml`: crash at `acquire-mid`
+//! → deadlock.
+
+use crate::clock::BoxFuture;
+use crate::error::LockError;
+use crate::fault::FaultPoint;
+use crate::ladder::Rung;
+use crate::lease::{Lease, Owner};
+use crate::lock::{Lock, LockConfig, LockContext, retry_acquire};
+use crate::rungs::common;
+use redis::aio::ConnectionLike;
+use std::time::Duration;
+
+/// Ladder metadata of `setnx-expire`.
+pub const RUNG: Rung = Rung {
+    id: "setnx-expire",
+    number: 2,
+    acquire: "SETNX then EXPIRE (two commands)",
+    release: "DEL key",
+    fixes: "expiry on a dead holder",
+    flaw: "not atomic: death between the two commands leaves no TTL",
+    shown_by: "crash-between-setnx-and-expire",
+    multi_node: false,
+};
+
+/// The TTL in whole seconds for `EXPIRE`, rounded up and at least 1: the
+/// sources' rung only knows seconds, and rounding down could make it 0.
+pub fn ttl_secs(ttl: Duration) -> u64 {
+    ttl.as_millis().div_ceil(1000).max(1) as u64
+}
+
+/// The `setnx-expire` lock.
+pub struct SetnxExpire<C> {
+    conn: C,
+    ctx: LockContext,
+    config: LockConfig,
+}
+
+impl<C: ConnectionLike + Clone + Send + Sync + 'static> SetnxExpire<C> {
+    /// A `setnx-expire` lock over one node.
+    pub fn new(conn: C, ctx: LockContext, config: LockConfig) -> Self {
+        SetnxExpire { conn, ctx, config }
+    }
+
+    async fn try_once(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+        let started = self.ctx.clock.monotonic();
+        let mut conn = self.conn.clone();
+        if !common::setnx(&mut conn, resource, "1").await? {
+            return Ok(None);
+        }
+        // The gap the flaw lives in: the key exists and has no TTL yet.
+        self.ctx.point(FaultPoint::AcquireMid, resource).await;
+        expire(&mut conn, resource, self.config.ttl).await?;
+        Ok(Some(Lease::new(resource, "1".to_string(), owner, started)))
+    }
+}
+
+/// `EXPIRE key secs`: 1 when the key existed.
+async fn expire<C: ConnectionLike>(
+    conn: &mut C,
+    key: &str,
+    ttl: Duration,
+) -> Result<i64, LockError> {
+    Ok(redis::cmd("EXPIRE")
+        .arg(key)
+        .arg(ttl_secs(ttl))
+        .query_async(conn)
+        .await?)
+}
+
+impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for SetnxExpire<C> {
+    fn rung(&self) -> &'static Rung {
+        &RUNG
+    }
+
+    fn acquire<'a>(
+        &'a self,
+        resource: &'a str,
+        owner: &'a Owner,
+    ) -> BoxFuture<'a, Result<Lease, LockError>> {
+        Box::pin(async move {
+            let lease = retry_acquire(&self.ctx, &self.config, resource, || {
+                self.try_once(resource, owner)
+            })
+            .await?;
+            self.ctx.point(FaultPoint::AfterAcquire, resource).await;
+            Ok(lease)
+        })
+    }
+
+    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
+        Box::pin(async move {
+            self.ctx
+                .point(FaultPoint::ReleaseStart, &lease.resource)
+                .await;
+            let mut conn = self.conn.clone();
+            // Blind delete: the value `1` names no owner.
+            common::del(&mut conn, &lease.resource).await?;
+            // A single-command release: `release-mid` lands just after it.
+            self.ctx
+                .point(FaultPoint::ReleaseMid, &lease.resource)
+                .await;
+            Ok(())
+        })
+    }
+
+    fn extend<'a>(&'a self, lease: &'a mut Lease) -> BoxFuture<'a, Result<(), LockError>> {
+        // The naive way of the era: `EXPIRE` again, unchecked, so it re-arms
+        // whichever lock is there (possibly another holder's). `NotHeld`
+        // only when the key is gone.
+        Box::pin(async move {
+            let mut conn = self.conn.clone();
+            let set = expire(&mut conn, &lease.resource, self.config.ttl).await?;
+            common::one_or_not_held(set, &lease.resource)
+        })
+    }
+
+    fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
+        Box::pin(async move {
+            self.ctx
+                .point(FaultPoint::BeforeWrite, &lease.resource)
+                .await;
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ttl_is_rounded_up_to_whole_seconds() {
+        assert_eq!(ttl_secs(Duration::from_millis(1)), 1);
+        assert_eq!(ttl_secs(Duration::from_millis(1000)), 1);
+        assert_eq!(ttl_secs(Duration::from_millis(1001)), 2);
+        assert_eq!(ttl_secs(Duration::ZERO), 1);
+    }
+}

@@ -1,0 +1,266 @@
+//! Rung 8, `watchdog`: the `reentrant` hash lock plus a renewal task (the
+//! Redisson "watchdog") that, while the lock is held, re-arms its TTL every
+//! ttl/3 with an owner-checked script.
+//!
+//! The renewal stops at the final release, and when a renewal fails (my
+//! field is gone, or Redis did not answer): then it raises the lease's lost
+//! flag, and [`Lock::before_write`] answers [`LockError::LeaseLost`]. Nested
+//! acquires by the same owner share the one renewal task: only the
+//! outermost acquire starts it, only the final release stops it. The task
+//! sleeps through the client's [`Clock`](crate::Clock), so a paused client's
+//! watchdog is paused with it.
+//!
+//! # Fixes
+//! Long critical sections no longer lose the lock: the TTL is only a bound
+//! on how long a *dead* holder keeps it.
+//!
+//! # Flaw
+//! A stop-the-world pause stops the watchdog too, so the key expires under
+//! a paused holder that resumes still believing it holds (the flag is
+//! raised only at the next renewal, after the holder may have written). A
+//! holder partitioned from Redis keeps working while its key expires. And
+//! with asynchronous replication a failover loses the key altogether.
+//!
+//! # Shown by
+//! `scenarios/stop-the-world-pause.toml` (pause > TTL),
+//! `scenarios/partition-from-redis.toml` (holder cut off from Redis),
+//! `scenarios/failover-async-replication.toml` (master crash + promotion).
+
+use crate::clock::{BoxFuture, Clock};
+use crate::error::LockError;
+use crate::fault::FaultPoint;
+use crate::ladder::Rung;
+use crate::lease::{Lease, LostFlag, Owner};
+use crate::lock::{Lock, LockConfig, LockContext, retry_acquire};
+use crate::rungs::reentrant::{acquire_hash, release_hash, renew_hash};
+use redis::aio::ConnectionLike;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Ladder metadata of `watchdog`.
+pub const RUNG: Rung = Rung {
+    id: "watchdog",
+    number: 8,
+    acquire: "as reentrant, and while held a renewal task re-arms the TTL every ttl/3 (owner-checked Lua)",
+    release: "as reentrant, cancelling renewal",
+    fixes: "long critical sections no longer lose the lock",
+    flaw: "a stop-the-world pause stops the watchdog too; a partition from Redis lets the key expire while the holder works; asynchronous replication loses the key on failover",
+    shown_by: "stop-the-world-pause, partition-from-redis, failover-async-replication",
+    multi_node: false,
+};
+
+/// The most renewals one renewal task makes before it gives up (and marks
+/// the lease lost): a bound on its life should a holder never release.
+/// With the default 10 s TTL that is about 39 days; with 300 ms, 2.7 hours.
+pub const MAX_RENEWALS: u32 = 100_000;
+
+/// One running renewal task, shared by the nested holds of one owner.
+struct Renewal {
+    flag: Arc<LostFlag>,
+    /// Holds handed out by this lock object and not yet released; the
+    /// renewal stops when it reaches 0 (Redisson's local thread counter),
+    /// so a release that errors still stops renewing.
+    holds: u32,
+}
+
+/// The `watchdog` lock.
+pub struct Watchdog<C> {
+    conn: C,
+    ctx: LockContext,
+    config: LockConfig,
+    /// Renewal tasks by (resource, owner field). Ordered, never iterated
+    /// for anything but stopping everything at drop.
+    renewals: Mutex<BTreeMap<(String, String), Renewal>>,
+}
+
+impl<C: ConnectionLike + Clone + Send + Sync + 'static> Watchdog<C> {
+    /// A `watchdog` lock over one node.
+    pub fn new(conn: C, ctx: LockContext, config: LockConfig) -> Self {
+        Watchdog {
+            conn,
+            ctx,
+            config,
+            renewals: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    async fn try_once(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+        let field = owner.field();
+        let started = self.ctx.clock.monotonic();
+        let mut conn = self.conn.clone();
+        Ok(acquire_hash(&mut conn, resource, &field, self.config.ttl)
+            .await?
+            .map(|depth| {
+                let mut lease = Lease::new(resource, field, owner, started);
+                lease.depth = depth;
+                lease
+            }))
+    }
+
+    fn registry(&self) -> std::sync::MutexGuard<'_, BTreeMap<(String, String), Renewal>> {
+        self.renewals.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Attaches the renewal to a fresh hold: joins the running one on a
+    /// nested hold, starts one on the outermost.
+    fn watch(&self, lease: &mut Lease) {
+        let key = (lease.resource.clone(), lease.token.clone());
+        let mut registry = self.registry();
+        if lease.depth > 1
+            && let Some(running) = registry.get_mut(&key)
+        {
+            running.holds += 1;
+            lease.lost = Some(running.flag.clone());
+            return;
+        }
+        // The outermost hold (or a nested one whose renewal this object
+        // never started). A leftover task from an earlier hold that was
+        // lost without a release is told to stop.
+        let flag = Arc::new(LostFlag::default());
+        if let Some(old) = registry.insert(
+            key,
+            Renewal {
+                flag: flag.clone(),
+                holds: 1,
+            },
+        ) {
+            old.flag.stop();
+        }
+        drop(registry);
+        tokio::spawn(renew_loop(
+            self.conn.clone(),
+            self.ctx.clock.clone(),
+            lease.resource.clone(),
+            lease.token.clone(),
+            self.config.ttl,
+            flag.clone(),
+        ));
+        lease.lost = Some(flag);
+    }
+
+    /// Counts a release down; stops the renewal when no hold is left, or
+    /// at once when `gone` (the server no longer has the lock).
+    fn unwatch(&self, lease: &Lease, gone: bool) {
+        let key = (lease.resource.clone(), lease.token.clone());
+        let mut registry = self.registry();
+        let Some(running) = registry.get_mut(&key) else {
+            return;
+        };
+        // Only the renewal this lease belongs to; a newer hold has its own.
+        let ours = lease
+            .lost
+            .as_ref()
+            .is_some_and(|f| Arc::ptr_eq(f, &running.flag));
+        if !ours {
+            return;
+        }
+        running.holds = running.holds.saturating_sub(1);
+        if gone || running.holds == 0 {
+            running.flag.stop();
+            registry.remove(&key);
+        }
+    }
+}
+
+/// The renewal task: every ttl/3, re-arm the TTL if my field is still
+/// there. Stops when told to, and raises the lost flag when a renewal
+/// fails or its renewal budget is spent.
+async fn renew_loop<C: ConnectionLike + Send + 'static>(
+    mut conn: C,
+    clock: Arc<dyn Clock>,
+    resource: String,
+    field: String,
+    ttl: Duration,
+    flag: Arc<LostFlag>,
+) {
+    let period = (ttl / 3).max(Duration::from_millis(1));
+    for _ in 0..MAX_RENEWALS {
+        clock.sleep(period).await;
+        if flag.stopped() {
+            return;
+        }
+        if renew_hash(&mut conn, &resource, &field, ttl).await.is_err() {
+            // A release racing this tick is no loss: it already let go.
+            if !flag.stopped() {
+                flag.set();
+            }
+            return;
+        }
+    }
+    flag.set();
+}
+
+impl<C> Drop for Watchdog<C> {
+    fn drop(&mut self) {
+        // No renewal may outlive the lock object that started it.
+        let registry = self.renewals.get_mut().unwrap_or_else(|p| p.into_inner());
+        for running in registry.values() {
+            running.flag.stop();
+        }
+    }
+}
+
+impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for Watchdog<C> {
+    fn rung(&self) -> &'static Rung {
+        &RUNG
+    }
+
+    fn acquire<'a>(
+        &'a self,
+        resource: &'a str,
+        owner: &'a Owner,
+    ) -> BoxFuture<'a, Result<Lease, LockError>> {
+        Box::pin(async move {
+            // A single-script acquire: `acquire-mid` lands at `after-acquire`.
+            let mut lease = retry_acquire(&self.ctx, &self.config, resource, || {
+                self.try_once(resource, owner)
+            })
+            .await?;
+            // The watchdog runs from the moment the lock is granted, as in
+            // Redisson, so it is already running at `after-acquire`.
+            self.watch(&mut lease);
+            self.ctx.point(FaultPoint::AfterAcquire, resource).await;
+            Ok(lease)
+        })
+    }
+
+    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
+        Box::pin(async move {
+            self.ctx
+                .point(FaultPoint::ReleaseStart, &lease.resource)
+                .await;
+            let mut conn = self.conn.clone();
+            let left = release_hash(&mut conn, lease, self.config.ttl).await;
+            let gone = matches!(left, Ok(0) | Err(LockError::NotHeld { .. }));
+            self.unwatch(lease, gone);
+            // A single-script release: `release-mid` lands just after it.
+            self.ctx
+                .point(FaultPoint::ReleaseMid, &lease.resource)
+                .await;
+            left.map(|_| ())
+        })
+    }
+
+    fn extend<'a>(&'a self, lease: &'a mut Lease) -> BoxFuture<'a, Result<(), LockError>> {
+        Box::pin(async move {
+            let mut conn = self.conn.clone();
+            renew_hash(&mut conn, &lease.resource, &lease.token, self.config.ttl).await
+        })
+    }
+
+    fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
+        Box::pin(async move {
+            if lease.reported_lost() {
+                return Err(LockError::LeaseLost {
+                    resource: lease.resource.clone(),
+                    why: "the watchdog could not renew the lease".to_string(),
+                });
+            }
+            self.ctx
+                .point(FaultPoint::BeforeWrite, &lease.resource)
+                .await;
+            Ok(())
+        })
+    }
+}
