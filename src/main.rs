@@ -1,7 +1,13 @@
 //! The `locklab` command line: argument parsing and dispatch only.
+//!
+//! Exit codes, one per kind of outcome: 0 safe (or success), 1 a safety
+//! violation was found, 2 unknown, 3 bad input or harness error, 4 deadlock.
 
 use clap::{Parser, Subcommand};
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+mod commands;
 
 /// Deterministic simulation and benchmark testbed for Redis distributed locks.
 #[derive(Debug, Parser)]
@@ -19,29 +25,32 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Runs a scenario file on the simulator and judges every rung it names.
+    Run {
+        /// The scenario file (TOML).
+        scenario: PathBuf,
+        /// Only this rung (default: every rung the file names).
+        #[arg(long)]
+        variant: Option<String>,
+        /// Only this seed (default: the file's seeds).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Where run folders go (`<out>/runs/...`).
+        #[arg(long, default_value = "reports")]
+        out: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Command::Ladder { json } => ladder(json),
-    }
-}
-
-fn ladder(json: bool) -> ExitCode {
-    if json {
-        match serde_json::to_string(&locks::LADDER) {
-            Ok(text) => println!("{text}"),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::from(3);
-            }
-        }
-    } else {
-        println!("{:>2}  {:<14} {:<60} flaw", "#", "id", "fixes");
-        for rung in locks::LADDER {
-            println!("{:>2}  {:<14} {:<60} {}", rung.number, rung.id, rung.fixes, rung.flaw);
-        }
-    }
-    ExitCode::SUCCESS
+    let code = match cli.command {
+        Command::Ladder { json } => commands::ladder(json),
+        Command::Run {
+            scenario,
+            variant,
+            seed,
+            out,
+        } => commands::run(&scenario, variant.as_deref(), seed, &out),
+    };
+    ExitCode::from(code)
 }

@@ -1,1 +1,36 @@
-//! Work in progress.
+//! # sim: the lock ladder on simulated Redis nodes
+//!
+//! A *scenario* (a TOML file, see `scenarios/README.md`) describes a Redis
+//! deployment, clients that sell stock under a lock, and faults. [`run::run`]
+//! builds that world on turmoil's deterministic network with `simredis`
+//! nodes, runs the real lock code of the `locks` crate in it, fires the
+//! faults, and returns the [`history::History`]: every invoke and
+//! completion, every fault, and the nodes' own record of the lock key.
+//! The checkers then judge the history.
+//!
+//! The pieces, one concept per module:
+//!
+//! - [`scenario`], [`fault`]: the file format and its validation;
+//! - [`freeze`], [`client_clock`], [`dial`], [`hook`]: how a simulated
+//!   client is paused, skewed, connected and hit at fault points;
+//! - [`workload`], [`resource`]: what a client does, and what it guards;
+//! - [`nodes`], [`recorder`], [`run`]: the world and its driver.
+
+pub mod client_clock;
+pub mod dial;
+pub mod fault;
+pub mod freeze;
+pub mod history;
+pub mod hook;
+pub mod nodes;
+pub mod output;
+pub mod recorder;
+pub mod resource;
+pub mod run;
+pub mod scenario;
+pub mod workload;
+pub mod cell;
+pub mod check;
+pub mod matrix;
+pub mod timeline;
+pub mod verdict;

@@ -1,0 +1,232 @@
+//! Liveness: once the faults heal, the lock can be taken again.
+//!
+//! Let H be the time the last fault healed: the latest fault event with
+//! phase `end` or `instant` (0 without faults). A fault that starts and
+//! never ends means the faults never heal; nothing is then claimed (valid,
+//! with `healed_at_ms` null). For each lock, if clients still wanted it
+//! after H (an acquire in flight at H, or invoked at or after H; an acquire
+//! of a client that crashed meanwhile does not count), some client must
+//! acquire it (an acquire `complete` with outcome `ok` at or after H)
+//! within `bound` of H, or of the first such invoke when that is later.
+//! Otherwise it is a deadlock; if the history ends before that deadline and
+//! nobody acquired, it is unknown (too short to tell).
+//!
+//! Independently, a holder blocked on itself (an acquire that fails while
+//! the same client already holds that lock: a nested acquire on a
+//! non-reentrant rung) is a deadlock.
+//!
+//! The bound must leave room for a legitimate holder to finish (critical
+//! section plus TTL): acquiring is the only progress this checker sees.
+
+use super::Check;
+use super::holds::{crashed_client, holds};
+use super::mutual_exclusion::fmt_ms;
+use crate::history::{EventKind, History, Op, Outcome};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// How long the lock stayed unusable.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LivenessDamage {
+    /// When the last fault healed, ms (0 without faults); `null` when a
+    /// fault never ended.
+    pub healed_at_ms: Option<f64>,
+    /// Time from the heal to the first successful acquire after it, ms
+    /// (the largest over locks that were wanted); `null` when it never came
+    /// or nobody wanted the lock.
+    pub recovery_ms: Option<f64>,
+}
+
+/// When the last fault healed, µs: `Some(0)` without faults, `None` when a
+/// fault (`fault`, `target`) started more often than it ended.
+pub fn healed_at_us(history: &History) -> Option<u64> {
+    let mut open: BTreeMap<(&str, &str), i64> = BTreeMap::new();
+    let mut healed = 0;
+    for event in history.events() {
+        if let EventKind::Fault {
+            fault,
+            target,
+            phase,
+            ..
+        } = &event.kind
+        {
+            let key = (fault.as_str(), target.as_str());
+            match phase.as_str() {
+                "start" => *open.entry(key).or_default() += 1,
+                "end" => {
+                    *open.entry(key).or_default() -= 1;
+                    healed = healed.max(event.at_us);
+                }
+                _ => healed = healed.max(event.at_us),
+            }
+        }
+    }
+    if open.values().any(|&n| n > 0) {
+        None
+    } else {
+        Some(healed)
+    }
+}
+
+/// Checks liveness with the given bound.
+pub fn check(history: &History, bound: Duration) -> (Check, LivenessDamage) {
+    let bound_us = u64::try_from(bound.as_micros()).unwrap_or(u64::MAX);
+    let events = history.events();
+    let mut damage = LivenessDamage::default();
+
+    // A holder blocked on itself.
+    let all_holds = holds(history);
+    for event in events {
+        if let EventKind::Complete {
+            client,
+            op: Op::Acquire,
+            lock,
+            outcome: Outcome::Fail,
+            ..
+        } = &event.kind
+            && let Some(hold) = all_holds
+                .iter()
+                .find(|h| h.client == *client && &h.lock == lock && h.covers(event.i))
+        {
+            let invoke = events[..event.i].iter().rev().find(|e| {
+                matches!(&e.kind, EventKind::Invoke { client: c, op: Op::Acquire, lock: l, .. }
+                    if c == client && l == lock)
+            });
+            let mut witness = vec![hold.start, event.i];
+            witness.extend(invoke.map(|e| e.i));
+            let check = Check::invalid(
+                witness,
+                format!(
+                    "client {client} blocked on itself: it holds lock {lock:?} since event {} \
+                     and its nested acquire failed at event {}",
+                    hold.start, event.i
+                ),
+            );
+            damage.healed_at_ms = healed_at_us(history).map(|h| h as f64 / 1000.0);
+            return (check, damage);
+        }
+    }
+
+    let Some(heal) = healed_at_us(history) else {
+        return (Check::Valid, damage);
+    };
+    damage.healed_at_ms = Some(heal as f64 / 1000.0);
+    let last_heal = events
+        .iter()
+        .rev()
+        .find(|e| matches!(&e.kind, EventKind::Fault { phase, .. } if phase != "start")
+            && e.at_us == heal)
+        .map(|e| e.i);
+
+    // Per lock: the first acquire that wanted it after the heal.
+    let mut in_flight: BTreeMap<(usize, &str), usize> = BTreeMap::new();
+    let mut wanted: BTreeMap<&str, (u64, usize)> = BTreeMap::new();
+    let mut first_ok: BTreeMap<&str, (u64, usize)> = BTreeMap::new();
+    let mut heal_passed = heal == 0;
+    for event in events {
+        if !heal_passed && event.at_us >= heal {
+            heal_passed = true;
+            for ((_, lock), &i) in &in_flight {
+                wanted.entry(lock).or_insert((heal, i));
+            }
+        }
+        match &event.kind {
+            EventKind::Invoke {
+                client,
+                op: Op::Acquire,
+                lock,
+                ..
+            } => {
+                in_flight.insert((*client, lock.as_str()), event.i);
+                if heal_passed {
+                    wanted.entry(lock).or_insert((event.at_us, event.i));
+                }
+            }
+            EventKind::Complete {
+                client,
+                op: Op::Acquire,
+                lock,
+                outcome,
+                ..
+            } => {
+                in_flight.remove(&(*client, lock.as_str()));
+                if *outcome == Outcome::Ok && event.at_us >= heal {
+                    first_ok.entry(lock).or_insert((event.at_us, event.i));
+                }
+            }
+            EventKind::Fault { .. } => {
+                if let Some(c) = crashed_client(event) {
+                    in_flight.retain(|(client, _), _| *client != c);
+                }
+            }
+            _ => {}
+        }
+    }
+    if !heal_passed {
+        for ((_, lock), &i) in &in_flight {
+            wanted.entry(lock).or_insert((heal, i));
+        }
+    }
+
+    let end = history.end_us();
+    let mut unknown: Option<String> = None;
+    let mut deadlock: Option<Check> = None;
+    let mut recovery: Option<u64> = None;
+    let mut never = false;
+    for (lock, &(since, waiter)) in &wanted {
+        let deadline = since.max(heal).saturating_add(bound_us);
+        let ok = first_ok.get(lock).copied();
+        match ok {
+            Some((at, _)) => recovery = recovery.max(Some(at - heal)),
+            None => never = true,
+        }
+        if ok.is_some_and(|(at, _)| at <= deadline) {
+            continue;
+        }
+        if ok.is_none() && end < deadline {
+            unknown.get_or_insert_with(|| {
+                format!(
+                    "the history ends at {} before lock {lock:?} was due (by {}), and nobody \
+                     had acquired it",
+                    fmt_ms(end),
+                    fmt_ms(deadline)
+                )
+            });
+            continue;
+        }
+        if deadlock.is_none() {
+            let mut witness = vec![waiter];
+            witness.extend(last_heal);
+            // Who took the lock last before it got stuck.
+            witness.extend(
+                all_holds
+                    .iter()
+                    .filter(|h| h.lock == *lock && h.start_us <= since.max(heal))
+                    .map(|h| h.start)
+                    .max(),
+            );
+            let when = match ok {
+                Some((at, i)) => format!("only at {} (event {i})", fmt_ms(at)),
+                None => "never".to_string(),
+            };
+            deadlock = Some(Check::invalid(
+                witness,
+                format!(
+                    "deadlock: lock {lock:?} was wanted from {} (event {waiter}) after the \
+                     faults healed at {}, due within {}, and was acquired {when}",
+                    fmt_ms(since),
+                    fmt_ms(heal),
+                    fmt_ms(bound_us)
+                ),
+            ));
+        }
+    }
+    damage.recovery_ms = if never {
+        None
+    } else {
+        recovery.map(|r| r as f64 / 1000.0)
+    };
+    let check = deadlock.unwrap_or_else(|| unknown.map_or(Check::Valid, Check::unknown));
+    (check, damage)
+}

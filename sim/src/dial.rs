@@ -1,0 +1,43 @@
+//! How a simulated client reaches a node: by name, through turmoil's
+//! network, with a socket that stands still while the client is paused.
+
+use crate::freeze::{Freeze, FrozenStream};
+use crate::recorder::Recorder;
+use locks::{BoxFuture, Dialer};
+use std::sync::Arc;
+
+/// The port every simulated node listens on.
+pub const REDIS_PORT: u16 = 6379;
+
+/// Dials a node by name (`redis-0`, `store`, or `master`, which failover
+/// re-points), as a client process paused by `freeze`.
+pub struct SimDialer {
+    name: String,
+    recorder: Arc<Recorder>,
+    freeze: Arc<Freeze>,
+}
+
+impl SimDialer {
+    /// A dialer for `name`.
+    pub fn new(name: &str, recorder: Arc<Recorder>, freeze: Arc<Freeze>) -> Self {
+        SimDialer {
+            name: name.to_string(),
+            recorder,
+            freeze,
+        }
+    }
+}
+
+impl Dialer for SimDialer {
+    type Stream = FrozenStream<turmoil::net::TcpStream>;
+
+    fn dial(&self) -> BoxFuture<'static, std::io::Result<Self::Stream>> {
+        let host = self.recorder.resolve(&self.name);
+        let freeze = self.freeze.clone();
+        Box::pin(async move {
+            freeze.wait().await;
+            let stream = turmoil::net::TcpStream::connect((host.as_str(), REDIS_PORT)).await?;
+            Ok(FrozenStream::new(stream, freeze))
+        })
+    }
+}

@@ -1,0 +1,11 @@
+-- A fenced store's write: refuse a token lower than the highest seen, else
+-- remember the token and store the value.
+-- KEYS[1] = stock, KEYS[2] = highest token seen, ARGV[1] = my token, ARGV[2] = value.
+local seen = tonumber(redis.call('get', KEYS[2]) or '0')
+local mine = tonumber(ARGV[1])
+if mine < seen then
+    return redis.error_reply('STALE token ' .. mine .. ' < ' .. seen)
+end
+redis.call('set', KEYS[2], mine)
+redis.call('set', KEYS[1], ARGV[2])
+return 1

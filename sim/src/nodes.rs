@@ -1,0 +1,143 @@
+//! The simulated Redis nodes of a run (from the `simredis` crate) and the
+//! store that holds the guarded resource.
+//!
+//! Each node is a turmoil host running `simredis::serve`; its
+//! [`simredis::NodeHandle`] outlives restarts (clock, disk, role) and is
+//! how the driver jumps its clock, declares the kind of a crash or promotes
+//! it. Every change a node makes to a watched key (the lock, its fencing
+//! counter) is written into the history as the server's ground truth.
+
+use crate::client_clock::EPOCH_MS;
+use crate::history::EventKind;
+use crate::recorder::Recorder;
+use crate::scenario::{Topology, TopologyKind};
+use simredis::{ClockSpec, CrashKind, NodeConfig, NodeEvent, NodeHandle, Persistence};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The nodes of one run, by host name.
+pub struct Nodes {
+    handles: BTreeMap<String, NodeHandle>,
+}
+
+fn persistence(name: &str) -> Persistence {
+    match name {
+        "aof-always" => Persistence::AofAlways,
+        "aof-everysec" => Persistence::AofEverysec,
+        _ => Persistence::None,
+    }
+}
+
+/// Describes a stored value for the history.
+fn describe(value: &simredis::Value) -> String {
+    match value {
+        simredis::Value::Str(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+        simredis::Value::Hash(fields) => fields
+            .iter()
+            .map(|(k, v)| format!("{}={}", String::from_utf8_lossy(k), String::from_utf8_lossy(v)))
+            .collect::<Vec<_>>()
+            .join(","),
+    }
+}
+
+impl Nodes {
+    /// Registers the deployment's nodes and the store as turmoil hosts.
+    pub fn start(
+        sim: &mut turmoil::Sim<'static>,
+        topology: &Topology,
+        recorder: Arc<Recorder>,
+        watched: Vec<String>,
+    ) -> Nodes {
+        let clock = ClockSpec {
+            epoch_ms: EPOCH_MS as i64,
+            ..ClockSpec::default()
+        };
+        let mut handles = BTreeMap::new();
+        for (i, name) in topology.node_names().into_iter().enumerate() {
+            let mut config = NodeConfig::new(&name)
+                .persistence(persistence(&topology.persistence))
+                .clock(clock);
+            if topology.kind == TopologyKind::Replicated && i > 0 {
+                config = config
+                    .replica_of("redis-0")
+                    .replication_delay(Duration::from_millis(topology.replication_delay_ms));
+            }
+            let handle = NodeHandle::new(config);
+            let sink_recorder = recorder.clone();
+            let watched = watched.clone();
+            handle.set_sink(Arc::new(move |event: &NodeEvent| {
+                record_ground_truth(&sink_recorder, &watched, event);
+            }));
+            let host_handle = handle.clone();
+            sim.host(name.as_str(), move || simredis::serve(host_handle.clone()));
+            handles.insert(name, handle);
+        }
+        let store = NodeHandle::new(NodeConfig::new("store").clock(clock));
+        sim.host("store", move || simredis::serve(store.clone()));
+        Nodes { handles }
+    }
+
+    /// Whether a node of that name exists.
+    pub fn has(&self, name: &str) -> bool {
+        self.handles.contains_key(name)
+    }
+
+    /// The node names.
+    pub fn names(&self) -> Vec<String> {
+        self.handles.keys().cloned().collect()
+    }
+
+    /// Jumps a node's wall clock.
+    pub fn jump_clock(&self, name: &str, jump_ms: i64) {
+        if let Some(h) = self.handles.get(name) {
+            h.jump_clock(jump_ms);
+        }
+    }
+
+    /// Sets a node's drift.
+    pub fn set_drift(&self, name: &str, ppm: i64) {
+        if let Some(h) = self.handles.get(name) {
+            h.set_drift(ppm as f64);
+        }
+    }
+
+    /// Tells a node how it is about to die, before its host is crashed.
+    pub fn prepare_crash(&self, name: &str, power_loss: bool) {
+        if let Some(h) = self.handles.get(name) {
+            h.set_crash_kind(if power_loss {
+                CrashKind::PowerLoss
+            } else {
+                CrashKind::ProcessKill
+            });
+        }
+    }
+
+    /// Promotes a replica to master (REPLICAOF NO ONE).
+    pub fn promote(&self, name: &str) {
+        if let Some(h) = self.handles.get(name) {
+            h.promote();
+        }
+    }
+}
+
+fn record_ground_truth(recorder: &Recorder, watched: &[String], event: &NodeEvent) {
+    let key = String::from_utf8_lossy(&event.key);
+    if !watched.iter().any(|w| key.starts_with(w.as_str())) {
+        return;
+    }
+    let (what, value) = match &event.kind {
+        simredis::EventKind::Written { value, .. } => ("set", Some(describe(value))),
+        simredis::EventKind::Expired { .. } => ("expired", None),
+        simredis::EventKind::Deleted { .. } => ("deleted", None),
+    };
+    recorder.record_at(
+        event.at.as_micros() as u64,
+        EventKind::Server {
+            node: event.node.to_string(),
+            what: what.to_string(),
+            key: key.into_owned(),
+            value,
+        },
+    );
+}

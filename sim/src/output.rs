@@ -1,0 +1,76 @@
+//! What `locklab run` prints and writes for a judged cell.
+//!
+//! A run's folder, `reports/runs/<scenario>/<variant>/<seed>/`, holds
+//! everything needed to replay and judge it again: `scenario.toml` (the
+//! file as run), `history.jsonl`, `verdict.json` and `timeline.svg`.
+
+use crate::cell::Judged;
+use crate::check::Check;
+use crate::timeline;
+use crate::verdict::verdict_json;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Width of the ASCII timeline, in characters of time.
+pub const TIMELINE_WIDTH: usize = 72;
+
+/// The folder of a run under `root`.
+pub fn run_dir(root: &Path, judged: &Judged) -> PathBuf {
+    root.join("runs")
+        .join(&judged.scenario)
+        .join(&judged.variant)
+        .join(judged.seed.to_string())
+}
+
+/// Writes a run's folder; `scenario_text` is the scenario file as run.
+pub fn write_run(dir: &Path, judged: &Judged, scenario_text: &str) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("scenario.toml"), scenario_text)?;
+    std::fs::write(dir.join("history.jsonl"), judged.history.to_jsonl())?;
+    let verdict = verdict_json(&judged.results, &judged.scenario, &judged.variant, judged.seed);
+    std::fs::write(dir.join("verdict.json"), verdict + "\n")?;
+    let title = format!("{} / {} / seed {}", judged.scenario, judged.variant, judged.seed);
+    match timeline::svg(&judged.history, &title) {
+        Ok(svg) => std::fs::write(dir.join("timeline.svg"), svg)?,
+        Err(e) => eprintln!("warning: timeline.svg not drawn: {e}"),
+    }
+    Ok(())
+}
+
+/// The human report of a judged cell: seed first, then verdict, witness,
+/// damage and the timeline.
+pub fn describe(judged: &Judged) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "seed {}", judged.seed);
+    let _ = writeln!(
+        out,
+        "{} / {}: {}",
+        judged.scenario,
+        judged.variant,
+        judged.verdict.as_str()
+    );
+    for (name, check) in judged.results.by_name() {
+        let note = if judged.results.decides(name) { "" } else { " (information)" };
+        match check {
+            Check::Valid => {
+                let _ = writeln!(out, "  {name}: valid{note}");
+            }
+            Check::Invalid { witness, why } => {
+                let _ = writeln!(out, "  {name}: INVALID{note}: {why}");
+                for &i in witness {
+                    if let Some(event) = judged.history.events().get(i) {
+                        let line = serde_json::to_string(event).unwrap_or_default();
+                        let _ = writeln!(out, "    {line}");
+                    }
+                }
+            }
+            Check::Unknown { why } => {
+                let _ = writeln!(out, "  {name}: unknown{note}: {why}");
+            }
+        }
+    }
+    let damage = serde_json::to_string(&judged.results.damage).unwrap_or_default();
+    let _ = writeln!(out, "  damage: {damage}");
+    out.push_str(&timeline::ascii(&judged.history, TIMELINE_WIDTH));
+    out
+}

@@ -1,0 +1,434 @@
+//! Timelines of a run: who held the lock when, each client in its own view,
+//! with the faults marked. [`ascii`] for the terminal, [`svg`] (plotters)
+//! for `timeline.svg`. Both are pure functions of the history: the same
+//! history gives the same bytes.
+//!
+//! ```text
+//! client 0  ████████████████········································
+//!   faults          PPPPPPPPPPPP
+//! client 1  ················XXXX████████████························
+//! ```
+
+use crate::check::holds::{Hold, client_of_target, holds};
+use crate::check::mutual_exclusion::{Overlap, overlaps};
+use crate::history::{EventKind, History};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::collections::BTreeMap;
+
+/// The usual width of the ASCII timeline, in columns of time.
+pub const DEFAULT_WIDTH: usize = 80;
+
+/// A fault as an interval (or an instant) of true time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FaultSpan {
+    /// The fault's kind (`pause`, `crash`, ...).
+    pub fault: String,
+    /// What it hit.
+    pub target: String,
+    /// When it began (or happened), µs.
+    pub start_us: u64,
+    /// When it ended, µs; `None` for an instant fault.
+    pub end_us: Option<u64>,
+}
+
+/// Everything a timeline shows, gathered from a history.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timeline {
+    /// End of the history, µs.
+    pub end_us: u64,
+    /// Every client seen, ascending.
+    pub clients: Vec<usize>,
+    /// Every hold.
+    pub holds: Vec<Hold>,
+    /// Every pair of overlapping holds.
+    pub overlaps: Vec<Overlap>,
+    /// Every fault, in the order it began.
+    pub faults: Vec<FaultSpan>,
+}
+
+impl Timeline {
+    /// Gathers the timeline of `history`. A fault that starts and never
+    /// ends lasts until the end of the history.
+    pub fn of(history: &History) -> Timeline {
+        let mut clients = std::collections::BTreeSet::new();
+        let mut faults: Vec<FaultSpan> = Vec::new();
+        let mut open: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+        for event in history.events() {
+            match &event.kind {
+                EventKind::Invoke { client, .. } | EventKind::Complete { client, .. } => {
+                    clients.insert(*client);
+                }
+                EventKind::Fault {
+                    fault,
+                    target,
+                    phase,
+                    ..
+                } => {
+                    if let Some(c) = client_of_target(target) {
+                        clients.insert(c);
+                    }
+                    let key = (fault.clone(), target.clone());
+                    let started = match phase.as_str() {
+                        "end" => open.get_mut(&key).and_then(|v| v.pop()),
+                        _ => None,
+                    };
+                    match (phase.as_str(), started) {
+                        (_, Some(at)) => faults[at].end_us = Some(event.at_us),
+                        ("start", _) => {
+                            open.entry(key).or_default().push(faults.len());
+                            faults.push(FaultSpan {
+                                fault: fault.clone(),
+                                target: target.clone(),
+                                start_us: event.at_us,
+                                end_us: Some(event.at_us),
+                            });
+                        }
+                        _ => faults.push(FaultSpan {
+                            fault: fault.clone(),
+                            target: target.clone(),
+                            start_us: event.at_us,
+                            end_us: None,
+                        }),
+                    }
+                }
+                _ => {}
+            }
+        }
+        let end_us = history.end_us();
+        // Faults still open at the end last until the end.
+        for at in open.into_values().flatten() {
+            faults[at].end_us = Some(end_us);
+        }
+        Timeline {
+            end_us,
+            clients: clients.into_iter().collect(),
+            holds: holds(history),
+            overlaps: overlaps(history),
+            faults,
+        }
+    }
+
+    /// The rows below the clients: fault targets that are not clients, in
+    /// the order their first fault began.
+    fn other_targets(&self) -> Vec<&str> {
+        let mut seen: Vec<&str> = Vec::new();
+        for f in &self.faults {
+            if client_of_target(&f.target).is_none() && !seen.contains(&f.target.as_str()) {
+                seen.push(&f.target);
+            }
+        }
+        seen
+    }
+}
+
+/// The letter that marks a fault in the ASCII timeline: `P` pause, `C`
+/// crash, `R` restart, `J` clock jump, `D` clock drift, `F` failover, `|`
+/// partition, `d` message delay, `s` slow link; otherwise the fault's first
+/// letter, upper-cased.
+pub fn fault_mark(fault: &str) -> char {
+    const MARKS: [(&str, char); 11] = [
+        ("partition", '|'),
+        ("jump", 'J'),
+        ("drift", 'D'),
+        ("failover", 'F'),
+        ("promote", 'F'),
+        ("restart", 'R'),
+        ("crash", 'C'),
+        ("pause", 'P'),
+        ("delay", 'd'),
+        ("hold", 'd'),
+        ("slow", 's'),
+    ];
+    MARKS
+        .iter()
+        .find(|(name, _)| fault.contains(name))
+        .map(|&(_, c)| c)
+        .unwrap_or_else(|| {
+            fault
+                .chars()
+                .next()
+                .map(|c| c.to_ascii_uppercase())
+                .unwrap_or('?')
+        })
+}
+
+/// Column arithmetic of the ASCII timeline.
+struct Columns {
+    width: usize,
+    span_us: u64,
+}
+
+impl Columns {
+    fn col(&self, t: u64) -> usize {
+        let c = (u128::from(t) * self.width as u128 / u128::from(self.span_us)) as usize;
+        c.min(self.width - 1)
+    }
+
+    /// Columns touched by [from, to); a zero-length span touches its column.
+    fn range(&self, from: u64, to: u64) -> std::ops::RangeInclusive<usize> {
+        let last = if to > from { to - 1 } else { from };
+        self.col(from)..=self.col(last)
+    }
+
+    fn start_of(&self, col: usize) -> u64 {
+        (u128::from(self.span_us) * col as u128 / self.width as u128) as u64
+    }
+}
+
+/// µs as a short ms label: `1234`, `12.5`.
+fn ms_label(us: u64) -> String {
+    if us % 1000 == 0 {
+        format!("{}", us / 1000)
+    } else {
+        let s = format!("{:.1}", us as f64 / 1000.0);
+        s.trim_end_matches(".0").to_string()
+    }
+}
+
+/// The ASCII timeline of `history`, `width` columns of time (at least 10):
+/// one row per client (`█` holding, `·` not, `X` while another client holds
+/// the same lock too), a `faults` row under each client a fault hit, one
+/// row per other fault target (nodes, links), a time axis in ms and a
+/// legend. Ends in a newline.
+pub fn ascii(history: &History, width: usize) -> String {
+    let tl = Timeline::of(history);
+    let width = width.max(10);
+    let cols = Columns {
+        width,
+        span_us: tl.end_us.max(1),
+    };
+    let mut rows: Vec<(String, Vec<char>)> = Vec::new();
+    let mut used: Vec<(char, String)> = Vec::new();
+    let fault_row = |target: &str, used: &mut Vec<(char, String)>| -> Option<Vec<char>> {
+        let mut row = vec![' '; width];
+        let mut any = false;
+        for f in tl.faults.iter().filter(|f| f.target == target) {
+            let mark = fault_mark(&f.fault);
+            if !used.iter().any(|(c, _)| *c == mark) {
+                used.push((mark, f.fault.clone()));
+            }
+            for c in cols.range(f.start_us, f.end_us.unwrap_or(f.start_us)) {
+                row[c] = mark;
+            }
+            any = true;
+        }
+        any.then_some(row)
+    };
+    for &client in &tl.clients {
+        let mut row = vec!['·'; width];
+        for h in tl.holds.iter().filter(|h| h.client == client) {
+            for c in cols.range(h.start_us, h.end_us) {
+                row[c] = '█';
+            }
+        }
+        for o in &tl.overlaps {
+            if o.first.client == client || o.second.client == client {
+                let (from, to) = o.span_us();
+                for c in cols.range(from, to) {
+                    row[c] = 'X';
+                }
+            }
+        }
+        rows.push((format!("client {client}"), row));
+        if let Some(row) = fault_row(&format!("client-{client}"), &mut used) {
+            rows.push(("  faults".to_string(), row));
+        }
+    }
+    for target in tl.other_targets() {
+        if let Some(row) = fault_row(target, &mut used) {
+            rows.push((target.to_string(), row));
+        }
+    }
+
+    let label_w = rows.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0).max(6) + 2;
+    let mut out = String::new();
+    out.push_str(&format!(
+        "timeline: 0 to {} ms, {} ms per column\n",
+        ms_label(tl.end_us),
+        ms_label(tl.end_us.max(1).div_ceil(width as u64))
+    ));
+    for (label, row) in &rows {
+        let line: String = row.iter().collect();
+        out.push_str(&format!("{label:<label_w$}{}\n", line.trim_end()));
+    }
+    // Axis: a tick every 10 columns, labelled with its time when there is room.
+    let mut ticks = String::new();
+    let mut labels = String::new();
+    for c in 0..width {
+        ticks.push(if c % 10 == 0 { '+' } else { '-' });
+        if c % 10 == 0 && labels.chars().count() <= c {
+            while labels.chars().count() < c {
+                labels.push(' ');
+            }
+            labels.push_str(&ms_label(cols.start_of(c)));
+            labels.push(' ');
+        }
+    }
+    out.push_str(&format!("{:<label_w$}{ticks}\n", ""));
+    out.push_str(&format!("{:<label_w$}{}ms\n", "", labels));
+    let mut legend = String::from("legend: █ holding  · not holding  X two clients hold at once");
+    for (mark, fault) in &used {
+        legend.push_str(&format!("  {mark} {fault}"));
+    }
+    out.push_str(&legend);
+    out.push('\n');
+    out
+}
+
+const HOLD_COLOR: RGBColor = RGBColor(70, 130, 180);
+const OVERLAP_COLOR: RGBColor = RGBColor(220, 40, 40);
+const TEXT_COLOR: RGBColor = RGBColor(30, 30, 30);
+
+/// Fill colour of a fault's span in the SVG timeline.
+fn fault_color(fault: &str) -> RGBColor {
+    match fault_mark(fault) {
+        'P' => RGBColor(245, 166, 35),
+        'C' => RGBColor(60, 60, 60),
+        'R' => RGBColor(120, 120, 120),
+        'J' | 'D' => RGBColor(142, 68, 173),
+        'F' => RGBColor(39, 174, 96),
+        '|' => RGBColor(160, 160, 160),
+        _ => RGBColor(200, 170, 80),
+    }
+}
+
+/// The SVG timeline of `history` (plotters' SVG backend): the same rows as
+/// [`ascii`], time in ms on the x axis, holds as blue bars, overlaps in red,
+/// faults as coloured bars marked with their letter, and a legend.
+pub fn svg(history: &History, title: &str) -> Result<String, String> {
+    let tl = Timeline::of(history);
+    // Rows top to bottom: (label, client or fault target).
+    enum Row<'a> {
+        Client(usize),
+        Faults(&'a str),
+    }
+    let client_targets: Vec<String> = tl.clients.iter().map(|c| format!("client-{c}")).collect();
+    let mut rows: Vec<(String, Row)> = Vec::new();
+    for (&client, target) in tl.clients.iter().zip(&client_targets) {
+        rows.push((format!("client {client}"), Row::Client(client)));
+        if tl.faults.iter().any(|f| &f.target == target) {
+            rows.push(("faults".to_string(), Row::Faults(target)));
+        }
+    }
+    for target in tl.other_targets() {
+        rows.push((target.to_string(), Row::Faults(target)));
+    }
+    let n = rows.len().max(1);
+    let end_ms = (tl.end_us.max(1) as f64) / 1000.0;
+    let (w, h) = (1000u32, 130 + 34 * n as u32);
+
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, (w, h)).into_drawing_area();
+        let err = |e: DrawingAreaErrorKind<_>| e.to_string();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18).into_font().color(&TEXT_COLOR))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(110)
+            .build_cartesian_2d(0f64..end_ms, 0f64..n as f64)
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .disable_y_axis()
+            .x_desc("true time (ms)")
+            .label_style(("sans-serif", 13).into_font().color(&TEXT_COLOR))
+            .draw()
+            .map_err(|e| e.to_string())?;
+
+        // Row r (from the top) spans y in [n-1-r, n-r].
+        let band = |r: usize, lo: f64, hi: f64| {
+            let base = (n - 1 - r) as f64;
+            (base + lo, base + hi)
+        };
+        let ms = |us: u64| us as f64 / 1000.0;
+        let min_w = end_ms / 400.0;
+        let mut bars: Vec<Rectangle<(f64, f64)>> = Vec::new();
+        let mut marks: Vec<Text<'_, (f64, f64), String>> = Vec::new();
+        let mark_style = ("sans-serif", 12)
+            .into_font()
+            .color(&TEXT_COLOR)
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        for (r, (_, row)) in rows.iter().enumerate() {
+            match row {
+                Row::Client(client) => {
+                    let (y0, y1) = band(r, 0.2, 0.8);
+                    for hold in tl.holds.iter().filter(|h| h.client == *client) {
+                        let x1 = ms(hold.end_us).max(ms(hold.start_us) + min_w);
+                        bars.push(Rectangle::new(
+                            [(ms(hold.start_us), y0), (x1, y1)],
+                            HOLD_COLOR.filled(),
+                        ));
+                    }
+                    for o in &tl.overlaps {
+                        if o.first.client == *client || o.second.client == *client {
+                            let (from, to) = o.span_us();
+                            let x1 = ms(to).max(ms(from) + min_w);
+                            bars.push(Rectangle::new(
+                                [(ms(from), y0), (x1, y1)],
+                                OVERLAP_COLOR.filled(),
+                            ));
+                        }
+                    }
+                }
+                Row::Faults(target) => {
+                    let (y0, y1) = band(r, 0.3, 0.7);
+                    for f in tl.faults.iter().filter(|f| f.target == *target) {
+                        let from = ms(f.start_us);
+                        let to = ms(f.end_us.unwrap_or(f.start_us)).max(from + min_w);
+                        bars.push(Rectangle::new(
+                            [(from, y0), (to, y1)],
+                            fault_color(&f.fault).filled(),
+                        ));
+                        let (_, ymid) = band(r, 0.0, 0.5);
+                        marks.push(Text::new(
+                            format!("{} {}", fault_mark(&f.fault), f.fault),
+                            (to + min_w, ymid),
+                            mark_style.clone(),
+                        ));
+                    }
+                }
+            }
+        }
+        chart.draw_series(bars).map_err(|e| e.to_string())?;
+        chart.draw_series(marks).map_err(|e| e.to_string())?;
+
+        // Row labels, left of the plot.
+        let label_style = ("sans-serif", 13)
+            .into_font()
+            .color(&TEXT_COLOR)
+            .pos(Pos::new(HPos::Right, VPos::Center));
+        for (r, (label, _)) in rows.iter().enumerate() {
+            let (_, ymid) = band(r, 0.0, 0.5);
+            let (px, py) = chart.backend_coord(&(0.0, ymid));
+            root.draw(&Text::new(label.clone(), (px - 8, py), label_style.clone()))
+                .map_err(err)?;
+        }
+
+        // Legend, along the bottom.
+        let legend: [(&str, RGBColor); 4] = [
+            ("holding", HOLD_COLOR),
+            ("two clients hold at once", OVERLAP_COLOR),
+            ("pause", fault_color("pause")),
+            ("crash", fault_color("crash")),
+        ];
+        let legend_style = ("sans-serif", 12)
+            .into_font()
+            .color(&TEXT_COLOR)
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        let y = h as i32 - 14;
+        let mut x = 20;
+        for (name, color) in legend {
+            root.draw(&Rectangle::new([(x, y - 6), (x + 14, y + 6)], color.filled()))
+                .map_err(err)?;
+            root.draw(&Text::new(name.to_string(), (x + 20, y), legend_style.clone()))
+                .map_err(err)?;
+            x += 40 + 7 * name.len() as i32;
+        }
+        root.present().map_err(err)?;
+    }
+    Ok(buf)
+}

@@ -1,0 +1,182 @@
+//! A cell's verdict (one rung in one scenario) and `verdict.json`.
+//!
+//! From LADDER.md: `violated` when a safety checker (mutual exclusion, the
+//! resource) finds a violation; else `deadlock` when liveness fails; else
+//! `unknown` when a checker cannot decide; else `safe`. When the resource
+//! decides safety (the `fenced` rung), mutual exclusion is reported as
+//! information only.
+
+use crate::check::{Check, CheckResults, Damage};
+use crate::history::SCHEMA_VERSION;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+/// The verdict of a cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Every checker found the run correct.
+    Safe,
+    /// A safety checker found a violation.
+    Violated,
+    /// Liveness failed: the lock could not be taken again.
+    Deadlock,
+    /// Some checker could not decide.
+    Unknown,
+}
+
+impl Verdict {
+    /// Every verdict, in the order above.
+    pub const ALL: [Verdict; 4] = [
+        Verdict::Safe,
+        Verdict::Violated,
+        Verdict::Deadlock,
+        Verdict::Unknown,
+    ];
+
+    /// The verdict of a set of checker results.
+    pub fn of(results: &CheckResults) -> Verdict {
+        let deciding: Vec<&Check> = results
+            .by_name()
+            .into_iter()
+            .filter(|(name, _)| results.decides(name))
+            .map(|(_, check)| check)
+            .collect();
+        let safety_invalid = results
+            .by_name()
+            .into_iter()
+            .filter(|(name, _)| *name != "liveness" && results.decides(name))
+            .any(|(_, check)| check.is_invalid());
+        if safety_invalid {
+            Verdict::Violated
+        } else if results.liveness.is_invalid() {
+            Verdict::Deadlock
+        } else if deciding.iter().any(|c| c.is_unknown()) {
+            Verdict::Unknown
+        } else {
+            Verdict::Safe
+        }
+    }
+
+    /// The CLI's exit code: 0 safe, 1 violated, 2 unknown, 4 deadlock
+    /// (3 is bad input or a harness error, not a verdict).
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Verdict::Safe => 0,
+            Verdict::Violated => 1,
+            Verdict::Unknown => 2,
+            Verdict::Deadlock => 4,
+        }
+    }
+
+    /// `safe`, `violated`, `deadlock` or `unknown`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Safe => "safe",
+            Verdict::Violated => "violated",
+            Verdict::Deadlock => "deadlock",
+            Verdict::Unknown => "unknown",
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Verdict {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Verdict, String> {
+        Verdict::ALL
+            .into_iter()
+            .find(|v| v.as_str() == s)
+            .ok_or_else(|| format!("unknown verdict {s:?}; expected safe, violated, deadlock or unknown"))
+    }
+}
+
+/// One checker's entry in `verdict.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckerEntry {
+    /// `valid`, `invalid` or `unknown`.
+    pub verdict: String,
+    /// The event indices that prove a violation (empty otherwise).
+    pub witness: Vec<usize>,
+    /// The violation, or why it could not be decided, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    /// True when this checker is reported for information and does not
+    /// decide the verdict (mutual exclusion on the `fenced` rung).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub informational: bool,
+}
+
+/// The whole of `verdict.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerdictDoc {
+    /// The history's schema version ([`SCHEMA_VERSION`]).
+    pub schema: u32,
+    /// locklab's version.
+    pub locklab: String,
+    /// The scenario's name.
+    pub scenario: String,
+    /// The rung's id.
+    pub variant: String,
+    /// The seed (below 2^53).
+    pub seed: u64,
+    /// The cell's verdict.
+    pub verdict: Verdict,
+    /// Every checker's result, by name.
+    pub checkers: BTreeMap<String, CheckerEntry>,
+    /// The damage figures.
+    pub damage: Damage,
+}
+
+impl VerdictDoc {
+    /// Builds the document for one run.
+    pub fn new(results: &CheckResults, scenario: &str, variant: &str, seed: u64) -> VerdictDoc {
+        let checkers = results
+            .by_name()
+            .into_iter()
+            .map(|(name, check)| {
+                (
+                    name.to_string(),
+                    CheckerEntry {
+                        verdict: check.name().to_string(),
+                        witness: check.witness().to_vec(),
+                        why: check.why().map(str::to_string),
+                        informational: !results.decides(name),
+                    },
+                )
+            })
+            .collect();
+        VerdictDoc {
+            schema: SCHEMA_VERSION,
+            locklab: env!("CARGO_PKG_VERSION").to_string(),
+            scenario: scenario.to_string(),
+            variant: variant.to_string(),
+            seed,
+            verdict: Verdict::of(results),
+            checkers,
+            damage: results.damage.clone(),
+        }
+    }
+
+    /// Pretty-printed JSON, ending in a newline.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+}
+
+/// `verdict.json` for one run: `{"schema", "locklab", "scenario", "variant",
+/// "seed", "verdict", "checkers": {name: {"verdict", "witness", ...}},
+/// "damage": {...}}`, pretty-printed, ending in a newline.
+pub fn verdict_json(results: &CheckResults, scenario: &str, variant: &str, seed: u64) -> String {
+    VerdictDoc::new(results, scenario, variant, seed).to_json()
+}
