@@ -98,3 +98,137 @@ pub fn run(path: &Path, variant: Option<&str>, seed: Option<u64>, out: &Path) ->
     }
     worst(&verdicts).exit_code() as u8
 }
+
+/// `locklab replay DIR`: 0 when the new history is byte-identical, 1 when
+/// not (naming the first differing event), 3 when the folder is unusable.
+pub fn replay(dir: &Path) -> u8 {
+    match replay_inner(dir) {
+        Ok(None) => {
+            println!("replay of {}: identical history", dir.display());
+            0
+        }
+        Ok(Some(diff)) => {
+            println!("replay of {}: histories differ\n{diff}", dir.display());
+            1
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_BAD_INPUT
+        }
+    }
+}
+
+fn replay_inner(dir: &Path) -> Result<Option<String>, String> {
+    let read = |name: &str| {
+        std::fs::read_to_string(dir.join(name))
+            .map_err(|e| format!("{}: {e}", dir.join(name).display()))
+    };
+    let scenario_text = read("scenario.toml")?;
+    let recorded = read("history.jsonl")?;
+    let verdict: serde_json::Value = serde_json::from_str(&read("verdict.json")?)
+        .map_err(|e| format!("{}: {e}", dir.join("verdict.json").display()))?;
+    let variant = verdict["variant"]
+        .as_str()
+        .ok_or("verdict.json: expected a string field \"variant\"")?;
+    let seed = verdict["seed"]
+        .as_u64()
+        .ok_or("verdict.json: expected an integer field \"seed\"")?;
+    let name = verdict["scenario"].as_str().unwrap_or("replay");
+    let file = dir.join("scenario.toml").display().to_string();
+    let scenario = Scenario::parse(&scenario_text, &file, name).map_err(|e| e.to_string())?;
+    let judged = run_cell(&scenario, variant, seed).map_err(|e| e.to_string())?;
+    let fresh = judged.history.to_jsonl();
+    if fresh == recorded {
+        return Ok(None);
+    }
+    let mut old = recorded.lines();
+    let mut new = fresh.lines();
+    for i in 0.. {
+        match (old.next(), new.next()) {
+            (Some(a), Some(b)) if a == b => continue,
+            (a, b) => {
+                return Ok(Some(format!(
+                    "first difference at event {i}:\n  recorded: {}\n  replayed: {}",
+                    a.unwrap_or("(end of history)"),
+                    b.unwrap_or("(end of history)")
+                )));
+            }
+        }
+    }
+    Ok(Some("histories differ".into()))
+}
+
+/// `locklab suite`: exit 0 only when every cell is as expected.
+pub fn suite(dir: &Path, out: &Path, jobs: Option<usize>) -> u8 {
+    let scenarios = match sim::suite::load_all(dir) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let workers = jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let progress = |cell: &sim::matrix::Cell, done: usize, total: usize| {
+        let mark = if cell.as_expected() { "ok" } else { "UNEXPECTED" };
+        eprintln!(
+            "[{done}/{total}] {} / {}: {} (expected {}) {mark}",
+            cell.scenario,
+            cell.variant,
+            cell.verdict.as_str(),
+            cell.expected.as_str()
+        );
+    };
+    let cells = match sim::suite::run_suite(&scenarios, workers, &progress) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    if let Err(e) = sim::suite::write_matrix(out, &cells) {
+        eprintln!("error: cannot write the matrix to {}: {e}", out.display());
+        return EXIT_BAD_INPUT;
+    }
+    print!("{}", sim::matrix::markdown(&cells));
+    let unexpected = cells.iter().filter(|c| !c.as_expected()).count();
+    println!("written to {}", out.join("safety-matrix.md").display());
+    if unexpected == 0 { 0 } else { 1 }
+}
+
+/// `locklab tour`.
+pub fn tour(dir: &Path, only: Option<&str>) -> u8 {
+    let scenarios = match sim::suite::load_all(dir) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            eprintln!("(run the tour from the project's root, or pass --scenarios DIR)");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    if let Some(id) = only
+        && locks::rung(id).is_none()
+    {
+        eprintln!(
+            "error: --variant {id:?}: unknown rung; expected one of {}",
+            locks::ids().join(", ")
+        );
+        return EXIT_BAD_INPUT;
+    }
+    println!("The lock ladder, rung by rung, from live runs on simulated Redis nodes.\n");
+    let filtered: Vec<Scenario> = scenarios;
+    let stops = match sim::tour::stops(&filtered) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    for stop in stops.iter().filter(|s| only.is_none_or(|id| s.rung.id == id)) {
+        print!("{}", sim::tour::render_stop(stop, &filtered));
+    }
+    0
+}

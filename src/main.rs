@@ -39,6 +39,32 @@ enum Command {
         #[arg(long, default_value = "reports")]
         out: PathBuf,
     },
+    /// Re-runs a recorded run from its folder and compares the histories.
+    Replay {
+        /// A run folder written by `locklab run`.
+        dir: PathBuf,
+    },
+    /// Runs every scenario against every rung it names: the safety matrix.
+    Suite {
+        /// Where the scenario files are.
+        #[arg(long, default_value = "scenarios")]
+        scenarios: PathBuf,
+        /// Where `safety-matrix.{md,svg,json}` go.
+        #[arg(long, default_value = "reports")]
+        out: PathBuf,
+        /// Simulations run at once (default: the number of CPUs).
+        #[arg(long)]
+        jobs: Option<usize>,
+    },
+    /// The ladder told rung by rung from live simulator runs (no Redis needed).
+    Tour {
+        /// Where the scenario files are.
+        #[arg(long, default_value = "scenarios")]
+        scenarios: PathBuf,
+        /// Only this rung's stop.
+        #[arg(long)]
+        variant: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -51,6 +77,13 @@ fn main() -> ExitCode {
             seed,
             out,
         } => commands::run(&scenario, variant.as_deref(), seed, &out),
+        Command::Replay { dir } => commands::replay(&dir),
+        Command::Suite {
+            scenarios,
+            out,
+            jobs,
+        } => commands::suite(&scenarios, &out, jobs),
+        Command::Tour { scenarios, variant } => commands::tour(&scenarios, variant.as_deref()),
     };
     ExitCode::from(code)
 }

@@ -28,6 +28,8 @@ pub mod recorder;
 pub mod resource;
 pub mod run;
 pub mod scenario;
+pub mod tour;
+pub mod suite;
 pub mod workload;
 pub mod cell;
 pub mod check;

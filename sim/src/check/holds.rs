@@ -9,6 +9,11 @@
 //! `crash` of the client (phase `start` or `instant`), and at the end of the
 //! history. A failed or unknown acquire gives no holding; a pause does not
 //! end holding (a paused client notices nothing).
+//!
+//! A rung that tracks its own validity (Redlock) records `valid_for_us` on
+//! its successful acquire (or extend): the client's own view of its lease,
+//! so holding ends then at the latest. Such a hold ends just before the
+//! first event at or after that instant.
 
 use crate::history::{Event, EventKind, History, Op, Outcome};
 use std::collections::BTreeMap;
@@ -22,6 +27,8 @@ pub enum HoldEnd {
     CheckFailed,
     /// The client crashed.
     Crash,
+    /// The validity the client computed itself (`valid_for_us`) ran out.
+    ValidityExpired,
     /// The history ended while the client still held the lock.
     HistoryEnd,
 }
@@ -37,25 +44,25 @@ pub struct Hold {
     pub start: usize,
     /// Time of `start`, µs.
     pub start_us: u64,
-    /// Index of the event that ended it; `None` when the history ended first.
+    /// Index of the event that ended it; `None` when its validity ran out
+    /// or the history ended first.
     pub end: Option<usize>,
-    /// Time it ended, µs (the history's end when `end` is `None`).
+    /// Where it ended in the history's order: it covers the events with
+    /// index in `start..end_pos` (`end_pos` is the ending event's index, the
+    /// first event at or after the validity ran out, or the history's
+    /// length).
+    pub end_pos: usize,
+    /// Time it ended, µs.
     pub end_us: u64,
     /// What ended it.
     pub ended_by: HoldEnd,
 }
 
 impl Hold {
-    /// The end as a position in the history's order (past every event when
-    /// the history ended first).
-    pub fn end_pos(&self) -> usize {
-        self.end.unwrap_or(usize::MAX)
-    }
-
     /// Whether the client held the lock just after event `i` happened (the
     /// start event counts, the end event does not).
     pub fn covers(&self, i: usize) -> bool {
-        self.start <= i && i < self.end_pos()
+        self.start <= i && i < self.end_pos
     }
 }
 
@@ -81,40 +88,77 @@ pub fn crashed_client(event: &Event) -> Option<usize> {
     }
 }
 
+/// The state of a hold in progress.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    depth: u32,
+    start: usize,
+    start_us: u64,
+    /// When the client's own validity runs out, µs.
+    deadline: Option<u64>,
+}
+
 /// Every hold in `history`, ordered by the index of the event that began it.
 pub fn holds(history: &History) -> Vec<Hold> {
-    // (client, lock) -> (depth, start index, start time)
-    let mut open: BTreeMap<(usize, String), (u32, usize, u64)> = BTreeMap::new();
+    let mut open: BTreeMap<(usize, String), Open> = BTreeMap::new();
     let mut done = Vec::new();
     let close = |done: &mut Vec<Hold>,
-                 key: (usize, String),
-                 (_, start, start_us): (u32, usize, u64),
+                 (client, lock): (usize, String),
+                 state: Open,
                  end: Option<usize>,
+                 end_pos: usize,
                  end_us: u64,
                  ended_by: HoldEnd| {
         done.push(Hold {
-            client: key.0,
-            lock: key.1,
-            start,
-            start_us,
+            client,
+            lock,
+            start: state.start,
+            start_us: state.start_us,
             end,
+            end_pos,
             end_us,
             ended_by,
         });
     };
     for event in history.events() {
+        // Holds whose own validity ran out before this event.
+        let expired: Vec<_> = open
+            .iter()
+            .filter(|(_, s)| s.deadline.is_some_and(|d| d <= event.at_us))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in expired {
+            if let Some(state) = open.remove(&key) {
+                let d = state.deadline.unwrap_or(event.at_us);
+                close(&mut done, key, state, None, event.i, d, HoldEnd::ValidityExpired);
+            }
+        }
         match &event.kind {
             EventKind::Complete {
                 client,
-                op: Op::Acquire,
+                op: op @ (Op::Acquire | Op::Extend),
                 lock,
                 outcome: Outcome::Ok,
+                valid_for_us,
                 ..
             } => {
-                let entry = open
-                    .entry((*client, lock.clone()))
-                    .or_insert((0, event.i, event.at_us));
-                entry.0 += 1;
+                let key = (*client, lock.clone());
+                if *op == Op::Acquire {
+                    open.entry(key.clone()).or_insert(Open {
+                        depth: 0,
+                        start: event.i,
+                        start_us: event.at_us,
+                        deadline: None,
+                    });
+                }
+                if let Some(state) = open.get_mut(&key) {
+                    if *op == Op::Acquire {
+                        state.depth += 1;
+                    }
+                    if let Some(v) = valid_for_us {
+                        state.deadline = Some(event.at_us.saturating_add(*v));
+                    }
+                }
             }
             EventKind::Invoke {
                 client,
@@ -124,8 +168,8 @@ pub fn holds(history: &History) -> Vec<Hold> {
             } => {
                 let key = (*client, lock.clone());
                 if let Some(state) = open.get_mut(&key) {
-                    state.0 -= 1;
-                    if state.0 == 0 {
+                    state.depth -= 1;
+                    if state.depth == 0 {
                         let state = *state;
                         open.remove(&key);
                         close(
@@ -133,6 +177,7 @@ pub fn holds(history: &History) -> Vec<Hold> {
                             key,
                             state,
                             Some(event.i),
+                            event.i,
                             event.at_us,
                             HoldEnd::Release,
                         );
@@ -153,6 +198,7 @@ pub fn holds(history: &History) -> Vec<Hold> {
                         key,
                         state,
                         Some(event.i),
+                        event.i,
                         event.at_us,
                         HoldEnd::CheckFailed,
                     );
@@ -172,6 +218,7 @@ pub fn holds(history: &History) -> Vec<Hold> {
                                 key,
                                 state,
                                 Some(event.i),
+                                event.i,
                                 event.at_us,
                                 HoldEnd::Crash,
                             );
@@ -184,7 +231,11 @@ pub fn holds(history: &History) -> Vec<Hold> {
     }
     let end_us = history.end_us();
     for (key, state) in std::mem::take(&mut open) {
-        close(&mut done, key, state, None, end_us, HoldEnd::HistoryEnd);
+        let (end_us, ended_by) = match state.deadline {
+            Some(d) if d < end_us => (d, HoldEnd::ValidityExpired),
+            _ => (end_us, HoldEnd::HistoryEnd),
+        };
+        close(&mut done, key, state, None, history.len(), end_us, ended_by);
     }
     done.sort_by(|a, b| (a.start, a.client).cmp(&(b.start, b.client)));
     done

@@ -119,18 +119,14 @@ pub fn check(history: &History, bound: Duration) -> (Check, LivenessDamage) {
             && e.at_us == heal)
         .map(|e| e.i);
 
-    // Per lock: the first acquire that wanted it after the heal.
+    // Per lock: the first acquire that wanted it after the heal. In flight
+    // at the heal means invoked, not completed and not cancelled by its
+    // client's crash, as of the event that healed.
     let mut in_flight: BTreeMap<(usize, &str), usize> = BTreeMap::new();
     let mut wanted: BTreeMap<&str, (u64, usize)> = BTreeMap::new();
     let mut first_ok: BTreeMap<&str, (u64, usize)> = BTreeMap::new();
-    let mut heal_passed = heal == 0;
+    let mut healed = last_heal.is_none();
     for event in events {
-        if !heal_passed && event.at_us >= heal {
-            heal_passed = true;
-            for ((_, lock), &i) in &in_flight {
-                wanted.entry(lock).or_insert((heal, i));
-            }
-        }
         match &event.kind {
             EventKind::Invoke {
                 client,
@@ -138,9 +134,10 @@ pub fn check(history: &History, bound: Duration) -> (Check, LivenessDamage) {
                 lock,
                 ..
             } => {
-                in_flight.insert((*client, lock.as_str()), event.i);
-                if heal_passed {
+                if healed {
                     wanted.entry(lock).or_insert((event.at_us, event.i));
+                } else {
+                    in_flight.insert((*client, lock.as_str()), event.i);
                 }
             }
             EventKind::Complete {
@@ -151,7 +148,7 @@ pub fn check(history: &History, bound: Duration) -> (Check, LivenessDamage) {
                 ..
             } => {
                 in_flight.remove(&(*client, lock.as_str()));
-                if *outcome == Outcome::Ok && event.at_us >= heal {
+                if *outcome == Outcome::Ok && healed {
                     first_ok.entry(lock).or_insert((event.at_us, event.i));
                 }
             }
@@ -162,10 +159,12 @@ pub fn check(history: &History, bound: Duration) -> (Check, LivenessDamage) {
             }
             _ => {}
         }
-    }
-    if !heal_passed {
-        for ((_, lock), &i) in &in_flight {
-            wanted.entry(lock).or_insert((heal, i));
+        if Some(event.i) == last_heal {
+            healed = true;
+            for ((_, lock), &i) in &in_flight {
+                let w = wanted.entry(lock).or_insert((heal, i));
+                w.1 = w.1.min(i);
+            }
         }
     }
 

@@ -4,7 +4,8 @@
 //! "At the same instant" is decided in the history's order, which is true
 //! time with ties broken by the order things happened in the simulator: two
 //! holds overlap when one began (its acquire completed) before the other
-//! ended (its release was invoked, its check failed, it crashed). So two
+//! ended (its release was invoked, its check failed, it crashed, its own
+//! validity ran out before the other's acquire completed). So two
 //! holds that meet within the same simulated microsecond still count when
 //! the second began before the first ended; their overlap then lasts 0 ms.
 
@@ -37,7 +38,8 @@ pub struct Overlap {
 
 impl Overlap {
     /// The events that prove it: the acquires that began both holds and
-    /// the events that ended them (if any), ascending.
+    /// the events that ended them (if any: a hold that lasted to the end of
+    /// the history or until its own validity ran out has none), ascending.
     pub fn witness(&self) -> Vec<usize> {
         let mut w = vec![self.first.start, self.second.start];
         w.extend(self.first.end);
@@ -63,7 +65,7 @@ pub fn overlaps(history: &History) -> Vec<Overlap> {
         for first in &all[..j] {
             if first.lock == second.lock
                 && first.client != second.client
-                && second.start < first.end_pos()
+                && second.start < first.end_pos
             {
                 let end = first.end_us.min(second.end_us);
                 found.push(Overlap {

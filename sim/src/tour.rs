@@ -1,0 +1,122 @@
+//! `locklab tour`: the ladder told rung by rung from live simulator runs.
+//!
+//! For each rung: what it fixes, its flaw, the scenario whose fault breaks
+//! it, the timeline of the break, and the next rung surviving the same
+//! fault. Everything shown is computed on the spot, not canned.
+
+use crate::cell::{Judged, run_cell};
+use crate::check::Check;
+use crate::output::TIMELINE_WIDTH;
+use crate::scenario::Scenario;
+use crate::timeline;
+use std::fmt::Write as _;
+
+/// One stop of the tour.
+#[derive(Debug)]
+pub struct Stop {
+    /// The rung.
+    pub rung: &'static locks::Rung,
+    /// The scenario that breaks it.
+    pub scenario: String,
+    /// The rung in that scenario.
+    pub broken: Judged,
+    /// The next rung in the same scenario, when the scenario names it.
+    pub next: Option<Judged>,
+}
+
+/// The scenario of `scenarios` that shows `rung`'s flaw: the first of its
+/// `shown_by` names that is present, preferring one that also runs the next
+/// rung.
+pub fn scenario_for<'a>(rung: &locks::Rung, scenarios: &'a [Scenario]) -> Option<&'a Scenario> {
+    let next = locks::LADDER.get(rung.number as usize + 1).map(|r| r.id);
+    let named: Vec<&Scenario> = rung
+        .shown_by
+        .split(',')
+        .map(str::trim)
+        .filter_map(|name| scenarios.iter().find(|s| s.name == name))
+        .filter(|s| s.variants.iter().any(|v| v == rung.id))
+        .collect();
+    named
+        .iter()
+        .find(|s| next.is_some_and(|n| s.variants.iter().any(|v| v == n)))
+        .or(named.first())
+        .copied()
+}
+
+/// Runs the tour's stops, in ladder order (rungs with no scenario skipped).
+pub fn stops(scenarios: &[Scenario]) -> Result<Vec<Stop>, String> {
+    let mut out = Vec::new();
+    for rung in locks::LADDER {
+        let Some(scenario) = scenario_for(rung, scenarios) else {
+            continue;
+        };
+        let seed = scenario.seeds.first().copied().unwrap_or(1);
+        let broken = run_cell(scenario, rung.id, seed).map_err(|e| e.to_string())?;
+        let next = match locks::LADDER.get(rung.number as usize + 1) {
+            Some(n) if scenario.variants.iter().any(|v| v == n.id) => {
+                Some(run_cell(scenario, n.id, seed).map_err(|e| e.to_string())?)
+            }
+            _ => None,
+        };
+        out.push(Stop {
+            rung,
+            scenario: scenario.name.clone(),
+            broken,
+            next,
+        });
+    }
+    Ok(out)
+}
+
+fn first_finding(judged: &Judged) -> String {
+    judged
+        .results
+        .by_name()
+        .into_iter()
+        .find_map(|(name, check)| match check {
+            Check::Invalid { why, .. } if judged.results.decides(name) => {
+                Some(format!("{name}: {why}"))
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| "every checker passed".to_string())
+}
+
+/// Renders one stop as text.
+pub fn render_stop(stop: &Stop, scenarios: &[Scenario]) -> String {
+    let mut out = String::new();
+    let rung = stop.rung;
+    let _ = writeln!(out, "━━ rung {}: {} ━━", rung.number, rung.id);
+    let _ = writeln!(out, "acquire: {}", rung.acquire);
+    let _ = writeln!(out, "release: {}", rung.release);
+    let _ = writeln!(out, "fixes:   {}", rung.fixes);
+    let _ = writeln!(out, "flaw:    {}", rung.flaw);
+    let description = scenarios
+        .iter()
+        .find(|s| s.name == stop.scenario)
+        .map(|s| s.description.split_whitespace().collect::<Vec<_>>().join(" "))
+        .unwrap_or_default();
+    let _ = writeln!(out, "\nthe fault: scenarios/{}.toml", stop.scenario);
+    let _ = writeln!(out, "  {description}");
+    let _ = writeln!(
+        out,
+        "\n{} → {} (seed {})\n  {}",
+        rung.id,
+        stop.broken.verdict.as_str().to_uppercase(),
+        stop.broken.seed,
+        first_finding(&stop.broken)
+    );
+    out.push_str(&timeline::ascii(&stop.broken.history, TIMELINE_WIDTH));
+    if let Some(next) = &stop.next {
+        let _ = writeln!(
+            out,
+            "\nthe next rung, {}, under the same fault → {}\n  {}",
+            next.variant,
+            next.verdict.as_str().to_uppercase(),
+            first_finding(next)
+        );
+        out.push_str(&timeline::ascii(&next.history, TIMELINE_WIDTH));
+    }
+    out.push('\n');
+    out
+}
