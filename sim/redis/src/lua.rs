@@ -1,0 +1,544 @@
+//! Lua scripting as Redis 7.0 does it: one Lua 5.1 state per node, scripts
+//! cached by SHA1, `redis.call` / `redis.pcall` bound to the node, and
+//! Redis's conversion rules between Lua values and RESP replies.
+//!
+//! The error handler and the error-table format are Redis 7.0's own (see
+//! `script_lua.c`), so failing scripts print exactly what Redis prints, e.g.
+//! `ERR user_script:1: boom script: <sha>, on @user_script:1.`.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use mlua::{Function, Lua, MultiValue, Table, Value as LuaValue};
+
+use crate::resp::Reply;
+
+/// Executes one command on behalf of a script (`redis.call`).
+pub type CallFn = Rc<dyn Fn(&[Vec<u8>]) -> Reply>;
+
+/// The Lua side of the library: the error handler, `redis.call` and
+/// `redis.pcall` wrappers, global protection. Runs once per state.
+const LIB: &str = r#"
+local raw_call, raw_call_raise, sha1hex, push_error, to_err_table = ...
+local error = error
+local type = type
+local xpcall = xpcall
+redis = {}
+redis.call = raw_call_raise
+local raw_pcall = pcall
+local unpack = unpack
+pcall = function (...)
+  local r = {raw_pcall(...)}
+  if not r[1] then r[2] = to_err_table(r[2]) end
+  return unpack(r, 1, table.maxn(r))
+end
+redis.pcall = function (...)
+  return raw_call(...)
+end
+redis.sha1hex = sha1hex
+redis.error_reply = function (...)
+  local n = select('#', ...)
+  local e = ...
+  if n ~= 1 or type(e) ~= 'string' then
+    return push_error('wrong number or type of arguments')
+  end
+  if e:sub(1,1) ~= '-' then e = '-' .. e end
+  return push_error(e)
+end
+redis.status_reply = function (...)
+  local n = select('#', ...)
+  local s = ...
+  if n ~= 1 or type(s) ~= 'string' then
+    return push_error('wrong number or type of arguments')
+  end
+  return {ok=s}
+end
+redis.log = function () end
+redis.LOG_DEBUG = 0
+redis.LOG_VERBOSE = 1
+redis.LOG_NOTICE = 2
+redis.LOG_WARNING = 3
+redis.replicate_commands = function () return true end
+redis.set_repl = function () end
+redis.REPL_NONE = 0
+redis.REPL_AOF = 1
+redis.REPL_SLAVE = 2
+redis.REPL_REPLICA = 2
+redis.REPL_ALL = 3
+redis.setresp = function () end
+redis.breakpoint = function () return false end
+redis.debug = function () end
+redis.REDIS_VERSION = '7.0.15'
+redis.REDIS_VERSION_NUM = 0x0007000f
+dofile = nil
+loadfile = nil
+print = nil
+local error_handler = __redis_error_handler
+__redis_error_handler = nil
+local run = function (f)
+  return xpcall(f, error_handler)
+end
+setmetatable(_G, {
+  __newindex = function (t, k, v)
+    error("Attempt to modify a readonly table", 2)
+  end,
+  __index = function (t, k)
+    error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+  end,
+})
+return run
+"#;
+
+/// A node's scripting engine.
+pub struct LuaEngine {
+    lua: Lua,
+    run: Function,
+    scripts: RefCell<BTreeMap<String, Function>>,
+}
+
+/// The SHA1 of a script body, lowercase hex (as Redis names scripts).
+pub fn sha1_hex(body: &[u8]) -> String {
+    sha1_smol::Sha1::from(body).digest().to_string()
+}
+
+/// Redis's `luaPushErrorBuff`: splits `-CODE msg` (or `msg`, code `ERR`)
+/// and trims newlines; returns `CODE msg`.
+pub fn error_text(err: &str) -> String {
+    let (code, msg) = match err.strip_prefix('-') {
+        Some(rest) => match rest.find(' ') {
+            Some(sp) => (&rest[..sp], &rest[sp + 1..]),
+            None => ("ERR", rest),
+        },
+        None => ("ERR", err),
+    };
+    let msg = msg.trim_matches(|c| c == '\r' || c == '\n');
+    format!("{code} {msg}")
+}
+
+/// `%.17g`, as Redis formats Lua numbers passed to commands.
+pub fn fmt_g17(n: f64) -> String {
+    if n.is_nan() {
+        return if n.is_sign_negative() { "-nan" } else { "nan" }.into();
+    }
+    if n.is_infinite() {
+        return if n < 0.0 { "-inf" } else { "inf" }.into();
+    }
+    if n == 0.0 {
+        return if n.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    let e = format!("{n:.16e}");
+    let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
+    let x: i32 = exp.parse().unwrap_or(0);
+    if (-4..17).contains(&x) {
+        let decimals = (16 - x).max(0) as usize;
+        let s = format!("{n:.decimals$}");
+        strip_zeros(&s)
+    } else {
+        let m = strip_zeros(mant);
+        let sign = if x < 0 { '-' } else { '+' };
+        format!("{m}e{sign}{:02}", x.abs())
+    }
+}
+
+fn strip_zeros(s: &str) -> String {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+fn err_table(lua: &Lua, text: &str) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.raw_set("err", text)?;
+    Ok(t)
+}
+
+/// The error `redis.call` raises: the `err` text of Redis's error table.
+#[derive(Debug)]
+struct CallError(String);
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CallError {}
+
+/// The text of a `redis.call` error, if `v` is one.
+fn call_error(v: &LuaValue) -> Option<String> {
+    fn walk(e: &mlua::Error) -> Option<String> {
+        match e {
+            mlua::Error::CallbackError { cause, .. } => walk(cause),
+            mlua::Error::ExternalError(x) => x.downcast_ref::<CallError>().map(|c| c.0.clone()),
+            mlua::Error::WithContext { cause, .. } => walk(cause),
+            _ => None,
+        }
+    }
+    match v {
+        LuaValue::Error(e) => walk(e),
+        _ => None,
+    }
+}
+
+/// Runs one command for `redis.call` / `redis.pcall`: the reply as a Lua
+/// value, and whether it is an error.
+fn call_command(lua: &Lua, call: &CallFn, args: MultiValue) -> mlua::Result<(LuaValue, bool)> {
+    let mut argv: Vec<Vec<u8>> = Vec::with_capacity(args.len());
+    for a in args {
+        match a {
+            LuaValue::String(s) => argv.push(s.as_bytes().to_vec()),
+            LuaValue::Integer(n) => argv.push(n.to_string().into_bytes()),
+            LuaValue::Number(n) => argv.push(fmt_g17(n).into_bytes()),
+            _ => {
+                let t = err_table(
+                    lua,
+                    "ERR Lua redis lib command arguments must be strings or integers",
+                )?;
+                return Ok((LuaValue::Table(t), true));
+            }
+        }
+    }
+    if argv.is_empty() {
+        let t = err_table(
+            lua,
+            "ERR Please specify at least one argument for this redis lib call",
+        )?;
+        return Ok((LuaValue::Table(t), true));
+    }
+    let reply = call(&argv);
+    let failed = reply.is_error();
+    Ok((reply_to_lua(lua, &reply)?, failed))
+}
+
+/// Converts a command's reply to a Lua value (Redis's RESP → Lua rules).
+fn reply_to_lua(lua: &Lua, r: &Reply) -> mlua::Result<LuaValue> {
+    Ok(match r {
+        Reply::Int(n) => LuaValue::Number(*n as f64),
+        Reply::Bulk(b) => LuaValue::String(lua.create_string(b)?),
+        Reply::Nil | Reply::NilArray => LuaValue::Boolean(false),
+        Reply::Status(s) => {
+            let t = lua.create_table()?;
+            t.raw_set("ok", s.as_str())?;
+            LuaValue::Table(t)
+        }
+        Reply::Error(e) => {
+            let t = err_table(lua, &error_text(&format!("-{e}")))?;
+            t.raw_set("ignore_error_stats_update", true)?;
+            LuaValue::Table(t)
+        }
+        Reply::Array(items) => {
+            let t = lua.create_table_with_capacity(items.len(), 0)?;
+            for (i, item) in items.iter().enumerate() {
+                t.raw_set(i + 1, reply_to_lua(lua, item)?)?;
+            }
+            LuaValue::Table(t)
+        }
+    })
+}
+
+/// Converts a script's return value to a reply (Redis's Lua → RESP rules).
+fn lua_to_reply(v: &LuaValue) -> Reply {
+    match v {
+        LuaValue::Boolean(true) => Reply::Int(1),
+        LuaValue::Integer(n) => Reply::Int(*n),
+        LuaValue::Number(n) => Reply::Int(*n as i64),
+        LuaValue::String(s) => Reply::Bulk(s.as_bytes().to_vec()),
+        LuaValue::Table(t) => {
+            if let Ok(LuaValue::String(e)) = t.raw_get::<LuaValue>("err") {
+                return Reply::Error(e.to_string_lossy());
+            }
+            if let Ok(LuaValue::String(s)) = t.raw_get::<LuaValue>("ok") {
+                let s: String = s
+                    .to_string_lossy()
+                    .chars()
+                    .map(|c| if c == '\r' || c == '\n' { ' ' } else { c })
+                    .collect();
+                return Reply::Status(s);
+            }
+            let mut items = Vec::new();
+            let mut j = 1usize;
+            loop {
+                match t.raw_get::<LuaValue>(j) {
+                    Ok(LuaValue::Nil) | Err(_) => break,
+                    Ok(v) => items.push(lua_to_reply(&v)),
+                }
+                j += 1;
+            }
+            Reply::Array(items)
+        }
+        _ => Reply::Nil,
+    }
+}
+
+impl LuaEngine {
+    /// A fresh Lua state whose `redis.call` runs commands through `call`.
+    pub fn new(call: CallFn) -> LuaEngine {
+        Self::try_new(call).expect("the Lua library always loads")
+    }
+
+    fn try_new(call: CallFn) -> mlua::Result<LuaEngine> {
+        let lua = Lua::new_with(
+            mlua::StdLib::TABLE | mlua::StdLib::STRING | mlua::StdLib::MATH,
+            mlua::LuaOptions::default(),
+        )?;
+        let call2 = call.clone();
+        let raw_call = lua
+            .create_function(move |lua, args: MultiValue| Ok(call_command(lua, &call2, args)?.0))?;
+        let raw_call_raise = lua.create_function(move |lua, args: MultiValue| {
+            let (v, failed) = call_command(lua, &call, args)?;
+            if failed && let LuaValue::Table(t) = &v {
+                let text: String = t.raw_get("err")?;
+                return Err(mlua::Error::external(CallError(text)));
+            }
+            Ok(v)
+        })?;
+        let to_err_table = lua.create_function(|lua, v: LuaValue| {
+            Ok(match call_error(&v) {
+                Some(text) => LuaValue::Table(err_table(lua, &text)?),
+                None => v,
+            })
+        })?;
+        let sha1hex = lua.create_function(|_, args: MultiValue| {
+            if args.len() != 1 {
+                return Err(mlua::Error::RuntimeError(
+                    "wrong number of arguments".into(),
+                ));
+            }
+            let bytes = match &args[0] {
+                LuaValue::String(s) => s.as_bytes().to_vec(),
+                LuaValue::Integer(n) => n.to_string().into_bytes(),
+                LuaValue::Number(n) => fmt_g17(*n).into_bytes(),
+                _ => Vec::new(),
+            };
+            Ok(sha1_hex(&bytes))
+        })?;
+        let push_error = lua.create_function(|lua, s: mlua::LuaString| {
+            err_table(lua, &error_text(&s.to_string_lossy()))
+        })?;
+        let handler = lua.create_function(|lua, err: LuaValue| {
+            type Info = (String, Option<String>, Option<usize>);
+            let frame = |level: usize| -> Option<Info> {
+                lua.inspect_stack(level, |d| {
+                    let s = d.source();
+                    (
+                        s.what.to_string(),
+                        s.source.map(|x| x.to_string()),
+                        d.current_line(),
+                    )
+                })
+            };
+            let mut info = frame(1);
+            if matches!(&info, Some((w, ..)) if w == "C") {
+                info = frame(2);
+            }
+            if matches!(&info, Some((_, Some(src), _)) if src == "@redis_lib") {
+                info = frame(3);
+            }
+            let t = match err {
+                LuaValue::Table(t) => t,
+                ref e if call_error(e).is_some() => {
+                    err_table(lua, &call_error(e).unwrap_or_default())?
+                }
+                other => {
+                    let text = match &other {
+                        LuaValue::String(s) => s.to_string_lossy(),
+                        LuaValue::Integer(n) => n.to_string(),
+                        LuaValue::Number(n) => n.to_string(),
+                        LuaValue::Nil => "nil".into(),
+                        LuaValue::Boolean(b) => b.to_string(),
+                        LuaValue::Error(e) => e.to_string(),
+                        o => o.type_name().to_string(),
+                    };
+                    err_table(lua, &format!("ERR {text}"))?
+                }
+            };
+            if let Some((_, src, line)) = info {
+                if let Some(src) = src {
+                    t.raw_set("source", src)?;
+                }
+                t.raw_set("line", line.map_or(-1, |l| l as i64))?;
+            }
+            Ok(t)
+        })?;
+        lua.globals().raw_set("__redis_error_handler", handler)?;
+        let run: Function = lua.load(LIB).set_name("@redis_lib").call((
+            raw_call,
+            raw_call_raise,
+            sha1hex,
+            push_error,
+            to_err_table,
+        ))?;
+        Ok(LuaEngine {
+            lua,
+            run,
+            scripts: RefCell::new(BTreeMap::new()),
+        })
+    }
+
+    /// Compiles and caches `body` (SCRIPT LOAD, EVAL). Returns its SHA1, or
+    /// the compile error reply.
+    pub fn load(&self, body: &[u8]) -> Result<String, Reply> {
+        let sha = sha1_hex(body);
+        if self.scripts.borrow().contains_key(&sha) {
+            return Ok(sha);
+        }
+        match self.lua.load(body).set_name("@user_script").into_function() {
+            Ok(f) => {
+                self.scripts.borrow_mut().insert(sha.clone(), f);
+                Ok(sha)
+            }
+            Err(e) => {
+                let msg = match e {
+                    mlua::Error::SyntaxError { message, .. } => message,
+                    other => other.to_string(),
+                };
+                Err(Reply::err(format!(
+                    "ERR Error compiling script (new function): {msg}"
+                )))
+            }
+        }
+    }
+
+    /// Whether a script with this SHA1 (lowercase) is cached.
+    pub fn exists(&self, sha: &str) -> bool {
+        self.scripts.borrow().contains_key(sha)
+    }
+
+    /// Empties the script cache (SCRIPT FLUSH).
+    pub fn flush(&self) {
+        self.scripts.borrow_mut().clear();
+    }
+
+    /// Runs a cached script with KEYS and ARGV. `None` if not cached.
+    pub fn run(&self, sha: &str, keys: &[Vec<u8>], argv: &[Vec<u8>]) -> Option<Reply> {
+        let f = self.scripts.borrow().get(sha).cloned()?;
+        Some(match self.try_run(sha, f, keys, argv) {
+            Ok(r) => r,
+            Err(e) => Reply::err(format!("ERR Error running script: {e}")),
+        })
+    }
+
+    fn try_run(
+        &self,
+        sha: &str,
+        f: Function,
+        keys: &[Vec<u8>],
+        argv: &[Vec<u8>],
+    ) -> mlua::Result<Reply> {
+        let g = self.lua.globals();
+        let mk = |items: &[Vec<u8>]| -> mlua::Result<Table> {
+            let t = self.lua.create_table_with_capacity(items.len(), 0)?;
+            for (i, it) in items.iter().enumerate() {
+                t.raw_set(i + 1, self.lua.create_string(it)?)?;
+            }
+            Ok(t)
+        };
+        g.raw_set("KEYS", mk(keys)?)?;
+        g.raw_set("ARGV", mk(argv)?)?;
+        let (ok, val): (bool, LuaValue) = self.run.call(f)?;
+        if ok {
+            return Ok(lua_to_reply(&val));
+        }
+        Ok(match &val {
+            LuaValue::Table(t) => {
+                let msg = match t.raw_get::<LuaValue>("err")? {
+                    LuaValue::String(s) => s.to_string_lossy(),
+                    _ => "(null)".into(),
+                };
+                let source = t.raw_get::<LuaValue>("source")?;
+                let line = t.raw_get::<LuaValue>("line")?;
+                match (source, line) {
+                    (LuaValue::String(s), LuaValue::Integer(_) | LuaValue::Number(_)) => {
+                        let line = match t.raw_get::<LuaValue>("line")? {
+                            LuaValue::Integer(n) => n,
+                            LuaValue::Number(n) => n as i64,
+                            _ => 0,
+                        };
+                        Reply::Error(format!(
+                            "{msg} script: {sha}, on {}:{line}.",
+                            s.to_string_lossy()
+                        ))
+                    }
+                    _ => Reply::Error(msg),
+                }
+            }
+            other => Reply::err(format!(
+                "ERR Error running script {sha}, {}",
+                other.to_string().unwrap_or_default()
+            )),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engine() -> LuaEngine {
+        LuaEngine::new(Rc::new(|args: &[Vec<u8>]| match args[0].as_slice() {
+            b"ping" => Reply::Status("PONG".into()),
+            b"get" => Reply::Nil,
+            b"echo" => Reply::Bulk(args[1].clone()),
+            _ => Reply::err("ERR unknown"),
+        }))
+    }
+
+    fn eval(e: &LuaEngine, body: &str) -> Reply {
+        match e.load(body.as_bytes()) {
+            Ok(sha) => e.run(&sha, &[], &[]).unwrap(),
+            Err(r) => r,
+        }
+    }
+
+    #[test]
+    fn lua_values_convert_to_replies_as_in_redis() {
+        let e = engine();
+        assert_eq!(eval(&e, "return 3.99"), Reply::Int(3));
+        assert_eq!(eval(&e, "return true"), Reply::Int(1));
+        assert_eq!(eval(&e, "return false"), Reply::Nil);
+        assert_eq!(
+            eval(&e, "return {1,'a',nil,4}"),
+            Reply::Array(vec![Reply::Int(1), Reply::Bulk(b"a".to_vec())])
+        );
+        assert_eq!(eval(&e, "return redis.call('get','x')"), Reply::Nil);
+        assert_eq!(
+            eval(&e, "return redis.call('ping')"),
+            Reply::Status("PONG".into())
+        );
+    }
+
+    #[test]
+    fn numbers_passed_to_commands_print_as_percent_17g() {
+        assert_eq!(fmt_g17(30.0), "30");
+        assert_eq!(fmt_g17(0.1), "0.10000000000000001");
+        assert_eq!(fmt_g17(1e20), "1e+20");
+        assert_eq!(fmt_g17(-2.5), "-2.5");
+        let e = engine();
+        assert_eq!(
+            eval(&e, "return redis.call('echo', 1.5)"),
+            Reply::Bulk(b"1.5".to_vec())
+        );
+    }
+
+    #[test]
+    fn script_errors_carry_the_script_sha_and_line() {
+        let e = engine();
+        let body = "error('x')";
+        let sha = sha1_hex(body.as_bytes());
+        assert_eq!(
+            eval(&e, body),
+            Reply::Error(format!(
+                "ERR user_script:1: x script: {sha}, on @user_script:1."
+            ))
+        );
+        let body = "\nreturn redis.call('nope')";
+        let sha = sha1_hex(body.as_bytes());
+        assert_eq!(
+            eval(&e, body),
+            Reply::Error(format!("ERR unknown script: {sha}, on @user_script:2."))
+        );
+    }
+}

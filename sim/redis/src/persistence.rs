@@ -1,0 +1,152 @@
+//! Persistence: the node's "disk", which outlives the node's process.
+//!
+//! The disk lives in the [`crate::NodeHandle`] (outside the turmoil host),
+//! so a restarted host finds what the crashed one left. It holds the latest
+//! durable state of each key (what an AOF replay would rebuild) plus the
+//! records written but not yet fsynced (the OS page cache).
+//!
+//! * [`Persistence::None`]: nothing is kept; a restart comes back empty.
+//! * [`Persistence::AofAlways`]: every write is durable before its reply.
+//! * [`Persistence::AofEverysec`]: writes reach the page cache before their
+//!   reply (as Redis writes the AOF buffer before answering) and are fsynced
+//!   once a second. A process kill keeps the page cache (so no acknowledged
+//!   write is lost); a power loss drops it (up to about a second of writes).
+
+use std::collections::BTreeMap;
+
+use crate::keyspace::Entry;
+
+/// How a node persists its writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Persistence {
+    /// No persistence: a restart comes back empty.
+    #[default]
+    None,
+    /// `appendfsync always`.
+    AofAlways,
+    /// `appendfsync everysec`.
+    AofEverysec,
+}
+
+/// How the node's process is about to end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CrashKind {
+    /// The process dies; the machine (and its page cache) survives.
+    #[default]
+    ProcessKill,
+    /// The machine loses power: unsynced writes are gone.
+    PowerLoss,
+}
+
+/// The new state of one key: `None` means deleted.
+pub type KeyState = (Vec<u8>, Option<Entry>);
+
+/// A node's disk.
+#[derive(Debug, Default, Clone)]
+pub struct Disk {
+    durable: BTreeMap<Vec<u8>, Entry>,
+    page_cache: Vec<KeyState>,
+    next_crash: CrashKind,
+}
+
+impl Disk {
+    /// Records the effects of one command under `mode`.
+    pub fn write(&mut self, mode: Persistence, effects: &[KeyState]) {
+        match mode {
+            Persistence::None => {}
+            Persistence::AofAlways => {
+                for (k, e) in effects {
+                    apply(&mut self.durable, k, e.clone());
+                }
+            }
+            Persistence::AofEverysec => self.page_cache.extend(effects.iter().cloned()),
+        }
+    }
+
+    /// fsync: makes the page cache durable.
+    pub fn fsync(&mut self) {
+        for (k, e) in std::mem::take(&mut self.page_cache) {
+            apply(&mut self.durable, &k, e);
+        }
+    }
+
+    /// Declares how the coming crash happens.
+    pub fn set_crash_kind(&mut self, kind: CrashKind) {
+        self.next_crash = kind;
+    }
+
+    /// At start-up: settles the last crash and returns what survives.
+    pub fn recover(&mut self, mode: Persistence) -> Vec<(Vec<u8>, Entry)> {
+        if mode == Persistence::None {
+            self.durable.clear();
+            self.page_cache.clear();
+            return Vec::new();
+        }
+        match std::mem::take(&mut self.next_crash) {
+            CrashKind::ProcessKill => self.fsync(),
+            CrashKind::PowerLoss => self.page_cache.clear(),
+        }
+        self.durable
+            .iter()
+            .map(|(k, e)| (k.clone(), e.clone()))
+            .collect()
+    }
+
+    /// Number of durable keys (for tests and reports).
+    pub fn durable_len(&self) -> usize {
+        self.durable.len()
+    }
+
+    /// Number of records waiting for fsync.
+    pub fn unsynced_len(&self) -> usize {
+        self.page_cache.len()
+    }
+}
+
+fn apply(map: &mut BTreeMap<Vec<u8>, Entry>, k: &[u8], e: Option<Entry>) {
+    match e {
+        Some(e) => {
+            map.insert(k.to_vec(), e);
+        }
+        None => {
+            map.remove(k);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keyspace::Value;
+
+    fn st(k: &str) -> KeyState {
+        (
+            k.as_bytes().to_vec(),
+            Some(Entry {
+                value: Value::Str(b"v".to_vec()),
+                deadline: None,
+            }),
+        )
+    }
+
+    #[test]
+    fn everysec_keeps_unsynced_writes_after_a_process_kill_but_not_a_power_loss() {
+        let mut d = Disk::default();
+        d.write(Persistence::AofEverysec, &[st("a")]);
+        d.fsync();
+        d.write(Persistence::AofEverysec, &[st("b")]);
+        let mut d2 = d.clone();
+        assert_eq!(d.recover(Persistence::AofEverysec).len(), 2);
+        d2.set_crash_kind(CrashKind::PowerLoss);
+        assert_eq!(d2.recover(Persistence::AofEverysec).len(), 1);
+    }
+
+    #[test]
+    fn always_makes_every_write_durable_and_none_keeps_nothing() {
+        let mut d = Disk::default();
+        d.write(Persistence::AofAlways, &[st("a")]);
+        d.set_crash_kind(CrashKind::PowerLoss);
+        assert_eq!(d.recover(Persistence::AofAlways).len(), 1);
+        assert_eq!(d.recover(Persistence::None).len(), 0);
+    }
+}

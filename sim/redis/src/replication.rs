@@ -1,0 +1,334 @@
+//! Asynchronous replication over the (simulated) network.
+//!
+//! A replica dials its master and sends `PSYNC ? -1`. The master answers
+//! with a full snapshot, then streams one batch per write command (or per
+//! script: its effects), each carrying the new state of every key it touched
+//! with absolute deadlines, the way Redis 7 propagates `PEXPIREAT`-style
+//! times, and the master's deletions of expired keys. The replica applies a
+//! batch `replication_delay` after receiving it and acknowledges the offset
+//! (`REPLCONF ACK`), which is what `WAIT` counts.
+//!
+//! The link runs over the network, so a partition cuts it. A turmoil TCP
+//! connection stays wedged after a partition heals, so both ends time out:
+//! the master pings every 100 ms and the replica reconnects (and resyncs in
+//! full) after a second of silence; the master drops a replica that has not
+//! acknowledged anything for two seconds.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio::time::{Instant, sleep, sleep_until, timeout};
+
+use crate::keyspace::{Entry, Value};
+use crate::node::{Batch, Node};
+use crate::resp::{Parse, Reply, encode_request, parse_reply, parse_request, string2ll};
+
+/// Which network a node's outgoing connections use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Net {
+    /// turmoil's simulated network.
+    Turmoil,
+    /// The host's real network (tokio).
+    Tokio,
+}
+
+const PING_EVERY: Duration = Duration::from_millis(100);
+const REPLICA_TIMEOUT: Duration = Duration::from_secs(1);
+const MASTER_TIMEOUT: Duration = Duration::from_secs(2);
+
+fn encode_batch(b: &Batch, out: &mut Vec<u8>) {
+    let states = b
+        .states
+        .iter()
+        .map(|(k, e)| match e {
+            None => Reply::Array(vec![Reply::Bulk(k.clone())]),
+            Some(e) => {
+                let d = Reply::Int(e.deadline.unwrap_or(-1));
+                let has = Reply::Int(i64::from(e.deadline.is_some()));
+                let v = match &e.value {
+                    Value::Str(s) => Reply::Bulk(s.clone()),
+                    Value::Hash(h) => Reply::Array(
+                        h.iter()
+                            .flat_map(|(f, v)| [Reply::Bulk(f.clone()), Reply::Bulk(v.clone())])
+                            .collect(),
+                    ),
+                };
+                Reply::Array(vec![Reply::Bulk(k.clone()), has, d, v])
+            }
+        })
+        .collect();
+    Reply::Array(vec![
+        Reply::Bulk(b"batch".to_vec()),
+        Reply::Int(b.offset as i64),
+        Reply::Int(i64::from(b.full)),
+        Reply::Array(states),
+    ])
+    .encode(out);
+}
+
+fn decode_batch(r: Reply) -> Option<Batch> {
+    let Reply::Array(mut items) = r else {
+        return None;
+    };
+    if items.len() != 4 {
+        return None;
+    }
+    let states = match items.pop()? {
+        Reply::Array(s) => s,
+        _ => return None,
+    };
+    let full = matches!(items.pop()?, Reply::Int(1));
+    let offset = match items.pop()? {
+        Reply::Int(n) => n as u64,
+        _ => return None,
+    };
+    let mut out = Vec::with_capacity(states.len());
+    for s in states {
+        let Reply::Array(mut parts) = s else {
+            return None;
+        };
+        if parts.len() == 1 {
+            let Reply::Bulk(k) = parts.pop()? else {
+                return None;
+            };
+            out.push((k, None));
+            continue;
+        }
+        if parts.len() != 4 {
+            return None;
+        }
+        let value = match parts.pop()? {
+            Reply::Bulk(s) => Value::Str(s),
+            Reply::Array(fv) => {
+                let mut h = BTreeMap::new();
+                let mut it = fv.into_iter();
+                while let (Some(Reply::Bulk(f)), Some(Reply::Bulk(v))) = (it.next(), it.next()) {
+                    h.insert(f, v);
+                }
+                Value::Hash(h)
+            }
+            _ => return None,
+        };
+        let d = match parts.pop()? {
+            Reply::Int(d) => d,
+            _ => return None,
+        };
+        let has = matches!(parts.pop()?, Reply::Int(1));
+        let Reply::Bulk(k) = parts.pop()? else {
+            return None;
+        };
+        out.push((
+            k,
+            Some(Entry {
+                value,
+                deadline: has.then_some(d),
+            }),
+        ));
+    }
+    Some(Batch {
+        offset,
+        full,
+        states: out,
+    })
+}
+
+/// Master side: serves one replica on a connection that sent `PSYNC`.
+pub(crate) async fn serve_replica<R, W>(node: Rc<Node>, mut rd: R, mut wr: W, mut buf: Vec<u8>)
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let (tx, mut rx) = mpsc::unbounded_channel::<Batch>();
+    let snap = node.snapshot();
+    let id = node.add_replica(tx, format!("replica-{}", node.state.borrow().offset));
+    let mut out = Vec::new();
+    encode_batch(&snap, &mut out);
+    if wr.write_all(&out).await.is_err() {
+        node.remove_replica(id);
+        return;
+    }
+    let mut tick = tokio::time::interval(PING_EVERY);
+    let mut last_ack = Instant::now();
+    loop {
+        out.clear();
+        tokio::select! {
+            b = rx.recv() => match b {
+                Some(b) => encode_batch(&b, &mut out),
+                None => break,
+            },
+            n = rd.read_buf(&mut buf) => {
+                match n {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                let mut used = 0;
+                while let Parse::Request(args, n) = parse_request(&buf[used..]) {
+                    used += n;
+                    if args.len() == 3
+                        && args[0].eq_ignore_ascii_case(b"replconf")
+                        && let Some(off) = string2ll(&args[2])
+                    {
+                        last_ack = Instant::now();
+                        node.replica_ack(id, off.max(0) as u64);
+                    }
+                }
+                buf.drain(..used);
+            }
+            _ = tick.tick() => {
+                if last_ack.elapsed() > MASTER_TIMEOUT {
+                    break;
+                }
+                let off = node.state.borrow().offset;
+                Reply::Array(vec![Reply::Bulk(b"ping".to_vec()), Reply::Int(off as i64)]).encode(&mut out);
+            }
+        }
+        if !out.is_empty() && wr.write_all(&out).await.is_err() {
+            break;
+        }
+    }
+    node.remove_replica(id);
+}
+
+/// Replica side: follows `master` while the node's link generation is
+/// `generation` (a promotion or a new REPLICAOF ends it).
+pub(crate) async fn follow(node: Rc<Node>, master: String, generation: u64, net: Net) {
+    let port = node.handle.config().port;
+    loop {
+        if node.state.borrow().link_generation != generation {
+            return;
+        }
+        match net {
+            Net::Turmoil => {
+                if let Ok(Ok(s)) = timeout(
+                    REPLICA_TIMEOUT,
+                    turmoil::net::TcpStream::connect((master.as_str(), port)),
+                )
+                .await
+                {
+                    run_link(&node, s, generation).await;
+                }
+            }
+            Net::Tokio => {
+                if let Ok(Ok(s)) = timeout(
+                    REPLICA_TIMEOUT,
+                    tokio::net::TcpStream::connect((master.as_str(), port)),
+                )
+                .await
+                {
+                    run_link(&node, s, generation).await;
+                }
+            }
+        }
+        {
+            let mut st = node.state.borrow_mut();
+            if st.link_generation == generation {
+                st.link_up = false;
+            }
+        }
+        sleep(PING_EVERY).await;
+    }
+}
+
+async fn run_link<S>(node: &Rc<Node>, stream: S, generation: u64)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let delay = node.handle.config().replication_delay;
+    let (mut rd, mut wr) = tokio::io::split(stream);
+    let mut out = Vec::new();
+    encode_request(&[b"PSYNC", b"?", b"-1"], &mut out);
+    if wr.write_all(&out).await.is_err() {
+        return;
+    }
+    let mut buf = Vec::with_capacity(4096);
+    loop {
+        let received = match timeout(REPLICA_TIMEOUT, rd.read_buf(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => Instant::now(),
+            _ => return,
+        };
+        let mut used = 0;
+        let mut frames = Vec::new();
+        loop {
+            match parse_reply(&buf[used..]) {
+                Ok(Some((r, n))) => {
+                    used += n;
+                    frames.push(r);
+                }
+                Ok(None) => break,
+                Err(_) => return,
+            }
+        }
+        buf.drain(..used);
+        for f in frames {
+            let is_ping = matches!(&f, Reply::Array(v) if v.len() == 2);
+            if !is_ping {
+                let Some(batch) = decode_batch(f) else {
+                    return;
+                };
+                if !delay.is_zero() {
+                    sleep_until(received + delay).await;
+                }
+                if node.state.borrow().link_generation != generation {
+                    return;
+                }
+                node.apply_batch(batch);
+            }
+            let off = {
+                let mut st = node.state.borrow_mut();
+                if st.link_generation != generation {
+                    return;
+                }
+                st.link_up = true;
+                st.offset
+            };
+            out.clear();
+            let off = off.to_string();
+            encode_request(&[b"REPLCONF", b"ACK", off.as_bytes()], &mut out);
+            if wr.write_all(&out).await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_survives_encoding() {
+        let mut h = BTreeMap::new();
+        h.insert(b"f".to_vec(), b"1".to_vec());
+        let b = Batch {
+            offset: 7,
+            full: true,
+            states: vec![
+                (b"gone".to_vec(), None),
+                (
+                    b"s".to_vec(),
+                    Some(Entry {
+                        value: Value::Str(b"v".to_vec()),
+                        deadline: Some(123),
+                    }),
+                ),
+                (
+                    b"h".to_vec(),
+                    Some(Entry {
+                        value: Value::Hash(h),
+                        deadline: None,
+                    }),
+                ),
+            ],
+        };
+        let mut out = Vec::new();
+        encode_batch(&b, &mut out);
+        let (r, _) = parse_reply(&out).unwrap().unwrap();
+        let d = decode_batch(r).unwrap();
+        assert_eq!(d.offset, 7);
+        assert!(d.full);
+        assert_eq!(d.states, b.states);
+    }
+}

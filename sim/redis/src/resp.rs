@@ -1,0 +1,523 @@
+//! RESP2: the request parser and the reply encoder.
+//!
+//! The parser follows `processMultibulkBuffer` and `processInlineBuffer` of
+//! Redis 7.0 (`networking.c`) step by step, so malformed input gets the very
+//! error text real Redis sends before it closes the connection. It never
+//! panics, whatever the bytes (a property test checks this).
+
+/// Longest inline request, or count line, Redis accepts without a newline
+/// (`PROTO_INLINE_MAX_SIZE`).
+const INLINE_MAX: usize = 64 * 1024;
+/// Longest bulk argument (`proto-max-bulk-len`, 512 MB).
+const MAX_BULK: i64 = 512 * 1024 * 1024;
+
+/// What the parser found at the start of a buffer.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Parse {
+    /// A whole request: its arguments, and how many bytes it used.
+    /// An empty argument list (an empty inline line, `*0`) is a request
+    /// Redis silently skips.
+    Request(Vec<Vec<u8>>, usize),
+    /// More bytes are needed.
+    Incomplete,
+    /// The input is malformed: reply with this error (no leading `-`) and
+    /// close the connection, as Redis does.
+    Error(&'static str, Option<u8>),
+}
+
+impl Parse {
+    /// The error line Redis sends for a protocol error.
+    pub fn error_text(msg: &'static str, byte: Option<u8>) -> String {
+        match byte {
+            Some(b) => format!("{msg} '{}'", b as char),
+            None => msg.to_string(),
+        }
+    }
+}
+
+/// Redis's `string2ll`: an optional `-`, then digits, no leading zeros (except
+/// `0` itself), no spaces, within `i64`.
+pub fn string2ll(s: &[u8]) -> Option<i64> {
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    if s == b"0" {
+        return Some(0);
+    }
+    let (neg, digits) = if s[0] == b'-' {
+        (true, &s[1..])
+    } else {
+        (false, s)
+    };
+    if digits.is_empty() || digits[0] == b'0' {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
+    }
+    if neg {
+        if v > (i64::MAX as u64) + 1 {
+            None
+        } else {
+            Some((v as i64).wrapping_neg())
+        }
+    } else if v > i64::MAX as u64 {
+        None
+    } else {
+        Some(v as i64)
+    }
+}
+
+fn find(buf: &[u8], byte: u8) -> Option<usize> {
+    // Redis uses strchr on a NUL-terminated buffer: a NUL byte ends the search.
+    for (i, &b) in buf.iter().enumerate() {
+        if b == byte {
+            return Some(i);
+        }
+        if b == 0 {
+            return None;
+        }
+    }
+    None
+}
+
+/// Parses one request from the start of `buf`.
+pub fn parse_request(buf: &[u8]) -> Parse {
+    if buf.is_empty() {
+        return Parse::Incomplete;
+    }
+    if buf[0] == b'*' {
+        parse_multibulk(buf)
+    } else {
+        parse_inline(buf)
+    }
+}
+
+fn parse_multibulk(buf: &[u8]) -> Parse {
+    let Some(cr) = find(buf, b'\r') else {
+        if buf.len() > INLINE_MAX {
+            return Parse::Error("Protocol error: too big mbulk count string", None);
+        }
+        return Parse::Incomplete;
+    };
+    if cr + 2 > buf.len() {
+        return Parse::Incomplete;
+    }
+    let count = match string2ll(&buf[1..cr]) {
+        Some(n) if n <= i64::from(i32::MAX) => n,
+        _ => return Parse::Error("Protocol error: invalid multibulk length", None),
+    };
+    let mut pos = cr + 2;
+    if count <= 0 {
+        return Parse::Request(Vec::new(), pos);
+    }
+    let mut args = Vec::with_capacity(count.min(1024) as usize);
+    for _ in 0..count {
+        let rest = &buf[pos..];
+        let Some(cr) = find(rest, b'\r') else {
+            if rest.len() > INLINE_MAX {
+                return Parse::Error("Protocol error: too big bulk count string", None);
+            }
+            return Parse::Incomplete;
+        };
+        if cr + 2 > rest.len() {
+            return Parse::Incomplete;
+        }
+        if rest[0] != b'$' {
+            return Parse::Error("Protocol error: expected '$', got", Some(rest[0]));
+        }
+        let len = match string2ll(&rest[1..cr]) {
+            Some(n) if (0..=MAX_BULK).contains(&n) => n as usize,
+            _ => return Parse::Error("Protocol error: invalid bulk length", None),
+        };
+        let start = pos + cr + 2;
+        if buf.len() - start < len + 2 {
+            return Parse::Incomplete;
+        }
+        args.push(buf[start..start + len].to_vec());
+        // Like Redis, the two bytes after the payload are skipped unchecked.
+        pos = start + len + 2;
+    }
+    Parse::Request(args, pos)
+}
+
+fn parse_inline(buf: &[u8]) -> Parse {
+    let Some(nl) = find(buf, b'\n') else {
+        if buf.len() > INLINE_MAX {
+            return Parse::Error("Protocol error: too big inline request", None);
+        }
+        return Parse::Incomplete;
+    };
+    let line_end = if nl > 0 && buf[nl - 1] == b'\r' {
+        nl - 1
+    } else {
+        nl
+    };
+    match split_args(&buf[..line_end]) {
+        Some(args) => Parse::Request(args, nl + 1),
+        None => Parse::Error("Protocol error: unbalanced quotes in request", None),
+    }
+}
+
+fn hex_val(c: u8) -> u8 {
+    match c {
+        b'0'..=b'9' => c - b'0',
+        b'a'..=b'f' => c - b'a' + 10,
+        b'A'..=b'F' => c - b'A' + 10,
+        _ => 0,
+    }
+}
+
+fn is_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\n' | b'\r' | b'\t' | 0x0b | 0x0c)
+}
+
+/// Redis's `sdssplitargs`: splits an inline line into arguments with
+/// double quotes (with `\n`, `\xHH` ... escapes) and single quotes.
+/// `None` when quotes are unbalanced.
+pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let mut args = Vec::new();
+    let mut i = 0;
+    let n = line.len();
+    loop {
+        while i < n && is_space(line[i]) {
+            i += 1;
+        }
+        if i >= n {
+            return Some(args);
+        }
+        let mut cur = Vec::new();
+        let mut inq = false;
+        let mut insq = false;
+        loop {
+            if inq {
+                if i >= n {
+                    return None;
+                }
+                let c = line[i];
+                if c == b'\\'
+                    && i + 3 < n
+                    && line[i + 1] == b'x'
+                    && line[i + 2].is_ascii_hexdigit()
+                    && line[i + 3].is_ascii_hexdigit()
+                {
+                    cur.push(hex_val(line[i + 2]) * 16 + hex_val(line[i + 3]));
+                    i += 3;
+                } else if c == b'\\' && i + 1 < n {
+                    i += 1;
+                    cur.push(match line[i] {
+                        b'n' => b'\n',
+                        b'r' => b'\r',
+                        b't' => b'\t',
+                        b'b' => 8,
+                        b'a' => 7,
+                        other => other,
+                    });
+                } else if c == b'"' {
+                    if i + 1 < n && !is_space(line[i + 1]) {
+                        return None;
+                    }
+                    i += 1;
+                    break;
+                } else {
+                    cur.push(c);
+                }
+            } else if insq {
+                if i >= n {
+                    return None;
+                }
+                let c = line[i];
+                if c == b'\\' && i + 1 < n && line[i + 1] == b'\'' {
+                    i += 1;
+                    cur.push(b'\'');
+                } else if c == b'\'' {
+                    if i + 1 < n && !is_space(line[i + 1]) {
+                        return None;
+                    }
+                    i += 1;
+                    break;
+                } else {
+                    cur.push(c);
+                }
+            } else {
+                if i >= n {
+                    break;
+                }
+                match line[i] {
+                    b' ' | b'\n' | b'\r' | b'\t' | 0 => break,
+                    b'"' => inq = true,
+                    b'\'' => insq = true,
+                    c => cur.push(c),
+                }
+            }
+            i += 1;
+        }
+        args.push(cur);
+    }
+}
+
+/// A reply, as RESP2 encodes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// `+text`
+    Status(String),
+    /// `-text` (the text carries its code, e.g. `ERR syntax error`).
+    Error(String),
+    /// `:n`
+    Int(i64),
+    /// `$len` + bytes
+    Bulk(Vec<u8>),
+    /// `$-1`
+    Nil,
+    /// `*n` + elements
+    Array(Vec<Reply>),
+    /// `*-1`
+    NilArray,
+}
+
+impl Reply {
+    /// `+OK`
+    pub fn ok() -> Reply {
+        Reply::Status("OK".into())
+    }
+
+    /// An error reply with this text (no leading `-`).
+    pub fn err(text: impl Into<String>) -> Reply {
+        Reply::Error(text.into())
+    }
+
+    /// Whether this is an error reply.
+    pub fn is_error(&self) -> bool {
+        matches!(self, Reply::Error(_))
+    }
+
+    /// Appends the RESP2 encoding of this reply to `out`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            Reply::Status(s) => {
+                out.push(b'+');
+                out.extend_from_slice(s.as_bytes());
+                out.extend_from_slice(b"\r\n");
+            }
+            Reply::Error(s) => {
+                out.push(b'-');
+                // Redis replaces newlines in error texts by spaces.
+                out.extend(
+                    s.bytes()
+                        .map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
+                );
+                out.extend_from_slice(b"\r\n");
+            }
+            Reply::Int(n) => {
+                out.push(b':');
+                push_int(out, *n);
+                out.extend_from_slice(b"\r\n");
+            }
+            Reply::Bulk(b) => {
+                out.push(b'$');
+                push_int(out, b.len() as i64);
+                out.extend_from_slice(b"\r\n");
+                out.extend_from_slice(b);
+                out.extend_from_slice(b"\r\n");
+            }
+            Reply::Nil => out.extend_from_slice(b"$-1\r\n"),
+            Reply::NilArray => out.extend_from_slice(b"*-1\r\n"),
+            Reply::Array(items) => {
+                out.push(b'*');
+                push_int(out, items.len() as i64);
+                out.extend_from_slice(b"\r\n");
+                for item in items {
+                    item.encode(out);
+                }
+            }
+        }
+    }
+
+    /// The RESP2 encoding of this reply.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode(&mut out);
+        out
+    }
+}
+
+fn push_int(out: &mut Vec<u8>, n: i64) {
+    let mut buf = itoa_buf(n);
+    out.append(&mut buf);
+}
+
+fn itoa_buf(n: i64) -> Vec<u8> {
+    n.to_string().into_bytes()
+}
+
+/// Encodes a request (an array of bulk strings), as a client sends it.
+pub fn encode_request(args: &[&[u8]], out: &mut Vec<u8>) {
+    out.push(b'*');
+    push_int(out, args.len() as i64);
+    out.extend_from_slice(b"\r\n");
+    for a in args {
+        out.push(b'$');
+        push_int(out, a.len() as i64);
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// Parses one reply (as a client reads it) from the start of `buf`:
+/// `Ok(Some((reply, used)))`, `Ok(None)` if incomplete, `Err` if malformed.
+pub fn parse_reply(buf: &[u8]) -> Result<Option<(Reply, usize)>, String> {
+    let Some(cr) = buf.windows(2).position(|w| w == b"\r\n") else {
+        return Ok(None);
+    };
+    if buf.is_empty() {
+        return Ok(None);
+    }
+    let line = &buf[1..cr];
+    let next = cr + 2;
+    let text = || String::from_utf8_lossy(line).into_owned();
+    let int = || string2ll(line).ok_or_else(|| format!("bad integer {:?}", text()));
+    match buf[0] {
+        b'+' => Ok(Some((Reply::Status(text()), next))),
+        b'-' => Ok(Some((Reply::Error(text()), next))),
+        b':' => Ok(Some((Reply::Int(int()?), next))),
+        b'$' => {
+            let n = int()?;
+            if n < 0 {
+                return Ok(Some((Reply::Nil, next)));
+            }
+            let n = n as usize;
+            if buf.len() < next + n + 2 {
+                return Ok(None);
+            }
+            Ok(Some((
+                Reply::Bulk(buf[next..next + n].to_vec()),
+                next + n + 2,
+            )))
+        }
+        b'*' => {
+            let n = int()?;
+            if n < 0 {
+                return Ok(Some((Reply::NilArray, next)));
+            }
+            let mut pos = next;
+            let mut items = Vec::with_capacity(n.min(1024) as usize);
+            for _ in 0..n {
+                match parse_reply(&buf[pos..])? {
+                    Some((r, used)) => {
+                        items.push(r);
+                        pos += used;
+                    }
+                    None => return Ok(None),
+                }
+            }
+            Ok(Some((Reply::Array(items), pos)))
+        }
+        other => Err(format!("unexpected reply type byte {other:#x}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(s: &[u8]) -> Vec<Vec<u8>> {
+        match parse_request(s) {
+            Parse::Request(a, _) => a,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_multibulk_request_is_split_into_its_arguments() {
+        assert_eq!(
+            req(b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"),
+            vec![b"GET".to_vec(), b"k".to_vec()]
+        );
+    }
+
+    #[test]
+    fn a_partial_request_asks_for_more_bytes() {
+        assert_eq!(parse_request(b"*2\r\n$3\r\nGE"), Parse::Incomplete);
+        assert_eq!(parse_request(b"*2\r"), Parse::Incomplete);
+    }
+
+    #[test]
+    fn inline_requests_honour_quotes_and_escapes() {
+        assert_eq!(
+            req(b"SET \"a b\" 'c\\'d' \"\\x41\\n\"\r\n"),
+            vec![
+                b"SET".to_vec(),
+                b"a b".to_vec(),
+                b"c'd".to_vec(),
+                b"A\n".to_vec()
+            ]
+        );
+        assert!(matches!(parse_request(b"GET \"a\r\n"), Parse::Error(..)));
+    }
+
+    #[test]
+    fn malformed_requests_get_the_redis_protocol_errors() {
+        assert_eq!(
+            parse_request(b"*1\r\nx\r\n"),
+            Parse::Error("Protocol error: expected '$', got", Some(b'x'))
+        );
+        assert_eq!(
+            parse_request(b"*abc\r\n"),
+            Parse::Error("Protocol error: invalid multibulk length", None)
+        );
+        assert_eq!(
+            parse_request(b"*1\r\n$-5\r\n"),
+            Parse::Error("Protocol error: invalid bulk length", None)
+        );
+    }
+
+    #[test]
+    fn string2ll_is_as_strict_as_redis() {
+        assert_eq!(string2ll(b"10"), Some(10));
+        assert_eq!(string2ll(b"-10"), Some(-10));
+        assert_eq!(string2ll(b"010"), None);
+        assert_eq!(string2ll(b"+1"), None);
+        assert_eq!(string2ll(b" 1"), None);
+        assert_eq!(string2ll(b"-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(string2ll(b"9223372036854775808"), None);
+    }
+
+    #[test]
+    fn replies_round_trip_through_the_client_parser() {
+        let r = Reply::Array(vec![
+            Reply::Int(-3),
+            Reply::Bulk(b"x\r\ny".to_vec()),
+            Reply::Nil,
+            Reply::Status("OK".into()),
+            Reply::Error("ERR e".into()),
+            Reply::NilArray,
+        ]);
+        let bytes = r.to_bytes();
+        assert_eq!(parse_reply(&bytes), Ok(Some((r, bytes.len()))));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn random_bytes_never_panic_the_parser(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..256)) {
+            let _ = parse_request(&bytes);
+            let _ = parse_reply(&bytes);
+        }
+
+        #[test]
+        fn random_bytes_after_a_valid_prefix_never_panic_the_parser(
+            tail in proptest::collection::vec(proptest::sample::select(b"*$\r\n0123-ab\"' \\x".to_vec()), 0..64)
+        ) {
+            let mut b = b"*3\r\n$3\r\nSET\r\n".to_vec();
+            b.extend_from_slice(&tail);
+            let _ = parse_request(&b);
+            let mut b = b"SET \"".to_vec();
+            b.extend_from_slice(&tail);
+            let _ = parse_request(&b);
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! Serving a node: the turmoil host body ([`serve`]) and the real-TCP
+//! server ([`serve_tcp`]).
+//!
+//! Each connection reads requests, executes every complete one in order
+//! (commands run synchronously, so each command and each script is atomic),
+//! and writes the replies in one go. On a protocol error it sends Redis's
+//! error and closes the connection.
+
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio::task::spawn_local;
+
+use crate::node::{Node, NodeConfig, NodeHandle, Out, Role};
+use crate::replication::{self, Net};
+use crate::resp::{Parse, Reply, parse_request};
+
+const HZ_PERIOD: Duration = Duration::from_millis(100);
+
+/// Starts the node's background tasks: the active expiry cycle (10 Hz), the
+/// once-a-second fsync, control requests from the handle, and the
+/// replication link if the node is a replica.
+fn start(handle: NodeHandle, net: Net) -> Rc<Node> {
+    let node = Node::new(handle);
+    let n = node.clone();
+    spawn_local(async move {
+        let mut tick = tokio::time::interval(HZ_PERIOD);
+        let mut count = 0u64;
+        loop {
+            tick.tick().await;
+            n.cron();
+            count += 1;
+            if count.is_multiple_of(10) {
+                n.handle
+                    .shared
+                    .disk
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .fsync();
+            }
+        }
+    });
+    let n = node.clone();
+    spawn_local(async move {
+        loop {
+            n.handle.shared.control_notify.notified().await;
+            if let Some((master, generation)) = n.apply_controls() {
+                spawn_local(replication::follow(n.clone(), master, generation, net));
+            }
+        }
+    });
+    if let Role::Replica(m) = node.handle.role() {
+        let generation = node.state.borrow().link_generation;
+        spawn_local(replication::follow(node.clone(), m, generation, net));
+    }
+    node
+}
+
+/// Runs a node as a turmoil host: binds `0.0.0.0:<port>` (6379 by default)
+/// on the simulated network and serves clients until the host is crashed.
+///
+/// ```no_run
+/// # use simredis::{NodeConfig, NodeHandle, serve};
+/// let mut sim = turmoil::Builder::new().build();
+/// let redis = NodeHandle::new(NodeConfig::new("redis"));
+/// let h = redis.clone();
+/// sim.host("redis", move || serve(h.clone()));
+/// ```
+pub async fn serve(handle: NodeHandle) -> turmoil::Result {
+    let port = handle.config().port;
+    let listener = turmoil::net::TcpListener::bind(("0.0.0.0", port)).await?;
+    let node = start(handle, Net::Turmoil);
+    loop {
+        let (stream, _) = listener.accept().await?;
+        spawn_local(connection(node.clone(), stream));
+    }
+}
+
+/// Serves a node on a real TCP address (real time), e.g. for
+/// `locklab sim-server`. The clock's epoch is set to the real time now.
+/// The future is not `Send`: run it with `block_on` on a current-thread
+/// runtime (or inside a `LocalSet`).
+pub async fn serve_tcp(addr: SocketAddr, config: NodeConfig) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    serve_tcp_listener(listener, NodeHandle::new(real_time(config))).await
+}
+
+/// Sets `config`'s clock epoch to the real wall time now (for real-time
+/// serving only: the simulator never reads the real clock).
+pub fn real_time(mut config: NodeConfig) -> NodeConfig {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0);
+    // The node clock counts from the first moment it is read.
+    crate::clock::true_elapsed();
+    config.clock.epoch_ms = now;
+    config
+}
+
+/// Serves a node on an already bound real TCP listener (real time).
+pub async fn serve_tcp_listener(
+    listener: tokio::net::TcpListener,
+    handle: NodeHandle,
+) -> std::io::Result<()> {
+    let local = tokio::task::LocalSet::new();
+    local
+        .run_until(async move {
+            let node = start(handle, Net::Tokio);
+            loop {
+                let (stream, _) = listener.accept().await?;
+                let _ = stream.set_nodelay(true);
+                spawn_local(connection(node.clone(), stream));
+            }
+        })
+        .await
+}
+
+/// Serves one client connection.
+pub(crate) async fn connection<S>(node: Rc<Node>, stream: S)
+where
+    S: AsyncRead + AsyncWrite + Unpin + 'static,
+{
+    let (mut rd, mut wr) = tokio::io::split(stream);
+    let (push_tx, mut push_rx) = mpsc::unbounded_channel::<Reply>();
+    let mut client = node.new_client(push_tx);
+    let mut buf: Vec<u8> = Vec::with_capacity(4096);
+    let mut out: Vec<u8> = Vec::with_capacity(4096);
+    'conn: loop {
+        let mut used = 0;
+        let mut close = false;
+        loop {
+            match parse_request(&buf[used..]) {
+                Parse::Incomplete => break,
+                Parse::Error(msg, b) => {
+                    Reply::Error(format!("ERR {}", Parse::error_text(msg, b))).encode(&mut out);
+                    close = true;
+                    break;
+                }
+                Parse::Request(args, n) => {
+                    used += n;
+                    if args.is_empty() {
+                        continue;
+                    }
+                    match node.execute(&mut client, &args) {
+                        Out::Reply(r) => r.encode(&mut out),
+                        Out::Replies(rs) => rs.iter().for_each(|r| r.encode(&mut out)),
+                        Out::Quit(r) => {
+                            r.encode(&mut out);
+                            close = true;
+                            break;
+                        }
+                        Out::Wait {
+                            numreplicas,
+                            timeout_ms,
+                        } => {
+                            if !out.is_empty() {
+                                if wr.write_all(&out).await.is_err() {
+                                    break 'conn;
+                                }
+                                out.clear();
+                            }
+                            let n = wait(&node, node.client_woff(&client), numreplicas, timeout_ms)
+                                .await;
+                            Reply::Int(n).encode(&mut out);
+                        }
+                        Out::Psync => {
+                            if !out.is_empty() && wr.write_all(&out).await.is_err() {
+                                break 'conn;
+                            }
+                            buf.drain(..used);
+                            node.drop_client(&client);
+                            replication::serve_replica(node.clone(), rd, wr, buf).await;
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+        buf.drain(..used);
+        if !out.is_empty() {
+            if wr.write_all(&out).await.is_err() {
+                break;
+            }
+            out.clear();
+        }
+        if close {
+            let _ = wr.shutdown().await;
+            break;
+        }
+        tokio::select! {
+            n = rd.read_buf(&mut buf) => match n {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            },
+            Some(msg) = push_rx.recv() => msg.encode(&mut out),
+        }
+    }
+    node.drop_client(&client);
+}
+
+async fn wait(node: &Rc<Node>, woff: u64, n: i64, timeout_ms: i64) -> i64 {
+    let deadline = (timeout_ms > 0)
+        .then(|| tokio::time::Instant::now() + Duration::from_millis(timeout_ms as u64));
+    loop {
+        let notified = node.acks.notified();
+        let acked = node.acked(woff);
+        if acked >= n {
+            return acked;
+        }
+        match deadline {
+            Some(d) => {
+                if tokio::time::timeout_at(d, notified).await.is_err() {
+                    return node.acked(woff);
+                }
+            }
+            None => notified.await,
+        }
+    }
+}

@@ -1,0 +1,320 @@
+//! The conformance suite: one list of command sequences
+//! (`tests/conformance/cases.txt`), replayed against a real `redis-server`
+//! (started by `harness`) and against the simulated node inside turmoil;
+//! the replies must be identical.
+//!
+//! Masking: a command prefixed with `?` is compared by reply shape only
+//! (type and array length). The suite masks only what is random or
+//! time-dependent by nature: TIME, CLIENT ID, INFO (run ids, sizes), and a
+//! PTTL read right after a SET (real time passes between the two on a real
+//! server). Everything else is compared byte for byte, error texts included.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use simredis::resp::{Reply, encode_request, parse_reply, split_args};
+use simredis::{NodeConfig, NodeHandle, serve};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+#[path = "conformance/scripts.rs"]
+mod scripts;
+
+const CASES: &str = include_str!("conformance/cases.txt");
+
+#[derive(Debug, Clone)]
+enum Step {
+    Cmd {
+        args: Vec<Vec<u8>>,
+        masked: bool,
+        replies: usize,
+    },
+    Sleep(u64),
+    Raw(Vec<u8>),
+}
+
+#[derive(Debug, Clone)]
+struct Case {
+    name: String,
+    steps: Vec<Step>,
+}
+
+fn substitute(tok: Vec<u8>) -> Vec<u8> {
+    let s = String::from_utf8_lossy(&tok);
+    if let Some(name) = s.strip_prefix("$sha:") {
+        let body = script(name);
+        return simredis::lua::sha1_hex(body.as_bytes()).into_bytes();
+    }
+    if let Some(name) = s.strip_prefix('$')
+        && !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return script(name).as_bytes().to_vec();
+    }
+    tok
+}
+
+fn script(name: &str) -> &'static str {
+    scripts::all()
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, b)| b)
+        .unwrap_or_else(|| panic!("unknown script ${name}"))
+}
+
+fn parse_cases() -> Vec<Case> {
+    let mut cases: Vec<Case> = Vec::new();
+    for line in CASES.lines() {
+        if let Some(name) = line.strip_prefix("## ") {
+            cases.push(Case {
+                name: name.to_string(),
+                steps: Vec::new(),
+            });
+            continue;
+        }
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let case = cases.last_mut().expect("a command before the first case");
+        if let Some(ms) = line.strip_prefix("!sleep ") {
+            case.steps.push(Step::Sleep(ms.trim().parse().unwrap()));
+        } else if let Some(raw) = line.strip_prefix("!raw ") {
+            let mut args = split_args(raw.as_bytes()).unwrap();
+            case.steps.push(Step::Raw(args.remove(0)));
+        } else if let Some(rest) = line.strip_prefix("!replies ") {
+            let (n, cmd) = rest.split_once(' ').unwrap();
+            let args = split_args(cmd.as_bytes()).unwrap();
+            case.steps.push(Step::Cmd {
+                args: args.into_iter().map(substitute).collect(),
+                masked: false,
+                replies: n.parse().unwrap(),
+            });
+        } else {
+            let (masked, cmd) = match line.strip_prefix('?') {
+                Some(c) => (true, c),
+                None => (false, line),
+            };
+            let args = split_args(cmd.as_bytes()).unwrap_or_else(|| panic!("bad line {line:?}"));
+            case.steps.push(Step::Cmd {
+                args: args.into_iter().map(substitute).collect(),
+                masked,
+                replies: 1,
+            });
+        }
+    }
+    cases
+}
+
+fn render(r: &Reply) -> String {
+    match r {
+        Reply::Status(s) => format!("+{s}"),
+        Reply::Error(s) => format!("-{s}"),
+        Reply::Int(n) => format!(":{n}"),
+        Reply::Bulk(b) => format!("{:?}", String::from_utf8_lossy(b)),
+        Reply::Nil => "(nil)".into(),
+        Reply::NilArray => "(nil array)".into(),
+        Reply::Array(items) => format!(
+            "[{}]",
+            items.iter().map(render).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+fn shape(r: &Reply) -> String {
+    match r {
+        Reply::Status(_) => "status".into(),
+        Reply::Error(_) => "error".into(),
+        Reply::Int(_) => "integer".into(),
+        Reply::Bulk(_) => "bulk".into(),
+        Reply::Nil => "(nil)".into(),
+        Reply::NilArray => "(nil array)".into(),
+        Reply::Array(items) => format!("array of {}", items.len()),
+    }
+}
+
+/// Reads one reply (or `None` at EOF / timeout).
+async fn read_reply<S: AsyncRead + Unpin>(s: &mut S, buf: &mut Vec<u8>) -> Option<Reply> {
+    loop {
+        if let Ok(Some((r, n))) = parse_reply(buf) {
+            buf.drain(..n);
+            return Some(r);
+        }
+        let mut chunk = [0u8; 4096];
+        match tokio::time::timeout(Duration::from_secs(5), s.read(&mut chunk)).await {
+            Ok(Ok(n)) if n > 0 => buf.extend_from_slice(&chunk[..n]),
+            _ => return None,
+        }
+    }
+}
+
+async fn request<S: AsyncRead + AsyncWrite + Unpin>(
+    s: &mut S,
+    buf: &mut Vec<u8>,
+    args: &[Vec<u8>],
+) -> Option<Reply> {
+    let mut out = Vec::new();
+    let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+    encode_request(&refs, &mut out);
+    s.write_all(&out).await.ok()?;
+    read_reply(s, buf).await
+}
+
+/// Runs every case over connections made by `connect`; returns one
+/// transcript line per reply.
+async fn run_all<S, F, Fut>(cases: &[Case], connect: F) -> Vec<String>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = S>,
+{
+    let mut lines = Vec::new();
+    for case in cases {
+        let mut s = connect().await;
+        let mut buf = Vec::new();
+        request(&mut s, &mut buf, &[b"FLUSHALL".to_vec()]).await;
+        request(&mut s, &mut buf, &[b"SCRIPT".to_vec(), b"FLUSH".to_vec()]).await;
+        lines.push(format!("## {}", case.name));
+        for step in &case.steps {
+            match step {
+                Step::Sleep(ms) => tokio::time::sleep(Duration::from_millis(*ms)).await,
+                Step::Raw(bytes) => {
+                    let mut c = connect().await;
+                    c.write_all(bytes).await.unwrap();
+                    let mut b = Vec::new();
+                    while let Some(r) = read_reply(&mut c, &mut b).await {
+                        lines.push(format!("raw -> {}", render(&r)));
+                    }
+                    lines.push(format!("raw -> closed, {} stray bytes", b.len()));
+                }
+                Step::Cmd {
+                    args,
+                    masked,
+                    replies,
+                } => {
+                    let shown: String = args
+                        .iter()
+                        .map(|a| {
+                            let s = String::from_utf8_lossy(a);
+                            if s.len() > 40 {
+                                format!("{}…", s.chars().take(40).collect::<String>())
+                            } else {
+                                s.into_owned()
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    let mut first = request(&mut s, &mut buf, args).await;
+                    for i in 0..*replies {
+                        let r = if i == 0 {
+                            first.take()
+                        } else {
+                            read_reply(&mut s, &mut buf).await
+                        };
+                        let text = match (&r, masked) {
+                            (Some(r), true) => format!("masked {}", shape(r)),
+                            (Some(r), false) => render(r),
+                            (None, _) => "(no reply)".into(),
+                        };
+                        lines.push(format!("{shown:?} -> {text}"));
+                    }
+                }
+            }
+        }
+    }
+    lines
+}
+
+fn real_transcript(cases: &[Case]) -> Option<Vec<String>> {
+    let server = match harness::RedisServer::start() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("real redis-server unavailable ({e:?}); skipping the real arm");
+            return None;
+        }
+    };
+    let addr = server.addr();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let lines = rt.block_on(run_all(cases, || async move {
+        tokio::net::TcpStream::connect(addr).await.unwrap()
+    }));
+    drop(server);
+    Some(lines)
+}
+
+fn sim_transcript(cases: &[Case]) -> Vec<String> {
+    let mut sim = turmoil::Builder::new()
+        .rng_seed(7)
+        .simulation_duration(Duration::from_secs(3600))
+        .tick_duration(Duration::from_millis(1))
+        .min_message_latency(Duration::from_millis(0))
+        .max_message_latency(Duration::from_millis(0))
+        .build();
+    let handle = NodeHandle::new(NodeConfig::new("redis"));
+    let h = handle.clone();
+    sim.host("redis", move || serve(h.clone()));
+    let out: Rc<RefCell<Vec<String>>> = Rc::default();
+    let o = out.clone();
+    let cases = cases.to_vec();
+    sim.client("suite", async move {
+        let lines = run_all(&cases, || async {
+            turmoil::net::TcpStream::connect(("redis", 6379))
+                .await
+                .unwrap()
+        })
+        .await;
+        *o.borrow_mut() = lines;
+        Ok(())
+    });
+    sim.run().unwrap();
+    out.take()
+}
+
+#[test]
+fn the_simulated_node_answers_every_case_exactly_as_real_redis_does() {
+    let cases = parse_cases();
+    let commands: usize = cases
+        .iter()
+        .flat_map(|c| &c.steps)
+        .filter(|s| !matches!(s, Step::Sleep(_)))
+        .count();
+    assert!(commands >= 200, "only {commands} commands");
+    let t0 = Instant::now();
+    let sim = sim_transcript(&cases);
+    eprintln!("sim arm: {} lines in {:?}", sim.len(), t0.elapsed());
+    let t0 = Instant::now();
+    let Some(real) = real_transcript(&cases) else {
+        return;
+    };
+    eprintln!("real arm: {} lines in {:?}", real.len(), t0.elapsed());
+    let mut diffs = Vec::new();
+    let mut case = String::new();
+    for (r, s) in real.iter().zip(&sim) {
+        if r.starts_with("## ") {
+            case = r.clone();
+        }
+        if r != s {
+            diffs.push(format!("{case}\n  real: {r}\n  sim:  {s}"));
+        }
+    }
+    if real.len() != sim.len() {
+        diffs.push(format!(
+            "transcripts differ in length: real {} sim {}",
+            real.len(),
+            sim.len()
+        ));
+    }
+    if std::env::var_os("CONFORMANCE_DUMP").is_some() {
+        for l in &real {
+            eprintln!("{l}");
+        }
+    }
+    assert!(
+        diffs.is_empty(),
+        "{} differences:\n{}",
+        diffs.len(),
+        diffs.join("\n")
+    );
+}
