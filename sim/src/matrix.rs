@@ -129,10 +129,7 @@ pub fn markdown(cells: &[Cell]) -> String {
     let differ = cells.iter().filter(|c| !c.as_expected()).count();
     out.push('\n');
     if differ == 0 {
-        out.push_str(&format!(
-            "{} cells, every one as expected.\n",
-            cells.len()
-        ));
+        out.push_str(&format!("{} cells, every one as expected.\n", cells.len()));
     } else {
         out.push_str(&format!(
             "{} cells, {differ} differing from expectation (✗).\n",
@@ -180,15 +177,27 @@ pub fn svg(cells: &[Cell]) -> Result<String, String> {
     const CELL_W: i32 = 96;
     const CELL_H: i32 = 28;
     const CHAR_W: i32 = 7;
-    let left = 24 + CHAR_W * rows.iter().map(|r| r.chars().count() as i32).max().unwrap_or(4);
-    let top = 24 + CHAR_W * cols.iter().map(|c| c.chars().count() as i32).max().unwrap_or(4);
+    let left = 24
+        + CHAR_W
+            * rows
+                .iter()
+                .map(|r| r.chars().count() as i32)
+                .max()
+                .unwrap_or(4);
+    let top = 24
+        + CHAR_W
+            * cols
+                .iter()
+                .map(|c| c.chars().count() as i32)
+                .max()
+                .unwrap_or(4);
     let width = (left + CELL_W * cols.len() as i32 + 20).max(520);
     let height = top + CELL_H * rows.len() as i32 + 56;
 
     let mut buf = String::new();
     {
-        let root = SVGBackend::with_string(&mut buf, (width as u32, height as u32))
-            .into_drawing_area();
+        let root =
+            SVGBackend::with_string(&mut buf, (width as u32, height as u32)).into_drawing_area();
         let err = |e: DrawingAreaErrorKind<_>| e.to_string();
         root.fill(&WHITE).map_err(err)?;
         let text = RGBColor(30, 30, 30);
@@ -206,8 +215,12 @@ pub fn svg(cells: &[Cell]) -> Result<String, String> {
         }
         for (i, row) in rows.iter().enumerate() {
             let y = top + CELL_H * i as i32;
-            root.draw(&Text::new(row.clone(), (left - 8, y + CELL_H / 2), right.clone()))
-                .map_err(err)?;
+            root.draw(&Text::new(
+                row.clone(),
+                (left - 8, y + CELL_H / 2),
+                right.clone(),
+            ))
+            .map_err(err)?;
             for (j, col) in cols.iter().enumerate() {
                 let x = left + CELL_W * j as i32;
                 let here = at(cells, row, col);
@@ -217,8 +230,11 @@ pub fn svg(cells: &[Cell]) -> Result<String, String> {
                         .map_err(err)?;
                     continue;
                 };
-                root.draw(&Rectangle::new(corners, verdict_color(first.verdict).filled()))
-                    .map_err(err)?;
+                root.draw(&Rectangle::new(
+                    corners,
+                    verdict_color(first.verdict).filled(),
+                ))
+                .map_err(err)?;
                 let mut label = first.verdict.to_string();
                 if !first.as_expected() {
                     root.draw(&Rectangle::new(
@@ -242,14 +258,20 @@ pub fn svg(cells: &[Cell]) -> Result<String, String> {
         let mut x = 16;
         let legend_style = font(12).pos(Pos::new(HPos::Left, VPos::Center));
         for v in Verdict::ALL {
-            root.draw(&Rectangle::new([(x, y - 7), (x + 14, y + 7)], verdict_color(v).filled()))
-                .map_err(err)?;
+            root.draw(&Rectangle::new(
+                [(x, y - 7), (x + 14, y + 7)],
+                verdict_color(v).filled(),
+            ))
+            .map_err(err)?;
             root.draw(&Text::new(v.to_string(), (x + 20, y), legend_style.clone()))
                 .map_err(err)?;
             x += 28 + CHAR_W * v.as_str().len() as i32;
         }
-        root.draw(&Rectangle::new([(x, y - 7), (x + 14, y + 7)], BLACK.stroke_width(3)))
-            .map_err(err)?;
+        root.draw(&Rectangle::new(
+            [(x, y - 7), (x + 14, y + 7)],
+            BLACK.stroke_width(3),
+        ))
+        .map_err(err)?;
         root.draw(&Text::new(
             "✗ differs from expected".to_string(),
             (x + 20, y),

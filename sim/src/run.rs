@@ -118,7 +118,7 @@ impl<'s> World<'s> {
             .epoch(UNIX_EPOCH + Duration::from_millis(EPOCH_MS))
             .tick_duration(TICK)
             .min_message_latency(latency)
-            .max_message_latency(latency)
+            .max_message_latency(latency + Duration::from_millis(scenario.network.jitter_ms))
             .simulation_duration(Duration::from_millis(scenario.duration_ms) + AUDIT_LIMIT * 2)
             .build();
         let recorder = Arc::new(Recorder::new());

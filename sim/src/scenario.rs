@@ -138,9 +138,13 @@ pub enum TopologyKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Network {
-    /// One-way latency of every link, ms.
+    /// Smallest one-way latency of every link, ms.
     #[serde(default = "one_u64")]
     pub latency_ms: u64,
+    /// Extra latency each message may draw (from the seed), ms: what makes
+    /// two seeds of one scenario differ.
+    #[serde(default = "one_u64")]
+    pub jitter_ms: u64,
 }
 
 fn one_u64() -> u64 {
@@ -149,7 +153,10 @@ fn one_u64() -> u64 {
 
 impl Default for Network {
     fn default() -> Self {
-        Network { latency_ms: 1 }
+        Network {
+            latency_ms: 1,
+            jitter_ms: 1,
+        }
     }
 }
 

@@ -178,12 +178,8 @@ impl Columns {
 
 /// µs as a short ms label: `1234`, `12.5`.
 fn ms_label(us: u64) -> String {
-    if us % 1000 == 0 {
-        format!("{}", us / 1000)
-    } else {
-        let s = format!("{:.1}", us as f64 / 1000.0);
-        s.trim_end_matches(".0").to_string()
-    }
+    let s = format!("{}.{:03}", us / 1000, us % 1000);
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// The ASCII timeline of `history`, `width` columns of time (at least 10):
@@ -241,7 +237,13 @@ pub fn ascii(history: &History, width: usize) -> String {
         }
     }
 
-    let label_w = rows.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0).max(6) + 2;
+    let label_w = rows
+        .iter()
+        .map(|(l, _)| l.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(6)
+        + 2;
     let mut out = String::new();
     out.push_str(&format!(
         "timeline: 0 to {} ms, {} ms per column\n",
@@ -308,7 +310,7 @@ pub fn svg(history: &History, title: &str) -> Result<String, String> {
     for (&client, target) in tl.clients.iter().zip(&client_targets) {
         rows.push((format!("client {client}"), Row::Client(client)));
         if tl.faults.iter().any(|f| &f.target == target) {
-            rows.push(("faults".to_string(), Row::Faults(target)));
+            rows.push((format!("faults on client {client}"), Row::Faults(target)));
         }
     }
     for target in tl.other_targets() {
@@ -316,18 +318,21 @@ pub fn svg(history: &History, title: &str) -> Result<String, String> {
     }
     let n = rows.len().max(1);
     let end_ms = (tl.end_us.max(1) as f64) / 1000.0;
-    let (w, h) = (1000u32, 130 + 34 * n as u32);
+    let (w, h) = (1000u32, 140 + 34 * n as u32);
+    let label_w = 24 + 7 * rows.iter().map(|(l, _)| l.len() as u32).max().unwrap_or(8);
 
     let mut buf = String::new();
     {
         let root = SVGBackend::with_string(&mut buf, (w, h)).into_drawing_area();
         let err = |e: DrawingAreaErrorKind<_>| e.to_string();
         root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
+        let (upper, lower) = root.split_vertically(h - 30);
+        let mut chart = ChartBuilder::on(&upper)
             .caption(title, ("sans-serif", 18).into_font().color(&TEXT_COLOR))
             .margin(12)
+            .margin_right(30)
             .x_label_area_size(40)
-            .y_label_area_size(110)
+            .y_label_area_size(label_w)
             .build_cartesian_2d(0f64..end_ms, 0f64..n as f64)
             .map_err(|e| e.to_string())?;
         chart
@@ -357,11 +362,13 @@ pub fn svg(history: &History, title: &str) -> Result<String, String> {
                 Row::Client(client) => {
                     let (y0, y1) = band(r, 0.2, 0.8);
                     for hold in tl.holds.iter().filter(|h| h.client == *client) {
-                        let x1 = ms(hold.end_us).max(ms(hold.start_us) + min_w);
-                        bars.push(Rectangle::new(
-                            [(ms(hold.start_us), y0), (x1, y1)],
-                            HOLD_COLOR.filled(),
-                        ));
+                        let corners = [
+                            (ms(hold.start_us), y0),
+                            (ms(hold.end_us).max(ms(hold.start_us) + min_w), y1),
+                        ];
+                        bars.push(Rectangle::new(corners, HOLD_COLOR.filled()));
+                        // A thin white edge keeps back-to-back holds apart.
+                        bars.push(Rectangle::new(corners, WHITE.stroke_width(1)));
                     }
                     for o in &tl.overlaps {
                         if o.first.client == *client || o.second.client == *client {
@@ -404,29 +411,40 @@ pub fn svg(history: &History, title: &str) -> Result<String, String> {
         for (r, (label, _)) in rows.iter().enumerate() {
             let (_, ymid) = band(r, 0.0, 0.5);
             let (px, py) = chart.backend_coord(&(0.0, ymid));
-            root.draw(&Text::new(label.clone(), (px - 8, py), label_style.clone()))
+            upper
+                .draw(&Text::new(label.clone(), (px - 8, py), label_style.clone()))
                 .map_err(err)?;
         }
 
-        // Legend, along the bottom.
-        let legend: [(&str, RGBColor); 4] = [
-            ("holding", HOLD_COLOR),
-            ("two clients hold at once", OVERLAP_COLOR),
-            ("pause", fault_color("pause")),
-            ("crash", fault_color("crash")),
+        // Legend, along the bottom: holds, overlaps, then each fault kind shown.
+        let mut legend: Vec<(String, RGBColor)> = vec![
+            ("holding (own view)".to_string(), HOLD_COLOR),
+            ("two clients hold at once".to_string(), OVERLAP_COLOR),
         ];
+        for f in &tl.faults {
+            let name = format!("{} {}", fault_mark(&f.fault), f.fault);
+            if !legend.iter().any(|(n, _)| *n == name) {
+                legend.push((name, fault_color(&f.fault)));
+            }
+        }
         let legend_style = ("sans-serif", 12)
             .into_font()
             .color(&TEXT_COLOR)
             .pos(Pos::new(HPos::Left, VPos::Center));
-        let y = h as i32 - 14;
+        let y = 12;
         let mut x = 20;
         for (name, color) in legend {
-            root.draw(&Rectangle::new([(x, y - 6), (x + 14, y + 6)], color.filled()))
+            lower
+                .draw(&Rectangle::new(
+                    [(x, y - 6), (x + 14, y + 6)],
+                    color.filled(),
+                ))
                 .map_err(err)?;
-            root.draw(&Text::new(name.to_string(), (x + 20, y), legend_style.clone()))
+            let step = 44 + 7 * name.chars().count() as i32;
+            lower
+                .draw(&Text::new(name, (x + 20, y), legend_style.clone()))
                 .map_err(err)?;
-            x += 40 + 7 * name.len() as i32;
+            x += step;
         }
         root.present().map_err(err)?;
     }

@@ -68,10 +68,16 @@ pub fn stops(scenarios: &[Scenario]) -> Result<Vec<Stop>, String> {
     Ok(out)
 }
 
+/// The finding to show: the damage to the resource first (what a user
+/// sees), then mutual exclusion, then liveness.
 fn first_finding(judged: &Judged) -> String {
-    judged
-        .results
-        .by_name()
+    let mut checks = judged.results.by_name();
+    checks.sort_by_key(|(name, _)| match *name {
+        "resource" => 0,
+        "mutual-exclusion" => 1,
+        _ => 2,
+    });
+    checks
         .into_iter()
         .find_map(|(name, check)| match check {
             Check::Invalid { why, .. } if judged.results.decides(name) => {

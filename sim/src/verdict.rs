@@ -95,7 +95,9 @@ impl FromStr for Verdict {
         Verdict::ALL
             .into_iter()
             .find(|v| v.as_str() == s)
-            .ok_or_else(|| format!("unknown verdict {s:?}; expected safe, violated, deadlock or unknown"))
+            .ok_or_else(|| {
+                format!("unknown verdict {s:?}; expected safe, violated, deadlock or unknown")
+            })
     }
 }
 

@@ -130,7 +130,15 @@ pub fn holds(history: &History) -> Vec<Hold> {
         for key in expired {
             if let Some(state) = open.remove(&key) {
                 let d = state.deadline.unwrap_or(event.at_us);
-                close(&mut done, key, state, None, event.i, d, HoldEnd::ValidityExpired);
+                close(
+                    &mut done,
+                    key,
+                    state,
+                    None,
+                    event.i,
+                    d,
+                    HoldEnd::ValidityExpired,
+                );
             }
         }
         match &event.kind {

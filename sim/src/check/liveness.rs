@@ -115,8 +115,9 @@ pub fn check(history: &History, bound: Duration) -> (Check, LivenessDamage) {
     let last_heal = events
         .iter()
         .rev()
-        .find(|e| matches!(&e.kind, EventKind::Fault { phase, .. } if phase != "start")
-            && e.at_us == heal)
+        .find(|e| {
+            matches!(&e.kind, EventKind::Fault { phase, .. } if phase != "start") && e.at_us == heal
+        })
         .map(|e| e.i);
 
     // Per lock: the first acquire that wanted it after the heal. In flight

@@ -1,0 +1,261 @@
+//! The teaching scenarios: each rung's flaw is found by its scenario under a
+//! pinned seed, with the witness pinned, and the next rung survives the
+//! same fault. Also: determinism, and clear errors for bad scenario files.
+
+use sim::cell::{Judged, run_cell};
+use sim::check::Check;
+use sim::history::{EventKind, Op, Outcome};
+use sim::scenario::Scenario;
+use sim::verdict::Verdict;
+use std::path::PathBuf;
+
+fn scenario(name: &str) -> Scenario {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios")
+        .join(format!("{name}.toml"));
+    Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn judge(name: &str, variant: &str) -> Judged {
+    let s = scenario(name);
+    let seed = s.seeds[0];
+    run_cell(&s, variant, seed).unwrap_or_else(|e| panic!("{name}/{variant}: {e}"))
+}
+
+/// The witness events of a checker, as (client, op, outcome) triples, so a
+/// test can pin what proves the flaw without pinning every timestamp.
+fn witness_ops(judged: &Judged, check: &Check) -> Vec<(usize, Op, Option<Outcome>)> {
+    check
+        .witness()
+        .iter()
+        .filter_map(|&i| match &judged.history.events()[i].kind {
+            EventKind::Invoke { client, op, .. } => Some((*client, *op, None)),
+            EventKind::Complete {
+                client, op, outcome, ..
+            } => Some((*client, *op, Some(*outcome))),
+            _ => None,
+        })
+        .collect()
+}
+
+fn assert_survives(name: &str, variant: &str) {
+    let judged = judge(name, variant);
+    assert_eq!(
+        judged.verdict,
+        Verdict::Safe,
+        "{name}/{variant} should survive: {:?}",
+        judged.results
+    );
+}
+
+#[test]
+fn no_lock_oversells_the_inventory_and_setnx_does_not() {
+    let judged = judge("inventory-contention", "no-lock");
+    assert_eq!(judged.verdict, Verdict::Violated);
+    let resource = judged.results.resource.clone().expect("resource checked");
+    assert!(resource.is_invalid());
+    assert!(judged.results.damage.resource.lost_updates > Some(0));
+    assert_survives("inventory-contention", "setnx");
+}
+
+#[test]
+fn setnx_deadlocks_when_the_holder_crashes_and_setnx_expire_recovers() {
+    let judged = judge("crash-in-critical-section", "setnx");
+    assert_eq!(judged.verdict, Verdict::Deadlock);
+    assert!(judged.results.liveness.is_invalid());
+    assert_survives("crash-in-critical-section", "setnx-expire");
+}
+
+#[test]
+fn setnx_expire_deadlocks_after_a_crash_between_its_two_commands_and_set_timestamp_does_not() {
+    let judged = judge("crash-between-setnx-and-expire", "setnx-expire");
+    assert_eq!(judged.verdict, Verdict::Deadlock);
+    assert_survives("crash-between-setnx-and-expire", "set-timestamp");
+}
+
+#[test]
+fn set_timestamp_lets_a_skewed_waiter_delete_a_live_lock_and_set_nx_px_does_not() {
+    let judged = judge("client-clock-skew", "set-timestamp");
+    assert_eq!(judged.verdict, Verdict::Violated);
+    let witness = witness_ops(&judged, &judged.results.mutual_exclusion);
+    assert_eq!(
+        &witness[..2],
+        &[
+            (0, Op::Acquire, Some(Outcome::Ok)),
+            (1, Op::Acquire, Some(Outcome::Ok))
+        ],
+        "the holder and the skewed waiter both acquired"
+    );
+    assert_survives("client-clock-skew", "set-nx-px");
+}
+
+#[test]
+fn set_nx_px_deletes_the_next_holders_lock_after_a_pause_at_release_start() {
+    let judged = judge("pause-at-release-start", "set-nx-px");
+    assert_eq!(judged.verdict, Verdict::Violated);
+    // The two waiters (clients 1 and 2) end up inside together.
+    let witness = witness_ops(&judged, &judged.results.mutual_exclusion);
+    let clients: std::collections::BTreeSet<usize> = witness.iter().map(|w| w.0).collect();
+    assert_eq!(clients, [1, 2].into_iter().collect());
+    assert_eq!(judged.results.damage.resource.lost_updates, Some(1));
+    assert_survives("pause-at-release-start", "get-check-del");
+}
+
+#[test]
+fn get_check_del_deletes_the_next_holders_lock_after_a_pause_between_get_and_del() {
+    let judged = judge("pause-at-release-mid", "get-check-del");
+    assert_eq!(judged.verdict, Verdict::Violated);
+    let witness = witness_ops(&judged, &judged.results.mutual_exclusion);
+    let clients: std::collections::BTreeSet<usize> = witness.iter().map(|w| w.0).collect();
+    assert_eq!(clients, [1, 2].into_iter().collect());
+    assert_survives("pause-at-release-mid", "lua-release");
+}
+
+#[test]
+fn lua_release_and_reentrant_lose_a_lease_shorter_than_the_work_and_the_watchdog_keeps_it() {
+    for variant in ["lua-release", "reentrant"] {
+        let judged = judge("long-critical-section", variant);
+        assert_eq!(judged.verdict, Verdict::Violated, "{variant}");
+        assert!(judged.results.damage.mutual_exclusion.overlap_ms > 0.0);
+    }
+    assert_survives("long-critical-section", "watchdog");
+}
+
+#[test]
+fn lua_release_blocks_on_its_own_lock_and_reentrant_lets_the_owner_in_again() {
+    let judged = judge("nested-acquire", "lua-release");
+    assert_eq!(judged.verdict, Verdict::Deadlock);
+    let witness = witness_ops(&judged, &judged.results.liveness);
+    assert!(
+        witness.contains(&(0, Op::Acquire, Some(Outcome::Fail))),
+        "the witness shows the holder's own nested acquire failing: {witness:?}"
+    );
+    assert_survives("nested-acquire", "reentrant");
+}
+
+#[test]
+fn the_watchdog_pauses_with_its_process_and_redlock_checks_its_validity() {
+    let judged = judge("stop-the-world-pause", "watchdog");
+    assert_eq!(judged.verdict, Verdict::Violated);
+    assert_survives("stop-the-world-pause", "redlock");
+}
+
+#[test]
+fn the_watchdog_loses_its_lock_to_a_partition_and_redlock_knows_its_validity() {
+    assert_eq!(judge("partition-from-redis", "watchdog").verdict, Verdict::Violated);
+    assert_survives("partition-from-redis", "redlock");
+}
+
+#[test]
+fn failover_with_asynchronous_replication_loses_the_watchdogs_lock_but_not_redlocks() {
+    assert_eq!(
+        judge("failover-async-replication", "watchdog").verdict,
+        Verdict::Violated
+    );
+    assert_survives("failover-async-replication", "redlock");
+}
+
+#[test]
+fn redlock_breaks_on_a_clock_jump_and_a_fenced_store_refuses_the_stale_write() {
+    assert_eq!(
+        judge("clock-jump-on-majority-node", "redlock").verdict,
+        Verdict::Violated
+    );
+    let fenced = judge("clock-jump-on-majority-node", "fenced");
+    assert_eq!(fenced.verdict, Verdict::Safe);
+    // The holders did overlap (information only): the store decided.
+    assert!(fenced.results.mutual_exclusion.is_invalid());
+    assert!(!fenced.results.decides("mutual-exclusion"));
+}
+
+#[test]
+fn redlock_breaks_on_a_restart_without_fsync_and_a_delayed_restart_prevents_it() {
+    assert_eq!(
+        judge("restart-without-fsync", "redlock").verdict,
+        Verdict::Violated
+    );
+    assert_survives("delayed-restart", "redlock");
+}
+
+#[test]
+fn a_pause_after_the_validity_check_breaks_redlock_and_fencing_fixes_it() {
+    let judged = judge("pause-before-write", "redlock");
+    assert_eq!(judged.verdict, Verdict::Violated);
+    assert_eq!(judged.results.damage.resource.lost_updates, Some(1));
+    assert_survives("pause-before-write", "fenced");
+}
+
+#[test]
+fn a_failover_that_loses_the_fence_counter_hands_the_same_token_to_two_holders() {
+    let judged = judge("failover-loses-fence-counter", "fenced");
+    assert_eq!(judged.verdict, Verdict::Violated);
+    assert_eq!(judged.results.damage.resource.repeated_tokens, Some(1));
+}
+
+#[test]
+fn slow_replies_fool_set_nx_px_and_redlock_subtracts_the_time_its_acquire_took() {
+    assert_eq!(judge("replies-in-flight", "set-nx-px").verdict, Verdict::Violated);
+    assert_survives("replies-in-flight", "redlock");
+}
+
+#[test]
+fn the_same_seed_gives_a_byte_identical_history_and_other_seeds_differ() {
+    for (name, variant) in [
+        ("inventory-contention", "no-lock"),
+        ("failover-async-replication", "redlock"),
+        ("clock-jump-on-majority-node", "redlock"),
+    ] {
+        let s = scenario(name);
+        let first = run_cell(&s, variant, 7).expect("run").history.to_jsonl();
+        let again = run_cell(&s, variant, 7).expect("run").history.to_jsonl();
+        assert_eq!(first, again, "{name}/{variant} did not replay");
+        let other = run_cell(&s, variant, 8).expect("run").history.to_jsonl();
+        assert!(first != other, "{name}/{variant}: seeds 7 and 8 gave the same history");
+    }
+}
+
+#[test]
+fn a_scenario_with_a_wrong_type_names_the_file_line_and_column() {
+    let text = "variants = [\"setnx\"]\nduration_ms = \"long\"\n[[clients]]\ncount = 1\n";
+    let err = Scenario::parse(text, "bad.toml", "bad").expect_err("must fail");
+    let message = err.to_string();
+    assert!(message.starts_with("bad.toml: line 2, column 15"), "{message}");
+    assert!(message.contains("expected u64"), "{message}");
+}
+
+#[test]
+fn a_scenario_with_an_unknown_rung_or_fault_point_says_what_was_expected() {
+    let text = "variants = [\"setnxx\"]\nduration_ms = 10\n[[clients]]\n";
+    let message = Scenario::parse(text, "a.toml", "a").expect_err("must fail").to_string();
+    assert!(message.contains("unknown rung \"setnxx\""), "{message}");
+    assert!(message.contains("set-nx-px"), "{message}");
+
+    let text = "variants = [\"setnx\"]\nduration_ms = 10\n[[clients]]\n\n[[faults]]\nkind = \"pause\"\nduration_ms = 5\non = { client = 0, point = \"middle\" }\n";
+    let message = Scenario::parse(text, "b.toml", "b").expect_err("must fail").to_string();
+    assert!(message.contains("faults[0]"), "{message}");
+    assert!(message.contains("unknown fault point \"middle\""), "{message}");
+
+    let text = "variants = [\"setnx\"]\nduration_ms = 10\nclients = 3\n";
+    let message = Scenario::parse(text, "c.toml", "c").expect_err("must fail").to_string();
+    assert!(message.contains("line 3"), "{message}");
+}
+
+#[test]
+fn every_shipped_scenario_loads_and_names_its_expectations() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let scenarios = sim::suite::load_all(&dir).expect("load");
+    assert!(scenarios.len() >= 17);
+    for s in &scenarios {
+        for v in &s.variants {
+            assert!(s.expect.contains_key(v), "{}: no expectation for {v}", s.name);
+        }
+    }
+    // Every rung's flaw is shown by at least one scenario it fails in.
+    for rung in locks::LADDER {
+        assert!(
+            sim::tour::scenario_for(rung, &scenarios).is_some(),
+            "no scenario shows {}",
+            rung.id
+        );
+    }
+}
