@@ -232,3 +232,36 @@ pub fn tour(dir: &Path, only: Option<&str>) -> u8 {
     }
     0
 }
+
+/// `locklab sim-server --port P`: one simulated node on real TCP, until
+/// Ctrl-C.
+pub fn sim_server(bind: std::net::IpAddr, port: u16) -> u8 {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start a runtime: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let addr = std::net::SocketAddr::new(bind, port);
+    eprintln!("simulated Redis node on {addr} (real time); try: redis-cli -p {port} ping");
+    // The node's connections are spawned locally (it is single-threaded,
+    // as Redis is), so it runs inside a LocalSet.
+    let local = tokio::task::LocalSet::new();
+    let served = local.block_on(&runtime, async {
+        tokio::select! {
+            result = simredis::serve_tcp(addr, simredis::NodeConfig::new("sim-server")) => result,
+            _ = tokio::signal::ctrl_c() => Ok(()),
+        }
+    });
+    match served {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: cannot serve on {addr}: {e}");
+            EXIT_BAD_INPUT
+        }
+    }
+}

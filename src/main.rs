@@ -56,6 +56,16 @@ enum Command {
         #[arg(long)]
         jobs: Option<usize>,
     },
+    /// Serves one simulated Redis node on a real TCP port (real time), so
+    /// redis-cli or any client can check its fidelity by hand.
+    SimServer {
+        /// The port to listen on.
+        #[arg(long, default_value_t = 6390)]
+        port: u16,
+        /// The address to bind (loopback unless you say otherwise).
+        #[arg(long, default_value = "127.0.0.1")]
+        bind: std::net::IpAddr,
+    },
     /// The ladder told rung by rung from live simulator runs (no Redis needed).
     Tour {
         /// Where the scenario files are.
@@ -64,6 +74,26 @@ enum Command {
         /// Only this rung's stop.
         #[arg(long)]
         variant: Option<String>,
+    },
+    /// Benchmarks every rung against real redis-server, beside the floor
+    /// and rslock, and writes bench.md, bench.json and SVG plots.
+    Bench {
+        /// Short slices and few rounds (under two minutes).
+        #[arg(long)]
+        quick: bool,
+        /// Use these servers (redis://host:port) instead of starting five;
+        /// only keys under a unique prefix are touched, and deleted after.
+        #[arg(long = "redis", value_name = "URL")]
+        redis: Vec<String>,
+        /// Where the report goes.
+        #[arg(long, default_value = "reports")]
+        out: PathBuf,
+        /// Print bench.json as the last line of standard output.
+        #[arg(long)]
+        json: bool,
+        /// Do not pin the client and servers to CPUs.
+        #[arg(long)]
+        no_pin: bool,
     },
 }
 
@@ -83,7 +113,22 @@ fn main() -> ExitCode {
             out,
             jobs,
         } => commands::suite(&scenarios, &out, jobs),
+        Command::SimServer { port, bind } => commands::sim_server(bind, port),
         Command::Tour { scenarios, variant } => commands::tour(&scenarios, variant.as_deref()),
+        Command::Bench {
+            quick,
+            redis,
+            out,
+            json,
+            no_pin,
+        } => bench::run(bench::BenchOptions {
+            quick,
+            redis,
+            out,
+            json,
+            pin: !no_pin,
+            ..Default::default()
+        }),
     };
     ExitCode::from(code)
 }

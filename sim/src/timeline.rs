@@ -9,28 +9,15 @@
 //! client 1  ················XXXX████████████························
 //! ```
 
+use crate::check::faults::{FaultSpan, fault_spans};
 use crate::check::holds::{Hold, client_of_target, holds};
 use crate::check::mutual_exclusion::{Overlap, overlaps};
 use crate::history::{EventKind, History};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use std::collections::BTreeMap;
 
 /// The usual width of the ASCII timeline, in columns of time.
 pub const DEFAULT_WIDTH: usize = 80;
-
-/// A fault as an interval (or an instant) of true time.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FaultSpan {
-    /// The fault's kind (`pause`, `crash`, ...).
-    pub fault: String,
-    /// What it hit.
-    pub target: String,
-    /// When it began (or happened), µs.
-    pub start_us: u64,
-    /// When it ended, µs; `None` for an instant fault.
-    pub end_us: Option<u64>,
-}
 
 /// Everything a timeline shows, gathered from a history.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,61 +38,32 @@ impl Timeline {
     /// Gathers the timeline of `history`. A fault that starts and never
     /// ends lasts until the end of the history.
     pub fn of(history: &History) -> Timeline {
+        let faults = fault_spans(history);
         let mut clients = std::collections::BTreeSet::new();
-        let mut faults: Vec<FaultSpan> = Vec::new();
-        let mut open: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
         for event in history.events() {
-            match &event.kind {
-                EventKind::Invoke { client, .. } | EventKind::Complete { client, .. } => {
-                    clients.insert(*client);
-                }
-                EventKind::Fault {
-                    fault,
-                    target,
-                    phase,
-                    ..
-                } => {
-                    if let Some(c) = client_of_target(target) {
-                        clients.insert(c);
-                    }
-                    let key = (fault.clone(), target.clone());
-                    let started = match phase.as_str() {
-                        "end" => open.get_mut(&key).and_then(|v| v.pop()),
-                        _ => None,
-                    };
-                    match (phase.as_str(), started) {
-                        (_, Some(at)) => faults[at].end_us = Some(event.at_us),
-                        ("start", _) => {
-                            open.entry(key).or_default().push(faults.len());
-                            faults.push(FaultSpan {
-                                fault: fault.clone(),
-                                target: target.clone(),
-                                start_us: event.at_us,
-                                end_us: Some(event.at_us),
-                            });
-                        }
-                        _ => faults.push(FaultSpan {
-                            fault: fault.clone(),
-                            target: target.clone(),
-                            start_us: event.at_us,
-                            end_us: None,
-                        }),
-                    }
-                }
-                _ => {}
+            if let EventKind::Invoke { client, .. } | EventKind::Complete { client, .. } =
+                &event.kind
+            {
+                clients.insert(*client);
             }
         }
-        let end_us = history.end_us();
-        // Faults still open at the end last until the end.
-        for at in open.into_values().flatten() {
-            faults[at].end_us = Some(end_us);
-        }
+        clients.extend(faults.iter().filter_map(|f| client_of_target(&f.target)));
         Timeline {
-            end_us,
+            end_us: history.end_us(),
             clients: clients.into_iter().collect(),
             holds: holds(history),
             overlaps: overlaps(history),
             faults,
+        }
+    }
+
+    /// Where a fault's span ends on the timeline, µs: its end, its own time
+    /// for an instant, the history's end when it never ended.
+    pub fn fault_end_us(&self, f: &FaultSpan) -> u64 {
+        match (f.instant, f.end) {
+            (true, _) => f.start_us,
+            (false, Some((_, us))) => us,
+            (false, None) => self.end_us,
         }
     }
 
@@ -170,16 +128,25 @@ impl Columns {
         let last = if to > from { to - 1 } else { from };
         self.col(from)..=self.col(last)
     }
-
-    fn start_of(&self, col: usize) -> u64 {
-        (u128::from(self.span_us) * col as u128 / self.width as u128) as u64
-    }
 }
 
 /// µs as a short ms label: `1234`, `12.5`.
 fn ms_label(us: u64) -> String {
     let s = format!("{}.{:03}", us / 1000, us % 1000);
     s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The smallest of 1, 2 or 5 × 10^k that is at least `raw` (and at least 1).
+fn nice_step(raw: u64) -> u64 {
+    let mut base = 1u64;
+    loop {
+        for m in [1, 2, 5] {
+            if base.saturating_mul(m) >= raw {
+                return base.saturating_mul(m);
+            }
+        }
+        base = base.saturating_mul(10);
+    }
 }
 
 /// The ASCII timeline of `history`, `width` columns of time (at least 10):
@@ -204,7 +171,7 @@ pub fn ascii(history: &History, width: usize) -> String {
             if !used.iter().any(|(c, _)| *c == mark) {
                 used.push((mark, f.fault.clone()));
             }
-            for c in cols.range(f.start_us, f.end_us.unwrap_or(f.start_us)) {
+            for c in cols.range(f.start_us, tl.fault_end_us(f)) {
                 row[c] = mark;
             }
             any = true;
@@ -254,19 +221,25 @@ pub fn ascii(history: &History, width: usize) -> String {
         let line: String = row.iter().collect();
         out.push_str(&format!("{label:<label_w$}{}\n", line.trim_end()));
     }
-    // Axis: a tick every 10 columns, labelled with its time when there is room.
-    let mut ticks = String::new();
+    // Axis: ticks at round times (1, 2 or 5 × 10^k µs apart, 8 to 20
+    // columns apart), labelled in ms where there is room.
+    let step = nice_step((u128::from(cols.span_us) * 8).div_ceil(width as u128) as u64);
+    let mut ticks: Vec<char> = vec!['-'; width];
     let mut labels = String::new();
-    for c in 0..width {
-        ticks.push(if c % 10 == 0 { '+' } else { '-' });
-        if c % 10 == 0 && labels.chars().count() <= c {
+    let mut t = 0;
+    while t <= tl.end_us {
+        let c = cols.col(t);
+        ticks[c] = '+';
+        if labels.chars().count() <= c {
             while labels.chars().count() < c {
                 labels.push(' ');
             }
-            labels.push_str(&ms_label(cols.start_of(c)));
+            labels.push_str(&ms_label(t));
             labels.push(' ');
         }
+        t += step;
     }
+    let ticks: String = ticks.into_iter().collect();
     out.push_str(&format!("{:<label_w$}{ticks}\n", ""));
     out.push_str(&format!("{:<label_w$}{}ms\n", "", labels));
     let mut legend = String::from("legend: █ holding  · not holding  X two clients hold at once");
@@ -340,6 +313,7 @@ pub fn svg(history: &History, title: &str) -> Result<String, String> {
             .disable_y_mesh()
             .disable_y_axis()
             .x_desc("true time (ms)")
+            .x_label_formatter(&|v: &f64| format!("{}", (v * 1000.0).round() / 1000.0))
             .label_style(("sans-serif", 13).into_font().color(&TEXT_COLOR))
             .draw()
             .map_err(|e| e.to_string())?;
@@ -385,7 +359,7 @@ pub fn svg(history: &History, title: &str) -> Result<String, String> {
                     let (y0, y1) = band(r, 0.3, 0.7);
                     for f in tl.faults.iter().filter(|f| f.target == *target) {
                         let from = ms(f.start_us);
-                        let to = ms(f.end_us.unwrap_or(f.start_us)).max(from + min_w);
+                        let to = ms(tl.fault_end_us(f)).max(from + min_w);
                         bars.push(Rectangle::new(
                             [(from, y0), (to, y1)],
                             fault_color(&f.fault).filled(),

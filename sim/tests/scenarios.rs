@@ -259,3 +259,19 @@ fn every_shipped_scenario_loads_and_names_its_expectations() {
         );
     }
 }
+
+#[test]
+fn the_example_in_the_scenario_format_documentation_is_a_valid_scenario() {
+    let readme = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/README.md"),
+    )
+    .expect("scenarios/README.md");
+    let start = readme.find("```toml\n").expect("a toml example") + "```toml\n".len();
+    let end = start + readme[start..].find("```").expect("end of example");
+    let example = Scenario::parse(&readme[start..end], "scenarios/README.md", "example")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(example.faults.len(), 8, "every fault kind is shown");
+    // And it runs.
+    let judged = run_cell(&example, "set-nx-px", 1).expect("run");
+    assert!(!judged.history.is_empty());
+}

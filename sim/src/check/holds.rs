@@ -245,6 +245,6 @@ pub fn holds(history: &History) -> Vec<Hold> {
         };
         close(&mut done, key, state, None, history.len(), end_us, ended_by);
     }
-    done.sort_by(|a, b| (a.start, a.client).cmp(&(b.start, b.client)));
+    done.sort_by_key(|h| (h.start, h.client));
     done
 }

@@ -1,9 +1,9 @@
 //! Liveness: once the faults heal, the lock can be taken again.
 //!
-//! Let H be the time the last fault healed: the latest fault event with
-//! phase `end` or `instant` (0 without faults). A fault that starts and
-//! never ends means the faults never heal; nothing is then claimed (valid,
-//! with `healed_at_ms` null). For each lock, if clients still wanted it
+//! Let H be the time the last fault healed: the latest end of a fault span
+//! or instant fault ([`super::faults`]; 0 without faults). A fault that
+//! starts and never ends means the faults never heal; nothing is then
+//! claimed (valid, with `healed_at_ms` null). For each lock, if clients still wanted it
 //! after H (an acquire in flight at H, or invoked at or after H; an acquire
 //! of a client that crashed meanwhile does not count), some client must
 //! acquire it (an acquire `complete` with outcome `ok` at or after H)
@@ -19,6 +19,7 @@
 //! section plus TTL): acquiring is the only progress this checker sees.
 
 use super::Check;
+use super::faults::last_heal;
 use super::holds::{crashed_client, holds};
 use super::mutual_exclusion::fmt_ms;
 use crate::history::{EventKind, History, Op, Outcome};
@@ -36,37 +37,6 @@ pub struct LivenessDamage {
     /// (the largest over locks that were wanted); `null` when it never came
     /// or nobody wanted the lock.
     pub recovery_ms: Option<f64>,
-}
-
-/// When the last fault healed, µs: `Some(0)` without faults, `None` when a
-/// fault (`fault`, `target`) started more often than it ended.
-pub fn healed_at_us(history: &History) -> Option<u64> {
-    let mut open: BTreeMap<(&str, &str), i64> = BTreeMap::new();
-    let mut healed = 0;
-    for event in history.events() {
-        if let EventKind::Fault {
-            fault,
-            target,
-            phase,
-            ..
-        } = &event.kind
-        {
-            let key = (fault.as_str(), target.as_str());
-            match phase.as_str() {
-                "start" => *open.entry(key).or_default() += 1,
-                "end" => {
-                    *open.entry(key).or_default() -= 1;
-                    healed = healed.max(event.at_us);
-                }
-                _ => healed = healed.max(event.at_us),
-            }
-        }
-    }
-    if open.values().any(|&n| n > 0) {
-        None
-    } else {
-        Some(healed)
-    }
 }
 
 /// Checks liveness with the given bound.
@@ -103,22 +73,15 @@ pub fn check(history: &History, bound: Duration) -> (Check, LivenessDamage) {
                     hold.start, event.i
                 ),
             );
-            damage.healed_at_ms = healed_at_us(history).map(|h| h as f64 / 1000.0);
+            damage.healed_at_ms = last_heal(history).map(|(h, _)| h as f64 / 1000.0);
             return (check, damage);
         }
     }
 
-    let Some(heal) = healed_at_us(history) else {
+    let Some((heal, last_heal)) = last_heal(history) else {
         return (Check::Valid, damage);
     };
     damage.healed_at_ms = Some(heal as f64 / 1000.0);
-    let last_heal = events
-        .iter()
-        .rev()
-        .find(|e| {
-            matches!(&e.kind, EventKind::Fault { phase, .. } if phase != "start") && e.at_us == heal
-        })
-        .map(|e| e.i);
 
     // Per lock: the first acquire that wanted it after the heal. In flight
     // at the heal means invoked, not completed and not cancelled by its

@@ -15,6 +15,7 @@
 //! [`check_all`] runs them all; [`crate::verdict`] turns the results into a
 //! cell's verdict and `verdict.json`.
 
+pub mod faults;
 pub mod holds;
 pub mod liveness;
 pub mod mutual_exclusion;

@@ -112,10 +112,10 @@ pub fn check(history: &History, spec: &ResourceSpec) -> (Check, ResourceDamage) 
                 ..
             } => {
                 last_read.insert(*client, event.i);
-                if let (true, Some(token)) = (fenced, fence) {
-                    if highest.is_none_or(|(t, _)| *token > t) {
-                        highest = Some((*token, event.i));
-                    }
+                if let (true, Some(token)) = (fenced, fence)
+                    && highest.is_none_or(|(t, _)| *token > t)
+                {
+                    highest = Some((*token, event.i));
                 }
             }
             EventKind::Complete {

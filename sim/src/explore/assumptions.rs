@@ -1,0 +1,477 @@
+//! Every rung's assumptions, explicit: the fault schedules and workloads
+//! under which the rung claims to be safe. `--faults assumed` draws only
+//! schedules these admit, and the property tests check that no such
+//! schedule ever gives anything but `safe`.
+//!
+//! Some terms used below:
+//!
+//! - *allowance* = TTL/100 + 2 ms, the clock drift Redlock allows for;
+//! - *margin* = TTL/20 + 10 ms, room for network latency and the 1 ms
+//!   simulation tick;
+//! - *lease budget* = TTL − allowance − margin: a holder's longest hold
+//!   (its critical sections plus the round trips of a cycle) **plus** the sum
+//!   of every pause and every message delay, the extra latency of slow links
+//!   over a cycle's round trips, and any forward clock jump of a node must
+//!   fit in it (counted over the whole schedule, not per holder: a simple,
+//!   conservative bound);
+//! - *renewal budget* (`watchdog`) = 2·TTL/3 − margin: a renewal re-arms the
+//!   TTL every TTL/3, so a holder whose renewals stop for less than 2·TTL/3
+//!   keeps its key;
+//! - a *partition* loses messages for good (the simulated TCP does not
+//!   retransmit): for a rung whose every reply matters (`setnx`,
+//!   `setnx-expire`, the watchdog's renewals) it is a lost reply, not a pause.
+//!
+//! The rungs, in ladder order (see [`assumptions`] for the table in code):
+//!
+//! | rung | assumptions |
+//! |---|---|
+//! | `no-lock` | one client: without a lock only a lone buyer is safe; any client fault |
+//! | `setnx` | no crash of a client; no node crash or restart unless AOF `always`; no partition between clients and Redis; delays and slow links shorter than the reply timeout; no failover; no nested acquire |
+//! | `setnx-expire` | as `setnx`, and the lease budget |
+//! | `set-timestamp` | the lease budget; client clocks within the allowance (jumps ≤ TTL/200, drift ≤ 1000 ppm); node rules as below |
+//! | `set-nx-px`, `get-check-del`, `lua-release` | the lease budget; no failover; node restarts only with AOF `always` or delayed ≥ TTL + margin; no node crash for good; node clocks: forward jumps ≤ TTL/200 (counted in the budget), backward ≤ TTL/2, drift ≤ 1000 ppm; no nested acquire |
+//! | `reentrant` | as `lua-release`, nested acquires allowed |
+//! | `watchdog` | the renewal budget for pauses, delays and slow links (each delay also shorter than the reply timeout); critical sections of any length; no partition between clients and Redis; node rules as `lua-release`; nested allowed |
+//! | `redlock` | no pause at `before-write` (after the validity check); node clock jumps forward ≤ TTL/200, backward ≤ TTL/2, drift ≤ 1000 ppm (clients too); node restarts only with AOF `always` or delayed ≥ TTL + margin; at most a minority of masters lost for good; no nested acquire |
+//! | `fenced` | a fenced resource; the token source monotonic: no failover, no node restart unless AOF `always`, no node crash for good; node clocks backward ≤ TTL/2; otherwise any pause, delay, partition, slow link or clock fault, also on the store's links; no nested acquire |
+//!
+//! Every schedule ends: partitions heal and slow links recover (a fault that
+//! never ends leaves liveness unclaimed, which is no test at all).
+
+use super::case::Case;
+use super::kinds::FaultKind;
+use crate::fault::FaultSpec;
+use crate::scenario::TopologyKind;
+
+/// How long a holder's hold, and the faults that stretch it, may last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Budget {
+    /// No timing assumption (the rung does not rely on the lease's length,
+    /// or checks the lease itself).
+    None,
+    /// The lease budget: hold + pauses + delays + ... ≤ TTL − allowance − margin.
+    Lease,
+    /// The watchdog's renewal budget: pauses + delays + ... ≤ 2·TTL/3 − margin.
+    Renewal,
+}
+
+/// What the network between clients and Redis may do to messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientLinks {
+    /// Anything, within the budget (lost and late replies are harmless).
+    Any,
+    /// Late but never lost, and never later than the reply timeout.
+    NoLossWithinTimeout,
+    /// Late but never lost (within the budget).
+    NoLoss,
+}
+
+/// What may happen to Redis nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeFaults {
+    /// A node restarts only with AOF `always`.
+    RestartIfPersistent,
+    /// A node restarts only with AOF `always` or after TTL + margin.
+    RestartIfPersistentOrDelayed,
+    /// As `RestartIfPersistentOrDelayed`, and a minority may be lost for good.
+    MinorityLost,
+}
+
+/// One rung's assumptions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assumptions {
+    /// The rung.
+    pub variant: &'static str,
+    /// The assumptions in a sentence.
+    pub summary: &'static str,
+    /// Most clients (`no-lock`: one).
+    pub max_clients: usize,
+    /// Whether a client may take the lock again inside its cycle.
+    pub nested: bool,
+    /// The timing budget.
+    pub budget: Budget,
+    /// Whether clients may crash (and restart).
+    pub client_crashes: bool,
+    /// What links between clients and Redis may do.
+    pub client_links: ClientLinks,
+    /// Whether faults may touch the store's links (pauses of clients aside).
+    pub store_links: bool,
+    /// What may happen to nodes.
+    pub nodes: NodeFaults,
+    /// Whether client wall clocks must stay within the allowance.
+    pub client_wall_clock: bool,
+    /// Whether node clocks may jump forward arbitrarily (the resource, not
+    /// the lease, decides safety).
+    pub node_forward_jumps: bool,
+    /// Fault points at which no pause may be aimed.
+    pub no_pause_at: &'static [&'static str],
+}
+
+const SINGLE_NODE_LEASE: Assumptions = Assumptions {
+    variant: "",
+    summary: "",
+    max_clients: 8,
+    nested: false,
+    budget: Budget::Lease,
+    client_crashes: true,
+    client_links: ClientLinks::Any,
+    store_links: false,
+    nodes: NodeFaults::RestartIfPersistentOrDelayed,
+    client_wall_clock: false,
+    node_forward_jumps: false,
+    no_pause_at: &[],
+};
+
+/// The assumptions of rung `variant` (`None` for an unknown id).
+pub fn assumptions(variant: &str) -> Option<Assumptions> {
+    let a = match variant {
+        "no-lock" => Assumptions {
+            variant: "no-lock",
+            summary: "one client only (no lock, no exclusion); any client fault",
+            max_clients: 1,
+            nested: true,
+            budget: Budget::None,
+            client_links: ClientLinks::Any,
+            store_links: false,
+            ..SINGLE_NODE_LEASE
+        },
+        "setnx" => Assumptions {
+            variant: "setnx",
+            summary: "no client crash; no lost reply (no partition between clients and Redis, \
+                      delays and slow links within the reply timeout); no node restart unless \
+                      AOF always; no failover; no nested acquire",
+            budget: Budget::None,
+            client_crashes: false,
+            client_links: ClientLinks::NoLossWithinTimeout,
+            nodes: NodeFaults::RestartIfPersistent,
+            ..SINGLE_NODE_LEASE
+        },
+        "setnx-expire" => Assumptions {
+            variant: "setnx-expire",
+            summary: "as setnx, and hold + pauses + delays within TTL - allowance - margin",
+            client_crashes: false,
+            client_links: ClientLinks::NoLossWithinTimeout,
+            ..SINGLE_NODE_LEASE
+        },
+        "set-timestamp" => Assumptions {
+            variant: "set-timestamp",
+            summary: "hold + pauses + delays within TTL - allowance - margin; client clocks \
+                      within the allowance; no failover; node restarts only persistent or \
+                      delayed; no nested acquire",
+            client_wall_clock: true,
+            ..SINGLE_NODE_LEASE
+        },
+        "set-nx-px" | "get-check-del" | "lua-release" => Assumptions {
+            variant: locks::rung(variant).map(|r| r.id).unwrap_or(""),
+            summary: "hold + pauses + delays within TTL - allowance - margin; no failover; \
+                      node restarts only persistent or delayed; no nested acquire",
+            ..SINGLE_NODE_LEASE
+        },
+        "reentrant" => Assumptions {
+            variant: "reentrant",
+            summary: "as lua-release; nested acquires allowed",
+            nested: true,
+            ..SINGLE_NODE_LEASE
+        },
+        "watchdog" => Assumptions {
+            variant: "watchdog",
+            summary: "pauses + delays within 2 TTL/3 - margin, each delay within the reply \
+                      timeout; no partition between clients and Redis; no failover; node \
+                      restarts only persistent or delayed; critical sections of any length",
+            nested: true,
+            budget: Budget::Renewal,
+            client_links: ClientLinks::NoLoss,
+            ..SINGLE_NODE_LEASE
+        },
+        "redlock" => Assumptions {
+            variant: "redlock",
+            summary: "no pause between the validity check and the write; clocks within the \
+                      allowance; node restarts only persistent or delayed; a minority of \
+                      masters lost at most; no nested acquire",
+            budget: Budget::None,
+            nodes: NodeFaults::MinorityLost,
+            no_pause_at: &["before-write"],
+            ..SINGLE_NODE_LEASE
+        },
+        "fenced" => Assumptions {
+            variant: "fenced",
+            summary: "a fenced resource and a monotonic token source: no failover, no node \
+                      restart unless AOF always, no node lost; anything else",
+            budget: Budget::None,
+            store_links: true,
+            nodes: NodeFaults::RestartIfPersistent,
+            node_forward_jumps: true,
+            ..SINGLE_NODE_LEASE
+        },
+        _ => return None,
+    };
+    Some(a)
+}
+
+/// Redlock's drift allowance: TTL/100 + 2 ms.
+pub fn allowance_ms(ttl_ms: u64) -> u64 {
+    ttl_ms / 100 + 2
+}
+
+/// Room for latency and the tick: TTL/20 + 10 ms.
+pub fn margin_ms(ttl_ms: u64) -> u64 {
+    ttl_ms / 20 + 10
+}
+
+/// Round trips of one lock cycle of a client that writes `writes` times.
+pub fn round_trips(writes: u32) -> u64 {
+    2 * u64::from(writes) + 6
+}
+
+/// The largest client or node clock drift the assumptions allow, ppm.
+pub const MAX_DRIFT_PPM: i64 = 1_000;
+
+fn is_node(host: &str) -> bool {
+    host.starts_with("redis-") || host == "master"
+}
+
+fn is_client(host: &str) -> bool {
+    host.starts_with("client-")
+}
+
+/// Which kinds of link a fault's sides connect.
+fn link_touches(a: &[String], b: &[String]) -> (bool, bool) {
+    let mut client_node = false;
+    let mut store = false;
+    for x in a {
+        for y in b {
+            if (is_client(x) && is_node(y)) || (is_node(x) && is_client(y)) {
+                client_node = true;
+            }
+            if x == "store" || y == "store" {
+                store = true;
+            }
+        }
+    }
+    (client_node, store)
+}
+
+impl Assumptions {
+    /// Whether the assumptions allow faults of this kind at all.
+    pub fn allows_kind(&self, kind: FaultKind) -> bool {
+        match kind {
+            FaultKind::Failover => self.nodes == NodeFaults::MinorityLost,
+            FaultKind::Crash => self.client_crashes || self.nodes == NodeFaults::MinorityLost,
+            _ => true,
+        }
+    }
+
+    /// The timing budget for `ttl_ms`, if the rung has one.
+    pub fn budget_ms(&self, ttl_ms: u64) -> Option<u64> {
+        let m = margin_ms(ttl_ms);
+        match self.budget {
+            Budget::None => None,
+            Budget::Lease => Some(ttl_ms.saturating_sub(allowance_ms(ttl_ms) + m)),
+            Budget::Renewal => Some((2 * ttl_ms / 3).saturating_sub(m)),
+        }
+    }
+
+    /// What a case spends of the budget: the longest hold (lease budget
+    /// only), and the time every fault may add to a hold.
+    pub fn spent_ms(&self, case: &Case) -> u64 {
+        let ttl = case.lock.ttl_ms;
+        let writes = case.clients.iter().map(|c| c.writes).max().unwrap_or(1);
+        let hold = if self.budget == Budget::Lease {
+            case.clients
+                .iter()
+                .map(|c| {
+                    u64::from(c.writes) * (c.critical_section_ms + 4) + 8 + if c.nested { 4 } else { 0 }
+                })
+                .max()
+                .unwrap_or(0)
+        } else {
+            0
+        };
+        let faults: u64 = case
+            .faults
+            .iter()
+            .map(|f| match f {
+                FaultSpec::Pause { duration_ms, .. } => *duration_ms,
+                FaultSpec::Delay { a, b, duration_ms, .. } => {
+                    if link_touches(a, b).0 { *duration_ms } else { 0 }
+                }
+                FaultSpec::SlowLink { a, b, latency_ms, .. } => {
+                    if link_touches(a, b).0 {
+                        latency_ms.saturating_sub(1) * 2 * round_trips(writes)
+                    } else {
+                        0
+                    }
+                }
+                FaultSpec::ClockJump { target, jump_ms, .. } if is_node(target) && *jump_ms > 0 => {
+                    *jump_ms as u64
+                }
+                FaultSpec::ClockJump { target, jump_ms, .. }
+                    if is_client(target) && self.client_wall_clock =>
+                {
+                    jump_ms.unsigned_abs()
+                }
+                _ => 0,
+            })
+            .sum();
+        // A clock that runs slow stretches every sleep of its client.
+        let _ = ttl;
+        hold + faults
+    }
+
+    /// Whether a case lies within these assumptions; if not, why.
+    pub fn admits(&self, case: &Case) -> Result<(), String> {
+        let ttl = case.lock.ttl_ms;
+        if case.variant != self.variant {
+            return Err(format!("the case is for {}, not {}", case.variant, self.variant));
+        }
+        if case.clients.len() > self.max_clients {
+            return Err(format!("{} clients; at most {}", case.clients.len(), self.max_clients));
+        }
+        if !self.nested && case.clients.iter().any(|c| c.nested) {
+            return Err("a nested acquire on a rung that is not reentrant".into());
+        }
+        if self.variant == "fenced" && !case.fenced {
+            return Err("fenced needs a fenced resource".into());
+        }
+        if let Some(budget) = self.budget_ms(ttl) {
+            let spent = self.spent_ms(case);
+            if spent > budget {
+                return Err(format!("timing budget: {spent} ms spent of {budget} ms"));
+            }
+        }
+        let persistent = case.topology.persistence == "aof-always";
+        let masters = case.topology.node_count();
+        let mut lost_nodes: Vec<String> = Vec::new();
+        for (i, fault) in case.faults.iter().enumerate() {
+            let bad = |why: &str| Err(format!("faults[{i}] ({}): {why}", fault.kind_name()));
+            let (_, on) = fault.when();
+            match fault {
+                FaultSpec::Pause { .. } => {
+                    if let Some(t) = on
+                        && self.no_pause_at.contains(&t.point.as_str())
+                    {
+                        return bad("a pause at a point the rung cannot check after");
+                    }
+                }
+                FaultSpec::Crash {
+                    restart_after_ms, ..
+                } => {
+                    let target = fault.target_host().unwrap_or_default();
+                    if target == "store" {
+                        return bad("the store never crashes");
+                    }
+                    if is_client(&target) {
+                        if !self.client_crashes {
+                            return bad("no client crashes");
+                        }
+                        continue;
+                    }
+                    match restart_after_ms {
+                        None => {
+                            if self.nodes != NodeFaults::MinorityLost {
+                                return bad("no node lost for good");
+                            }
+                            if !lost_nodes.contains(&target) {
+                                lost_nodes.push(target);
+                            }
+                        }
+                        Some(after) => {
+                            let delayed = *after >= ttl + margin_ms(ttl);
+                            let ok = persistent
+                                || (delayed && self.nodes != NodeFaults::RestartIfPersistent);
+                            if !ok {
+                                return bad("a node restart that may forget what it granted");
+                            }
+                        }
+                    }
+                }
+                FaultSpec::Failover { .. } => {
+                    if self.nodes != NodeFaults::MinorityLost
+                        || case.topology.kind != TopologyKind::Independent
+                    {
+                        return bad("no failover");
+                    }
+                    if !lost_nodes.iter().any(|n| n == "redis-0") {
+                        lost_nodes.push("redis-0".into());
+                    }
+                }
+                FaultSpec::Partition {
+                    a, b, duration_ms, ..
+                } => {
+                    let (client_node, store) = link_touches(a, b);
+                    if duration_ms.is_none() {
+                        return bad("every partition heals");
+                    }
+                    if store && !self.store_links {
+                        return bad("no faults on the store's links");
+                    }
+                    if client_node && self.client_links != ClientLinks::Any {
+                        return bad("no lost messages between clients and Redis");
+                    }
+                }
+                FaultSpec::Delay {
+                    a, b, duration_ms, ..
+                } => {
+                    let (client_node, store) = link_touches(a, b);
+                    if store && !self.store_links {
+                        return bad("no faults on the store's links");
+                    }
+                    if client_node
+                        && self.client_links != ClientLinks::Any
+                        && *duration_ms + 20 > case.lock.response_timeout_ms
+                    {
+                        return bad("a delay as long as the reply timeout");
+                    }
+                }
+                FaultSpec::SlowLink {
+                    a,
+                    b,
+                    latency_ms,
+                    duration_ms,
+                    ..
+                } => {
+                    let (client_node, store) = link_touches(a, b);
+                    if duration_ms.is_none() {
+                        return bad("every slow link recovers");
+                    }
+                    if store && !self.store_links {
+                        return bad("no faults on the store's links");
+                    }
+                    if client_node
+                        && self.client_links != ClientLinks::Any
+                        && 2 * latency_ms + 20 > case.lock.response_timeout_ms
+                    {
+                        return bad("a round trip as long as the reply timeout");
+                    }
+                }
+                FaultSpec::ClockJump {
+                    target, jump_ms, ..
+                } => {
+                    if is_node(target) {
+                        if *jump_ms > 0 && !self.node_forward_jumps && *jump_ms as u64 > ttl / 200 {
+                            return bad("a node clock jumps forward beyond TTL/200");
+                        }
+                        if *jump_ms < 0 && jump_ms.unsigned_abs() > ttl / 2 {
+                            return bad("a node clock jumps back beyond TTL/2");
+                        }
+                    } else if self.client_wall_clock && jump_ms.unsigned_abs() > ttl / 200 {
+                        return bad("a client clock jumps beyond TTL/200");
+                    }
+                }
+                FaultSpec::ClockDrift { ppm, .. } => {
+                    if ppm.abs() > MAX_DRIFT_PPM {
+                        return bad("drift beyond 1000 ppm");
+                    }
+                }
+            }
+        }
+        if self.nodes == NodeFaults::MinorityLost && lost_nodes.len() > (masters.saturating_sub(1)) / 2
+        {
+            return Err(format!(
+                "{} of {masters} masters lost for good; at most a minority",
+                lost_nodes.len()
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,199 @@
+//! The `locklab` command line, driven through the binary cargo built for
+//! the tests (no second release build).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn locklab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run locklab")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A fresh folder for one test's output.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("locklab-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+#[test]
+fn ladder_json_lists_the_eleven_rungs_in_ladder_order() {
+    let out = locklab(&["ladder", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rungs: serde_json::Value = serde_json::from_str(stdout(&out).trim()).expect("json");
+    let rungs = rungs.as_array().expect("array");
+    let ids: Vec<&str> = rungs.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [
+            "no-lock",
+            "setnx",
+            "setnx-expire",
+            "set-timestamp",
+            "set-nx-px",
+            "get-check-del",
+            "lua-release",
+            "reentrant",
+            "watchdog",
+            "redlock",
+            "fenced"
+        ]
+    );
+    for (i, rung) in rungs.iter().enumerate() {
+        assert_eq!(rung["rung"].as_u64(), Some(i as u64));
+        assert!(rung["fixes"].is_string() && rung["flaw"].is_string());
+    }
+}
+
+#[test]
+fn the_suite_passes_and_the_checked_in_safety_matrix_is_what_it_produces() {
+    let dir = scratch("suite");
+    let out = locklab(&["suite", "--out", path(&dir)]);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    for file in ["safety-matrix.md", "safety-matrix.json", "safety-matrix.svg"] {
+        assert!(dir.join(file).exists(), "{file} not written");
+    }
+    let produced = std::fs::read_to_string(dir.join("safety-matrix.md")).unwrap();
+    let checked_in = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/safety-matrix.md"),
+    )
+    .unwrap();
+    assert_eq!(
+        produced, checked_in,
+        "reports/safety-matrix.md is stale: run `cargo run --release -- suite`"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("safety-matrix.json")).unwrap())
+            .unwrap();
+    let cells = json["cells"].as_array().expect("cells");
+    assert!(cells.len() >= 30);
+    for cell in cells {
+        for field in ["variant", "scenario", "verdict", "expected", "seed"] {
+            assert!(!cell[field].is_null(), "cell without {field}: {cell}");
+        }
+        assert_eq!(cell["verdict"], cell["expected"], "{cell}");
+    }
+}
+
+#[test]
+fn run_prints_the_seed_first_writes_the_run_folder_and_exits_1_on_a_violation() {
+    let dir = scratch("run");
+    let out = locklab(&[
+        "run",
+        "scenarios/pause-at-release-start.toml",
+        "--variant",
+        "set-nx-px",
+        "--out",
+        path(&dir),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("seed 1\n"), "{text}");
+    assert!(text.contains("violated"), "{text}");
+    let run = dir.join("runs/pause-at-release-start/set-nx-px/1");
+    for file in ["scenario.toml", "history.jsonl", "verdict.json", "timeline.svg"] {
+        assert!(run.join(file).exists(), "{file} not written");
+    }
+    let verdict: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("verdict.json")).unwrap()).unwrap();
+    assert_eq!(verdict["schema"], 1);
+    assert_eq!(verdict["verdict"], "violated");
+    assert_eq!(verdict["variant"], "set-nx-px");
+    assert_eq!(verdict["seed"], 1);
+    assert!(verdict["checkers"]["mutual-exclusion"]["witness"].is_array());
+
+    // The recorded run replays byte for byte...
+    let replay = locklab(&["replay", path(&run)]);
+    assert_eq!(replay.status.code(), Some(0), "{}", stdout(&replay));
+    // ...and a tampered history is caught, naming the event.
+    let history = std::fs::read_to_string(run.join("history.jsonl")).unwrap();
+    std::fs::write(run.join("history.jsonl"), history.replacen("\"ok\"", "\"fail\"", 1)).unwrap();
+    let replay = locklab(&["replay", path(&run)]);
+    assert_eq!(replay.status.code(), Some(1));
+    assert!(stdout(&replay).contains("first difference at event"));
+}
+
+#[test]
+fn run_exits_0_when_safe_and_4_on_a_deadlock() {
+    let dir = scratch("codes");
+    let safe = locklab(&[
+        "run",
+        "scenarios/pause-at-release-start.toml",
+        "--variant",
+        "get-check-del",
+        "--out",
+        path(&dir),
+    ]);
+    assert_eq!(safe.status.code(), Some(0), "{}", stdout(&safe));
+    let deadlock = locklab(&[
+        "run",
+        "scenarios/crash-in-critical-section.toml",
+        "--variant",
+        "setnx",
+        "--out",
+        path(&dir),
+    ]);
+    assert_eq!(deadlock.status.code(), Some(4), "{}", stdout(&deadlock));
+}
+
+#[test]
+fn bad_input_gets_exit_3_and_a_message_naming_what_was_expected() {
+    let dir = scratch("bad");
+    let file = dir.join("broken.toml");
+    std::fs::write(&file, "variants = [\"setnx\"]\nduration_ms = -5\n").unwrap();
+    let out = locklab(&["run", path(&file)]);
+    assert_eq!(out.status.code(), Some(3));
+    let err = stderr(&out);
+    assert!(err.contains("broken.toml: line 2"), "{err}");
+
+    let out = locklab(&["run", "scenarios/nested-acquire.toml", "--variant", "redlock"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(stderr(&out).contains("not in this scenario"), "{}", stderr(&out));
+
+    let out = locklab(&["run", "no/such/file.toml"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(stderr(&out).contains("cannot read"), "{}", stderr(&out));
+
+    let out = locklab(&["replay", path(&dir)]);
+    assert_eq!(out.status.code(), Some(3));
+}
+
+#[test]
+fn the_tour_tells_every_rung_from_live_runs() {
+    let out = locklab(&["tour"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for rung in [
+        "no-lock",
+        "setnx",
+        "setnx-expire",
+        "set-timestamp",
+        "set-nx-px",
+        "get-check-del",
+        "lua-release",
+        "reentrant",
+        "watchdog",
+        "redlock",
+        "fenced",
+    ] {
+        assert!(text.contains(&format!(": {rung} ━━")), "no stop for {rung}");
+    }
+    assert!(text.contains("VIOLATED") && text.contains("DEADLOCK") && text.contains("SAFE"));
+    assert!(text.contains("the next rung"));
+}
