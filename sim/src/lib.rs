@@ -36,3 +36,4 @@ pub mod check;
 pub mod matrix;
 pub mod timeline;
 pub mod verdict;
+pub mod explore;
