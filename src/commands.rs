@@ -75,7 +75,9 @@ pub fn run(path: &Path, variant: Option<&str>, seed: Option<u64>, out: &Path) ->
         eprintln!("error: --seed {s}: seeds must be below 2^53");
         return EXIT_BAD_INPUT;
     }
-    let seeds = seed.map(|s| vec![s]).unwrap_or_else(|| scenario.seeds.clone());
+    let seeds = seed
+        .map(|s| vec![s])
+        .unwrap_or_else(|| scenario.seeds.clone());
     let mut verdicts = Vec::new();
     for variant in &variants {
         for &seed in &seeds {
@@ -173,7 +175,11 @@ pub fn suite(dir: &Path, out: &Path, jobs: Option<usize>) -> u8 {
             .unwrap_or(1)
     });
     let progress = |cell: &sim::matrix::Cell, done: usize, total: usize| {
-        let mark = if cell.as_expected() { "ok" } else { "UNEXPECTED" };
+        let mark = if cell.as_expected() {
+            "ok"
+        } else {
+            "UNEXPECTED"
+        };
         eprintln!(
             "[{done}/{total}] {} / {}: {} (expected {}) {mark}",
             cell.scenario,
@@ -227,7 +233,10 @@ pub fn tour(dir: &Path, only: Option<&str>) -> u8 {
             return EXIT_BAD_INPUT;
         }
     };
-    for stop in stops.iter().filter(|s| only.is_none_or(|id| s.rung.id == id)) {
+    for stop in stops
+        .iter()
+        .filter(|s| only.is_none_or(|id| s.rung.id == id))
+    {
         print!("{}", sim::tour::render_stop(stop, &filtered));
     }
     0
@@ -264,4 +273,212 @@ pub fn sim_server(bind: std::net::IpAddr, port: u16) -> u8 {
             EXIT_BAD_INPUT
         }
     }
+}
+
+/// The arguments of `locklab explore`.
+#[derive(Debug, Clone)]
+pub struct ExploreArgs {
+    /// The rung (required unless `bench`).
+    pub variant: Option<String>,
+    /// `all`, `assumed` or a list of kinds.
+    pub faults: String,
+    /// How many cases.
+    pub cases: Option<u64>,
+    /// Or for how long.
+    pub time: Option<String>,
+    /// The first seed.
+    pub seed: u64,
+    /// `I/N`.
+    pub shard: String,
+    /// Print the JSON summary last.
+    pub json: bool,
+    /// Reports folder.
+    pub out: std::path::PathBuf,
+    /// Worker threads.
+    pub jobs: Option<usize>,
+    /// Shrink the first counterexample.
+    pub shrink: bool,
+    /// Measure speed instead.
+    pub bench: bool,
+}
+
+/// `locklab explore`: 1 when a violation was found, 4 when only deadlocks
+/// were, 0 when nothing was, 3 on bad input.
+pub fn explore(args: ExploreArgs) -> u8 {
+    use sim::explore::search::{self as s, Limit, SearchConfig};
+    let workers = args.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    if args.bench {
+        return explore_bench(&args.out, workers);
+    }
+    let bad = |msg: String| {
+        eprintln!("error: {msg}");
+        EXIT_BAD_INPUT
+    };
+    let variant = args.variant.clone().unwrap_or_default();
+    if locks::rung(&variant).is_none() {
+        return bad(format!(
+            "--variant {variant:?}: unknown rung; expected one of {}",
+            locks::ids().join(", ")
+        ));
+    }
+    let mode = match sim::explore::FaultMode::parse(&args.faults) {
+        Ok(m) => m,
+        Err(e) => return bad(format!("--faults: {e}")),
+    };
+    let limit = match (&args.time, args.cases) {
+        (Some(t), _) => match s::parse_duration(t) {
+            Ok(d) => Limit::Time(d),
+            Err(e) => return bad(format!("--time {e}")),
+        },
+        (None, Some(0)) => return bad("--cases must be at least 1".into()),
+        (None, Some(n)) => Limit::Cases(n),
+        (None, None) => Limit::Cases(256),
+    };
+    let shard = match s::parse_shard(&args.shard) {
+        Ok(x) => x,
+        Err(e) => return bad(e),
+    };
+    if args.seed >= sim::explore::generate::SEED_LIMIT {
+        return bad(format!("--seed {}: seeds must be below 2^53", args.seed));
+    }
+    let config = SearchConfig {
+        variant: variant.clone(),
+        mode: mode.clone(),
+        limit,
+        seed: args.seed,
+        shard,
+        workers,
+        shrink: args.shrink,
+        shrink_runs: 600,
+    };
+    let what = match limit {
+        Limit::Cases(n) => format!("{n} cases"),
+        Limit::Time(d) => format!("{:.0} s", d.as_secs_f64()),
+    };
+    eprintln!(
+        "explore {variant}: faults {mode}, {what}, seeds from {} (shard {}/{}), {workers} workers",
+        args.seed, shard.0, shard.1
+    );
+    let progress = |st: &s::Stats| {
+        eprintln!(
+            "  {} cases, {:.1} cases/s, {:.0} sim s per wall s, {} violations, {} deadlocks",
+            st.cases,
+            st.cases_per_s(),
+            st.sim_per_wall(),
+            st.violations,
+            st.deadlocks
+        );
+    };
+    let outcome = s::search(&config, &progress);
+    let st = outcome.stats;
+    println!(
+        "explore {variant} (faults {mode}): {} cases, {} violations, {} deadlocks, {} unknown, \
+         {} errors; {:.1} cases/s, {:.0} simulated s per wall s",
+        st.cases,
+        st.violations,
+        st.deadlocks,
+        st.unknown,
+        st.errors,
+        st.cases_per_s(),
+        st.sim_per_wall()
+    );
+    let mut path = None;
+    if let Some(f) = &outcome.first {
+        let dir = args.out.join("found");
+        match s::write_finding(&dir, f, &mode) {
+            Ok(p) => path = Some(p),
+            Err(e) => {
+                eprintln!("error: cannot write to {}: {e}", dir.display());
+                return EXIT_BAD_INPUT;
+            }
+        }
+        let p = path.as_deref().unwrap_or(&dir);
+        println!(
+            "\nfirst counterexample: seed {}: {} (shrunk from {} faults, {} clients to {} faults \
+             [{}], {} clients in {} runs)",
+            f.seed,
+            f.judged.verdict,
+            f.original.faults.len(),
+            f.original.clients.len(),
+            f.shrunk.faults.len(),
+            f.shrunk.fault_names().join(", "),
+            f.shrunk.clients.len(),
+            f.shrink_runs
+        );
+        print!("{}", output::describe(&f.judged));
+        println!("  written to {}", p.display());
+        println!("  replay: {}", s::replay_command(p, f));
+    } else {
+        println!("no counterexample found");
+    }
+    if args.json {
+        println!("{}", s::json_summary(&config, &outcome, path.as_deref()));
+    }
+    outcome.exit_code()
+}
+
+/// `locklab explore --bench`: the speed figures, written to
+/// `<out>/explore-speed.md`.
+fn explore_bench(out: &Path, workers: usize) -> u8 {
+    use sim::explore::speed;
+    let mut runs = Vec::new();
+    for seed in 1..=3 {
+        match speed::standard_case(seed) {
+            Ok(r) => runs.push(r),
+            Err(e) => {
+                eprintln!("error: the standard case failed: {e}");
+                return EXIT_BAD_INPUT;
+            }
+        }
+    }
+    runs.sort_by(|a, b| a.sim_per_wall().total_cmp(&b.sim_per_wall()));
+    let median = runs[runs.len() / 2];
+    let mut text = String::from(
+        "# Exploration speed\n\nWritten by `locklab explore --bench` (release build). The \
+         standard case: Redlock on 5 independent masters, 8 clients contending, 30 simulated \
+         seconds, no faults; one thread; median of 3 seeds.\n\n",
+    );
+    text.push_str("| figure | value |\n|---|---|\n");
+    text.push_str(&format!(
+        "| standard case: wall time (run + checks) | {:.3} s ({:.3} + {:.3}) |\n",
+        median.run_s + median.check_s,
+        median.run_s,
+        median.check_s
+    ));
+    text.push_str(&format!(
+        "| standard case: simulated s per wall s | {:.1} |\n",
+        median.sim_per_wall()
+    ));
+    text.push_str(&format!(
+        "| standard cases per wall s (one thread) | {:.2} |\n",
+        median.cases_per_s()
+    ));
+    text.push_str(&format!(
+        "| standard case: history events | {} |\n",
+        median.events
+    ));
+    text.push_str(&format!(
+        "\nSearches (`--faults all`, 200 cases each, {workers} worker threads):\n\n\
+         | rung | cases per s | simulated s per wall s |\n|---|---|---|\n"
+    ));
+    for variant in ["set-nx-px", "watchdog", "redlock", "fenced"] {
+        let (cps, spw) = speed::search_rate(variant, 200, workers);
+        text.push_str(&format!("| `{variant}` | {cps:.1} | {spw:.0} |\n"));
+    }
+    print!("{text}");
+    if let Err(e) = std::fs::create_dir_all(out)
+        .and_then(|_| std::fs::write(out.join("explore-speed.md"), &text))
+    {
+        eprintln!(
+            "error: cannot write {}: {e}",
+            out.join("explore-speed.md").display()
+        );
+        return EXIT_BAD_INPUT;
+    }
+    println!("written to {}", out.join("explore-speed.md").display());
+    0
 }

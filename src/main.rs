@@ -95,10 +95,60 @@ enum Command {
         #[arg(long)]
         no_pin: bool,
     },
+    /// Swarm search for fault schedules that break a rung; shrinks the
+    /// first counterexample and writes it as a scenario file.
+    Explore {
+        /// The rung to search.
+        #[arg(long, required_unless_present = "bench")]
+        variant: Option<String>,
+        /// `all`, `assumed` (within the rung's assumptions) or a list such
+        /// as `pause,crash,restart,partition,delay,slow-link,clock-jump,clock-drift,failover`.
+        #[arg(long, default_value = "all")]
+        faults: String,
+        /// How many cases (default 256).
+        #[arg(long, conflicts_with = "time")]
+        cases: Option<u64>,
+        /// Search for this long instead, e.g. 90s or 10m.
+        #[arg(long)]
+        time: Option<String>,
+        /// The first seed (case k of shard I/N has seed S + k*N + I).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// This machine's share of the seeds: I/N with 0 <= I < N.
+        #[arg(long, default_value = "0/1")]
+        shard: String,
+        /// Print a JSON summary as the last line of standard output.
+        #[arg(long)]
+        json: bool,
+        /// Where counterexamples go (`<out>/found/`).
+        #[arg(long, default_value = "reports")]
+        out: PathBuf,
+        /// Simulations run at once (default: the number of CPUs).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Keep the first counterexample as found.
+        #[arg(long)]
+        no_shrink: bool,
+        /// Measure speed on the standard case instead (writes
+        /// `<out>/explore-speed.md`).
+        #[arg(long)]
+        bench: bool,
+    },
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Bad arguments are bad input (exit 3), as everywhere in locklab.
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() {
+                commands::EXIT_BAD_INPUT
+            } else {
+                0
+            });
+        }
+    };
     let code = match cli.command {
         Command::Ladder { json } => commands::ladder(json),
         Command::Run {
@@ -128,6 +178,31 @@ fn main() -> ExitCode {
             json,
             pin: !no_pin,
             ..Default::default()
+        }),
+        Command::Explore {
+            variant,
+            faults,
+            cases,
+            time,
+            seed,
+            shard,
+            json,
+            out,
+            jobs,
+            no_shrink,
+            bench,
+        } => commands::explore(commands::ExploreArgs {
+            variant,
+            faults,
+            cases,
+            time,
+            seed,
+            shard,
+            json,
+            out,
+            jobs,
+            shrink: !no_shrink,
+            bench,
         }),
     };
     ExitCode::from(code)

@@ -66,7 +66,11 @@ fn the_suite_passes_and_the_checked_in_safety_matrix_is_what_it_produces() {
     let dir = scratch("suite");
     let out = locklab(&["suite", "--out", path(&dir)]);
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
-    for file in ["safety-matrix.md", "safety-matrix.json", "safety-matrix.svg"] {
+    for file in [
+        "safety-matrix.md",
+        "safety-matrix.json",
+        "safety-matrix.svg",
+    ] {
         assert!(dir.join(file).exists(), "{file} not written");
     }
     let produced = std::fs::read_to_string(dir.join("safety-matrix.md")).unwrap();
@@ -107,7 +111,12 @@ fn run_prints_the_seed_first_writes_the_run_folder_and_exits_1_on_a_violation() 
     assert!(text.starts_with("seed 1\n"), "{text}");
     assert!(text.contains("violated"), "{text}");
     let run = dir.join("runs/pause-at-release-start/set-nx-px/1");
-    for file in ["scenario.toml", "history.jsonl", "verdict.json", "timeline.svg"] {
+    for file in [
+        "scenario.toml",
+        "history.jsonl",
+        "verdict.json",
+        "timeline.svg",
+    ] {
         assert!(run.join(file).exists(), "{file} not written");
     }
     let verdict: serde_json::Value =
@@ -123,7 +132,11 @@ fn run_prints_the_seed_first_writes_the_run_folder_and_exits_1_on_a_violation() 
     assert_eq!(replay.status.code(), Some(0), "{}", stdout(&replay));
     // ...and a tampered history is caught, naming the event.
     let history = std::fs::read_to_string(run.join("history.jsonl")).unwrap();
-    std::fs::write(run.join("history.jsonl"), history.replacen("\"ok\"", "\"fail\"", 1)).unwrap();
+    std::fs::write(
+        run.join("history.jsonl"),
+        history.replacen("\"ok\"", "\"fail\"", 1),
+    )
+    .unwrap();
     let replay = locklab(&["replay", path(&run)]);
     assert_eq!(replay.status.code(), Some(1));
     assert!(stdout(&replay).contains("first difference at event"));
@@ -162,9 +175,18 @@ fn bad_input_gets_exit_3_and_a_message_naming_what_was_expected() {
     let err = stderr(&out);
     assert!(err.contains("broken.toml: line 2"), "{err}");
 
-    let out = locklab(&["run", "scenarios/nested-acquire.toml", "--variant", "redlock"]);
+    let out = locklab(&[
+        "run",
+        "scenarios/nested-acquire.toml",
+        "--variant",
+        "redlock",
+    ]);
     assert_eq!(out.status.code(), Some(3));
-    assert!(stderr(&out).contains("not in this scenario"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not in this scenario"),
+        "{}",
+        stderr(&out)
+    );
 
     let out = locklab(&["run", "no/such/file.toml"]);
     assert_eq!(out.status.code(), Some(3));

@@ -245,7 +245,9 @@ impl FaultSpec {
                     .ok_or("`target`: expected a host such as client-0 or redis-0")?;
                 check_host(&host, scenario)?;
                 if how != "kill" && how != "power-loss" {
-                    return Err(format!("`how`: {how:?}; expected \"kill\" or \"power-loss\""));
+                    return Err(format!(
+                        "`how`: {how:?}; expected \"kill\" or \"power-loss\""
+                    ));
                 }
             }
             FaultSpec::Partition { a, b, .. }
@@ -261,7 +263,10 @@ impl FaultSpec {
             FaultSpec::ClockJump { target, .. } | FaultSpec::ClockDrift { target, .. } => {
                 check_host(target, scenario)?;
                 if target == "store" {
-                    return Err("`target`: the store's clock plays no part; aim at client-N or redis-N".into());
+                    return Err(
+                        "`target`: the store's clock plays no part; aim at client-N or redis-N"
+                            .into(),
+                    );
                 }
             }
             FaultSpec::Failover { .. } => {}
@@ -294,7 +299,10 @@ fn check_host(host: &str, scenario: &Scenario) -> Result<(), String> {
     if host.starts_with("client-") {
         return check_client(host, scenario);
     }
-    if let Some(n) = host.strip_prefix("redis-").and_then(|n| n.parse::<usize>().ok()) {
+    if let Some(n) = host
+        .strip_prefix("redis-")
+        .and_then(|n| n.parse::<usize>().ok())
+    {
         let most = std::iter::once(&scenario.topology)
             .chain(scenario.topology_for.values())
             .map(|t| t.node_count())
@@ -303,7 +311,11 @@ fn check_host(host: &str, scenario: &Scenario) -> Result<(), String> {
         if n < most {
             return Ok(());
         }
-        return Err(format!("{host:?} does not exist (the largest deployment has {most} nodes)"));
+        return Err(format!(
+            "{host:?} does not exist (the largest deployment has {most} nodes)"
+        ));
     }
-    Err(format!("unknown host {host:?}; expected client-N, redis-N or store"))
+    Err(format!(
+        "unknown host {host:?}; expected client-N, redis-N or store"
+    ))
 }

@@ -214,8 +214,8 @@ impl History {
             if line.trim().is_empty() {
                 continue;
             }
-            let event: Event = serde_json::from_str(line)
-                .map_err(|e| format!("history line {}: {e}", n + 1))?;
+            let event: Event =
+                serde_json::from_str(line).map_err(|e| format!("history line {}: {e}", n + 1))?;
             events.push(event);
         }
         Ok(History { events })

@@ -16,24 +16,24 @@
 //! - [`workload`], [`resource`]: what a client does, and what it guards;
 //! - [`nodes`], [`recorder`], [`run`]: the world and its driver.
 
+pub mod cell;
+pub mod check;
 pub mod client_clock;
 pub mod dial;
+pub mod explore;
 pub mod fault;
 pub mod freeze;
 pub mod history;
 pub mod hook;
+pub mod matrix;
 pub mod nodes;
 pub mod output;
 pub mod recorder;
 pub mod resource;
 pub mod run;
 pub mod scenario;
-pub mod tour;
 pub mod suite;
-pub mod workload;
-pub mod cell;
-pub mod check;
-pub mod matrix;
 pub mod timeline;
+pub mod tour;
 pub mod verdict;
-pub mod explore;
+pub mod workload;

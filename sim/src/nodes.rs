@@ -35,7 +35,13 @@ fn describe(value: &simredis::Value) -> String {
         simredis::Value::Str(bytes) => String::from_utf8_lossy(bytes).into_owned(),
         simredis::Value::Hash(fields) => fields
             .iter()
-            .map(|(k, v)| format!("{}={}", String::from_utf8_lossy(k), String::from_utf8_lossy(v)))
+            .map(|(k, v)| {
+                format!(
+                    "{}={}",
+                    String::from_utf8_lossy(k),
+                    String::from_utf8_lossy(v)
+                )
+            })
             .collect::<Vec<_>>()
             .join(","),
     }

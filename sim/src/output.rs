@@ -27,9 +27,17 @@ pub fn write_run(dir: &Path, judged: &Judged, scenario_text: &str) -> std::io::R
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join("scenario.toml"), scenario_text)?;
     std::fs::write(dir.join("history.jsonl"), judged.history.to_jsonl())?;
-    let verdict = verdict_json(&judged.results, &judged.scenario, &judged.variant, judged.seed);
+    let verdict = verdict_json(
+        &judged.results,
+        &judged.scenario,
+        &judged.variant,
+        judged.seed,
+    );
     std::fs::write(dir.join("verdict.json"), verdict + "\n")?;
-    let title = format!("{} / {} / seed {}", judged.scenario, judged.variant, judged.seed);
+    let title = format!(
+        "{} / {} / seed {}",
+        judged.scenario, judged.variant, judged.seed
+    );
     match timeline::svg(&judged.history, &title) {
         Ok(svg) => std::fs::write(dir.join("timeline.svg"), svg)?,
         Err(e) => eprintln!("warning: timeline.svg not drawn: {e}"),
@@ -50,7 +58,11 @@ pub fn describe(judged: &Judged) -> String {
         judged.verdict.as_str()
     );
     for (name, check) in judged.results.by_name() {
-        let note = if judged.results.decides(name) { "" } else { " (information)" };
+        let note = if judged.results.decides(name) {
+            ""
+        } else {
+            " (information)"
+        };
         match check {
             Check::Valid => {
                 let _ = writeln!(out, "  {name}: valid{note}");

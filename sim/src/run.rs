@@ -432,7 +432,11 @@ impl<'s> World<'s> {
                 if !self.host_exists(&target) {
                     return;
                 }
-                let phase = if restart_after_ms.is_some() { "start" } else { "instant" };
+                let phase = if restart_after_ms.is_some() {
+                    "start"
+                } else {
+                    "instant"
+                };
                 self.fault_event("crash", &target, phase, how.clone());
                 if let Some(c) = Self::client_index(&target) {
                     self.clients[c].freeze.freeze_forever();
@@ -476,11 +480,18 @@ impl<'s> World<'s> {
                     self.schedule_in(*d, Action::Heal(i));
                 }
             }
-            FaultSpec::Delay { a, b, duration_ms, .. } => {
+            FaultSpec::Delay {
+                a, b, duration_ms, ..
+            } => {
                 for (x, y) in self.pairs(a, b) {
                     self.sim.hold(x.as_str(), y.as_str());
                 }
-                self.fault_event("delay", &describe_sides(a, b), "start", format!("{duration_ms} ms"));
+                self.fault_event(
+                    "delay",
+                    &describe_sides(a, b),
+                    "start",
+                    format!("{duration_ms} ms"),
+                );
                 self.schedule_in(*duration_ms, Action::Release(i));
             }
             FaultSpec::SlowLink {
@@ -491,10 +502,18 @@ impl<'s> World<'s> {
                 ..
             } => {
                 for (x, y) in self.pairs(a, b) {
-                    self.sim
-                        .set_link_latency(x.as_str(), y.as_str(), Duration::from_millis(*latency_ms));
+                    self.sim.set_link_latency(
+                        x.as_str(),
+                        y.as_str(),
+                        Duration::from_millis(*latency_ms),
+                    );
                 }
-                self.fault_event("slow-link", &describe_sides(a, b), "start", format!("{latency_ms} ms"));
+                self.fault_event(
+                    "slow-link",
+                    &describe_sides(a, b),
+                    "start",
+                    format!("{latency_ms} ms"),
+                );
                 if let Some(d) = duration_ms {
                     self.schedule_in(*d, Action::Unslow(i));
                 }
@@ -521,17 +540,29 @@ impl<'s> World<'s> {
                 }
                 self.fault_event("clock-drift", &target, "instant", format!("{ppm:+} ppm"));
             }
-            FaultSpec::Failover { promote_after_ms, .. } => {
+            FaultSpec::Failover {
+                promote_after_ms, ..
+            } => {
                 if self.topology.kind != TopologyKind::Replicated || self.topology.replicas == 0 {
                     // No replica to promote: in its own deployment the same
                     // fault is the loss of the first master, for good.
-                    self.fault_event("failover", "redis-0", "instant", "no replica: master lost".into());
+                    self.fault_event(
+                        "failover",
+                        "redis-0",
+                        "instant",
+                        "no replica: master lost".into(),
+                    );
                     self.nodes.prepare_crash("redis-0", false);
                     self.sim.crash("redis-0");
                     return;
                 }
                 let master = self.recorder.resolve("master");
-                self.fault_event("failover", &master, "start", format!("promote after {promote_after_ms} ms"));
+                self.fault_event(
+                    "failover",
+                    &master,
+                    "start",
+                    format!("promote after {promote_after_ms} ms"),
+                );
                 self.nodes.prepare_crash(&master, false);
                 self.sim.crash(master.as_str());
                 self.schedule_in(*promote_after_ms, Action::Promote(i));
@@ -540,7 +571,9 @@ impl<'s> World<'s> {
     }
 
     fn all_hosts(&self) -> Vec<String> {
-        let mut hosts: Vec<String> = (0..self.clients.len()).map(|c| format!("client-{c}")).collect();
+        let mut hosts: Vec<String> = (0..self.clients.len())
+            .map(|c| format!("client-{c}"))
+            .collect();
         hosts.extend(self.nodes.names());
         hosts.push("store".into());
         hosts
@@ -590,7 +623,9 @@ impl<'s> World<'s> {
         if done.load(Ordering::SeqCst) {
             Ok(())
         } else {
-            Err(RunError::Simulation("the store did not take the initial stock".into()))
+            Err(RunError::Simulation(
+                "the store did not take the initial stock".into(),
+            ))
         }
     }
 
@@ -621,8 +656,10 @@ impl<'s> World<'s> {
             let mut conn2 = conn.clone();
             // Bounded: the store is never faulted by the audit itself.
             for _attempt in 0..5 {
-                let value: Result<Option<i64>, _> =
-                    redis::cmd("GET").arg(STOCK_KEY).query_async(&mut conn2).await;
+                let value: Result<Option<i64>, _> = redis::cmd("GET")
+                    .arg(STOCK_KEY)
+                    .query_async(&mut conn2)
+                    .await;
                 if let Ok(value) = value {
                     recorder.record(EventKind::Final {
                         value: value.unwrap_or(0),

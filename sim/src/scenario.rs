@@ -109,7 +109,9 @@ impl Default for Topology {
 impl Topology {
     /// The node names, masters first: `redis-0`, `redis-1`, ...
     pub fn node_names(&self) -> Vec<String> {
-        (0..self.node_count()).map(|i| format!("redis-{i}")).collect()
+        (0..self.node_count())
+            .map(|i| format!("redis-{i}"))
+            .collect()
     }
 
     /// How many Redis nodes the deployment has.
@@ -378,7 +380,9 @@ impl Scenario {
             }
         }
         if self.seeds.iter().any(|&s| s >= 1 << 53) {
-            return Err("`seeds`: every seed must be below 2^53 (JSON readers keep them exact)".into());
+            return Err(
+                "`seeds`: every seed must be below 2^53 (JSON readers keep them exact)".into(),
+            );
         }
         if self.duration_ms == 0 || self.duration_ms > 3_600_000 {
             return Err("`duration_ms` must be between 1 and 3600000".into());
@@ -401,9 +405,11 @@ impl Scenario {
                 self.resource.kind
             ));
         }
-        for (name, topo) in std::iter::once(("topology".to_string(), &self.topology))
-            .chain(self.topology_for.iter().map(|(k, t)| (format!("topology_for.{k}"), t)))
-        {
+        for (name, topo) in std::iter::once(("topology".to_string(), &self.topology)).chain(
+            self.topology_for
+                .iter()
+                .map(|(k, t)| (format!("topology_for.{k}"), t)),
+        ) {
             if !["none", "aof-always", "aof-everysec"].contains(&topo.persistence.as_str()) {
                 return Err(format!(
                     "`{name}.persistence`: {:?}; expected none, aof-always or aof-everysec",
@@ -439,6 +445,11 @@ fn describe_toml_error(text: &str, err: &toml::de::Error) -> String {
 pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .map(|l| l.chars().count())
+        .unwrap_or(0)
+        + 1;
     (line, column)
 }

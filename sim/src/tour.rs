@@ -100,7 +100,12 @@ pub fn render_stop(stop: &Stop, scenarios: &[Scenario]) -> String {
     let description = scenarios
         .iter()
         .find(|s| s.name == stop.scenario)
-        .map(|s| s.description.split_whitespace().collect::<Vec<_>>().join(" "))
+        .map(|s| {
+            s.description
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
         .unwrap_or_default();
     let _ = writeln!(out, "\nthe fault: scenarios/{}.toml", stop.scenario);
     let _ = writeln!(out, "  {description}");

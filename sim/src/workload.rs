@@ -105,7 +105,9 @@ impl Client {
             token: lease.map(|l| l.token.clone()).filter(|t| !t.is_empty()),
             fence: fence.or(lease.and_then(|l| l.fence)),
             depth: lease.map(|l| l.depth),
-            valid_for_us: lease.and_then(|l| self.valid_for(l)).filter(|_| op == Op::Acquire),
+            valid_for_us: lease
+                .and_then(|l| self.valid_for(l))
+                .filter(|_| op == Op::Acquire),
             value,
             error,
         })
@@ -128,8 +130,16 @@ impl Client {
                 Some(lease)
             }
             Err(e) => {
-                self.complete(Op::Acquire, n, outcome_of(&e), None, None, None, Some(e.to_string()))
-                    .await;
+                self.complete(
+                    Op::Acquire,
+                    n,
+                    outcome_of(&e),
+                    None,
+                    None,
+                    None,
+                    Some(e.to_string()),
+                )
+                .await;
                 None
             }
         }
@@ -174,13 +184,29 @@ impl Client {
         self.invoke(Op::Read, n, None).await;
         let stock = match self.store.read(lease.fence).await {
             Ok(stock) => {
-                self.complete(Op::Read, n, Outcome::Ok, None, Some(stock), lease.fence, None)
-                    .await;
+                self.complete(
+                    Op::Read,
+                    n,
+                    Outcome::Ok,
+                    None,
+                    Some(stock),
+                    lease.fence,
+                    None,
+                )
+                .await;
                 stock
             }
             Err(e) => {
-                self.complete(Op::Read, n, e.outcome(), None, None, lease.fence, Some(e.to_string()))
-                    .await;
+                self.complete(
+                    Op::Read,
+                    n,
+                    e.outcome(),
+                    None,
+                    None,
+                    lease.fence,
+                    Some(e.to_string()),
+                )
+                .await;
                 return false;
             }
         };
@@ -194,8 +220,16 @@ impl Client {
         }
         self.invoke(Op::Check, n, None).await;
         if let Err(e) = self.lock.before_write(lease).await {
-            self.complete(Op::Check, n, Outcome::Fail, Some(lease), None, None, Some(e.to_string()))
-                .await;
+            self.complete(
+                Op::Check,
+                n,
+                Outcome::Fail,
+                Some(lease),
+                None,
+                None,
+                Some(e.to_string()),
+            )
+            .await;
             return false;
         }
         self.complete(Op::Check, n, Outcome::Ok, Some(lease), None, None, None)
@@ -204,13 +238,29 @@ impl Client {
         self.invoke(Op::Write, n, Some(value)).await;
         match self.store.write(value, lease.fence).await {
             Ok(()) => {
-                self.complete(Op::Write, n, Outcome::Ok, None, Some(value), lease.fence, None)
-                    .await;
+                self.complete(
+                    Op::Write,
+                    n,
+                    Outcome::Ok,
+                    None,
+                    Some(value),
+                    lease.fence,
+                    None,
+                )
+                .await;
                 true
             }
             Err(e) => {
-                self.complete(Op::Write, n, e.outcome(), None, Some(value), lease.fence, Some(e.to_string()))
-                    .await;
+                self.complete(
+                    Op::Write,
+                    n,
+                    e.outcome(),
+                    None,
+                    Some(value),
+                    lease.fence,
+                    Some(e.to_string()),
+                )
+                .await;
                 false
             }
         }

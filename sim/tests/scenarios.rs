@@ -31,7 +31,10 @@ fn witness_ops(judged: &Judged, check: &Check) -> Vec<(usize, Op, Option<Outcome
         .filter_map(|&i| match &judged.history.events()[i].kind {
             EventKind::Invoke { client, op, .. } => Some((*client, *op, None)),
             EventKind::Complete {
-                client, op, outcome, ..
+                client,
+                op,
+                outcome,
+                ..
             } => Some((*client, *op, Some(*outcome))),
             _ => None,
         })
@@ -142,7 +145,10 @@ fn the_watchdog_pauses_with_its_process_and_redlock_checks_its_validity() {
 
 #[test]
 fn the_watchdog_loses_its_lock_to_a_partition_and_redlock_knows_its_validity() {
-    assert_eq!(judge("partition-from-redis", "watchdog").verdict, Verdict::Violated);
+    assert_eq!(
+        judge("partition-from-redis", "watchdog").verdict,
+        Verdict::Violated
+    );
     assert_survives("partition-from-redis", "redlock");
 }
 
@@ -194,7 +200,10 @@ fn a_failover_that_loses_the_fence_counter_hands_the_same_token_to_two_holders()
 
 #[test]
 fn slow_replies_fool_set_nx_px_and_redlock_subtracts_the_time_its_acquire_took() {
-    assert_eq!(judge("replies-in-flight", "set-nx-px").verdict, Verdict::Violated);
+    assert_eq!(
+        judge("replies-in-flight", "set-nx-px").verdict,
+        Verdict::Violated
+    );
     assert_survives("replies-in-flight", "redlock");
 }
 
@@ -210,7 +219,10 @@ fn the_same_seed_gives_a_byte_identical_history_and_other_seeds_differ() {
         let again = run_cell(&s, variant, 7).expect("run").history.to_jsonl();
         assert_eq!(first, again, "{name}/{variant} did not replay");
         let other = run_cell(&s, variant, 8).expect("run").history.to_jsonl();
-        assert!(first != other, "{name}/{variant}: seeds 7 and 8 gave the same history");
+        assert!(
+            first != other,
+            "{name}/{variant}: seeds 7 and 8 gave the same history"
+        );
     }
 }
 
@@ -219,24 +231,36 @@ fn a_scenario_with_a_wrong_type_names_the_file_line_and_column() {
     let text = "variants = [\"setnx\"]\nduration_ms = \"long\"\n[[clients]]\ncount = 1\n";
     let err = Scenario::parse(text, "bad.toml", "bad").expect_err("must fail");
     let message = err.to_string();
-    assert!(message.starts_with("bad.toml: line 2, column 15"), "{message}");
+    assert!(
+        message.starts_with("bad.toml: line 2, column 15"),
+        "{message}"
+    );
     assert!(message.contains("expected u64"), "{message}");
 }
 
 #[test]
 fn a_scenario_with_an_unknown_rung_or_fault_point_says_what_was_expected() {
     let text = "variants = [\"setnxx\"]\nduration_ms = 10\n[[clients]]\n";
-    let message = Scenario::parse(text, "a.toml", "a").expect_err("must fail").to_string();
+    let message = Scenario::parse(text, "a.toml", "a")
+        .expect_err("must fail")
+        .to_string();
     assert!(message.contains("unknown rung \"setnxx\""), "{message}");
     assert!(message.contains("set-nx-px"), "{message}");
 
     let text = "variants = [\"setnx\"]\nduration_ms = 10\n[[clients]]\n\n[[faults]]\nkind = \"pause\"\nduration_ms = 5\non = { client = 0, point = \"middle\" }\n";
-    let message = Scenario::parse(text, "b.toml", "b").expect_err("must fail").to_string();
+    let message = Scenario::parse(text, "b.toml", "b")
+        .expect_err("must fail")
+        .to_string();
     assert!(message.contains("faults[0]"), "{message}");
-    assert!(message.contains("unknown fault point \"middle\""), "{message}");
+    assert!(
+        message.contains("unknown fault point \"middle\""),
+        "{message}"
+    );
 
     let text = "variants = [\"setnx\"]\nduration_ms = 10\nclients = 3\n";
-    let message = Scenario::parse(text, "c.toml", "c").expect_err("must fail").to_string();
+    let message = Scenario::parse(text, "c.toml", "c")
+        .expect_err("must fail")
+        .to_string();
     assert!(message.contains("line 3"), "{message}");
 }
 
@@ -247,7 +271,11 @@ fn every_shipped_scenario_loads_and_names_its_expectations() {
     assert!(scenarios.len() >= 17);
     for s in &scenarios {
         for v in &s.variants {
-            assert!(s.expect.contains_key(v), "{}: no expectation for {v}", s.name);
+            assert!(
+                s.expect.contains_key(v),
+                "{}: no expectation for {v}",
+                s.name
+            );
         }
     }
     // Every rung's flaw is shown by at least one scenario it fails in.

@@ -214,7 +214,10 @@ pub fn installed() -> bool {
 
 /// The version `redis-server --version` reports, e.g. `7.0.15`.
 pub fn version() -> Option<String> {
-    let out = Command::new("redis-server").arg("--version").output().ok()?;
+    let out = Command::new("redis-server")
+        .arg("--version")
+        .output()
+        .ok()?;
     let text = String::from_utf8_lossy(&out.stdout);
     text.split_whitespace()
         .find_map(|w| w.strip_prefix("v="))
