@@ -1,1 +1,32 @@
-//! Work in progress.
+//! # bench: the ladder against real Redis, beside the floor and rslock
+//!
+//! `locklab bench` is [`run`] with [`BenchOptions`]. It starts its own
+//! `redis-server` processes (five, for Redlock) on loopback unless URLs are
+//! given, pins the client and the servers to CPUs (see [`env`]), and
+//! measures, side by side in one run:
+//!
+//! - the **floor**: a hand-written `SET NX PX` + `EVALSHA` release cycle on
+//!   one connection per node (all nodes at once when N > 1), and the raw
+//!   `PING` round trip of the same server;
+//! - **rslock** 0.10, the crate a Rust user would pick instead;
+//! - every rung of the ladder where the workload makes sense.
+//!
+//! Compared implementations run interleaved (round r runs each one slice,
+//! in an order rotated by r), every figure is a median over rounds with its
+//! range, and ratios are medians of round-by-round ratios, so the drift of
+//! a shared, noisy machine cancels out. The report goes to `--out`
+//! (`bench.md`, `bench.json`, SVG plots).
+//!
+//! Against a server it did not start, the run touches only keys and
+//! channels under one unique prefix, deletes exactly those at the end
+//! (also after Ctrl-C), never flushes, and says what it touched.
+
+pub mod client;
+pub mod env;
+pub mod plot;
+pub mod report;
+pub mod runner;
+pub mod stats;
+pub mod workload;
+
+pub use runner::{BenchOptions, run};

@@ -5,6 +5,7 @@ use crate::error::LockError;
 use crate::fault::{FaultHook, FaultPoint, NoFaults};
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
+use crate::notify::{ReleaseNotifier, acquire_notified};
 use crate::token::TokenSource;
 use std::sync::Arc;
 use std::time::Duration;
@@ -54,6 +55,17 @@ pub enum WaitStrategy {
         /// Largest pause.
         max: Duration,
     },
+    /// Wake-up by pub/sub notification on release, as Redisson does: the
+    /// release publishes on the lock's channel, a waiter waits for that
+    /// message or `fallback`, whichever comes first, and the tasks of one
+    /// client take turns (see [`crate::notify`]). Without a
+    /// [`ReleaseNotifier`] in the [`LockContext`] (the simulator), it polls
+    /// every `fallback`.
+    Notify {
+        /// Longest wait for a message before trying anyway; the polling
+        /// interval when no notification can come.
+        fallback: Duration,
+    },
 }
 
 impl WaitStrategy {
@@ -67,7 +79,13 @@ impl WaitStrategy {
                 let full = initial.saturating_mul(1 << shift).min(max);
                 full / 2 + tokens.jitter(full / 2)
             }
+            WaitStrategy::Notify { fallback } => fallback,
         }
+    }
+
+    /// Whether a release should publish on the lock's release channel.
+    pub fn notifies(&self) -> bool {
+        matches!(self, WaitStrategy::Notify { .. })
     }
 }
 
@@ -104,6 +122,9 @@ impl LockConfig {
         let smallest_pause = match self.wait {
             WaitStrategy::Fixed { interval } => interval,
             WaitStrategy::Backoff { initial, .. } => initial / 2,
+            // A release message can end a wait at any moment; the floor
+            // below bounds the attempts.
+            WaitStrategy::Notify { .. } => Duration::ZERO,
         }
         .max(Duration::from_micros(100));
         let n = self.max_wait.as_micros() / smallest_pause.as_micros();
@@ -121,6 +142,9 @@ pub struct LockContext {
     pub hook: Arc<dyn FaultHook>,
     /// Tokens and jitter.
     pub tokens: Arc<TokenSource>,
+    /// Where [`WaitStrategy::Notify`] hears of releases; `None` (the
+    /// default, and the simulator's choice) makes it poll.
+    pub notifier: Option<Arc<ReleaseNotifier>>,
 }
 
 impl LockContext {
@@ -130,7 +154,15 @@ impl LockContext {
             clock,
             hook: Arc::new(NoFaults),
             tokens: Arc::new(TokenSource::seeded(seed)),
+            notifier: None,
         }
+    }
+
+    /// The same context with a release notifier (one subscriber connection
+    /// shared by every lock built with this context).
+    pub fn with_notifier(mut self, notifier: Arc<ReleaseNotifier>) -> Self {
+        self.notifier = Some(notifier);
+        self
     }
 
     /// The same context with a fault hook.
@@ -166,6 +198,9 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<Option<Lease>, LockError>>,
 {
+    if let (WaitStrategy::Notify { fallback }, Some(notifier)) = (config.wait, &ctx.notifier) {
+        return acquire_notified(ctx, config, notifier, fallback, resource, attempt).await;
+    }
     let started = ctx.clock.monotonic();
     let max_attempts = config.max_attempts();
     let mut attempts = 0u32;

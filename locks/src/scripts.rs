@@ -21,10 +21,22 @@ pub const REENTRANT_RENEW_LUA: &str = include_str!("lua/reentrant_renew.lua");
 /// Source of the acquire that also hands out a fencing token (`fenced`).
 pub const FENCED_ACQUIRE_LUA: &str = include_str!("lua/fenced_acquire.lua");
 
+/// Source of the owner-checked release that also publishes on the lock's
+/// release channel (the [`WaitStrategy::Notify`](crate::WaitStrategy::Notify)
+/// strategy). Not in [`all`]: the simulator's servers need not speak pub/sub.
+pub const RELEASE_NOTIFY_LUA: &str = include_str!("lua/release_notify.lua");
+/// Source of the reentrant release that publishes when the key is deleted.
+pub const REENTRANT_RELEASE_NOTIFY_LUA: &str = include_str!("lua/reentrant_release_notify.lua");
+
 /// Owner-checked release, sent with EVALSHA (loaded on NOSCRIPT).
 pub static RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(RELEASE_LUA));
 /// Owner-checked extension.
 pub static EXTEND: LazyLock<Script> = LazyLock::new(|| Script::new(EXTEND_LUA));
+/// Owner-checked release + PUBLISH on the release channel: 1 or 0.
+pub static RELEASE_NOTIFY: LazyLock<Script> = LazyLock::new(|| Script::new(RELEASE_NOTIFY_LUA));
+/// Reentrant release + PUBLISH when the key is deleted: holds left, or -1.
+pub static REENTRANT_RELEASE_NOTIFY: LazyLock<Script> =
+    LazyLock::new(|| Script::new(REENTRANT_RELEASE_NOTIFY_LUA));
 /// Reentrant acquire: `{1, count}` or `{0, pttl}`.
 pub static REENTRANT_ACQUIRE: LazyLock<Script> =
     LazyLock::new(|| Script::new(REENTRANT_ACQUIRE_LUA));

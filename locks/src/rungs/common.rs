@@ -98,3 +98,28 @@ pub async fn pexpire_unchecked<C: ConnectionLike>(
 pub fn unsupported(rung: &'static str, operation: &'static str) -> LockError {
     LockError::Unsupported { rung, operation }
 }
+
+/// The owner-checked release script; with `notify`, the variant that also
+/// publishes on the lock's release channel. How many keys it deleted.
+pub async fn release_checked<C: ConnectionLike>(
+    conn: &mut C,
+    resource: &str,
+    token: &str,
+    notify: bool,
+) -> Result<i64, LockError> {
+    let deleted: i64 = if notify {
+        scripts::RELEASE_NOTIFY
+            .key(resource)
+            .arg(token)
+            .arg(crate::notify::channel(resource))
+            .invoke_async(conn)
+            .await?
+    } else {
+        scripts::RELEASE
+            .key(resource)
+            .arg(token)
+            .invoke_async(conn)
+            .await?
+    };
+    Ok(deleted)
+}

@@ -119,11 +119,13 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for Fenced<C> {
                 .point(FaultPoint::ReleaseStart, &lease.resource)
                 .await;
             let mut conn = self.conn.clone();
-            let deleted: i64 = scripts::RELEASE
-                .key(&lease.resource)
-                .arg(&lease.token)
-                .invoke_async(&mut conn)
-                .await?;
+            let deleted = common::release_checked(
+                &mut conn,
+                &lease.resource,
+                &lease.token,
+                self.config.wait.notifies(),
+            )
+            .await?;
             // A single-script release: `release-mid` lands just after it.
             self.ctx
                 .point(FaultPoint::ReleaseMid, &lease.resource)

@@ -23,7 +23,6 @@ use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
 use crate::lock::{Lock, LockConfig, LockContext, retry_acquire};
 use crate::rungs::common;
-use crate::scripts;
 use redis::aio::ConnectionLike;
 
 /// Ladder metadata of `lua-release`.
@@ -91,11 +90,13 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for LuaRelease<C> {
                 .point(FaultPoint::ReleaseStart, &lease.resource)
                 .await;
             let mut conn = self.conn.clone();
-            let deleted: i64 = scripts::RELEASE
-                .key(&lease.resource)
-                .arg(&lease.token)
-                .invoke_async(&mut conn)
-                .await?;
+            let deleted = common::release_checked(
+                &mut conn,
+                &lease.resource,
+                &lease.token,
+                self.config.wait.notifies(),
+            )
+            .await?;
             // A single-command release: `release-mid` lands just after it.
             self.ctx
                 .point(FaultPoint::ReleaseMid, &lease.resource)

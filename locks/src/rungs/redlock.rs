@@ -104,13 +104,9 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Redlock<C> {
 
     /// The owner-checked release on every master; how many deleted it.
     async fn release_everywhere(&self, resource: &str, token: &str) -> Vec<Result<i64, LockError>> {
+        let notify = self.config.wait.notifies();
         self.on_every_node(|mut conn| async move {
-            let deleted: i64 = scripts::RELEASE
-                .key(resource)
-                .arg(token)
-                .invoke_async(&mut conn)
-                .await?;
-            Ok(deleted)
+            common::release_checked(&mut conn, resource, token, notify).await
         })
         .await
     }

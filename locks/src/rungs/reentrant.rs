@@ -66,17 +66,30 @@ pub(crate) async fn acquire_hash<C: ConnectionLike>(
 
 /// One run of the reentrant release script: the hold count left (0 when
 /// the key was deleted), or [`LockError::NotHeld`] when my field is gone.
+/// With `notify`, the script also publishes on the release channel when it
+/// deletes the key.
 pub(crate) async fn release_hash<C: ConnectionLike>(
     conn: &mut C,
     lease: &Lease,
     ttl: Duration,
+    notify: bool,
 ) -> Result<u32, LockError> {
-    let left: i64 = scripts::REENTRANT_RELEASE
-        .key(&lease.resource)
-        .arg(common::ttl_ms(ttl))
-        .arg(&lease.token)
-        .invoke_async(conn)
-        .await?;
+    let left: i64 = if notify {
+        scripts::REENTRANT_RELEASE_NOTIFY
+            .key(&lease.resource)
+            .arg(common::ttl_ms(ttl))
+            .arg(&lease.token)
+            .arg(crate::notify::channel(&lease.resource))
+            .invoke_async(conn)
+            .await?
+    } else {
+        scripts::REENTRANT_RELEASE
+            .key(&lease.resource)
+            .arg(common::ttl_ms(ttl))
+            .arg(&lease.token)
+            .invoke_async(conn)
+            .await?
+    };
     if left < 0 {
         return Err(LockError::NotHeld {
             resource: lease.resource.clone(),
@@ -156,7 +169,13 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for Reentrant<C> {
                 .point(FaultPoint::ReleaseStart, &lease.resource)
                 .await;
             let mut conn = self.conn.clone();
-            let left = release_hash(&mut conn, lease, self.config.ttl).await;
+            let left = release_hash(
+                &mut conn,
+                lease,
+                self.config.ttl,
+                self.config.wait.notifies(),
+            )
+            .await;
             // A single-script release: `release-mid` lands just after it.
             self.ctx
                 .point(FaultPoint::ReleaseMid, &lease.resource)

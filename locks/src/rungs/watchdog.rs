@@ -231,7 +231,13 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for Watchdog<C> {
                 .point(FaultPoint::ReleaseStart, &lease.resource)
                 .await;
             let mut conn = self.conn.clone();
-            let left = release_hash(&mut conn, lease, self.config.ttl).await;
+            let left = release_hash(
+                &mut conn,
+                lease,
+                self.config.ttl,
+                self.config.wait.notifies(),
+            )
+            .await;
             let gone = matches!(left, Ok(0) | Err(LockError::NotHeld { .. }));
             self.unwatch(lease, gone);
             // A single-script release: `release-mid` lands just after it.

@@ -26,13 +26,13 @@
 //! | rung | assumptions |
 //! |---|---|
 //! | `no-lock` | one client: without a lock only a lone buyer is safe; any client fault |
-//! | `setnx` | no crash of a client; no node crash or restart unless AOF `always`; no partition between clients and Redis; delays and slow links shorter than the reply timeout; no failover; no nested acquire |
+//! | `setnx` | no crash of a client; no lost reply: no partition between clients and Redis, delays and slow links shorter than the reply timeout, no node crash (even with AOF `always`, a crash loses the reply of a SETNX in flight and the key stays for ever); no failover; no nested acquire |
 //! | `setnx-expire` | as `setnx`, and the lease budget |
-//! | `set-timestamp` | the lease budget; client clocks within the allowance (jumps ≤ TTL/200, drift ≤ 1000 ppm); node rules as below |
+//! | `set-timestamp` | every lock released by its holder: no client crash, no lost message (as `setnx`), no node crash: its stale-lock path (GET, judge, DEL) races the expiry of a lock nobody released, even with perfect clocks; the lease budget; client clocks within the allowance (jumps ≤ TTL/200, drift ≤ 1000 ppm) |
 //! | `set-nx-px`, `get-check-del`, `lua-release` | the lease budget; no failover; node restarts only with AOF `always` or delayed ≥ TTL + margin; no node crash for good; node clocks: forward jumps ≤ TTL/200 (counted in the budget), backward ≤ TTL/2, drift ≤ 1000 ppm; no nested acquire |
 //! | `reentrant` | as `lua-release`, nested acquires allowed |
 //! | `watchdog` | the renewal budget for pauses, delays and slow links (each delay also shorter than the reply timeout); critical sections of any length; no partition between clients and Redis; node rules as `lua-release`; nested allowed |
-//! | `redlock` | no pause at `before-write` (after the validity check); node clock jumps forward ≤ TTL/200, backward ≤ TTL/2, drift ≤ 1000 ppm (clients too); node restarts only with AOF `always` or delayed ≥ TTL + margin; at most a minority of masters lost for good; no nested acquire |
+//! | `redlock` | no pause at `before-write` (after the validity check); no partition between clients and masters (it wedges the simulated connection, and Redlock's 50 ms per-node timeout cancels every request before the connection's reply timeout can reconnect it: the master is lost for good, found by this search); delays within the reply timeout; node clock jumps forward ≤ TTL/200, backward ≤ TTL/2, drift ≤ 1000 ppm (clients too); node restarts only with AOF `always` or delayed ≥ TTL + margin; at most a minority of masters lost for good; no nested acquire |
 //! | `fenced` | a fenced resource; the token source monotonic: no failover, no node restart unless AOF `always`, no node crash for good; node clocks backward ≤ TTL/2; otherwise any pause, delay, partition, slow link or clock fault, also on the store's links; no nested acquire |
 //!
 //! Every schedule ends: partitions heal and slow links recover (a fault that
@@ -69,6 +69,8 @@ pub enum ClientLinks {
 /// What may happen to Redis nodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NodeFaults {
+    /// Nodes never crash.
+    Never,
     /// A node restarts only with AOF `always`.
     RestartIfPersistent,
     /// A node restarts only with AOF `always` or after TTL + margin.
@@ -138,12 +140,12 @@ pub fn assumptions(variant: &str) -> Option<Assumptions> {
         "setnx" => Assumptions {
             variant: "setnx",
             summary: "no client crash; no lost reply (no partition between clients and Redis, \
-                      delays and slow links within the reply timeout); no node restart unless \
-                      AOF always; no failover; no nested acquire",
+                      delays and slow links within the reply timeout, no node crash: a crash \
+                      loses the reply of a SETNX in flight); no failover; no nested acquire",
             budget: Budget::None,
             client_crashes: false,
             client_links: ClientLinks::NoLossWithinTimeout,
-            nodes: NodeFaults::RestartIfPersistent,
+            nodes: NodeFaults::Never,
             ..SINGLE_NODE_LEASE
         },
         "setnx-expire" => Assumptions {
@@ -151,14 +153,19 @@ pub fn assumptions(variant: &str) -> Option<Assumptions> {
             summary: "as setnx, and hold + pauses + delays within TTL - allowance - margin",
             client_crashes: false,
             client_links: ClientLinks::NoLossWithinTimeout,
+            nodes: NodeFaults::Never,
             ..SINGLE_NODE_LEASE
         },
         "set-timestamp" => Assumptions {
             variant: "set-timestamp",
-            summary: "hold + pauses + delays within TTL - allowance - margin; client clocks \
-                      within the allowance; no failover; node restarts only persistent or \
-                      delayed; no nested acquire",
+            summary: "every lock is released by its holder (no client crash, no lost \
+                      message, no node crash): its stale-lock path races the expiry; hold + \
+                      pauses + delays within TTL - allowance - margin; client clocks within \
+                      the allowance; no failover; no nested acquire",
             client_wall_clock: true,
+            client_crashes: false,
+            client_links: ClientLinks::NoLossWithinTimeout,
+            nodes: NodeFaults::Never,
             ..SINGLE_NODE_LEASE
         },
         "set-nx-px" | "get-check-del" | "lua-release" => Assumptions {
@@ -187,8 +194,10 @@ pub fn assumptions(variant: &str) -> Option<Assumptions> {
             variant: "redlock",
             summary: "no pause between the validity check and the write; clocks within the \
                       allowance; node restarts only persistent or delayed; a minority of \
-                      masters lost at most; no nested acquire",
+                      masters lost at most; no partition between clients and masters (a \
+                      wedged connection is a lost master); no nested acquire",
             budget: Budget::None,
+            client_links: ClientLinks::NoLoss,
             nodes: NodeFaults::MinorityLost,
             no_pause_at: &["before-write"],
             ..SINGLE_NODE_LEASE
@@ -257,6 +266,7 @@ impl Assumptions {
         match kind {
             FaultKind::Failover => self.nodes == NodeFaults::MinorityLost,
             FaultKind::Crash => self.client_crashes || self.nodes == NodeFaults::MinorityLost,
+            FaultKind::Restart => self.client_crashes || self.nodes != NodeFaults::Never,
             _ => true,
         }
     }
@@ -280,7 +290,9 @@ impl Assumptions {
             case.clients
                 .iter()
                 .map(|c| {
-                    u64::from(c.writes) * (c.critical_section_ms + 4) + 8 + if c.nested { 4 } else { 0 }
+                    u64::from(c.writes) * (c.critical_section_ms + 4)
+                        + 8
+                        + if c.nested { 4 } else { 0 }
                 })
                 .max()
                 .unwrap_or(0)
@@ -292,24 +304,30 @@ impl Assumptions {
             .iter()
             .map(|f| match f {
                 FaultSpec::Pause { duration_ms, .. } => *duration_ms,
-                FaultSpec::Delay { a, b, duration_ms, .. } => {
-                    if link_touches(a, b).0 { *duration_ms } else { 0 }
+                FaultSpec::Delay {
+                    a, b, duration_ms, ..
+                } => {
+                    if link_touches(a, b).0 {
+                        *duration_ms
+                    } else {
+                        0
+                    }
                 }
-                FaultSpec::SlowLink { a, b, latency_ms, .. } => {
+                FaultSpec::SlowLink {
+                    a, b, latency_ms, ..
+                } => {
                     if link_touches(a, b).0 {
                         latency_ms.saturating_sub(1) * 2 * round_trips(writes)
                     } else {
                         0
                     }
                 }
-                FaultSpec::ClockJump { target, jump_ms, .. } if is_node(target) && *jump_ms > 0 => {
-                    *jump_ms as u64
-                }
-                FaultSpec::ClockJump { target, jump_ms, .. }
-                    if is_client(target) && self.client_wall_clock =>
-                {
-                    jump_ms.unsigned_abs()
-                }
+                FaultSpec::ClockJump {
+                    target, jump_ms, ..
+                } if is_node(target) && *jump_ms > 0 => *jump_ms as u64,
+                FaultSpec::ClockJump {
+                    target, jump_ms, ..
+                } if is_client(target) && self.client_wall_clock => jump_ms.unsigned_abs(),
                 _ => 0,
             })
             .sum();
@@ -322,10 +340,17 @@ impl Assumptions {
     pub fn admits(&self, case: &Case) -> Result<(), String> {
         let ttl = case.lock.ttl_ms;
         if case.variant != self.variant {
-            return Err(format!("the case is for {}, not {}", case.variant, self.variant));
+            return Err(format!(
+                "the case is for {}, not {}",
+                case.variant, self.variant
+            ));
         }
         if case.clients.len() > self.max_clients {
-            return Err(format!("{} clients; at most {}", case.clients.len(), self.max_clients));
+            return Err(format!(
+                "{} clients; at most {}",
+                case.clients.len(),
+                self.max_clients
+            ));
         }
         if !self.nested && case.clients.iter().any(|c| c.nested) {
             return Err("a nested acquire on a rung that is not reentrant".into());
@@ -374,6 +399,9 @@ impl Assumptions {
                             if !lost_nodes.contains(&target) {
                                 lost_nodes.push(target);
                             }
+                        }
+                        Some(_) if self.nodes == NodeFaults::Never => {
+                            return bad("no node crashes");
                         }
                         Some(after) => {
                             let delayed = *after >= ttl + margin_ms(ttl);
@@ -465,7 +493,8 @@ impl Assumptions {
                 }
             }
         }
-        if self.nodes == NodeFaults::MinorityLost && lost_nodes.len() > (masters.saturating_sub(1)) / 2
+        if self.nodes == NodeFaults::MinorityLost
+            && lost_nodes.len() > (masters.saturating_sub(1)) / 2
         {
             return Err(format!(
                 "{} of {masters} masters lost for good; at most a minority",

@@ -62,7 +62,10 @@ impl Case {
             duration_ms: CASE_DURATION_MS,
             topology: self.topology.clone(),
             topology_for: BTreeMap::new(),
-            network: Network { latency_ms: 1 },
+            network: Network {
+                latency_ms: 1,
+                ..Network::default()
+            },
             lock,
             clients: self.clients.clone(),
             resource: ResourceSpec {
@@ -77,7 +80,10 @@ impl Case {
 
     /// The faults' kinds as scenario files name them.
     pub fn fault_names(&self) -> Vec<String> {
-        self.faults.iter().map(|f| f.kind_name().to_string()).collect()
+        self.faults
+            .iter()
+            .map(|f| f.kind_name().to_string())
+            .collect()
     }
 
     /// A measure of size, smaller is simpler: faults weigh most, then

@@ -16,7 +16,9 @@
 //! With [`FaultMode::Assumed`] every choice is bounded by the rung's
 //! [`Assumptions`], and a final pass drops faults until the case is admitted.
 
-use super::assumptions::{Assumptions, Budget, ClientLinks, MAX_DRIFT_PPM, assumptions, margin_ms, round_trips};
+use super::assumptions::{
+    Assumptions, Budget, ClientLinks, MAX_DRIFT_PPM, assumptions, margin_ms, round_trips,
+};
 use super::case::Case;
 use super::kinds::{FaultKind, FaultMode};
 use crate::fault::{FaultSpec, PointTrigger};
@@ -37,7 +39,11 @@ impl Draw {
     }
     /// Uniform in `lo..=hi` (`lo` when `hi < lo`).
     fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        if hi <= lo { lo } else { lo + self.below(hi - lo + 1) }
+        if hi <= lo {
+            lo
+        } else {
+            lo + self.below(hi - lo + 1)
+        }
     }
     fn chance(&mut self, percent: u64) -> bool {
         self.below(100) < percent
@@ -110,7 +116,11 @@ pub fn generate(variant: &str, mode: &FaultMode, seed: u64) -> Case {
 
     // The workload.
     let max_clients = a.map_or(6, |a| a.max_clients.min(6));
-    let n_clients = if max_clients <= 1 { 1 } else { d.range(2, max_clients as u64) as usize };
+    let n_clients = if max_clients <= 1 {
+        1
+    } else {
+        d.range(2, max_clients as u64) as usize
+    };
     let long_work = d.chance(40);
     let nested_ok = a.is_none_or(|a| a.nested);
     let nesting = nested_ok && d.chance(15);
@@ -214,7 +224,7 @@ fn draw_fault(
         at_ms = Some(d.scale(0, 4 * ttl));
     }
     // A size within the budget share, or unbounded.
-    let mut size = |d: &mut Draw, lo: u64, hi: u64| match share {
+    let size = |d: &mut Draw, lo: u64, hi: u64| match share {
         Some(s) => d.scale(1, s.max(1)),
         None => d.scale(lo, hi),
     };
@@ -239,7 +249,11 @@ fn draw_fault(
                 Some(d.pick(&nodes))
             };
             let mut restart_after_ms = restart.then(|| {
-                if d.chance(50) { d.scale(1, 100) } else { d.scale(ttl, 2 * ttl) }
+                if d.chance(50) {
+                    d.scale(1, 100)
+                } else {
+                    d.scale(ttl, 2 * ttl)
+                }
             });
             if let (Some(a), Some(after)) = (a, restart_after_ms.as_mut())
                 && !on_client
@@ -276,7 +290,11 @@ fn draw_fault(
             } else {
                 return None;
             };
-            let (a_side, b_side) = if d.chance(50) { (b_side, a_side) } else { (a_side, b_side) };
+            let (a_side, b_side) = if d.chance(50) {
+                (b_side, a_side)
+            } else {
+                (a_side, b_side)
+            };
             let timeout = case.lock.response_timeout_ms;
             let within_timeout = client_links != ClientLinks::Any && a.is_some();
             match kind {
@@ -327,7 +345,11 @@ fn draw_fault(
         }
         FaultKind::ClockJump => {
             let on_node = d.chance(50);
-            let target = if on_node { d.pick(&nodes) } else { target_client.clone() };
+            let target = if on_node {
+                d.pick(&nodes)
+            } else {
+                target_client.clone()
+            };
             let forward = d.chance(60);
             let magnitude = match a {
                 None => d.scale(1, 3 * ttl),
@@ -344,12 +366,24 @@ fn draw_fault(
                 at_ms,
                 on,
                 target,
-                jump_ms: if forward { magnitude as i64 } else { -(magnitude as i64) },
+                jump_ms: if forward {
+                    magnitude as i64
+                } else {
+                    -(magnitude as i64)
+                },
             }
         }
         FaultKind::ClockDrift => {
-            let target = if d.chance(50) { d.pick(&nodes) } else { target_client.clone() };
-            let limit = if a.is_some() { MAX_DRIFT_PPM as u64 } else { 200_000 };
+            let target = if d.chance(50) {
+                d.pick(&nodes)
+            } else {
+                target_client.clone()
+            };
+            let limit = if a.is_some() {
+                MAX_DRIFT_PPM as u64
+            } else {
+                200_000
+            };
             let ppm = d.scale(100.min(limit), limit) as i64;
             FaultSpec::ClockDrift {
                 at_ms,

@@ -16,7 +16,10 @@ use crate::scenario::{Scenario, TopologyKind};
 /// Renames `client-<old>` after client `gone` was removed; `None` when the
 /// host was that client.
 fn remap_host(host: &str, gone: usize) -> Option<String> {
-    match host.strip_prefix("client-").and_then(|n| n.parse::<usize>().ok()) {
+    match host
+        .strip_prefix("client-")
+        .and_then(|n| n.parse::<usize>().ok())
+    {
         Some(n) if n == gone => None,
         Some(n) if n > gone => Some(format!("client-{}", n - 1)),
         _ => Some(host.to_string()),
@@ -104,14 +107,30 @@ fn fault_variants(fault: &FaultSpec) -> Vec<FaultSpec> {
     for halve in [false, true] {
         let cut = |x: u64| if halve { x / 2 } else { 0 };
         let mut f = fault.clone();
-        if let FaultSpec::Pause { at_ms: Some(at), .. }
-        | FaultSpec::Crash { at_ms: Some(at), .. }
-        | FaultSpec::Partition { at_ms: Some(at), .. }
-        | FaultSpec::Delay { at_ms: Some(at), .. }
-        | FaultSpec::SlowLink { at_ms: Some(at), .. }
-        | FaultSpec::ClockJump { at_ms: Some(at), .. }
-        | FaultSpec::ClockDrift { at_ms: Some(at), .. }
-        | FaultSpec::Failover { at_ms: Some(at), .. } = &mut f
+        if let FaultSpec::Pause {
+            at_ms: Some(at), ..
+        }
+        | FaultSpec::Crash {
+            at_ms: Some(at), ..
+        }
+        | FaultSpec::Partition {
+            at_ms: Some(at), ..
+        }
+        | FaultSpec::Delay {
+            at_ms: Some(at), ..
+        }
+        | FaultSpec::SlowLink {
+            at_ms: Some(at), ..
+        }
+        | FaultSpec::ClockJump {
+            at_ms: Some(at), ..
+        }
+        | FaultSpec::ClockDrift {
+            at_ms: Some(at), ..
+        }
+        | FaultSpec::Failover {
+            at_ms: Some(at), ..
+        } = &mut f
         {
             *at = cut(*at);
         }
@@ -214,7 +233,11 @@ pub fn simplifications(case: &Case) -> Vec<Case> {
         for gone in (0..case.clients.len()).rev() {
             let mut c = case.clone();
             c.clients.remove(gone);
-            c.faults = case.faults.iter().filter_map(|f| remap_fault(f, gone)).collect();
+            c.faults = case
+                .faults
+                .iter()
+                .filter_map(|f| remap_fault(f, gone))
+                .collect();
             out.push(c);
         }
     }

@@ -1,0 +1,371 @@
+//! The compared implementations behind one interface: the floor, rslock,
+//! and any rung of the ladder with a chosen wait strategy.
+
+use futures::future::join_all;
+use locks::{
+    ConnConfig, Lease, Lock, LockConfig, LockContext, Owner, ReconnectingConnection,
+    ReleaseNotifier, SystemClock, TcpDialer, WaitStrategy,
+};
+use redis::aio::MultiplexedConnection;
+use redis::{AsyncConnectionConfig, RedisConnectionInfo};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// One Redis node to talk to.
+#[derive(Debug, Clone)]
+pub struct Node {
+    /// `host:port`.
+    pub addr: String,
+    /// `redis://host:port/` (for rslock, which dials by URL).
+    pub url: String,
+}
+
+impl Node {
+    /// A node from a `redis://host:port[/]` URL (no password, db 0).
+    pub fn from_url(url: &str) -> anyhow::Result<Node> {
+        let rest = url
+            .strip_prefix("redis://")
+            .ok_or_else(|| anyhow::anyhow!("{url}: only redis://host:port URLs are supported"))?;
+        let addr = rest.trim_end_matches('/');
+        anyhow::ensure!(
+            !addr.contains('@') && !addr.contains('/') && addr.contains(':'),
+            "{url}: expected redis://host:port (no password, no db)"
+        );
+        Ok(Node {
+            addr: addr.to_string(),
+            url: format!("redis://{addr}/"),
+        })
+    }
+}
+
+/// How a rung waits, as the bench names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// The rung's default: fixed 50 ms polling ([`LockConfig::default`]).
+    Fixed,
+    /// Exponential backoff with jitter, 250 µs up to 16 ms.
+    Backoff,
+    /// Pub/sub wake-up on release, 50 ms fallback.
+    Notify,
+}
+
+impl Wait {
+    /// The label in reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            Wait::Fixed => "fixed",
+            Wait::Backoff => "backoff",
+            Wait::Notify => "notify",
+        }
+    }
+
+    fn strategy(self) -> WaitStrategy {
+        match self {
+            Wait::Fixed => LockConfig::default().wait,
+            Wait::Backoff => WaitStrategy::Backoff {
+                initial: Duration::from_micros(250),
+                max: Duration::from_millis(16),
+            },
+            Wait::Notify => WaitStrategy::Notify {
+                fallback: Duration::from_millis(50),
+            },
+        }
+    }
+}
+
+/// What is measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Impl {
+    /// The hand-written minimal cycle; retries every 1 ms when taken.
+    Floor,
+    /// The `rslock` crate with its defaults.
+    Rslock,
+    /// A rung of the ladder with a wait strategy.
+    Rung(&'static str, Wait),
+}
+
+impl Impl {
+    /// `floor`, `rslock` or the rung id.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Impl::Floor => "floor",
+            Impl::Rslock => "rslock",
+            Impl::Rung(id, _) => id,
+        }
+    }
+
+    /// The wait label: the rung's strategy, or what the floor and rslock do.
+    pub fn wait(&self) -> &'static str {
+        match self {
+            Impl::Floor => "poll-1ms",
+            Impl::Rslock => "rslock-default",
+            Impl::Rung(_, w) => w.label(),
+        }
+    }
+
+    /// `name` plus the wait strategy where it is not the default.
+    pub fn label(&self) -> String {
+        match self {
+            Impl::Rung(id, Wait::Fixed) => id.to_string(),
+            Impl::Rung(id, w) => format!("{id}+{}", w.label()),
+            other => other.name().to_string(),
+        }
+    }
+}
+
+/// A lock held by one of the implementations.
+pub enum Held {
+    /// The floor's token.
+    Floor(String),
+    /// An rslock lock.
+    Rslock(rslock::Lock),
+    /// A rung's lease.
+    Rung(Lease),
+}
+
+/// One implementation, connected to its nodes.
+pub enum Client {
+    /// The floor.
+    Floor(Floor),
+    /// rslock.
+    Rslock(rslock::LockManager),
+    /// A rung.
+    Rung(Box<dyn Lock>),
+}
+
+/// Settings every client of a workload shares.
+#[derive(Debug, Clone, Copy)]
+pub struct Common {
+    /// Lease TTL.
+    pub ttl: Duration,
+    /// Acquire budget of the rungs.
+    pub max_wait: Duration,
+}
+
+impl Client {
+    /// Connects `which` to `nodes` (single-node implementations use the
+    /// first), each with connections of its own.
+    pub async fn connect(
+        which: Impl,
+        nodes: &[Node],
+        common: Common,
+        seed: u64,
+    ) -> anyhow::Result<Client> {
+        match which {
+            Impl::Floor => Ok(Client::Floor(Floor::connect(nodes, common.ttl).await?)),
+            Impl::Rslock => {
+                let urls: Vec<String> = nodes.iter().map(|n| n.url.clone()).collect();
+                Ok(Client::Rslock(rslock::LockManager::new(urls)))
+            }
+            Impl::Rung(id, wait) => {
+                let nodes = if locks::rung(id).is_some_and(|r| r.multi_node) {
+                    nodes
+                } else {
+                    &nodes[..1]
+                };
+                let conns: Vec<_> = nodes
+                    .iter()
+                    .map(|n| {
+                        ReconnectingConnection::new(
+                            TcpDialer::new(n.addr.clone()),
+                            ConnConfig::default(),
+                        )
+                    })
+                    .collect();
+                for c in &conns {
+                    c.connect().await?;
+                }
+                let mut ctx = LockContext::new(Arc::new(SystemClock::new()), seed);
+                if wait == Wait::Notify {
+                    ctx = ctx.with_notifier(Arc::new(ReleaseNotifier::new(
+                        TcpDialer::new(nodes[0].addr.clone()),
+                        ConnConfig::default(),
+                    )));
+                }
+                let config = LockConfig {
+                    ttl: common.ttl,
+                    max_wait: common.max_wait,
+                    wait: wait.strategy(),
+                    node_timeout: Duration::from_millis(250),
+                };
+                Ok(Client::Rung(locks::build(id, conns, ctx, config)?))
+            }
+        }
+    }
+
+    /// One try without waiting (the uncontended cycle): `None` if taken.
+    pub async fn try_acquire(
+        &self,
+        key: &str,
+        owner: &Owner,
+        ttl: Duration,
+    ) -> anyhow::Result<Option<Held>> {
+        match self {
+            Client::Floor(f) => Ok(f.try_acquire(key).await?.map(Held::Floor)),
+            Client::Rslock(lm) => match lm.lock(key, ttl).await {
+                Ok(l) => Ok(Some(Held::Rslock(l))),
+                Err(rslock::LockError::Unavailable) => Ok(None),
+                Err(e) => Err(anyhow::anyhow!("rslock: {e}")),
+            },
+            Client::Rung(lock) => Ok(Some(Held::Rung(lock.acquire(key, owner).await?))),
+        }
+    }
+
+    /// Acquires, waiting as the implementation does (the floor polls
+    /// every 1 ms; rslock loops with its own retry; a rung uses its wait
+    /// strategy). The caller bounds it with a timeout.
+    pub async fn acquire(&self, key: &str, owner: &Owner, ttl: Duration) -> anyhow::Result<Held> {
+        match self {
+            Client::Floor(f) => {
+                // Bounded by the caller's timeout; the cap is a backstop.
+                for _ in 0..10_000_000u64 {
+                    if let Some(token) = f.try_acquire(key).await? {
+                        return Ok(Held::Floor(token));
+                    }
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+                anyhow::bail!("floor: gave up")
+            }
+            Client::Rslock(lm) => lm
+                .acquire_no_guard(key, ttl)
+                .await
+                .map(Held::Rslock)
+                .map_err(|e| anyhow::anyhow!("rslock: {e}")),
+            Client::Rung(lock) => Ok(Held::Rung(lock.acquire(key, owner).await?)),
+        }
+    }
+
+    /// The holder's validity check before a write (rungs only).
+    pub async fn before_write(&self, held: &Held) -> anyhow::Result<()> {
+        if let (Client::Rung(lock), Held::Rung(lease)) = (self, held) {
+            lock.before_write(lease).await?;
+        }
+        Ok(())
+    }
+
+    /// Releases what [`Client::acquire`] returned.
+    pub async fn release(&self, key: &str, held: Held) -> anyhow::Result<()> {
+        match (self, held) {
+            (Client::Floor(f), Held::Floor(token)) => f.release(key, &token).await,
+            (Client::Rslock(lm), Held::Rslock(l)) => {
+                lm.unlock(&l).await;
+                Ok(())
+            }
+            (Client::Rung(lock), Held::Rung(lease)) => Ok(lock.release(&lease).await?),
+            _ => anyhow::bail!("released with another implementation's lease"),
+        }
+    }
+}
+
+/// The floor: `SET key token NX PX ttl`, then `EVALSHA` of the
+/// owner-checked release script, on one multiplexed connection per node,
+/// sent to all nodes at once when there are several.
+pub struct Floor {
+    conns: Vec<MultiplexedConnection>,
+    sha: String,
+    ttl_ms: u64,
+    next: AtomicU64,
+    prefix: String,
+}
+
+/// Opens one multiplexed connection to `addr` the way the ladder does
+/// (tokio stream, the crate's RESP codec), without the reconnect wrapper.
+pub async fn raw_connection(addr: &str) -> anyhow::Result<MultiplexedConnection> {
+    let stream = tokio::net::TcpStream::connect(addr).await?;
+    stream.set_nodelay(true)?;
+    let config = AsyncConnectionConfig::new().set_response_timeout(Some(Duration::from_secs(5)));
+    let (conn, driver) =
+        MultiplexedConnection::new_with_config(&RedisConnectionInfo::default(), stream, config)
+            .await?;
+    tokio::spawn(driver);
+    Ok(conn)
+}
+
+impl Floor {
+    /// Connects to every node and loads the release script there.
+    pub async fn connect(nodes: &[Node], ttl: Duration) -> anyhow::Result<Floor> {
+        let mut conns = Vec::new();
+        let mut sha = String::new();
+        for n in nodes {
+            let mut c = raw_connection(&n.addr).await?;
+            sha = redis::cmd("SCRIPT")
+                .arg("LOAD")
+                .arg(locks::scripts::RELEASE_LUA)
+                .query_async(&mut c)
+                .await?;
+            conns.push(c);
+        }
+        Ok(Floor {
+            conns,
+            sha,
+            ttl_ms: ttl.as_millis().max(1) as u64,
+            next: AtomicU64::new(0),
+            prefix: format!("{:08x}", std::process::id()),
+        })
+    }
+
+    /// One `SET NX PX` round on every node; the token when a majority set it.
+    pub async fn try_acquire(&self, key: &str) -> anyhow::Result<Option<String>> {
+        let token = format!(
+            "{}-{}",
+            self.prefix,
+            self.next.fetch_add(1, Ordering::Relaxed)
+        );
+        let replies = join_all(self.conns.iter().map(|c| {
+            let mut c = c.clone();
+            let token = &token;
+            async move {
+                redis::cmd("SET")
+                    .arg(key)
+                    .arg(token)
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(self.ttl_ms)
+                    .query_async::<Option<String>>(&mut c)
+                    .await
+            }
+        }))
+        .await;
+        let granted = replies.iter().filter(|r| matches!(r, Ok(Some(_)))).count();
+        if granted > self.conns.len() / 2 {
+            Ok(Some(token))
+        } else {
+            if granted > 0 {
+                self.release(key, &token).await?;
+            }
+            if let Some(Err(e)) = replies.into_iter().find(|r| r.is_err()) {
+                return Err(e.into());
+            }
+            Ok(None)
+        }
+    }
+
+    /// `EVALSHA` release on every node at once.
+    pub async fn release(&self, key: &str, token: &str) -> anyhow::Result<()> {
+        let replies = join_all(self.conns.iter().map(|c| {
+            let mut c = c.clone();
+            async move {
+                redis::cmd("EVALSHA")
+                    .arg(&self.sha)
+                    .arg(1)
+                    .arg(key)
+                    .arg(token)
+                    .query_async::<i64>(&mut c)
+                    .await
+            }
+        }))
+        .await;
+        for r in replies {
+            r?;
+        }
+        Ok(())
+    }
+
+    /// `PING` on the first node: the raw round trip.
+    pub async fn ping(&self) -> anyhow::Result<()> {
+        let mut c = self.conns[0].clone();
+        let _: String = redis::cmd("PING").query_async(&mut c).await?;
+        Ok(())
+    }
+}

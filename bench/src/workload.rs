@@ -1,0 +1,414 @@
+//! One measured slice of each workload. A slice runs one implementation for
+//! a fixed time; the runner interleaves slices of the compared
+//! implementations round after round.
+
+use crate::client::{Client, Floor};
+use crate::stats::{histogram, record};
+use hdrhistogram::Histogram;
+use locks::Owner;
+use redis::aio::MultiplexedConnection;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Cycles before each slice that are not measured (connections warm,
+/// scripts loaded, caches hot).
+pub const WARMUP_CYCLES: u32 = 20;
+
+/// The most operations one slice may make: a bound on every loop even if
+/// the clock misbehaved.
+const MAX_OPS: u64 = 50_000_000;
+
+/// What one uncontended slice measured.
+#[derive(Debug)]
+pub struct CycleSample {
+    /// Completed cycles (or PINGs).
+    pub ops: u64,
+    /// Failed cycles (counted, not timed).
+    pub errors: u64,
+    /// Time measured.
+    pub elapsed: Duration,
+    /// Latency of each cycle in µs.
+    pub hist: Histogram<u64>,
+}
+
+impl CycleSample {
+    /// Cycles per second.
+    pub fn rate(&self) -> f64 {
+        self.ops as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// One task running acquire + release on `key` back to back, for `slice`.
+pub async fn uncontended(
+    client: &Client,
+    key: &str,
+    ttl: Duration,
+    slice: Duration,
+) -> CycleSample {
+    let owner = Owner::new(format!("bench-{}", std::process::id()), 0);
+    let cycle = || async {
+        match client.try_acquire(key, &owner, ttl).await {
+            Ok(Some(held)) => client.release(key, held).await.is_ok(),
+            _ => false,
+        }
+    };
+    for _ in 0..WARMUP_CYCLES {
+        cycle().await;
+    }
+    let mut hist = histogram();
+    let (mut ops, mut errors) = (0, 0);
+    let start = Instant::now();
+    for _ in 0..MAX_OPS {
+        let t0 = Instant::now();
+        if cycle().await {
+            record(&mut hist, t0.elapsed().as_micros() as u64);
+            ops += 1;
+        } else {
+            errors += 1;
+        }
+        if start.elapsed() >= slice {
+            break;
+        }
+    }
+    CycleSample {
+        ops,
+        errors,
+        elapsed: start.elapsed(),
+        hist,
+    }
+}
+
+/// `PING` back to back on the floor's connection, for `slice`.
+pub async fn ping(floor: &Floor, slice: Duration) -> CycleSample {
+    for _ in 0..WARMUP_CYCLES {
+        let _ = floor.ping().await;
+    }
+    let mut hist = histogram();
+    let (mut ops, mut errors) = (0, 0);
+    let start = Instant::now();
+    for _ in 0..MAX_OPS {
+        let t0 = Instant::now();
+        if floor.ping().await.is_ok() {
+            record(&mut hist, t0.elapsed().as_micros() as u64);
+            ops += 1;
+        } else {
+            errors += 1;
+        }
+        if start.elapsed() >= slice {
+            break;
+        }
+    }
+    CycleSample {
+        ops,
+        errors,
+        elapsed: start.elapsed(),
+        hist,
+    }
+}
+
+/// What one contention slice measured.
+#[derive(Debug)]
+pub struct ContentionSample {
+    /// Acquisitions by all workers.
+    pub acquisitions: u64,
+    /// Failed acquires or releases.
+    pub errors: u64,
+    /// Time measured.
+    pub elapsed: Duration,
+    /// Wait (acquire call to lease) of each acquisition, µs.
+    pub wait: Histogram<u64>,
+    /// Longest wait, counting waits still running when the slice ended.
+    pub wait_max_us: u64,
+    /// Acquisitions of each worker.
+    pub per_worker: Vec<u64>,
+}
+
+impl ContentionSample {
+    /// Acquisitions per second.
+    pub fn rate(&self) -> f64 {
+        self.acquisitions as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// Fewest / most acquisitions of any worker (1 = perfectly even).
+    pub fn fairness(&self) -> f64 {
+        let most = self.per_worker.iter().copied().max().unwrap_or(0);
+        let fewest = self.per_worker.iter().copied().min().unwrap_or(0);
+        if most == 0 {
+            0.0
+        } else {
+            fewest as f64 / most as f64
+        }
+    }
+}
+
+/// A tiny seeded generator for key choice (no dependency, same sequence
+/// for every implementation).
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// `workers` tasks of one client, each acquiring and at once releasing a
+/// key out of `keys` (1: all on one key; more: a random one each time),
+/// for `slice`. The critical section is empty: this measures handoff.
+pub async fn contention(
+    client: Arc<Client>,
+    prefix: &str,
+    workers: usize,
+    keys: usize,
+    ttl: Duration,
+    slice: Duration,
+) -> ContentionSample {
+    let start = Instant::now();
+    let deadline = start + slice;
+    let mut tasks = Vec::new();
+    for w in 0..workers {
+        let client = client.clone();
+        let prefix = prefix.to_string();
+        tasks.push(tokio::spawn(async move {
+            let owner = Owner::new(format!("bench-{}", std::process::id()), w as u64);
+            let mut rng = XorShift(0x9E37_79B9_7F4A_7C15 ^ (w as u64 + 1));
+            let mut wait = histogram();
+            let (mut count, mut errors, mut max_us) = (0u64, 0u64, 0u64);
+            for _ in 0..MAX_OPS {
+                let now = Instant::now();
+                if now >= deadline {
+                    break;
+                }
+                let key = format!("{prefix}{}", rng.next() % keys as u64);
+                let t0 = Instant::now();
+                match tokio::time::timeout(deadline - now, client.acquire(&key, &owner, ttl)).await
+                {
+                    Ok(Ok(held)) => {
+                        let us = t0.elapsed().as_micros() as u64;
+                        record(&mut wait, us);
+                        max_us = max_us.max(us);
+                        count += 1;
+                        if client.release(&key, held).await.is_err() {
+                            errors += 1;
+                        }
+                    }
+                    Ok(Err(_)) => errors += 1,
+                    // Still waiting at the end: a lower bound on that wait.
+                    Err(_) => max_us = max_us.max(t0.elapsed().as_micros() as u64),
+                }
+            }
+            (wait, count, errors, max_us)
+        }));
+    }
+    let mut sample = ContentionSample {
+        acquisitions: 0,
+        errors: 0,
+        elapsed: Duration::ZERO,
+        wait: histogram(),
+        wait_max_us: 0,
+        per_worker: Vec::new(),
+    };
+    for t in tasks {
+        if let Ok((wait, count, errors, max_us)) = t.await {
+            let _ = sample.wait.add(&wait);
+            sample.acquisitions += count;
+            sample.errors += errors;
+            sample.wait_max_us = sample.wait_max_us.max(max_us);
+            sample.per_worker.push(count);
+        }
+    }
+    sample.elapsed = slice.max(start.elapsed().min(slice + Duration::from_millis(1)));
+    sample
+}
+
+/// What one inventory slice measured.
+#[derive(Debug)]
+pub struct SaleSample {
+    /// Sales the buyers counted.
+    pub sales: u64,
+    /// Sales beyond what the stock lost: lost updates.
+    pub oversold: i64,
+    /// Failed purchases (lock errors).
+    pub errors: u64,
+    /// Time measured.
+    pub elapsed: Duration,
+}
+
+/// The stock a sale starts from: large enough never to run out.
+pub const INITIAL_STOCK: i64 = 1_000_000_000;
+
+/// The sources' inventory sale: `buyers` tasks each lock, `GET` the stock,
+/// `SET` it one lower and unlock, for `slice`. Oversold = sales counted −
+/// (initial − final stock), measured on the real server.
+pub async fn inventory(
+    client: Arc<Client>,
+    stock_conn: &MultiplexedConnection,
+    prefix: &str,
+    buyers: usize,
+    ttl: Duration,
+    slice: Duration,
+) -> anyhow::Result<SaleSample> {
+    let stock_key = format!("{prefix}stock");
+    let lock_key = format!("{prefix}stock-lock");
+    let mut c = stock_conn.clone();
+    let () = redis::cmd("SET")
+        .arg(&stock_key)
+        .arg(INITIAL_STOCK)
+        .query_async(&mut c)
+        .await?;
+    let start = Instant::now();
+    let deadline = start + slice;
+    let mut tasks = Vec::new();
+    for b in 0..buyers {
+        let (client, mut conn) = (client.clone(), stock_conn.clone());
+        let (stock_key, lock_key) = (stock_key.clone(), lock_key.clone());
+        tasks.push(tokio::spawn(async move {
+            let owner = Owner::new(format!("buyer-{}", std::process::id()), b as u64);
+            let (mut sales, mut errors) = (0u64, 0u64);
+            for _ in 0..MAX_OPS {
+                let now = Instant::now();
+                if now >= deadline {
+                    break;
+                }
+                let held = match tokio::time::timeout(
+                    deadline - now,
+                    client.acquire(&lock_key, &owner, ttl),
+                )
+                .await
+                {
+                    Ok(Ok(h)) => h,
+                    Ok(Err(_)) => {
+                        errors += 1;
+                        continue;
+                    }
+                    Err(_) => break,
+                };
+                let sold = async {
+                    client.before_write(&held).await?;
+                    let stock: i64 = redis::cmd("GET")
+                        .arg(&stock_key)
+                        .query_async(&mut conn)
+                        .await?;
+                    if stock > 0 {
+                        let () = redis::cmd("SET")
+                            .arg(&stock_key)
+                            .arg(stock - 1)
+                            .query_async(&mut conn)
+                            .await?;
+                    }
+                    anyhow::Ok(stock > 0)
+                }
+                .await;
+                match sold {
+                    Ok(true) => sales += 1,
+                    Ok(false) => {}
+                    Err(_) => errors += 1,
+                }
+                if client.release(&lock_key, held).await.is_err() {
+                    errors += 1;
+                }
+            }
+            (sales, errors)
+        }));
+    }
+    let (mut sales, mut errors) = (0, 0);
+    for t in tasks {
+        if let Ok((s, e)) = t.await {
+            sales += s;
+            errors += e;
+        }
+    }
+    let elapsed = start.elapsed();
+    let left: i64 = redis::cmd("GET")
+        .arg(&stock_key)
+        .query_async(&mut c)
+        .await?;
+    Ok(SaleSample {
+        sales,
+        oversold: sales as i64 - (INITIAL_STOCK - left),
+        errors,
+        elapsed,
+    })
+}
+
+/// What one watchdog slice measured.
+#[derive(Debug)]
+pub struct HoldSample {
+    /// Completed cycles.
+    pub cycles: u64,
+    /// Holds that found their lease lost before the end of the section.
+    pub lost: u64,
+    /// Time measured.
+    pub elapsed: Duration,
+}
+
+/// `holders` tasks, each on its own key, acquire, hold for `cs` (checking
+/// the lease at the end, as a write would) and release, for `slice`.
+pub async fn long_sections(
+    client: Arc<Client>,
+    prefix: &str,
+    holders: usize,
+    ttl: Duration,
+    cs: Duration,
+    slice: Duration,
+) -> HoldSample {
+    let start = Instant::now();
+    let deadline = start + slice;
+    let mut tasks = Vec::new();
+    for h in 0..holders {
+        let client = client.clone();
+        let key = format!("{prefix}hold-{h}");
+        tasks.push(tokio::spawn(async move {
+            let owner = Owner::new(format!("holder-{}", std::process::id()), h as u64);
+            let (mut cycles, mut lost) = (0u64, 0u64);
+            for _ in 0..MAX_OPS {
+                if Instant::now() >= deadline {
+                    break;
+                }
+                let Ok(held) = client.acquire(&key, &owner, ttl).await else {
+                    lost += 1;
+                    continue;
+                };
+                tokio::time::sleep(cs).await;
+                if client.before_write(&held).await.is_err() {
+                    lost += 1;
+                }
+                if client.release(&key, held).await.is_err() {
+                    lost += 1;
+                }
+                cycles += 1;
+            }
+            (cycles, lost)
+        }));
+    }
+    let (mut cycles, mut lost) = (0, 0);
+    for t in tasks {
+        if let Ok((c, l)) = t.await {
+            cycles += c;
+            lost += l;
+        }
+    }
+    HoldSample {
+        cycles,
+        lost,
+        elapsed: start.elapsed(),
+    }
+}
+
+/// `calls` of `EVALSHA` the server has served (INFO commandstats), to
+/// count the watchdog's renewals from the server's side.
+pub async fn evalsha_calls(conn: &MultiplexedConnection) -> u64 {
+    let mut c = conn.clone();
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut c)
+        .await
+        .unwrap_or_default();
+    info.lines()
+        .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}

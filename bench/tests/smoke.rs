@@ -1,0 +1,130 @@
+//! A tiny `locklab bench` run (millisecond slices, one round) into a
+//! temporary folder: the report, the plots and the JSON schema of issue 5
+//! §5 are all there. The full benchmark never runs in tests.
+
+use serde_json::Value;
+
+fn keys(v: &Value) -> Vec<&str> {
+    v.as_object()
+        .map(|o| o.keys().map(String::as_str).collect())
+        .unwrap_or_default()
+}
+
+fn has_all(row: &Value, fields: &[&str], what: &str) {
+    for f in fields {
+        assert!(row.get(f).is_some(), "{what} row lacks {f:?}: {row}");
+    }
+}
+
+#[test]
+fn a_tiny_run_writes_the_report_plots_and_json() {
+    let out = std::env::temp_dir().join(format!("locklab-bench-smoke-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let code = bench::run(bench::BenchOptions {
+        quick: true,
+        out: out.clone(),
+        // Tests share the CPUs with other tests: do not pin.
+        pin: false,
+        slice_ms: Some(10),
+        rounds: Some(1),
+        ..Default::default()
+    });
+    assert_eq!(code, 0);
+    for f in [
+        "bench.md",
+        "bench.json",
+        "bench-latency-cdf.svg",
+        "bench-throughput.svg",
+        "bench-wait-p999.svg",
+        "bench-redlock-scaling.svg",
+    ] {
+        let p = out.join(f);
+        assert!(p.exists(), "{f} not written");
+    }
+    // Axis labels are drawn (the font was found).
+    let svg = std::fs::read_to_string(out.join("bench-throughput.svg")).unwrap();
+    assert!(
+        svg.contains("<text") && svg.contains("workers"),
+        "no axis labels"
+    );
+
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("bench.json")).unwrap()).unwrap();
+    for k in [
+        "machine",
+        "placement",
+        "versions",
+        "uncontended",
+        "contention",
+        "raw_rtt",
+        "inventory",
+        "watchdog",
+    ] {
+        assert!(
+            json.get(k).is_some(),
+            "bench.json lacks {k}: {:?}",
+            keys(&json)
+        );
+    }
+    let arr = |k: &str| {
+        json[k]
+            .as_array()
+            .unwrap_or_else(|| panic!("{k} not an array"))
+    };
+    for row in arr("uncontended") {
+        has_all(
+            row,
+            &[
+                "impl",
+                "nodes",
+                "cycles_per_s",
+                "p50_us",
+                "p99_us",
+                "p999_us",
+            ],
+            "uncontended",
+        );
+    }
+    for row in arr("contention") {
+        has_all(
+            row,
+            &[
+                "impl",
+                "nodes",
+                "workers",
+                "keys",
+                "acq_per_s",
+                "wait_p50_us",
+                "wait_p99_us",
+                "wait_p999_us",
+                "wait_max_us",
+                "fairness",
+            ],
+            "contention",
+        );
+    }
+    for row in arr("raw_rtt") {
+        has_all(row, &["placement", "rtt_p50_us", "ops_per_s"], "raw_rtt");
+    }
+    for row in arr("inventory") {
+        has_all(row, &["impl", "sales_per_s", "oversold"], "inventory");
+    }
+    for row in arr("watchdog") {
+        has_all(row, &["cs_ms", "renewals", "cycles_per_s"], "watchdog");
+    }
+    let impls: Vec<&str> = arr("uncontended")
+        .iter()
+        .filter_map(|r| r["impl"].as_str())
+        .collect();
+    for want in ["floor", "rslock", "lua-release", "redlock"] {
+        assert!(impls.contains(&want), "no {want} row");
+    }
+    // Safe rungs never oversell on real Redis.
+    for row in arr("inventory") {
+        let name = row["impl"].as_str().unwrap();
+        if name != "no-lock" {
+            assert_eq!(row["oversold"], 0, "{name} oversold");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -1,0 +1,398 @@
+//! The search itself: run many cases, count what they find, shrink the
+//! first counterexample, write it out as a scenario file.
+//!
+//! Case `k` of shard `I/N` started at seed `S` has seed `S + k·N + I`, so
+//! shards never overlap and together cover `S, S+1, S+2, ...` in order.
+//! Cases run on worker threads (each simulation is single-threaded and
+//! independent); with `--cases` the outcome does not depend on the number
+//! of workers: the first counterexample is the one with the lowest case
+//! index (a violation before any deadlock).
+
+use super::case::{Case, scenario_toml};
+use super::generate::{SEED_LIMIT, generate};
+use super::kinds::FaultMode;
+use super::shrink::shrink;
+use crate::cell::{Judged, run_cell};
+use crate::verdict::Verdict;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long a search goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// This many cases.
+    Cases(u64),
+    /// Until this much wall time has passed.
+    Time(Duration),
+}
+
+/// What to search.
+#[derive(Debug, Clone)]
+pub struct SearchConfig {
+    /// The rung.
+    pub variant: String,
+    /// Which faults to draw.
+    pub mode: FaultMode,
+    /// How long.
+    pub limit: Limit,
+    /// The first seed.
+    pub seed: u64,
+    /// This shard's index and the number of shards.
+    pub shard: (u64, u64),
+    /// Worker threads.
+    pub workers: usize,
+    /// Shrink the first counterexample.
+    pub shrink: bool,
+    /// Most runs the shrinker may spend.
+    pub shrink_runs: usize,
+}
+
+/// Running totals of a search.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Stats {
+    /// Cases run.
+    pub cases: u64,
+    /// Cases that violated safety.
+    pub violations: u64,
+    /// Cases that deadlocked (and did not violate safety).
+    pub deadlocks: u64,
+    /// Cases no checker could decide.
+    pub unknown: u64,
+    /// Cases the simulator could not run (harness errors).
+    pub errors: u64,
+    /// Simulated time, s.
+    pub sim_s: f64,
+    /// Wall time, s.
+    pub wall_s: f64,
+}
+
+impl Stats {
+    /// Cases per wall second.
+    pub fn cases_per_s(&self) -> f64 {
+        if self.wall_s > 0.0 {
+            self.cases as f64 / self.wall_s
+        } else {
+            0.0
+        }
+    }
+
+    /// Simulated seconds per wall second.
+    pub fn sim_per_wall(&self) -> f64 {
+        if self.wall_s > 0.0 {
+            self.sim_s / self.wall_s
+        } else {
+            0.0
+        }
+    }
+}
+
+/// A counterexample: the case as found, and as shrunk.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// The case's seed (also the run's).
+    pub seed: u64,
+    /// Its verdict (`violated` or `deadlock`).
+    pub verdict: Verdict,
+    /// The case as generated.
+    pub original: Case,
+    /// The case after shrinking (the original when not shrunk).
+    pub shrunk: Case,
+    /// Runs the shrinker spent.
+    pub shrink_runs: usize,
+    /// The shrunk case, run and judged.
+    pub judged: Judged,
+}
+
+/// What a search found.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The totals.
+    pub stats: Stats,
+    /// The first counterexample, if any.
+    pub first: Option<Finding>,
+}
+
+impl Outcome {
+    /// The CLI's exit code: 1 when a violation was found, 4 when only
+    /// deadlocks were, 0 when nothing was.
+    pub fn exit_code(&self) -> u8 {
+        if self.stats.violations > 0 {
+            1
+        } else if self.stats.deadlocks > 0 {
+            4
+        } else {
+            0
+        }
+    }
+}
+
+/// The seed of case `k` of a shard.
+pub fn case_seed(start: u64, shard: (u64, u64), k: u64) -> Option<u64> {
+    let seed = start
+        .checked_add(k.checked_mul(shard.1)?)?
+        .checked_add(shard.0)?;
+    (seed < SEED_LIMIT).then_some(seed)
+}
+
+/// Whether `verdict` is what a counterexample of `wanted` looks like.
+pub fn same_failure(wanted: Verdict, verdict: Verdict) -> bool {
+    wanted == verdict
+}
+
+/// Runs and judges one case.
+pub fn run_case(case: &Case) -> Result<Judged, String> {
+    let scenario = case.to_scenario();
+    run_cell(&scenario, &case.variant, case.seed).map_err(|e| e.to_string())
+}
+
+/// Shrinks a case that failed with `verdict`.
+pub fn shrink_case(case: &Case, verdict: Verdict, max_runs: usize) -> (Case, usize) {
+    shrink(case, max_runs, |c| {
+        run_case(c).is_ok_and(|j| same_failure(verdict, j.verdict))
+    })
+}
+
+/// Runs a search; `progress` is called about once a second (and once at
+/// the end) with the totals so far.
+pub fn search(config: &SearchConfig, progress: &(dyn Fn(&Stats) + Sync)) -> Outcome {
+    let started = Instant::now();
+    let next = AtomicU64::new(0);
+    let stats = Mutex::new(Stats::default());
+    // (case index, verdict, case) of the earliest violation and deadlock.
+    let firsts: Mutex<[Option<(u64, Verdict, Case)>; 2]> = Mutex::new([None, None]);
+    let lock = |m: &Mutex<Stats>| *m.lock().unwrap_or_else(|p| p.into_inner());
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..config.workers.max(1))
+            .map(|_| {
+                scope.spawn(|| {
+                    loop {
+                        if let Limit::Time(t) = config.limit
+                            && started.elapsed() >= t
+                        {
+                            break;
+                        }
+                        let k = next.fetch_add(1, Ordering::SeqCst);
+                        if let Limit::Cases(n) = config.limit
+                            && k >= n
+                        {
+                            break;
+                        }
+                        let Some(seed) = case_seed(config.seed, config.shard, k) else {
+                            break;
+                        };
+                        let case = generate(&config.variant, &config.mode, seed);
+                        let result = run_case(&case);
+                        let mut s = stats.lock().unwrap_or_else(|p| p.into_inner());
+                        s.cases += 1;
+                        match result {
+                            Ok(judged) => {
+                                s.sim_s += judged.sim_elapsed.as_secs_f64();
+                                let slot = match judged.verdict {
+                                    Verdict::Violated => {
+                                        s.violations += 1;
+                                        Some(0)
+                                    }
+                                    Verdict::Deadlock => {
+                                        s.deadlocks += 1;
+                                        Some(1)
+                                    }
+                                    Verdict::Unknown => {
+                                        s.unknown += 1;
+                                        None
+                                    }
+                                    Verdict::Safe => None,
+                                };
+                                drop(s);
+                                if let Some(slot) = slot {
+                                    let mut f = firsts.lock().unwrap_or_else(|p| p.into_inner());
+                                    if f[slot].as_ref().is_none_or(|(i, _, _)| k < *i) {
+                                        f[slot] = Some((k, judged.verdict, case));
+                                    }
+                                }
+                            }
+                            Err(_) => s.errors += 1,
+                        }
+                    }
+                })
+            })
+            .collect();
+        let mut last = Instant::now();
+        while workers.iter().any(|w| !w.is_finished()) {
+            std::thread::sleep(Duration::from_millis(20));
+            if last.elapsed() >= Duration::from_secs(1) {
+                last = Instant::now();
+                let mut s = lock(&stats);
+                s.wall_s = started.elapsed().as_secs_f64();
+                progress(&s);
+            }
+        }
+    });
+    let mut totals = lock(&stats);
+    totals.wall_s = started.elapsed().as_secs_f64();
+    progress(&totals);
+    let [violation, deadlock] = firsts.into_inner().unwrap_or_else(|p| p.into_inner());
+    let first = violation.or(deadlock).and_then(|(_, verdict, case)| {
+        let (shrunk, runs) = if config.shrink {
+            shrink_case(&case, verdict, config.shrink_runs)
+        } else {
+            (case.clone(), 0)
+        };
+        let judged = run_case(&shrunk).ok()?;
+        Some(Finding {
+            seed: case.seed,
+            verdict,
+            original: case,
+            shrunk,
+            shrink_runs: runs,
+            judged,
+        })
+    });
+    Outcome {
+        stats: totals,
+        first,
+    }
+}
+
+/// Where a finding goes: `<dir>/<variant>-<seed>.toml`.
+pub fn finding_path(dir: &Path, finding: &Finding) -> PathBuf {
+    dir.join(format!("{}-{}.toml", finding.shrunk.variant, finding.seed))
+}
+
+/// The command line that reproduces a finding written to `path`.
+pub fn replay_command(path: &Path, finding: &Finding) -> String {
+    format!(
+        "locklab run {} --variant {} --seed {}",
+        path.display(),
+        finding.shrunk.variant,
+        finding.shrunk.seed
+    )
+}
+
+/// Writes a finding as a scenario file (expecting the verdict it got) and
+/// returns its path.
+pub fn write_finding(dir: &Path, finding: &Finding, mode: &FaultMode) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let path = finding_path(dir, finding);
+    let mut scenario = finding.shrunk.to_scenario();
+    scenario.description = format!(
+        "Found by `locklab explore --variant {} --faults {mode}` at seed {}: {}. Shrunk from {} \
+         faults and {} clients to {} and {} in {} runs.",
+        finding.shrunk.variant,
+        finding.seed,
+        finding.judged.verdict,
+        finding.original.faults.len(),
+        finding.original.clients.len(),
+        finding.shrunk.faults.len(),
+        finding.shrunk.clients.len(),
+        finding.shrink_runs
+    );
+    scenario.expect.insert(
+        finding.shrunk.variant.clone(),
+        finding.judged.verdict.to_string(),
+    );
+    let header = format!(
+        "Counterexample found by locklab explore (not committed: reports/found/ is ignored).\n\
+         Replay: {}",
+        replay_command(&path, finding)
+    );
+    std::fs::write(&path, scenario_toml(&scenario, &header))?;
+    Ok(path)
+}
+
+/// The `--json` summary line.
+pub fn json_summary(config: &SearchConfig, outcome: &Outcome, path: Option<&Path>) -> String {
+    let s = &outcome.stats;
+    let first = match (&outcome.first, path) {
+        (Some(f), Some(p)) => serde_json::json!({
+            "seed": f.seed,
+            "verdict": f.judged.verdict.as_str(),
+            "faults": f.shrunk.fault_names(),
+            "replay": replay_command(p, f),
+        }),
+        _ => serde_json::Value::Null,
+    };
+    let round = |x: f64| (x * 100.0).round() / 100.0;
+    serde_json::json!({
+        "variant": config.variant,
+        "cases": s.cases,
+        "violations": s.violations,
+        "cases_per_s": round(s.cases_per_s()),
+        "sim_s_per_wall_s": round(s.sim_per_wall()),
+        "first": first,
+        "deadlocks": s.deadlocks,
+        "unknown": s.unknown,
+        "errors": s.errors,
+        "faults": config.mode.to_string(),
+        "seed": config.seed,
+        "shard": format!("{}/{}", config.shard.0, config.shard.1),
+        "sim_s": round(s.sim_s),
+        "wall_s": round(s.wall_s),
+    })
+    .to_string()
+}
+
+/// Parses `90s`, `10m`, `1h`, `500ms` or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let (num, unit) = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .map_or((t, "s"), |i| (&t[..i], &t[i..]));
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("{text:?}: expected a duration such as 90s, 10m or 1h"))?;
+    let secs = match unit {
+        "ms" => n / 1000.0,
+        "s" => n,
+        "m" | "min" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => {
+            return Err(format!(
+                "{text:?}: unknown unit {unit:?}; expected ms, s, m or h"
+            ));
+        }
+    };
+    if !secs.is_finite() || secs <= 0.0 {
+        return Err(format!("{text:?}: expected a positive duration"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Parses `I/N` with 0 ≤ I < N.
+pub fn parse_shard(text: &str) -> Result<(u64, u64), String> {
+    let err = || format!("--shard {text:?}: expected I/N with 0 <= I < N, e.g. 0/4");
+    let (i, n) = text.split_once('/').ok_or_else(err)?;
+    let i: u64 = i.trim().parse().map_err(|_| err())?;
+    let n: u64 = n.trim().parse().map_err(|_| err())?;
+    if n == 0 || i >= n {
+        return Err(err());
+    }
+    Ok((i, n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_shards_parse() {
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert!(parse_duration("10x").is_err());
+        assert!(parse_duration("0s").is_err());
+        assert_eq!(parse_shard("2/4"), Ok((2, 4)));
+        assert!(parse_shard("4/4").is_err());
+        assert!(parse_shard("1/0").is_err());
+    }
+
+    #[test]
+    fn shards_split_the_seed_space() {
+        let seeds: Vec<u64> = (0..3)
+            .flat_map(|k| (0..4).map(move |i| case_seed(10, (i, 4), k).unwrap()))
+            .collect();
+        assert_eq!(seeds, (10..22).collect::<Vec<_>>());
+        assert_eq!(case_seed(SEED_LIMIT - 1, (1, 2), 0), None);
+    }
+}
