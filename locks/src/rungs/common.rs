@@ -123,3 +123,30 @@ pub async fn release_checked<C: ConnectionLike>(
     };
     Ok(deleted)
 }
+
+/// The acquire that `set-nx-px`, `get-check-del` and `lua-release` share:
+/// one `SET key token NX PX ttl` per attempt with a fresh random token,
+/// retried by the wait strategy; then the `after-acquire` point (a fault
+/// aimed at `acquire-mid` lands there: this acquire is a single command).
+pub async fn acquire_set_nx_px<C>(
+    conn: &C,
+    ctx: &crate::lock::LockContext,
+    config: &crate::lock::LockConfig,
+    resource: &str,
+    owner: &crate::lease::Owner,
+) -> Result<Lease, LockError>
+where
+    C: ConnectionLike + Clone + Send + Sync + 'static,
+{
+    let lease = crate::lock::retry_acquire(ctx, config, resource, || async {
+        let token = ctx.tokens.token();
+        let started = ctx.clock.monotonic();
+        let mut conn = conn.clone();
+        let granted = set_nx_px(&mut conn, resource, &token, config.ttl).await?;
+        Ok(granted.then(|| Lease::new(resource, token, owner, started)))
+    })
+    .await?;
+    ctx.point(crate::fault::FaultPoint::AfterAcquire, resource)
+        .await;
+    Ok(lease)
+}

@@ -21,7 +21,7 @@ use crate::error::LockError;
 use crate::fault::FaultPoint;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
-use crate::lock::{Lock, LockConfig, LockContext, retry_acquire};
+use crate::lock::{Lock, LockConfig, LockContext};
 use crate::rungs::common;
 use redis::aio::ConnectionLike;
 
@@ -49,17 +49,6 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> LuaRelease<C> {
     pub fn new(conn: C, ctx: LockContext, config: LockConfig) -> Self {
         LuaRelease { conn, ctx, config }
     }
-
-    async fn try_once(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
-        let token = self.ctx.tokens.token();
-        let started = self.ctx.clock.monotonic();
-        let mut conn = self.conn.clone();
-        if common::set_nx_px(&mut conn, resource, &token, self.config.ttl).await? {
-            Ok(Some(Lease::new(resource, token, owner, started)))
-        } else {
-            Ok(None)
-        }
-    }
 }
 
 impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for LuaRelease<C> {
@@ -72,16 +61,13 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for LuaRelease<C> {
         resource: &'a str,
         owner: &'a Owner,
     ) -> BoxFuture<'a, Result<Lease, LockError>> {
-        Box::pin(async move {
-            // A single-command acquire: a fault aimed at `acquire-mid`
-            // lands at `after-acquire`, the next point this rung has.
-            let lease = retry_acquire(&self.ctx, &self.config, resource, || {
-                self.try_once(resource, owner)
-            })
-            .await?;
-            self.ctx.point(FaultPoint::AfterAcquire, resource).await;
-            Ok(lease)
-        })
+        Box::pin(common::acquire_set_nx_px(
+            &self.conn,
+            &self.ctx,
+            &self.config,
+            resource,
+            owner,
+        ))
     }
 
     fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
