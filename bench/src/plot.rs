@@ -1,12 +1,9 @@
 //! SVG plots of a run, drawn with plotters.
 //!
-//! Text needs a font to be laid out. The workspace builds plotters without
-//! its fontconfig-based `ttf` feature; the bench adds the pure-Rust
-//! `ab_glyph` feature and registers a TrueType font found on the system
-//! (DejaVu Sans, which the project's set-up installs, or the first of a few
-//! usual paths; `LOCKLAB_FONT` overrides). The SVG backend writes labels as
-//! `<text>` elements; the smoke test checks that they are there. Without a
-//! font the plots are still drawn, without text, and the run says so.
+//! The workspace builds plotters with its SVG backend only (no font
+//! features): labels are written as `<text>` elements that the viewer lays
+//! out, so no system font is needed and a plot is the same byte for byte on
+//! every machine. The smoke test checks that the labels are there.
 
 use crate::report::Report;
 use hdrhistogram::Histogram;
@@ -14,40 +11,6 @@ use plotters::prelude::*;
 use std::path::Path;
 
 const SIZE: (u32, u32) = (900, 560);
-
-/// Where a sans-serif TrueType font is usually found.
-const FONT_PATHS: [&str; 5] = [
-    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
-    "/usr/share/fonts/TTF/DejaVuSans.ttf",
-    "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
-    "/System/Library/Fonts/Supplemental/Arial.ttf",
-];
-
-/// Registers a font as plotters' `sans-serif` once per process; the path
-/// used, or `None` when no font was found (plots then carry no text).
-pub fn register_font() -> Option<&'static str> {
-    static FONT: std::sync::OnceLock<Option<&'static str>> = std::sync::OnceLock::new();
-    *FONT.get_or_init(|| {
-        let custom = std::env::var("LOCKLAB_FONT").ok();
-        let candidates = custom
-            .iter()
-            .map(String::as_str)
-            .chain(FONT_PATHS)
-            .collect::<Vec<_>>();
-        for path in candidates {
-            let Ok(bytes) = std::fs::read(path) else {
-                continue;
-            };
-            // Leaked once: plotters keeps fonts for the process's life.
-            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-            if plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).is_ok() {
-                return Some(&*Box::leak(path.to_string().into_boxed_str()));
-            }
-        }
-        None
-    })
-}
 
 fn color(i: usize) -> RGBColor {
     const PALETTE: [RGBColor; 12] = [

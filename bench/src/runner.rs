@@ -265,11 +265,6 @@ fn run_inner(options: BenchOptions) -> anyhow::Result<u8> {
             crate::plot::redlock_scaling(p, &report)
         }),
     ];
-    if crate::plot::register_font().is_none() {
-        eprintln!(
-            "bench: no TrueType font found (install fonts-dejavu-core or set LOCKLAB_FONT): plots have no text"
-        );
-    }
     for (file, draw) in plots {
         if let Err(e) = draw(&options.out.join(file)) {
             eprintln!("bench: plot {file}: {e}");

@@ -151,7 +151,11 @@ pub fn holds(history: &History) -> Vec<Hold> {
                 ..
             } => {
                 let key = (*client, lock.clone());
-                if *op == Op::Acquire {
+                // An acquire that completes with no validity left (a pause
+                // after the grant spent it) gives no holding: the client
+                // knows its lease is gone the moment it returns.
+                let spent = *valid_for_us == Some(0) && !open.contains_key(&key);
+                if *op == Op::Acquire && !spent {
                     open.entry(key.clone()).or_insert(Open {
                         depth: 0,
                         start: event.i,

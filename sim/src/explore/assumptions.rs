@@ -17,6 +17,11 @@
 //! - *renewal budget* (`watchdog`) = 2·TTL/3 − margin: a renewal re-arms the
 //!   TTL every TTL/3, so a holder whose renewals stop for less than 2·TTL/3
 //!   keeps its key;
+//! - a partition between clients and Redis costs nothing in the budget (a
+//!   lost acquire or release is harmless to a lease), except when clients
+//!   nest acquires: a lost nested acquire stalls its holder for the reply
+//!   timeout, so it costs the reply timeout plus the partition (found by
+//!   this search on `reentrant`; kept in the property tests' regressions);
 //! - a *partition* loses messages for good (the simulated TCP does not
 //!   retransmit): for a rung whose every reply matters (`setnx`,
 //!   `setnx-expire`, the watchdog's renewals) it is a lost reply, not a pause.
@@ -31,7 +36,7 @@
 //! | `set-timestamp` | every lock released by its holder: no client crash, no lost message (as `setnx`), no node crash: its stale-lock path (GET, judge, DEL) races the expiry of a lock nobody released, even with perfect clocks; the lease budget; client clocks within the allowance (jumps ≤ TTL/200, drift ≤ 1000 ppm) |
 //! | `set-nx-px`, `get-check-del`, `lua-release` | the lease budget; no failover; node restarts only with AOF `always` or delayed ≥ TTL + margin; no node crash for good; node clocks: forward jumps ≤ TTL/200 (counted in the budget), backward ≤ TTL/2, drift ≤ 1000 ppm; no nested acquire |
 //! | `reentrant` | as `lua-release`, nested acquires allowed |
-//! | `watchdog` | the renewal budget for pauses, delays and slow links (each delay also shorter than the reply timeout); critical sections of any length; no partition between clients and Redis; node rules as `lua-release`; nested allowed |
+//! | `watchdog` | the renewal budget for pauses, delays and slow links (each delay also shorter than the reply timeout); critical sections of any length; no partition between clients and Redis and no node crash, not even a restart with AOF `always` (one failed renewal stops the watchdog for good; the holder learns it only at its next check, after the key may have expired and been taken: found by this search); no failover; nested allowed |
 //! | `redlock` | no pause at `before-write` (after the validity check); no partition between clients and masters (it wedges the simulated connection, and Redlock's 50 ms per-node timeout cancels every request before the connection's reply timeout can reconnect it: the master is lost for good, found by this search); delays within the reply timeout; node clock jumps forward ≤ TTL/200, backward ≤ TTL/2, drift ≤ 1000 ppm (clients too); node restarts only with AOF `always` or delayed ≥ TTL + margin; at most a minority of masters lost for good; no nested acquire |
 //! | `fenced` | a fenced resource; the token source monotonic: no failover, no node restart unless AOF `always`, no node crash for good; node clocks backward ≤ TTL/2; otherwise any pause, delay, partition, slow link or clock fault, also on the store's links; no nested acquire |
 //!
@@ -183,11 +188,13 @@ pub fn assumptions(variant: &str) -> Option<Assumptions> {
         "watchdog" => Assumptions {
             variant: "watchdog",
             summary: "pauses + delays within 2 TTL/3 - margin, each delay within the reply \
-                      timeout; no partition between clients and Redis; no failover; node \
-                      restarts only persistent or delayed; critical sections of any length",
+                      timeout; no partition between clients and Redis; no node crash (not even \
+                      a persistent restart: one failed renewal gives the lease up); no \
+                      failover; critical sections of any length",
             nested: true,
             budget: Budget::Renewal,
             client_links: ClientLinks::NoLoss,
+            nodes: NodeFaults::Never,
             ..SINGLE_NODE_LEASE
         },
         "redlock" => Assumptions {
@@ -284,7 +291,6 @@ impl Assumptions {
     /// What a case spends of the budget: the longest hold (lease budget
     /// only), and the time every fault may add to a hold.
     pub fn spent_ms(&self, case: &Case) -> u64 {
-        let ttl = case.lock.ttl_ms;
         let writes = case.clients.iter().map(|c| c.writes).max().unwrap_or(1);
         let hold = if self.budget == Budget::Lease {
             case.clients
@@ -306,21 +312,16 @@ impl Assumptions {
                 FaultSpec::Pause { duration_ms, .. } => *duration_ms,
                 FaultSpec::Delay {
                     a, b, duration_ms, ..
-                } => {
-                    if link_touches(a, b).0 {
-                        *duration_ms
-                    } else {
-                        0
-                    }
-                }
+                } if link_touches(a, b).0 => *duration_ms,
                 FaultSpec::SlowLink {
                     a, b, latency_ms, ..
-                } => {
-                    if link_touches(a, b).0 {
-                        latency_ms.saturating_sub(1) * 2 * round_trips(writes)
-                    } else {
-                        0
-                    }
+                } if link_touches(a, b).0 => latency_ms.saturating_sub(1) * 2 * round_trips(writes),
+                // A lost request inside a hold (a nested acquire) stalls the
+                // holder until the reply timeout gives up on it.
+                FaultSpec::Partition {
+                    a, b, duration_ms, ..
+                } if link_touches(a, b).0 && case.clients.iter().any(|c| c.nested) => {
+                    case.lock.response_timeout_ms + duration_ms.unwrap_or(0)
                 }
                 FaultSpec::ClockJump {
                     target, jump_ms, ..
@@ -331,8 +332,8 @@ impl Assumptions {
                 _ => 0,
             })
             .sum();
-        // A clock that runs slow stretches every sleep of its client.
-        let _ = ttl;
+        // Clock drift (at most 1000 ppm) stretches a hold by 0.1 %: the
+        // margin covers it.
         hold + faults
     }
 

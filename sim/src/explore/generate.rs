@@ -5,6 +5,8 @@
 //! fault kinds (each kind in or out with even odds) and then draws one to
 //! four faults from that subset only, each with its own timing (a time, or
 //! a fault point of some client's n-th lock cycle), target and size. The
+//! timing is swarmed too: each case has its own share of aimed faults
+//! (20, 50 or 90 %) and its own subset of fault points to aim at. The
 //! workload is drawn the same way: a TTL, a few clients with their own
 //! critical sections, cycles, think times and start offsets, sometimes
 //! nested acquires; the topology follows the rung (Redlock: 3 or 5
@@ -79,6 +81,19 @@ pub fn generate(variant: &str, mode: &FaultMode, seed: u64) -> Case {
         .filter(|k| a.is_none_or(|a| a.allows_kind(*k)))
         .collect();
     let subset: Vec<FaultKind> = allowed.iter().copied().filter(|_| d.chance(50)).collect();
+    // Swarm over timing too: how often faults are aimed at fault points,
+    // and at which points.
+    let mut points: Vec<FaultPoint> = FaultPoint::ALL
+        .into_iter()
+        .filter(|_| d.chance(50))
+        .collect();
+    if points.is_empty() {
+        points.push(d.pick(&FaultPoint::ALL));
+    }
+    let swarm = Swarm {
+        aim_percent: d.pick(&[20u64, 50, 90]),
+        points,
+    };
 
     let ttl = d.pick(&[300u64, 500, 1_000, 2_000]);
     let response_timeout_ms = d.pick(&[200u64, 500]);
@@ -166,7 +181,18 @@ pub fn generate(variant: &str, mode: &FaultMode, seed: u64) -> Case {
         let share = left.map(|l| l / n);
         for _ in 0..n {
             let kind = d.pick(&subset);
-            if let Some(f) = draw_fault(&mut d, &case, kind, a, share) {
+            if let Some(f) = draw_fault(&mut d, &case, kind, a, share, &swarm) {
+                // One crash per host: a crash of a host that is already
+                // down, or a restart of one that is up, is no schedule a
+                // machine can have.
+                if crashed_host(&f).is_some()
+                    && case
+                        .faults
+                        .iter()
+                        .any(|g| crashed_host(g) == crashed_host(&f))
+                {
+                    continue;
+                }
                 case.faults.push(f);
                 // Within the assumptions, or not at all.
                 if a.is_some_and(|a| a.admits(&case).is_err()) {
@@ -176,6 +202,23 @@ pub fn generate(variant: &str, mode: &FaultMode, seed: u64) -> Case {
         }
     }
     case
+}
+
+/// The host a crash (or a failover: the first master) takes down.
+fn crashed_host(fault: &FaultSpec) -> Option<String> {
+    match fault {
+        FaultSpec::Crash { .. } => fault.target_host(),
+        FaultSpec::Failover { .. } => Some("redis-0".into()),
+        _ => None,
+    }
+}
+
+/// The per-case timing choices of the swarm.
+struct Swarm {
+    /// Percent of faults aimed at fault points (the rest fire at a time).
+    aim_percent: u64,
+    /// The points aimed faults pick from.
+    points: Vec<FaultPoint>,
 }
 
 fn hosts(prefix: &str, n: usize) -> Vec<String> {
@@ -197,6 +240,7 @@ fn draw_fault(
     kind: FaultKind,
     a: Option<&Assumptions>,
     share: Option<u64>,
+    swarm: &Swarm,
 ) -> Option<FaultSpec> {
     let ttl = case.lock.ttl_ms;
     let clients = hosts("client", case.clients.len());
@@ -204,11 +248,11 @@ fn draw_fault(
     let client = d.below(clients.len() as u64) as usize;
 
     // When: a fault point of some cycle of some client, or a time.
-    let aimed = d.chance(50);
+    let aimed = d.chance(swarm.aim_percent);
     let (mut at_ms, mut on) = (None, None);
     if aimed {
         let ops = case.clients[client].ops;
-        let mut point = d.pick(&FaultPoint::ALL).name().to_string();
+        let mut point = d.pick(&swarm.points).name().to_string();
         if kind == FaultKind::Pause
             && let Some(a) = a
             && a.no_pause_at.contains(&point.as_str())
@@ -255,13 +299,12 @@ fn draw_fault(
                     d.scale(ttl, 2 * ttl)
                 }
             });
-            if let (Some(a), Some(after)) = (a, restart_after_ms.as_mut())
+            if let (Some(_), Some(after)) = (a, restart_after_ms.as_mut())
                 && !on_client
                 && case.topology.persistence != "aof-always"
             {
                 // A node comes back only after every lease it gave expired.
                 *after = (*after).max(ttl + margin_ms(ttl) + 1);
-                let _ = a;
             }
             FaultSpec::Crash {
                 at_ms,

@@ -141,10 +141,28 @@ pub fn same_failure(wanted: Verdict, verdict: Verdict) -> bool {
     wanted == verdict
 }
 
-/// Runs and judges one case.
+/// Runs and judges one case. A panic inside the simulation (a harness
+/// bug, e.g. turmoil running out of ephemeral ports when a client
+/// reconnects without pause) is an error, not a verdict.
 pub fn run_case(case: &Case) -> Result<Judged, String> {
     let scenario = case.to_scenario();
-    run_cell(&scenario, &case.variant, case.seed).map_err(|e| e.to_string())
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run_cell(&scenario, &case.variant, case.seed)
+    }));
+    match run {
+        Ok(result) => result.map_err(|e| e.to_string()),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "a panic".into());
+            Err(format!(
+                "the simulation panicked (seed {}): {what}",
+                case.seed
+            ))
+        }
+    }
 }
 
 /// Shrinks a case that failed with `verdict`.

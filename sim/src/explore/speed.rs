@@ -8,7 +8,6 @@
 
 use super::kinds::FaultMode;
 use super::search::{Limit, SearchConfig, search};
-use crate::cell::run_cell;
 use crate::scenario::{ClientGroup, LockSpec, Scenario, Topology, TopologyKind};
 use std::time::{Duration, Instant};
 
@@ -85,7 +84,6 @@ pub fn standard_case(seed: u64) -> Result<StandardRun, String> {
     let t1 = Instant::now();
     let _ = crate::cell::judge(&scenario, "redlock", &out.history);
     let check_s = t1.elapsed().as_secs_f64();
-    let _ = run_cell;
     Ok(StandardRun {
         run_s,
         check_s,

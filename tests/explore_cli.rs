@@ -1,0 +1,115 @@
+//! `locklab explore` through the binary: it finds, shrinks, writes and
+//! names a replayable counterexample; the JSON summary; exit codes.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn locklab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run locklab")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("locklab-explore-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+#[test]
+fn explore_finds_writes_and_replays_a_counterexample() {
+    let out_dir = scratch("found");
+    let out = locklab(&[
+        "explore",
+        "--variant",
+        "set-nx-px",
+        "--cases",
+        "40",
+        "--json",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let summary: serde_json::Value =
+        serde_json::from_str(stdout.lines().last().expect("a last line")).expect("json");
+    assert_eq!(summary["variant"], "set-nx-px");
+    assert_eq!(summary["cases"], 40);
+    assert!(summary["violations"].as_u64().unwrap() > 0);
+    assert!(summary["cases_per_s"].as_f64().unwrap() > 0.0);
+    assert!(summary["sim_s_per_wall_s"].as_f64().unwrap() > 0.0);
+    let replay = summary["first"]["replay"]
+        .as_str()
+        .expect("a replay command");
+    assert!(stdout.contains(replay), "the replay command is printed");
+    // The replay command, run as printed, gives the same verdict.
+    let args: Vec<&str> = replay.split_whitespace().skip(1).collect();
+    assert!(std::path::Path::new(args[1]).exists(), "{replay}");
+    let mut run_args = args.clone();
+    let runs = scratch("runs");
+    run_args.extend(["--out", runs.to_str().unwrap()]);
+    let again = locklab(&run_args);
+    assert_eq!(
+        again.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&again.stdout)
+    );
+    assert!(String::from_utf8_lossy(&again.stdout).contains("set-nx-px: violated"));
+}
+
+#[test]
+fn explore_within_assumptions_finds_nothing_and_exits_0() {
+    let out_dir = scratch("none");
+    let out = locklab(&[
+        "explore",
+        "--variant",
+        "fenced",
+        "--faults",
+        "assumed",
+        "--cases",
+        "20",
+        "--shard",
+        "1/3",
+        "--json",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary: serde_json::Value =
+        serde_json::from_str(stdout.lines().last().unwrap()).expect("json");
+    assert!(summary["first"].is_null());
+    assert_eq!(summary["shard"], "1/3");
+}
+
+#[test]
+fn explore_rejects_bad_input_with_exit_3() {
+    for args in [
+        &["explore", "--variant", "nope"][..],
+        &["explore", "--variant", "setnx", "--shard", "2/2"],
+        &["explore", "--variant", "setnx", "--time", "ten"],
+        &["explore", "--variant", "setnx", "--faults", "pause,bogus"],
+        &["explore", "--variant", "setnx", "--cases", "x"],
+        &[
+            "explore",
+            "--variant",
+            "setnx",
+            "--cases",
+            "5",
+            "--time",
+            "5s",
+        ],
+    ] {
+        let out = locklab(args);
+        assert_eq!(out.status.code(), Some(3), "{args:?}");
+    }
+}
