@@ -153,11 +153,35 @@ fn timeout_error(what: &'static str) -> RedisError {
     RedisError::from(io::Error::new(io::ErrorKind::TimedOut, what))
 }
 
+/// Forgets the shared connection if a request is dropped before its reply
+/// came (a caller's own timeout, such as Redlock's per-node timeout, fired
+/// first): the connection may be wedged, e.g. by a partition that healed,
+/// and only a fresh dial is sure to work.
+struct CancelGuard {
+    current: Arc<Mutex<Option<MultiplexedConnection>>>,
+    armed: bool,
+}
+
+impl Drop for CancelGuard {
+    fn drop(&mut self) {
+        if self.armed
+            && let Ok(mut slot) = self.current.try_lock()
+        {
+            *slot = None;
+        }
+    }
+}
+
 impl<D: Dialer> ConnectionLike for ReconnectingConnection<D> {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         Box::pin(async move {
             let mut conn = self.get().await?;
+            let mut guard = CancelGuard {
+                current: self.current.clone(),
+                armed: true,
+            };
             let reply = conn.req_packed_command(cmd).await;
+            guard.armed = false;
             if let Err(err) = &reply {
                 self.forget_on(err).await;
             }

@@ -429,7 +429,9 @@ impl<'s> World<'s> {
                 ..
             } => {
                 let Some(target) = target else { return };
-                if !self.host_exists(&target) {
+                // A host that is already down cannot crash again; nor can
+                // a client whose workload has finished (its process exited).
+                if !self.host_exists(&target) || !self.sim.is_host_running(target.as_str()) {
                     return;
                 }
                 let phase = if restart_after_ms.is_some() {
@@ -580,6 +582,11 @@ impl<'s> World<'s> {
     }
 
     fn restart(&mut self, host: &str) {
+        // Restarting a running host would kill it unrecorded (a second
+        // crash fault may have restarted it already).
+        if self.sim.is_host_running(host) {
+            return;
+        }
         if self.nodes.has(host) {
             for other in self.all_hosts() {
                 if other != host {
