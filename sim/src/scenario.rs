@@ -318,7 +318,10 @@ impl Scenario {
         }
         scenario.validate().map_err(|message| ScenarioError {
             file: file.to_string(),
-            message,
+            message: match locate(text, &message) {
+                Some((line, column)) => format!("line {line}, column {column}: {message}"),
+                None => message,
+            },
         })?;
         Ok(scenario)
     }
@@ -438,6 +441,54 @@ fn describe_toml_error(text: &str, err: &toml::de::Error) -> String {
             format!("line {line}, column {column}: {message}")
         }
         None => message,
+    }
+}
+
+/// Where in the file a validation message's field is: the message starts
+/// with the field's path in backticks (`variants`, `lock.ttl_ms`,
+/// `faults[2]`, `expect.setnx`). Best effort: `None` when not found.
+fn locate(text: &str, message: &str) -> Option<(usize, usize)> {
+    let path = message.strip_prefix('`')?.split('`').next()?;
+    let lines: Vec<&str> = text.lines().collect();
+    let at = |i: usize| {
+        let line = lines[i];
+        (i + 1, line.len() - line.trim_start().len() + 1)
+    };
+    // `faults[2]` and `clients[0]`: the n-th array-of-tables header.
+    if let Some((name, rest)) = path.split_once('[') {
+        let n: usize = rest.split(']').next()?.parse().ok()?;
+        let header = format!("[[{name}]]");
+        return lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.trim() == header)
+            .nth(n)
+            .map(|(i, _)| at(i));
+    }
+    let key_line = |key: &str, from: usize, to: usize| {
+        (from..to).find(|&i| {
+            let l = lines[i].trim_start();
+            l.strip_prefix(key)
+                .is_some_and(|r| r.trim_start().starts_with('='))
+        })
+    };
+    if let Some(h) = lines.iter().position(|l| l.trim() == format!("[{path}]")) {
+        return Some(at(h));
+    }
+    match path.rsplit_once('.') {
+        None => key_line(path, 0, lines.len()).map(at),
+        Some((table, key)) => {
+            // `[table]` then `key = ...` before the next header, or a
+            // dotted `table.key = ...`, or the header itself.
+            let header = lines.iter().position(|l| l.trim() == format!("[{table}]"));
+            if let Some(h) = header {
+                let end = (h + 1..lines.len())
+                    .find(|&i| lines[i].trim_start().starts_with('['))
+                    .unwrap_or(lines.len());
+                return key_line(key, h + 1, end).or(Some(h)).map(at);
+            }
+            key_line(path, 0, lines.len()).map(at)
+        }
     }
 }
 

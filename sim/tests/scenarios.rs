@@ -245,6 +245,10 @@ fn a_scenario_with_an_unknown_rung_or_fault_point_says_what_was_expected() {
         .expect_err("must fail")
         .to_string();
     assert!(message.contains("unknown rung \"setnxx\""), "{message}");
+    assert!(
+        message.starts_with("a.toml: line 1, column 1:"),
+        "{message}"
+    );
     assert!(message.contains("set-nx-px"), "{message}");
 
     let text = "variants = [\"setnx\"]\nduration_ms = 10\n[[clients]]\n\n[[faults]]\nkind = \"pause\"\nduration_ms = 5\non = { client = 0, point = \"middle\" }\n";
@@ -252,6 +256,10 @@ fn a_scenario_with_an_unknown_rung_or_fault_point_says_what_was_expected() {
         .expect_err("must fail")
         .to_string();
     assert!(message.contains("faults[0]"), "{message}");
+    assert!(
+        message.starts_with("b.toml: line 5, column 1:"),
+        "{message}"
+    );
     assert!(
         message.contains("unknown fault point \"middle\""),
         "{message}"
