@@ -311,3 +311,133 @@ fn the_example_in_the_scenario_format_documentation_is_a_valid_scenario() {
     let judged = run_cell(&example, "set-nx-px", 1).expect("run");
     assert!(!judged.history.is_empty());
 }
+
+/// The witness of each rung's flaw in its scenario under the pinned seed,
+/// event by event: (client, operation, outcome; `None` for an invoke).
+/// A change that finds the flaw differently, or not at all, shows here.
+#[test]
+fn every_rungs_flaw_is_found_with_its_pinned_minimal_witness() {
+    use Op::{Acquire as A, Check as C, Read as R, Release as Rel, Write as W};
+    const OK: Option<Outcome> = Some(Outcome::Ok);
+    const FAIL: Option<Outcome> = Some(Outcome::Fail);
+    let lost_update = |a: usize, b: usize| -> Vec<(usize, Op, Option<Outcome>)> {
+        vec![(a, R, OK), (b, R, OK), (a, W, OK), (b, W, OK)]
+    };
+    let cases: Vec<(&str, &str, &str, Vec<(usize, Op, Option<Outcome>)>)> = vec![
+        (
+            "inventory-contention",
+            "no-lock",
+            "resource",
+            lost_update(0, 1),
+        ),
+        (
+            "crash-in-critical-section",
+            "setnx",
+            "liveness",
+            vec![(1, A, None), (0, A, OK)],
+        ),
+        (
+            "crash-between-setnx-and-expire",
+            "setnx-expire",
+            "liveness",
+            vec![(1, A, None)],
+        ),
+        (
+            "client-clock-skew",
+            "set-timestamp",
+            "mutual-exclusion",
+            vec![(0, A, OK), (1, A, OK), (1, Rel, None), (0, Rel, None)],
+        ),
+        (
+            "pause-at-release-start",
+            "set-nx-px",
+            "mutual-exclusion",
+            vec![(2, A, OK), (1, A, OK), (2, Rel, None), (1, Rel, None)],
+        ),
+        (
+            "pause-at-release-mid",
+            "get-check-del",
+            "mutual-exclusion",
+            vec![(2, A, OK), (1, A, OK), (2, Rel, None), (1, Rel, None)],
+        ),
+        (
+            "long-critical-section",
+            "lua-release",
+            "mutual-exclusion",
+            vec![(0, A, OK), (1, A, OK), (0, Rel, None), (1, Rel, None)],
+        ),
+        (
+            "nested-acquire",
+            "lua-release",
+            "liveness",
+            vec![(0, A, OK), (0, A, None), (0, A, FAIL)],
+        ),
+        (
+            "long-critical-section",
+            "reentrant",
+            "mutual-exclusion",
+            vec![(0, A, OK), (1, A, OK), (0, Rel, None), (1, Rel, None)],
+        ),
+        (
+            "stop-the-world-pause",
+            "watchdog",
+            "mutual-exclusion",
+            vec![(1, A, OK), (0, A, OK), (0, C, FAIL), (1, Rel, None)],
+        ),
+        (
+            "partition-from-redis",
+            "watchdog",
+            "mutual-exclusion",
+            vec![(0, A, OK), (1, A, OK), (1, Rel, None), (0, C, FAIL)],
+        ),
+        (
+            "failover-async-replication",
+            "watchdog",
+            "mutual-exclusion",
+            vec![(0, A, OK), (1, A, OK), (1, Rel, None), (0, C, FAIL)],
+        ),
+        (
+            "clock-jump-on-majority-node",
+            "redlock",
+            "mutual-exclusion",
+            vec![(0, A, OK), (1, A, OK), (1, Rel, None), (0, Rel, None)],
+        ),
+        (
+            "restart-without-fsync",
+            "redlock",
+            "mutual-exclusion",
+            vec![(0, A, OK), (1, A, OK), (1, Rel, None), (0, Rel, None)],
+        ),
+        (
+            "pause-before-write",
+            "redlock",
+            "resource",
+            vec![(0, R, OK), (1, R, OK), (1, W, OK), (0, W, OK)],
+        ),
+        (
+            "failover-loses-fence-counter",
+            "fenced",
+            "resource",
+            vec![(1, W, OK), (0, W, OK)],
+        ),
+    ];
+    for (name, variant, checker, expected) in cases {
+        let judged = judge(name, variant);
+        let check = judged
+            .results
+            .by_name()
+            .into_iter()
+            .find(|(n, _)| *n == checker)
+            .map(|(_, c)| c.clone())
+            .unwrap_or_else(|| panic!("{name}/{variant}: no {checker} checker"));
+        assert!(
+            check.is_invalid(),
+            "{name}/{variant}: {checker} found nothing"
+        );
+        assert_eq!(
+            witness_ops(&judged, &check),
+            expected,
+            "{name}/{variant}: {checker} witness"
+        );
+    }
+}
