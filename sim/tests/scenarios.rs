@@ -320,10 +320,10 @@ fn every_rungs_flaw_is_found_with_its_pinned_minimal_witness() {
     use Op::{Acquire as A, Check as C, Read as R, Release as Rel, Write as W};
     const OK: Option<Outcome> = Some(Outcome::Ok);
     const FAIL: Option<Outcome> = Some(Outcome::Fail);
-    let lost_update = |a: usize, b: usize| -> Vec<(usize, Op, Option<Outcome>)> {
-        vec![(a, R, OK), (b, R, OK), (a, W, OK), (b, W, OK)]
-    };
-    let cases: Vec<(&str, &str, &str, Vec<(usize, Op, Option<Outcome>)>)> = vec![
+    type Witness = Vec<(usize, Op, Option<Outcome>)>;
+    let lost_update =
+        |a: usize, b: usize| -> Witness { vec![(a, R, OK), (b, R, OK), (a, W, OK), (b, W, OK)] };
+    let cases: Vec<(&str, &str, &str, Witness)> = vec![
         (
             "inventory-contention",
             "no-lock",
