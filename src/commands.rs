@@ -1,5 +1,17 @@
 //! What each `locklab` subcommand does, in terms of the library crates.
 
+/// `print!` that ends the process quietly when standard output is closed
+/// (`locklab run ... | head`), instead of panicking on a broken pipe.
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::commands::emit(format_args!($($arg)*), false) };
+}
+
+/// `println!` with the same care for a closed standard output.
+macro_rules! outln {
+    () => { $crate::commands::emit(format_args!(""), true) };
+    ($($arg:tt)*) => { $crate::commands::emit(format_args!($($arg)*), true) };
+}
+
 use sim::cell::run_cell;
 use sim::output;
 use sim::scenario::Scenario;
@@ -13,18 +25,21 @@ pub const EXIT_BAD_INPUT: u8 = 3;
 pub fn ladder(json: bool) -> u8 {
     if json {
         match serde_json::to_string(&locks::LADDER) {
-            Ok(text) => println!("{text}"),
+            Ok(text) => outln!("{text}"),
             Err(e) => {
                 eprintln!("error: {e}");
                 return EXIT_BAD_INPUT;
             }
         }
     } else {
-        println!("{:>2}  {:<14} {:<62} flaw", "#", "id", "fixes");
+        outln!("{:>2}  {:<14} {:<62} flaw", "#", "id", "fixes");
         for rung in locks::LADDER {
-            println!(
+            outln!(
                 "{:>2}  {:<14} {:<62} {}",
-                rung.number, rung.id, rung.fixes, rung.flaw
+                rung.number,
+                rung.id,
+                rung.fixes,
+                rung.flaw
             );
         }
     }
@@ -88,13 +103,13 @@ pub fn run(path: &Path, variant: Option<&str>, seed: Option<u64>, out: &Path) ->
                     return EXIT_BAD_INPUT;
                 }
             };
-            print!("{}", output::describe(&judged));
+            out!("{}", output::describe(&judged));
             let dir = output::run_dir(out, &judged);
             if let Err(e) = output::write_run(&dir, &judged, &text) {
                 eprintln!("error: cannot write {}: {e}", dir.display());
                 return EXIT_BAD_INPUT;
             }
-            println!("  written to {}\n", dir.display());
+            outln!("  written to {}\n", dir.display());
             verdicts.push(judged.verdict);
         }
     }
@@ -106,11 +121,11 @@ pub fn run(path: &Path, variant: Option<&str>, seed: Option<u64>, out: &Path) ->
 pub fn replay(dir: &Path) -> u8 {
     match replay_inner(dir) {
         Ok(None) => {
-            println!("replay of {}: identical history", dir.display());
+            outln!("replay of {}: identical history", dir.display());
             0
         }
         Ok(Some(diff)) => {
-            println!("replay of {}: histories differ\n{diff}", dir.display());
+            outln!("replay of {}: histories differ\n{diff}", dir.display());
             1
         }
         Err(e) => {
@@ -199,9 +214,9 @@ pub fn suite(dir: &Path, out: &Path, jobs: Option<usize>) -> u8 {
         eprintln!("error: cannot write the matrix to {}: {e}", out.display());
         return EXIT_BAD_INPUT;
     }
-    print!("{}", sim::matrix::markdown(&cells));
+    out!("{}", sim::matrix::markdown(&cells));
     let unexpected = cells.iter().filter(|c| !c.as_expected()).count();
-    println!("written to {}", out.join("safety-matrix.md").display());
+    outln!("written to {}", out.join("safety-matrix.md").display());
     if unexpected == 0 { 0 } else { 1 }
 }
 
@@ -224,7 +239,7 @@ pub fn tour(dir: &Path, only: Option<&str>) -> u8 {
         );
         return EXIT_BAD_INPUT;
     }
-    println!("The lock ladder, rung by rung, from live runs on simulated Redis nodes.\n");
+    outln!("The lock ladder, rung by rung, from live runs on simulated Redis nodes.\n");
     let filtered: Vec<Scenario> = scenarios;
     let stops = match sim::tour::stops(&filtered) {
         Ok(s) => s,
@@ -237,7 +252,7 @@ pub fn tour(dir: &Path, only: Option<&str>) -> u8 {
         .iter()
         .filter(|s| only.is_none_or(|id| s.rung.id == id))
     {
-        print!("{}", sim::tour::render_stop(stop, &filtered));
+        out!("{}", sim::tour::render_stop(stop, &filtered));
     }
     0
 }
@@ -375,7 +390,7 @@ pub fn explore(args: ExploreArgs) -> u8 {
     };
     let outcome = s::search(&config, &progress);
     let st = outcome.stats;
-    println!(
+    outln!(
         "explore {variant} (faults {mode}): {} cases, {} violations, {} deadlocks, {} unknown, \
          {} errors; {:.1} cases/s, {:.0} simulated s per wall s",
         st.cases,
@@ -397,7 +412,7 @@ pub fn explore(args: ExploreArgs) -> u8 {
             }
         }
         let p = path.as_deref().unwrap_or(&dir);
-        println!(
+        outln!(
             "\nfirst counterexample: seed {}: {} (shrunk from {} faults, {} clients to {} faults \
              [{}], {} clients in {} runs)",
             f.seed,
@@ -409,14 +424,14 @@ pub fn explore(args: ExploreArgs) -> u8 {
             f.shrunk.clients.len(),
             f.shrink_runs
         );
-        print!("{}", output::describe(&f.judged));
-        println!("  written to {}", p.display());
-        println!("  replay: {}", s::replay_command(p, f));
+        out!("{}", output::describe(&f.judged));
+        outln!("  written to {}", p.display());
+        outln!("  replay: {}", s::replay_command(p, f));
     } else {
-        println!("no counterexample found");
+        outln!("no counterexample found");
     }
     if args.json {
-        println!("{}", s::json_summary(&config, &outcome, path.as_deref()));
+        outln!("{}", s::json_summary(&config, &outcome, path.as_deref()));
     }
     outcome.exit_code()
 }
@@ -469,7 +484,7 @@ fn explore_bench(out: &Path, workers: usize) -> u8 {
         let (cps, spw) = speed::search_rate(variant, 200, workers);
         text.push_str(&format!("| `{variant}` | {cps:.1} | {spw:.0} |\n"));
     }
-    print!("{text}");
+    out!("{text}");
     if let Err(e) = std::fs::create_dir_all(out)
         .and_then(|_| std::fs::write(out.join("explore-speed.md"), &text))
     {
@@ -479,6 +494,25 @@ fn explore_bench(out: &Path, workers: usize) -> u8 {
         );
         return EXIT_BAD_INPUT;
     }
-    println!("written to {}", out.join("explore-speed.md").display());
+    outln!("written to {}", out.join("explore-speed.md").display());
     0
+}
+
+/// Writes to standard output; a reader that went away (a closed pipe) ends
+/// the process at once, as a SIGPIPE would, with exit code 141.
+pub fn emit(args: std::fmt::Arguments<'_>, newline: bool) {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    let written = stdout.write_fmt(args).and_then(|()| {
+        if newline {
+            stdout.write_all(b"\n")
+        } else {
+            Ok(())
+        }
+    });
+    if let Err(e) = written
+        && e.kind() == std::io::ErrorKind::BrokenPipe
+    {
+        std::process::exit(141);
+    }
 }
