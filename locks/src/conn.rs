@@ -15,9 +15,9 @@ use redis::{
 };
 use std::io;
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::Mutex;
 
 /// Makes a fresh byte stream to one Redis node.
 pub trait Dialer: Send + Sync + 'static {
@@ -77,7 +77,11 @@ impl Default for ConnConfig {
 pub struct ReconnectingConnection<D: Dialer> {
     dialer: Arc<D>,
     config: ConnConfig,
+    /// The live connection; a plain mutex, held only to clone or clear it,
+    /// so the per-command fast path never waits.
     current: Arc<Mutex<Option<MultiplexedConnection>>>,
+    /// Serialises dialing, so concurrent commands share one new connection.
+    dialing: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl<D: Dialer> Clone for ReconnectingConnection<D> {
@@ -86,6 +90,7 @@ impl<D: Dialer> Clone for ReconnectingConnection<D> {
             dialer: self.dialer.clone(),
             config: self.config,
             current: self.current.clone(),
+            dialing: self.dialing.clone(),
         }
     }
 }
@@ -105,6 +110,7 @@ impl<D: Dialer> ReconnectingConnection<D> {
             dialer: Arc::new(dialer),
             config,
             current: Arc::new(Mutex::new(None)),
+            dialing: Arc::new(tokio::sync::Mutex::new(())),
         }
     }
 
@@ -113,15 +119,23 @@ impl<D: Dialer> ReconnectingConnection<D> {
         self.get().await.map(|_| ())
     }
 
+    fn live(&self) -> Option<MultiplexedConnection> {
+        lock(&self.current).clone()
+    }
+
     async fn get(&self) -> Result<MultiplexedConnection, RedisError> {
-        let mut slot = self.current.lock().await;
-        if let Some(conn) = slot.as_ref() {
-            return Ok(conn.clone());
+        if let Some(conn) = self.live() {
+            return Ok(conn);
+        }
+        let _dialing = self.dialing.lock().await;
+        // Another command may have dialed while this one waited.
+        if let Some(conn) = self.live() {
+            return Ok(conn);
         }
         let conn = tokio::time::timeout(self.config.connect_timeout, self.dial())
             .await
             .map_err(|_| timeout_error("connect timed out"))??;
-        *slot = Some(conn.clone());
+        *lock(&self.current) = Some(conn.clone());
         Ok(conn)
     }
 
@@ -138,15 +152,21 @@ impl<D: Dialer> ReconnectingConnection<D> {
 
     /// Drops the shared connection after a failure that may have left it
     /// wedged, so that the next command redials.
-    async fn forget_on(&self, err: &RedisError) {
+    fn forget_on(&self, err: &RedisError) {
         if err.is_timeout()
             || err.is_io_error()
             || err.is_connection_dropped()
             || err.is_unrecoverable_error()
         {
-            *self.current.lock().await = None;
+            *lock(&self.current) = None;
         }
     }
+}
+
+/// Locks a mutex, also after a panic elsewhere poisoned it (the slot holds
+/// no invariant a panic could break).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn timeout_error(what: &'static str) -> RedisError {
@@ -164,10 +184,8 @@ struct CancelGuard {
 
 impl Drop for CancelGuard {
     fn drop(&mut self) {
-        if self.armed
-            && let Ok(mut slot) = self.current.try_lock()
-        {
-            *slot = None;
+        if self.armed {
+            *lock(&self.current) = None;
         }
     }
 }
@@ -183,7 +201,7 @@ impl<D: Dialer> ConnectionLike for ReconnectingConnection<D> {
             let reply = conn.req_packed_command(cmd).await;
             guard.armed = false;
             if let Err(err) = &reply {
-                self.forget_on(err).await;
+                self.forget_on(err);
             }
             reply
         })
@@ -199,7 +217,7 @@ impl<D: Dialer> ConnectionLike for ReconnectingConnection<D> {
             let mut conn = self.get().await?;
             let reply = conn.req_packed_commands(pipeline, offset, count).await;
             if let Err(err) = &reply {
-                self.forget_on(err).await;
+                self.forget_on(err);
             }
             reply
         })
