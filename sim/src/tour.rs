@@ -6,6 +6,7 @@
 
 use crate::cell::{Judged, run_cell};
 use crate::check::Check;
+use crate::history::{EventKind, Op, Outcome};
 use crate::output::TIMELINE_WIDTH;
 use crate::scenario::Scenario;
 use crate::timeline;
@@ -25,8 +26,8 @@ pub struct Stop {
 }
 
 /// The scenario of `scenarios` that shows `rung`'s flaw: the first of its
-/// `shown_by` names that is present, preferring one that also runs the next
-/// rung.
+/// `shown_by` names that is present, preferring one in which the next rung
+/// is expected to survive, then one that at least runs the next rung.
 pub fn scenario_for<'a>(rung: &locks::Rung, scenarios: &'a [Scenario]) -> Option<&'a Scenario> {
     let next = locks::LADDER.get(rung.number as usize + 1).map(|r| r.id);
     let named: Vec<&Scenario> = rung
@@ -36,9 +37,13 @@ pub fn scenario_for<'a>(rung: &locks::Rung, scenarios: &'a [Scenario]) -> Option
         .filter_map(|name| scenarios.iter().find(|s| s.name == name))
         .filter(|s| s.variants.iter().any(|v| v == rung.id))
         .collect();
+    let next_survives =
+        |s: &&&Scenario| next.is_some_and(|n| s.expect.get(n).is_some_and(|v| v == "safe"));
+    let runs_next = |s: &&&Scenario| next.is_some_and(|n| s.variants.iter().any(|v| v == n));
     named
         .iter()
-        .find(|s| next.is_some_and(|n| s.variants.iter().any(|v| v == n)))
+        .find(next_survives)
+        .or_else(|| named.iter().find(runs_next))
         .or(named.first())
         .copied()
 }
@@ -85,7 +90,47 @@ fn first_finding(judged: &Judged) -> String {
             }
             _ => None,
         })
-        .unwrap_or_else(|| "every checker passed".to_string())
+        .unwrap_or_else(|| survived(judged))
+}
+
+/// How a rung that came out safe got through: what the holders saw, and
+/// what the lock or the store refused.
+fn survived(judged: &Judged) -> String {
+    let (mut refused_writes, mut lost_leases, mut failed_releases) = (0, 0, 0);
+    for event in judged.history.events() {
+        if let EventKind::Complete { op, outcome, .. } = &event.kind
+            && *outcome == Outcome::Fail
+        {
+            match op {
+                Op::Write => refused_writes += 1,
+                Op::Check => lost_leases += 1,
+                Op::Release => failed_releases += 1,
+                _ => {}
+            }
+        }
+    }
+    let mut notes = Vec::new();
+    if judged.results.mutual_exclusion.is_invalid() && !judged.results.decides("mutual-exclusion") {
+        notes.push("holders overlapped (information only)".to_string());
+    }
+    if refused_writes > 0 {
+        notes.push(format!("the store refused {refused_writes} stale write(s)"));
+    }
+    if lost_leases > 0 {
+        notes.push(format!(
+            "{lost_leases} holder(s) found their lease gone before writing and stayed out"
+        ));
+    }
+    if failed_releases > 0 {
+        notes.push(format!(
+            "{failed_releases} release(s) found the lock no longer theirs and left it alone"
+        ));
+    }
+    if notes.is_empty() {
+        "every checker passed".to_string()
+    } else {
+        format!("every checker passed: {}", notes.join("; "))
+    }
 }
 
 /// Renders one stop as text.
