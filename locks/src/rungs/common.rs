@@ -150,3 +150,38 @@ where
         .await;
     Ok(lease)
 }
+
+/// The `before_write` of a rung that tracks no validity of its own: only
+/// the `before-write` fault point.
+pub async fn pass_before_write(
+    ctx: &crate::lock::LockContext,
+    lease: &Lease,
+) -> Result<(), LockError> {
+    ctx.point(crate::fault::FaultPoint::BeforeWrite, &lease.resource)
+        .await;
+    Ok(())
+}
+
+/// The release that `lua-release` and `fenced` share: `release-start`, one
+/// owner-checked script (which also publishes when waiters are notified),
+/// then `release-mid` just after it, the next point a one-script release
+/// has; `NotHeld` when the lock was no longer this lease's.
+pub async fn release_owner_checked<C: ConnectionLike + Clone>(
+    conn: &C,
+    ctx: &crate::lock::LockContext,
+    config: &crate::lock::LockConfig,
+    lease: &Lease,
+) -> Result<(), LockError> {
+    use crate::fault::FaultPoint;
+    ctx.point(FaultPoint::ReleaseStart, &lease.resource).await;
+    let mut conn = conn.clone();
+    let deleted = release_checked(
+        &mut conn,
+        &lease.resource,
+        &lease.token,
+        config.wait.notifies(),
+    )
+    .await?;
+    ctx.point(FaultPoint::ReleaseMid, &lease.resource).await;
+    one_or_not_held(deleted, &lease.resource)
+}

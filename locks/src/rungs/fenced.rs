@@ -114,24 +114,12 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for Fenced<C> {
     }
 
     fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(async move {
-            self.ctx
-                .point(FaultPoint::ReleaseStart, &lease.resource)
-                .await;
-            let mut conn = self.conn.clone();
-            let deleted = common::release_checked(
-                &mut conn,
-                &lease.resource,
-                &lease.token,
-                self.config.wait.notifies(),
-            )
-            .await?;
-            // A single-script release: `release-mid` lands just after it.
-            self.ctx
-                .point(FaultPoint::ReleaseMid, &lease.resource)
-                .await;
-            common::one_or_not_held(deleted, &lease.resource)
-        })
+        Box::pin(common::release_owner_checked(
+            &self.conn,
+            &self.ctx,
+            &self.config,
+            lease,
+        ))
     }
 
     fn extend<'a>(&'a self, lease: &'a mut Lease) -> BoxFuture<'a, Result<(), LockError>> {
@@ -144,11 +132,6 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for Fenced<C> {
 
     fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
         // The resource does the checking (by the fence), not the client.
-        Box::pin(async move {
-            self.ctx
-                .point(FaultPoint::BeforeWrite, &lease.resource)
-                .await;
-            Ok(())
-        })
+        Box::pin(common::pass_before_write(&self.ctx, lease))
     }
 }

@@ -112,11 +112,6 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for GetCheckDel<C> 
     }
 
     fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(async move {
-            self.ctx
-                .point(FaultPoint::BeforeWrite, &lease.resource)
-                .await;
-            Ok(())
-        })
+        Box::pin(common::pass_before_write(&self.ctx, lease))
     }
 }

@@ -18,7 +18,6 @@
 
 use crate::clock::BoxFuture;
 use crate::error::LockError;
-use crate::fault::FaultPoint;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
 use crate::lock::{Lock, LockConfig, LockContext};
@@ -71,24 +70,12 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for LuaRelease<C> {
     }
 
     fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(async move {
-            self.ctx
-                .point(FaultPoint::ReleaseStart, &lease.resource)
-                .await;
-            let mut conn = self.conn.clone();
-            let deleted = common::release_checked(
-                &mut conn,
-                &lease.resource,
-                &lease.token,
-                self.config.wait.notifies(),
-            )
-            .await?;
-            // A single-command release: `release-mid` lands just after it.
-            self.ctx
-                .point(FaultPoint::ReleaseMid, &lease.resource)
-                .await;
-            common::one_or_not_held(deleted, &lease.resource)
-        })
+        Box::pin(common::release_owner_checked(
+            &self.conn,
+            &self.ctx,
+            &self.config,
+            lease,
+        ))
     }
 
     fn extend<'a>(&'a self, lease: &'a mut Lease) -> BoxFuture<'a, Result<(), LockError>> {
@@ -99,11 +86,6 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for LuaRelease<C> {
     }
 
     fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(async move {
-            self.ctx
-                .point(FaultPoint::BeforeWrite, &lease.resource)
-                .await;
-            Ok(())
-        })
+        Box::pin(common::pass_before_write(&self.ctx, lease))
     }
 }

@@ -89,11 +89,6 @@ impl Lock for NoLock {
     }
 
     fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(async move {
-            self.ctx
-                .point(FaultPoint::BeforeWrite, &lease.resource)
-                .await;
-            Ok(())
-        })
+        Box::pin(crate::rungs::common::pass_before_write(&self.ctx, lease))
     }
 }

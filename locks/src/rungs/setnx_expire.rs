@@ -131,12 +131,7 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for SetnxExpire<C> 
     }
 
     fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(async move {
-            self.ctx
-                .point(FaultPoint::BeforeWrite, &lease.resource)
-                .await;
-            Ok(())
-        })
+        Box::pin(common::pass_before_write(&self.ctx, lease))
     }
 }
 
