@@ -645,7 +645,7 @@ impl Ctx {
         let nodes = self.nodes.len().min(5);
         let mut impls = vec![Impl::Floor, Impl::Rslock];
         for rung in locks::LADDER {
-            let wait = if locks::notify::rung_publishes(rung.id) {
+            let wait = if rung.publishes {
                 Wait::Notify
             } else {
                 Wait::Backoff

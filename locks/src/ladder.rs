@@ -9,7 +9,7 @@ use serde::Serialize;
 /// A rung's place on the ladder and what it teaches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Rung {
-    /// The id used everywhere: CLI `--variant`, scenario files, reports.
+    /// The id used everywhere: CLI `--rung`, scenario files, reports.
     pub id: &'static str,
     /// Its number on the ladder, from 0.
     #[serde(rename = "rung")]
@@ -27,9 +27,30 @@ pub struct Rung {
     /// The scenario that demonstrates the flaw.
     #[serde(skip)]
     pub shown_by: &'static str,
-    /// How many independent nodes it uses (Redlock: several).
+    /// Whether it takes a lock over several independent nodes (Redlock)
+    /// rather than one.
     #[serde(skip)]
     pub multi_node: bool,
+    /// Whether it excludes at all (`no-lock` does not: it is the baseline
+    /// that shows the damage a lock prevents).
+    #[serde(skip)]
+    pub excludes: bool,
+    /// Whether its lease carries a fencing token that the guarded resource
+    /// checks: for such a rung the resource, not overlapping holds, decides
+    /// safety.
+    #[serde(skip)]
+    pub fencing: bool,
+    /// Whether its release publishes on the lock's release channel, so that
+    /// waiters using [`WaitStrategy::Notify`](crate::WaitStrategy::Notify)
+    /// are woken; the others still work with it, by polling.
+    #[serde(skip)]
+    pub publishes: bool,
+    /// Whether the same owner may acquire it again while holding it.
+    #[serde(skip)]
+    pub reentrant: bool,
+    /// Whether it renews its own lease while held (a watchdog).
+    #[serde(skip)]
+    pub renews: bool,
 }
 
 /// Every rung, in ladder order.
@@ -60,6 +81,12 @@ pub struct UnknownRung(pub String);
 /// Every rung id, in ladder order.
 pub fn ids() -> Vec<&'static str> {
     LADDER.iter().map(|r| r.id).collect()
+}
+
+/// The rungs that exclude (every rung but the `no-lock` baseline), in
+/// ladder order.
+pub fn excluding() -> impl Iterator<Item = &'static Rung> {
+    LADDER.iter().copied().filter(|r| r.excludes)
 }
 
 /// Builds the rung `id` over `nodes` (one connection per independent node;

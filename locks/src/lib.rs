@@ -54,7 +54,7 @@ pub use clock::{BoxFuture, Clock, SystemClock};
 pub use conn::{ConnConfig, Dialer, ReconnectingConnection, TcpDialer};
 pub use error::LockError;
 pub use fault::{FaultHook, FaultPoint, NoFaults};
-pub use ladder::{LADDER, Rung, UnknownRung, build, ids, rung};
+pub use ladder::{LADDER, Rung, UnknownRung, build, excluding, ids, rung};
 pub use lease::{Lease, Owner};
 pub use lock::{Lock, LockConfig, LockContext, WaitStrategy, retry_acquire};
 pub use notify::ReleaseNotifier;

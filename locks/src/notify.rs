@@ -51,16 +51,6 @@ pub fn channel(resource: &str) -> String {
     format!("{CHANNEL_PREFIX}{resource}")
 }
 
-/// Whether the release of rung `id` publishes on the release channel when
-/// its wait strategy is [`WaitStrategy::Notify`](crate::WaitStrategy::Notify).
-/// The other rungs still work with it, by polling every `fallback`.
-pub fn rung_publishes(id: &str) -> bool {
-    matches!(
-        id,
-        "lua-release" | "reentrant" | "watchdog" | "redlock" | "fenced"
-    )
-}
-
 type Connect = Box<dyn Fn() -> BoxFuture<'static, Result<PubSub, RedisError>> + Send + Sync>;
 
 /// One subscriber connection per client, shared by all its locks: it keeps

@@ -52,6 +52,11 @@ pub const RUNG: Rung = Rung {
     flaw: "needs a resource that checks tokens; the token source itself must not go backwards (an INCR lost in a failover does)",
     shown_by: "failover-loses-fence-counter",
     multi_node: false,
+    excludes: true,
+    fencing: true,
+    publishes: true,
+    reentrant: false,
+    renews: false,
 };
 
 /// The key of a lock's fencing counter: `<resource>:fence`, on the same

@@ -35,6 +35,11 @@ pub const RUNG: Rung = Rung {
     flaw: "check and delete are not atomic",
     shown_by: "pause-at-release-mid",
     multi_node: false,
+    excludes: true,
+    fencing: false,
+    publishes: false,
+    reentrant: false,
+    renews: false,
 };
 
 /// The `get-check-del` lock.

@@ -34,6 +34,11 @@ pub const RUNG: Rung = Rung {
     flaw: "the lease can expire while the holder still works; not reentrant: a nested acquire by the holder waits for its own lock",
     shown_by: "long-critical-section, nested-acquire",
     multi_node: false,
+    excludes: true,
+    fencing: false,
+    publishes: true,
+    reentrant: false,
+    renews: false,
 };
 
 /// The `lua-release` lock.

@@ -29,6 +29,11 @@ pub const RUNG: Rung = Rung {
     flaw: "read-modify-write of shared stock oversells",
     shown_by: "inventory-contention",
     multi_node: false,
+    excludes: false,
+    fencing: false,
+    publishes: false,
+    reentrant: false,
+    renews: false,
 };
 
 /// The `no-lock` "lock": needs no connection.

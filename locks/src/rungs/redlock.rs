@@ -51,6 +51,11 @@ pub const RUNG: Rung = Rung {
     flaw: "timing assumptions: a clock jump on a node in the majority, a node restarting without its data, a pause after acquiring",
     shown_by: "clock-jump-on-majority-node, restart-without-fsync, pause-before-write",
     multi_node: true,
+    excludes: true,
+    fencing: false,
+    publishes: true,
+    reentrant: false,
+    renews: false,
 };
 
 /// The clock drift Redlock allows for: ttl·0.01 + 2 ms.

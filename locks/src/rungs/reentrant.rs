@@ -38,6 +38,11 @@ pub const RUNG: Rung = Rung {
     flaw: "the lease can still expire while the holder works",
     shown_by: "long-critical-section",
     multi_node: false,
+    excludes: true,
+    fencing: false,
+    publishes: true,
+    reentrant: true,
+    renews: false,
 };
 
 /// One run of the reentrant acquire script: `Some(hold count)` when this

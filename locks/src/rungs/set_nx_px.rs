@@ -35,6 +35,11 @@ pub const RUNG: Rung = Rung {
     flaw: "release deletes whatever lock is there now",
     shown_by: "pause-at-release-start",
     multi_node: false,
+    excludes: true,
+    fencing: false,
+    publishes: false,
+    reentrant: false,
+    renews: false,
 };
 
 /// The `set-nx-px` lock.

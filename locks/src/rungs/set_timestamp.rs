@@ -39,6 +39,11 @@ pub const RUNG: Rung = Rung {
     flaw: "trusts client clocks, and the stale check and the DEL are separate steps",
     shown_by: "client-clock-skew",
     multi_node: false,
+    excludes: true,
+    fencing: false,
+    publishes: false,
+    reentrant: false,
+    renews: false,
 };
 
 /// The `set-timestamp` lock.

@@ -35,6 +35,11 @@ pub const RUNG: Rung = Rung {
     flaw: "no expiry: a holder that dies holds it forever",
     shown_by: "crash-in-critical-section",
     multi_node: false,
+    excludes: true,
+    fencing: false,
+    publishes: false,
+    reentrant: false,
+    renews: false,
 };
 
 /// The `setnx` lock.

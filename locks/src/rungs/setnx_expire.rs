@@ -36,6 +36,11 @@ pub const RUNG: Rung = Rung {
     flaw: "not atomic: death between the two commands leaves no TTL",
     shown_by: "crash-between-setnx-and-expire",
     multi_node: false,
+    excludes: true,
+    fencing: false,
+    publishes: false,
+    reentrant: false,
+    renews: false,
 };
 
 /// The TTL in whole seconds for `EXPIRE`, rounded up and at least 1: the

@@ -48,6 +48,11 @@ pub const RUNG: Rung = Rung {
     flaw: "a stop-the-world pause stops the watchdog too; a partition from Redis lets the key expire while the holder works; asynchronous replication loses the key on failover",
     shown_by: "stop-the-world-pause, partition-from-redis, failover-async-replication",
     multi_node: false,
+    excludes: true,
+    fencing: false,
+    publishes: true,
+    reentrant: true,
+    renews: true,
 };
 
 /// The most renewals one renewal task makes before it gives up (and marks
