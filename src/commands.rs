@@ -13,22 +13,20 @@ macro_rules! outln {
 }
 
 use sim::cell::run_cell;
+use sim::exit::ExitCode;
 use sim::output;
 use sim::scenario::Scenario;
 use sim::verdict::Verdict;
 use std::path::Path;
 
-/// Exit code for bad input or a harness error.
-pub const EXIT_BAD_INPUT: u8 = 3;
-
 /// `locklab ladder [--json]`.
-pub fn ladder(json: bool) -> u8 {
+pub fn ladder(json: bool) -> ExitCode {
     if json {
         match serde_json::to_string(&locks::LADDER) {
             Ok(text) => outln!("{text}"),
             Err(e) => {
                 eprintln!("error: {e}");
-                return EXIT_BAD_INPUT;
+                return ExitCode::BadInput;
             }
         }
     } else {
@@ -43,7 +41,7 @@ pub fn ladder(json: bool) -> u8 {
             );
         }
     }
-    0
+    ExitCode::Success
 }
 
 /// The worst verdict decides the exit code: violated, then deadlock, then
@@ -62,75 +60,76 @@ pub fn worst(verdicts: &[Verdict]) -> Verdict {
         .unwrap_or(Verdict::Safe)
 }
 
-/// `locklab run SCENARIO [--variant ID] [--seed N]`.
-pub fn run(path: &Path, variant: Option<&str>, seed: Option<u64>, out: &Path) -> u8 {
+/// `locklab run SCENARIO [--rung ID] [--seed N]`.
+pub fn run(path: &Path, rung: Option<&str>, seed: Option<u64>, out: &Path) -> ExitCode {
     let scenario = match Scenario::load(path) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
+            return ExitCode::BadInput;
         }
     };
+    print_notes(&[&scenario]);
     let text = std::fs::read_to_string(path).unwrap_or_default();
-    let variants: Vec<String> = match variant {
-        Some(v) if scenario.variants.iter().any(|x| x == v) => vec![v.to_string()],
+    let rungs: Vec<String> = match rung {
+        Some(v) if scenario.rungs.iter().any(|x| x == v) => vec![v.to_string()],
         Some(v) => {
             eprintln!(
                 "error: {}: rung {v:?} is not in this scenario; it names {}",
                 path.display(),
-                scenario.variants.join(", ")
+                scenario.rungs.join(", ")
             );
-            return EXIT_BAD_INPUT;
+            return ExitCode::BadInput;
         }
-        None => scenario.variants.clone(),
+        None => scenario.rungs.clone(),
     };
     if let Some(s) = seed
         && s >= 1 << 53
     {
         eprintln!("error: --seed {s}: seeds must be below 2^53");
-        return EXIT_BAD_INPUT;
+        return ExitCode::BadInput;
     }
     let seeds = seed
         .map(|s| vec![s])
         .unwrap_or_else(|| scenario.seeds.clone());
     let mut verdicts = Vec::new();
-    for variant in &variants {
+    for rung in &rungs {
         for &seed in &seeds {
-            let judged = match run_cell(&scenario, variant, seed) {
+            let judged = match run_cell(&scenario, rung, seed) {
                 Ok(j) => j,
                 Err(e) => {
-                    eprintln!("error: {}: {variant}: {e}", path.display());
-                    return EXIT_BAD_INPUT;
+                    eprintln!("error: {}: {rung}: {e}", path.display());
+                    return ExitCode::BadInput;
                 }
             };
             out!("{}", output::describe(&judged));
             let dir = output::run_dir(out, &judged);
             if let Err(e) = output::write_run(&dir, &judged, &text) {
                 eprintln!("error: cannot write {}: {e}", dir.display());
-                return EXIT_BAD_INPUT;
+                return ExitCode::BadInput;
             }
             outln!("  written to {}\n", dir.display());
             verdicts.push(judged.verdict);
         }
     }
-    worst(&verdicts).exit_code() as u8
+    ExitCode::of_verdict(worst(&verdicts))
 }
 
 /// `locklab replay DIR`: 0 when the new history is byte-identical, 1 when
 /// not (naming the first differing event), 3 when the folder is unusable.
-pub fn replay(dir: &Path) -> u8 {
+pub fn replay(dir: &Path) -> ExitCode {
     match replay_inner(dir) {
         Ok(None) => {
             outln!("replay of {}: identical history", dir.display());
-            0
+            ExitCode::Success
         }
         Ok(Some(diff)) => {
             outln!("replay of {}: histories differ\n{diff}", dir.display());
-            1
+            ExitCode::Violated
         }
         Err(e) => {
             eprintln!("error: {e}");
-            EXIT_BAD_INPUT
+            ExitCode::BadInput
         }
     }
 }
@@ -144,16 +143,17 @@ fn replay_inner(dir: &Path) -> Result<Option<String>, String> {
     let recorded = read("history.jsonl")?;
     let verdict: serde_json::Value = serde_json::from_str(&read("verdict.json")?)
         .map_err(|e| format!("{}: {e}", dir.join("verdict.json").display()))?;
-    let variant = verdict["variant"]
+    // Schema 1 of verdict.json spells the rung `variant`.
+    let rung = verdict["variant"]
         .as_str()
-        .ok_or("verdict.json: expected a string field \"variant\"")?;
+        .ok_or("verdict.json: expected a string field \"variant\" (the rung)")?;
     let seed = verdict["seed"]
         .as_u64()
         .ok_or("verdict.json: expected an integer field \"seed\"")?;
     let name = verdict["scenario"].as_str().unwrap_or("replay");
     let file = dir.join("scenario.toml").display().to_string();
     let scenario = Scenario::parse(&scenario_text, &file, name).map_err(|e| e.to_string())?;
-    let judged = run_cell(&scenario, variant, seed).map_err(|e| e.to_string())?;
+    let judged = run_cell(&scenario, rung, seed).map_err(|e| e.to_string())?;
     let fresh = judged.history.to_jsonl();
     if fresh == recorded {
         return Ok(None);
@@ -176,12 +176,16 @@ fn replay_inner(dir: &Path) -> Result<Option<String>, String> {
 }
 
 /// `locklab suite`: exit 0 only when every cell is as expected.
-pub fn suite(dir: &Path, out: &Path, jobs: Option<usize>) -> u8 {
-    let scenarios = match sim::suite::load_all(dir) {
+pub fn suite(dir: &Path, out: &Path, jobs: Option<usize>) -> ExitCode {
+    let loaded = sim::suite::load_all(dir);
+    if let Ok(all) = &loaded {
+        print_notes(&all.iter().collect::<Vec<_>>());
+    }
+    let scenarios = match loaded {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
+            return ExitCode::BadInput;
         }
     };
     let workers = jobs.unwrap_or_else(|| {
@@ -198,7 +202,7 @@ pub fn suite(dir: &Path, out: &Path, jobs: Option<usize>) -> u8 {
         eprintln!(
             "[{done}/{total}] {} / {}: {} (expected {}) {mark}",
             cell.scenario,
-            cell.variant,
+            cell.rung,
             cell.verdict.as_str(),
             cell.expected.as_str()
         );
@@ -207,37 +211,45 @@ pub fn suite(dir: &Path, out: &Path, jobs: Option<usize>) -> u8 {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
+            return ExitCode::BadInput;
         }
     };
     if let Err(e) = sim::suite::write_matrix(out, &cells) {
         eprintln!("error: cannot write the matrix to {}: {e}", out.display());
-        return EXIT_BAD_INPUT;
+        return ExitCode::BadInput;
     }
     out!("{}", sim::matrix::markdown(&cells));
     let unexpected = cells.iter().filter(|c| !c.as_expected()).count();
     outln!("written to {}", out.join("safety-matrix.md").display());
-    if unexpected == 0 { 0 } else { 1 }
+    if unexpected == 0 {
+        ExitCode::Success
+    } else {
+        ExitCode::Violated
+    }
 }
 
 /// `locklab tour`.
-pub fn tour(dir: &Path, only: Option<&str>) -> u8 {
-    let scenarios = match sim::suite::load_all(dir) {
+pub fn tour(dir: &Path, only: Option<&str>) -> ExitCode {
+    let loaded = sim::suite::load_all(dir);
+    if let Ok(all) = &loaded {
+        print_notes(&all.iter().collect::<Vec<_>>());
+    }
+    let scenarios = match loaded {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
             eprintln!("(run the tour from the project's root, or pass --scenarios DIR)");
-            return EXIT_BAD_INPUT;
+            return ExitCode::BadInput;
         }
     };
     if let Some(id) = only
         && locks::rung(id).is_none()
     {
         eprintln!(
-            "error: --variant {id:?}: unknown rung; expected one of {}",
+            "error: --rung {id:?}: unknown rung; expected one of {}",
             locks::ids().join(", ")
         );
-        return EXIT_BAD_INPUT;
+        return ExitCode::BadInput;
     }
     outln!("The lock ladder, rung by rung, from live runs on simulated Redis nodes.\n");
     let filtered: Vec<Scenario> = scenarios;
@@ -245,7 +257,7 @@ pub fn tour(dir: &Path, only: Option<&str>) -> u8 {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
+            return ExitCode::BadInput;
         }
     };
     for stop in stops
@@ -254,12 +266,12 @@ pub fn tour(dir: &Path, only: Option<&str>) -> u8 {
     {
         out!("{}", sim::tour::render_stop(stop, &filtered));
     }
-    0
+    ExitCode::Success
 }
 
 /// `locklab sim-server --port P`: one simulated node on real TCP, until
 /// Ctrl-C.
-pub fn sim_server(bind: std::net::IpAddr, port: u16) -> u8 {
+pub fn sim_server(bind: std::net::IpAddr, port: u16) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -267,7 +279,7 @@ pub fn sim_server(bind: std::net::IpAddr, port: u16) -> u8 {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start a runtime: {e}");
-            return EXIT_BAD_INPUT;
+            return ExitCode::BadInput;
         }
     };
     let addr = std::net::SocketAddr::new(bind, port);
@@ -282,10 +294,10 @@ pub fn sim_server(bind: std::net::IpAddr, port: u16) -> u8 {
         }
     });
     match served {
-        Ok(()) => 0,
+        Ok(()) => ExitCode::Success,
         Err(e) => {
             eprintln!("error: cannot serve on {addr}: {e}");
-            EXIT_BAD_INPUT
+            ExitCode::BadInput
         }
     }
 }
@@ -294,7 +306,7 @@ pub fn sim_server(bind: std::net::IpAddr, port: u16) -> u8 {
 #[derive(Debug, Clone)]
 pub struct ExploreArgs {
     /// The rung (required unless `bench`).
-    pub variant: Option<String>,
+    pub rung: Option<String>,
     /// `all`, `assumed` or a list of kinds.
     pub faults: String,
     /// How many cases.
@@ -319,7 +331,7 @@ pub struct ExploreArgs {
 
 /// `locklab explore`: 1 when a violation was found, 4 when only deadlocks
 /// were, 0 when nothing was, 3 on bad input.
-pub fn explore(args: ExploreArgs) -> u8 {
+pub fn explore(args: ExploreArgs) -> ExitCode {
     use sim::explore::search::{self as s, Limit, SearchConfig};
     let workers = args.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism()
@@ -331,12 +343,12 @@ pub fn explore(args: ExploreArgs) -> u8 {
     }
     let bad = |msg: String| {
         eprintln!("error: {msg}");
-        EXIT_BAD_INPUT
+        ExitCode::BadInput
     };
-    let variant = args.variant.clone().unwrap_or_default();
-    if locks::rung(&variant).is_none() {
+    let rung = args.rung.clone().unwrap_or_default();
+    if locks::rung(&rung).is_none() {
         return bad(format!(
-            "--variant {variant:?}: unknown rung; expected one of {}",
+            "--rung {rung:?}: unknown rung; expected one of {}",
             locks::ids().join(", ")
         ));
     }
@@ -361,7 +373,7 @@ pub fn explore(args: ExploreArgs) -> u8 {
         return bad(format!("--seed {}: seeds must be below 2^53", args.seed));
     }
     let config = SearchConfig {
-        variant: variant.clone(),
+        rung: rung.clone(),
         mode: mode.clone(),
         limit,
         seed: args.seed,
@@ -375,7 +387,7 @@ pub fn explore(args: ExploreArgs) -> u8 {
         Limit::Time(d) => format!("{:.0} s", d.as_secs_f64()),
     };
     eprintln!(
-        "explore {variant}: faults {mode}, {what}, seeds from {} (shard {}/{}), {workers} workers",
+        "explore {rung}: faults {mode}, {what}, seeds from {} (shard {}/{}), {workers} workers",
         args.seed, shard.0, shard.1
     );
     let progress = |st: &s::Stats| {
@@ -391,7 +403,7 @@ pub fn explore(args: ExploreArgs) -> u8 {
     let outcome = s::search(&config, &progress);
     let st = outcome.stats;
     outln!(
-        "explore {variant} (faults {mode}): {} cases, {} violations, {} deadlocks, {} unknown, \
+        "explore {rung} (faults {mode}): {} cases, {} violations, {} deadlocks, {} unknown, \
          {} errors; {:.1} cases/s, {:.0} simulated s per wall s",
         st.cases,
         st.violations,
@@ -408,7 +420,7 @@ pub fn explore(args: ExploreArgs) -> u8 {
             Ok(p) => path = Some(p),
             Err(e) => {
                 eprintln!("error: cannot write to {}: {e}", dir.display());
-                return EXIT_BAD_INPUT;
+                return ExitCode::BadInput;
             }
         }
         let p = path.as_deref().unwrap_or(&dir);
@@ -438,7 +450,7 @@ pub fn explore(args: ExploreArgs) -> u8 {
 
 /// `locklab explore --bench`: the speed figures, written to
 /// `<out>/explore-speed.md`.
-fn explore_bench(out: &Path, workers: usize) -> u8 {
+fn explore_bench(out: &Path, workers: usize) -> ExitCode {
     use sim::explore::speed;
     let mut runs = Vec::new();
     for seed in 1..=3 {
@@ -446,7 +458,7 @@ fn explore_bench(out: &Path, workers: usize) -> u8 {
             Ok(r) => runs.push(r),
             Err(e) => {
                 eprintln!("error: the standard case failed: {e}");
-                return EXIT_BAD_INPUT;
+                return ExitCode::BadInput;
             }
         }
     }
@@ -480,9 +492,9 @@ fn explore_bench(out: &Path, workers: usize) -> u8 {
         "\nSearches (`--faults all`, 200 cases each, {workers} worker threads):\n\n\
          | rung | cases per s | simulated s per wall s |\n|---|---|---|\n"
     ));
-    for variant in ["set-nx-px", "watchdog", "redlock", "fenced"] {
-        let (cps, spw) = speed::search_rate(variant, 200, workers);
-        text.push_str(&format!("| `{variant}` | {cps:.1} | {spw:.0} |\n"));
+    for rung in ["set-nx-px", "watchdog", "redlock", "fenced"] {
+        let (cps, spw) = speed::search_rate(rung, 200, workers);
+        text.push_str(&format!("| `{rung}` | {cps:.1} | {spw:.0} |\n"));
     }
     out!("{text}");
     if let Err(e) = std::fs::create_dir_all(out)
@@ -492,10 +504,20 @@ fn explore_bench(out: &Path, workers: usize) -> u8 {
             "error: cannot write {}: {e}",
             out.join("explore-speed.md").display()
         );
-        return EXIT_BAD_INPUT;
+        return ExitCode::BadInput;
     }
     outln!("written to {}", out.join("explore-speed.md").display());
-    0
+    ExitCode::Success
+}
+
+/// Prints each scenario's notes (old spellings and the like) to standard
+/// error: they do not stop a run, but the reader should know.
+fn print_notes(scenarios: &[&Scenario]) {
+    for scenario in scenarios {
+        for note in &scenario.notes {
+            eprintln!("note: scenario {}: {note}", scenario.name);
+        }
+    }
 }
 
 /// Writes to standard output; a reader that went away (a closed pipe) ends
@@ -513,6 +535,6 @@ pub fn emit(args: std::fmt::Arguments<'_>, newline: bool) {
     if let Err(e) = written
         && e.kind() == std::io::ErrorKind::BrokenPipe
     {
-        std::process::exit(141);
+        std::process::exit(i32::from(ExitCode::BrokenPipe.code()));
     }
 }

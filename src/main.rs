@@ -1,11 +1,12 @@
 //! The `locklab` command line: argument parsing and dispatch only.
 //!
-//! Exit codes, one per kind of outcome: 0 safe (or success), 1 a safety
-//! violation was found, 2 unknown, 3 bad input or harness error, 4 deadlock.
+//! Exit codes, one per kind of outcome, are [`sim::exit::ExitCode`]: 0 safe
+//! (or success), 1 a safety violation was found, 2 unknown, 3 bad input or
+//! harness error, 4 deadlock.
 
 use clap::{Parser, Subcommand};
+use sim::exit::ExitCode;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 mod commands;
 
@@ -30,8 +31,8 @@ enum Command {
         /// The scenario file (TOML).
         scenario: PathBuf,
         /// Only this rung (default: every rung the file names).
-        #[arg(long)]
-        variant: Option<String>,
+        #[arg(long, alias = "variant")]
+        rung: Option<String>,
         /// Only this seed (default: the file's seeds).
         #[arg(long)]
         seed: Option<u64>,
@@ -72,8 +73,8 @@ enum Command {
         #[arg(long, default_value = "scenarios")]
         scenarios: PathBuf,
         /// Only this rung's stop.
-        #[arg(long)]
-        variant: Option<String>,
+        #[arg(long, alias = "variant")]
+        rung: Option<String>,
     },
     /// Benchmarks every rung against real redis-server, beside the floor
     /// and rslock, and writes bench.md, bench.json and SVG plots.
@@ -99,8 +100,8 @@ enum Command {
     /// first counterexample and writes it as a scenario file.
     Explore {
         /// The rung to search.
-        #[arg(long, required_unless_present = "bench")]
-        variant: Option<String>,
+        #[arg(long, alias = "variant", required_unless_present = "bench")]
+        rung: Option<String>,
         /// `all`, `assumed` (within the rung's assumptions) or a list such
         /// as `pause,crash,restart,partition,delay,slow-link,clock-jump,clock-drift,failover`.
         #[arg(long, default_value = "all")]
@@ -136,27 +137,28 @@ enum Command {
     },
 }
 
-fn main() -> ExitCode {
+fn main() -> std::process::ExitCode {
     // Bad arguments are bad input (exit 3), as everywhere in locklab.
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() {
-                commands::EXIT_BAD_INPUT
+            return if e.use_stderr() {
+                ExitCode::BadInput
             } else {
-                0
-            });
+                ExitCode::Success
+            }
+            .into();
         }
     };
     let code = match cli.command {
         Command::Ladder { json } => commands::ladder(json),
         Command::Run {
             scenario,
-            variant,
+            rung,
             seed,
             out,
-        } => commands::run(&scenario, variant.as_deref(), seed, &out),
+        } => commands::run(&scenario, rung.as_deref(), seed, &out),
         Command::Replay { dir } => commands::replay(&dir),
         Command::Suite {
             scenarios,
@@ -164,23 +166,26 @@ fn main() -> ExitCode {
             jobs,
         } => commands::suite(&scenarios, &out, jobs),
         Command::SimServer { port, bind } => commands::sim_server(bind, port),
-        Command::Tour { scenarios, variant } => commands::tour(&scenarios, variant.as_deref()),
+        Command::Tour { scenarios, rung } => commands::tour(&scenarios, rung.as_deref()),
         Command::Bench {
             quick,
             redis,
             out,
             json,
             no_pin,
-        } => bench::run(bench::BenchOptions {
+        } => match bench::run(bench::BenchOptions {
             quick,
             redis,
             out,
             json,
             pin: !no_pin,
             ..Default::default()
-        }),
+        }) {
+            0 => ExitCode::Success,
+            _ => ExitCode::BadInput,
+        },
         Command::Explore {
-            variant,
+            rung,
             faults,
             cases,
             time,
@@ -192,7 +197,7 @@ fn main() -> ExitCode {
             no_shrink,
             bench,
         } => commands::explore(commands::ExploreArgs {
-            variant,
+            rung,
             faults,
             cases,
             time,
@@ -205,5 +210,5 @@ fn main() -> ExitCode {
             bench,
         }),
     };
-    ExitCode::from(code)
+    code.into()
 }

@@ -101,7 +101,7 @@ fn run_prints_the_seed_first_writes_the_run_folder_and_exits_1_on_a_violation() 
     let out = locklab(&[
         "run",
         "scenarios/pause-at-release-start.toml",
-        "--variant",
+        "--rung",
         "set-nx-px",
         "--out",
         path(&dir),
@@ -148,7 +148,7 @@ fn run_exits_0_when_safe_and_4_on_a_deadlock() {
     let safe = locklab(&[
         "run",
         "scenarios/pause-at-release-start.toml",
-        "--variant",
+        "--rung",
         "get-check-del",
         "--out",
         path(&dir),
@@ -157,7 +157,7 @@ fn run_exits_0_when_safe_and_4_on_a_deadlock() {
     let deadlock = locklab(&[
         "run",
         "scenarios/crash-in-critical-section.toml",
-        "--variant",
+        "--rung",
         "setnx",
         "--out",
         path(&dir),
@@ -169,18 +169,13 @@ fn run_exits_0_when_safe_and_4_on_a_deadlock() {
 fn bad_input_gets_exit_3_and_a_message_naming_what_was_expected() {
     let dir = scratch("bad");
     let file = dir.join("broken.toml");
-    std::fs::write(&file, "variants = [\"setnx\"]\nduration_ms = -5\n").unwrap();
+    std::fs::write(&file, "rungs = [\"setnx\"]\nduration_ms = -5\n").unwrap();
     let out = locklab(&["run", path(&file)]);
     assert_eq!(out.status.code(), Some(3));
     let err = stderr(&out);
     assert!(err.contains("broken.toml: line 2"), "{err}");
 
-    let out = locklab(&[
-        "run",
-        "scenarios/nested-acquire.toml",
-        "--variant",
-        "redlock",
-    ]);
+    let out = locklab(&["run", "scenarios/nested-acquire.toml", "--rung", "redlock"]);
     assert_eq!(out.status.code(), Some(3));
     assert!(
         stderr(&out).contains("not in this scenario"),

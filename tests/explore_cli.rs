@@ -24,7 +24,7 @@ fn explore_finds_writes_and_replays_a_counterexample() {
     let out_dir = scratch("found");
     let out = locklab(&[
         "explore",
-        "--variant",
+        "--rung",
         "set-nx-px",
         "--cases",
         "40",
@@ -66,7 +66,7 @@ fn explore_within_assumptions_finds_nothing_and_exits_0() {
     let out_dir = scratch("none");
     let out = locklab(&[
         "explore",
-        "--variant",
+        "--rung",
         "fenced",
         "--faults",
         "assumed",
@@ -94,20 +94,12 @@ fn explore_within_assumptions_finds_nothing_and_exits_0() {
 #[test]
 fn explore_rejects_bad_input_with_exit_3() {
     for args in [
-        &["explore", "--variant", "nope"][..],
-        &["explore", "--variant", "setnx", "--shard", "2/2"],
-        &["explore", "--variant", "setnx", "--time", "ten"],
-        &["explore", "--variant", "setnx", "--faults", "pause,bogus"],
-        &["explore", "--variant", "setnx", "--cases", "x"],
-        &[
-            "explore",
-            "--variant",
-            "setnx",
-            "--cases",
-            "5",
-            "--time",
-            "5s",
-        ],
+        &["explore", "--rung", "nope"][..],
+        &["explore", "--rung", "setnx", "--shard", "2/2"],
+        &["explore", "--rung", "setnx", "--time", "ten"],
+        &["explore", "--rung", "setnx", "--faults", "pause,bogus"],
+        &["explore", "--rung", "setnx", "--cases", "x"],
+        &["explore", "--rung", "setnx", "--cases", "5", "--time", "5s"],
     ] {
         let out = locklab(args);
         assert_eq!(out.status.code(), Some(3), "{args:?}");

@@ -1,7 +1,6 @@
 //! One cell of the safety matrix: a rung, a scenario and a seed, run and
 //! judged.
 
-use crate::check::resource::{ResourceKind, ResourceSpec};
 use crate::check::{CheckConfig, CheckResults, check_all};
 use crate::history::History;
 use crate::run::{RunError, run};
@@ -15,7 +14,7 @@ pub struct Judged {
     /// The scenario's name.
     pub scenario: String,
     /// The rung.
-    pub variant: String,
+    pub rung: String,
     /// The seed.
     pub seed: u64,
     /// What happened.
@@ -29,37 +28,30 @@ pub struct Judged {
 }
 
 /// What the checkers need to know about a scenario and rung.
-pub fn check_config(scenario: &Scenario, variant: &str) -> CheckConfig {
-    let kind = if scenario.resource.kind == "fenced" {
-        ResourceKind::Fenced
-    } else {
-        ResourceKind::Inventory
-    };
+pub fn check_config(scenario: &Scenario, rung: &str) -> CheckConfig {
     CheckConfig {
-        resource: Some(ResourceSpec {
-            kind,
-            initial: scenario.resource.stock,
-        }),
+        resource: Some(scenario.resource),
         liveness_bound: Duration::from_millis(scenario.liveness_bound_ms()),
-        // The fenced rung's claim is about the resource (LADDER.md).
-        resource_decides_safety: variant == "fenced",
+        // A fencing rung's claim is about the resource, not about who
+        // holds the lock (`docs/ladder.md`, verdict rules).
+        resource_decides_safety: locks::rung(rung).is_some_and(|r| r.fencing),
     }
 }
 
-/// Judges a history of `variant` in `scenario`.
-pub fn judge(scenario: &Scenario, variant: &str, history: &History) -> (CheckResults, Verdict) {
-    let results = check_all(history, &check_config(scenario, variant));
+/// Judges a history of `rung` in `scenario`.
+pub fn judge(scenario: &Scenario, rung: &str, history: &History) -> (CheckResults, Verdict) {
+    let results = check_all(history, &check_config(scenario, rung));
     let verdict = Verdict::of(&results);
     (results, verdict)
 }
 
 /// Runs and judges one cell.
-pub fn run_cell(scenario: &Scenario, variant: &str, seed: u64) -> Result<Judged, RunError> {
-    let output = run(scenario, variant, seed)?;
-    let (results, verdict) = judge(scenario, variant, &output.history);
+pub fn run_cell(scenario: &Scenario, rung: &str, seed: u64) -> Result<Judged, RunError> {
+    let output = run(scenario, rung, seed)?;
+    let (results, verdict) = judge(scenario, rung, &output.history);
     Ok(Judged {
         scenario: scenario.name.clone(),
-        variant: variant.to_string(),
+        rung: rung.to_string(),
         seed,
         history: output.history,
         results,

@@ -1,8 +1,9 @@
 //! How a simulated client reaches a node: by name, through turmoil's
 //! network, with a socket that stands still while the client is paused.
 
+use crate::directory::Directory;
 use crate::freeze::{Freeze, FrozenStream};
-use crate::recorder::Recorder;
+use crate::host::Host;
 use locks::{BoxFuture, Dialer};
 use std::sync::Arc;
 
@@ -12,17 +13,18 @@ pub const REDIS_PORT: u16 = 6379;
 /// Dials a node by name (`redis-0`, `store`, or `master`, which failover
 /// re-points), as a client process paused by `freeze`.
 pub struct SimDialer {
-    name: String,
-    recorder: Arc<Recorder>,
+    host: Host,
+    directory: Arc<Directory>,
     freeze: Arc<Freeze>,
 }
 
 impl SimDialer {
-    /// A dialer for `name`.
-    pub fn new(name: &str, recorder: Arc<Recorder>, freeze: Arc<Freeze>) -> Self {
+    /// A dialer for `host`, resolving aliases such as `master` through
+    /// `directory` at every dial.
+    pub fn new(host: Host, directory: Arc<Directory>, freeze: Arc<Freeze>) -> Self {
         SimDialer {
-            name: name.to_string(),
-            recorder,
+            host,
+            directory,
             freeze,
         }
     }
@@ -32,7 +34,7 @@ impl Dialer for SimDialer {
     type Stream = FrozenStream<turmoil::net::TcpStream>;
 
     fn dial(&self) -> BoxFuture<'static, std::io::Result<Self::Stream>> {
-        let host = self.recorder.resolve(&self.name);
+        let host = self.directory.resolve(self.host).to_string();
         let freeze = self.freeze.clone();
         Box::pin(async move {
             freeze.wait().await;

@@ -2,11 +2,16 @@
 //!
 //! A fault fires either at a simulated time (`at_ms`) or when a client
 //! reaches a named fault point in its n-th lock cycle
-//! (`on = { client = 0, op = 1, point = "release-start" }`).
+//! (`on = { client = 0, cycle = 1, point = "release-start" }`). The fault
+//! points, and where a fault aimed at a point a rung lacks fires, are
+//! defined in `docs/ladder.md`.
 
+use crate::history::FaultName;
+use crate::host::Host;
 use crate::scenario::Scenario;
 use locks::FaultPoint;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use simredis::CrashKind;
 
 /// When a fault fires.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -14,12 +19,65 @@ use serde::{Deserialize, Serialize};
 pub struct PointTrigger {
     /// The client whose code reaches the point.
     pub client: usize,
-    /// Which of its lock cycles, from 1.
-    #[serde(default = "one")]
-    pub op: u32,
-    /// The fault point's name (`acquire-mid`, `after-acquire`,
-    /// `before-write`, `release-start`, `release-mid`).
-    pub point: String,
+    /// Which of its lock cycles, from 1 (`op` in older files).
+    #[serde(default = "one", alias = "op")]
+    pub cycle: u32,
+    /// The fault point (`acquire-mid`, `after-acquire`, `before-write`,
+    /// `release-start`, `release-mid`).
+    #[serde(with = "point_name")]
+    pub point: FaultPoint,
+}
+
+/// Fault points by the names scenario files give them.
+mod point_name {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(point: &FaultPoint, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(point.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<FaultPoint, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        FaultPoint::from_name(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown fault point {name:?}; expected one of {}",
+                FaultPoint::ALL.map(|p| p.name()).join(", ")
+            ))
+        })
+    }
+}
+
+/// Crash kinds by the names scenario files give them: `kill` (the process
+/// dies, the machine and its page cache survive) or `power-loss`.
+mod crash_how {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(how: &CrashKind, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(name(*how))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<CrashKind, D::Error> {
+        match String::deserialize(deserializer)?.as_str() {
+            "kill" => Ok(CrashKind::ProcessKill),
+            "power-loss" => Ok(CrashKind::PowerLoss),
+            other => Err(serde::de::Error::custom(format!(
+                "unknown crash {other:?}; expected \"kill\" or \"power-loss\""
+            ))),
+        }
+    }
+
+    /// The name of a crash kind.
+    pub fn name(how: CrashKind) -> &'static str {
+        match how {
+            CrashKind::ProcessKill => "kill",
+            CrashKind::PowerLoss => "power-loss",
+        }
+    }
+}
+
+/// The name scenario files and histories give a crash kind.
+pub fn crash_name(how: CrashKind) -> &'static str {
+    crash_how::name(how)
 }
 
 fn one() -> u32 {
@@ -40,7 +98,7 @@ pub enum FaultSpec {
         on: Option<PointTrigger>,
         /// The paused client (`client-N`); defaults to `on.client`.
         #[serde(default)]
-        target: Option<String>,
+        target: Option<Host>,
         /// How long.
         duration_ms: u64,
     },
@@ -54,10 +112,10 @@ pub enum FaultSpec {
         on: Option<PointTrigger>,
         /// `client-N` or `redis-N`; defaults to `on.client`.
         #[serde(default)]
-        target: Option<String>,
+        target: Option<Host>,
         /// `kill` (the default) or `power-loss` (nodes: unsynced writes lost).
-        #[serde(default = "kill")]
-        how: String,
+        #[serde(default, with = "crash_how")]
+        how: CrashKind,
         /// Restart after this long; never when absent.
         #[serde(default)]
         restart_after_ms: Option<u64>,
@@ -71,9 +129,9 @@ pub enum FaultSpec {
         #[serde(default)]
         on: Option<PointTrigger>,
         /// One side.
-        a: Vec<String>,
+        a: Vec<Host>,
         /// The other side.
-        b: Vec<String>,
+        b: Vec<Host>,
         /// Only messages from `a` to `b` are lost.
         #[serde(default)]
         oneway: bool,
@@ -90,9 +148,9 @@ pub enum FaultSpec {
         #[serde(default)]
         on: Option<PointTrigger>,
         /// One side.
-        a: Vec<String>,
+        a: Vec<Host>,
         /// The other side.
-        b: Vec<String>,
+        b: Vec<Host>,
         /// How long messages are held.
         duration_ms: u64,
     },
@@ -105,9 +163,9 @@ pub enum FaultSpec {
         #[serde(default)]
         on: Option<PointTrigger>,
         /// One side.
-        a: Vec<String>,
+        a: Vec<Host>,
         /// The other side.
-        b: Vec<String>,
+        b: Vec<Host>,
         /// One-way latency while slow.
         latency_ms: u64,
         /// How long; for ever when absent.
@@ -123,7 +181,7 @@ pub enum FaultSpec {
         #[serde(default)]
         on: Option<PointTrigger>,
         /// `client-N` or `redis-N`.
-        target: String,
+        target: Host,
         /// The jump.
         jump_ms: i64,
     },
@@ -136,7 +194,7 @@ pub enum FaultSpec {
         #[serde(default)]
         on: Option<PointTrigger>,
         /// `client-N` or `redis-N`.
-        target: String,
+        target: Host,
         /// Parts per million; positive runs fast.
         ppm: i64,
     },
@@ -155,22 +213,18 @@ pub enum FaultSpec {
     },
 }
 
-fn kill() -> String {
-    "kill".to_string()
-}
-
 impl FaultSpec {
-    /// The kind's name as scenario files write it.
-    pub fn kind_name(&self) -> &'static str {
+    /// The fault's kind, as scenario files and histories name it.
+    pub fn name(&self) -> FaultName {
         match self {
-            FaultSpec::Pause { .. } => "pause",
-            FaultSpec::Crash { .. } => "crash",
-            FaultSpec::Partition { .. } => "partition",
-            FaultSpec::Delay { .. } => "delay",
-            FaultSpec::SlowLink { .. } => "slow-link",
-            FaultSpec::ClockJump { .. } => "clock-jump",
-            FaultSpec::ClockDrift { .. } => "clock-drift",
-            FaultSpec::Failover { .. } => "failover",
+            FaultSpec::Pause { .. } => FaultName::Pause,
+            FaultSpec::Crash { .. } => FaultName::Crash,
+            FaultSpec::Partition { .. } => FaultName::Partition,
+            FaultSpec::Delay { .. } => FaultName::Delay,
+            FaultSpec::SlowLink { .. } => FaultName::SlowLink,
+            FaultSpec::ClockJump { .. } => FaultName::ClockJump,
+            FaultSpec::ClockDrift { .. } => FaultName::ClockDrift,
+            FaultSpec::Failover { .. } => FaultName::Failover,
         }
     }
 
@@ -189,22 +243,22 @@ impl FaultSpec {
     }
 
     /// The host a client/node fault hits: its `target`, or the triggering client.
-    pub fn target_host(&self) -> Option<String> {
+    pub fn target_host(&self) -> Option<Host> {
         let (_, on) = self.when();
         let explicit = match self {
-            FaultSpec::Pause { target, .. } | FaultSpec::Crash { target, .. } => target.clone(),
+            FaultSpec::Pause { target, .. } | FaultSpec::Crash { target, .. } => *target,
             FaultSpec::ClockJump { target, .. } | FaultSpec::ClockDrift { target, .. } => {
-                Some(target.clone())
+                Some(*target)
             }
             _ => None,
         };
-        explicit.or_else(|| on.map(|t| format!("client-{}", t.client)))
+        explicit.or_else(|| on.map(|t| Host::Client(t.client)))
     }
 
-    /// The fault point it is aimed at, parsed.
+    /// The client, lock cycle and fault point it is aimed at.
     pub fn point(&self) -> Option<(usize, u32, FaultPoint)> {
         let (_, on) = self.when();
-        on.and_then(|t| FaultPoint::from_name(&t.point).map(|p| (t.client, t.op, p)))
+        on.map(|t| (t.client, t.cycle, t.point))
     }
 
     /// Checks the fault against the scenario it is in.
@@ -216,13 +270,6 @@ impl FaultSpec {
             _ => {}
         }
         if let Some(t) = on {
-            if FaultPoint::from_name(&t.point).is_none() {
-                return Err(format!(
-                    "`on.point`: unknown fault point {:?}; expected one of {}",
-                    t.point,
-                    FaultPoint::ALL.map(|p| p.name()).join(", ")
-                ));
-            }
             if t.client >= scenario.client_count() {
                 return Err(format!(
                     "`on.client`: client {} does not exist (the scenario has {})",
@@ -230,25 +277,22 @@ impl FaultSpec {
                     scenario.client_count()
                 ));
             }
-            if t.op == 0 {
-                return Err("`on.op` counts lock cycles from 1".into());
+            if t.cycle == 0 {
+                return Err("`on.cycle` counts lock cycles from 1".into());
             }
         }
         match self {
             FaultSpec::Pause { .. } => {
-                let host = self.target_host().unwrap_or_default();
-                check_client(&host, scenario)?;
+                let host = self
+                    .target_host()
+                    .ok_or("`target`: expected a client such as client-0")?;
+                check_client(host, scenario)?;
             }
-            FaultSpec::Crash { how, .. } => {
+            FaultSpec::Crash { .. } => {
                 let host = self
                     .target_host()
                     .ok_or("`target`: expected a host such as client-0 or redis-0")?;
-                check_host(&host, scenario)?;
-                if how != "kill" && how != "power-loss" {
-                    return Err(format!(
-                        "`how`: {how:?}; expected \"kill\" or \"power-loss\""
-                    ));
-                }
+                check_host(host, scenario)?;
             }
             FaultSpec::Partition { a, b, .. }
             | FaultSpec::Delay { a, b, .. }
@@ -257,12 +301,12 @@ impl FaultSpec {
                     return Err("`a` and `b` must each name at least one host".into());
                 }
                 for host in a.iter().chain(b) {
-                    check_host(host, scenario)?;
+                    check_host(*host, scenario)?;
                 }
             }
             FaultSpec::ClockJump { target, .. } | FaultSpec::ClockDrift { target, .. } => {
-                check_host(target, scenario)?;
-                if target == "store" {
+                check_host(*target, scenario)?;
+                if *target == Host::Store {
                     return Err(
                         "`target`: the store's clock plays no part; aim at client-N or redis-N"
                             .into(),
@@ -275,11 +319,10 @@ impl FaultSpec {
     }
 }
 
-fn check_client(host: &str, scenario: &Scenario) -> Result<(), String> {
+fn check_client(host: Host, scenario: &Scenario) -> Result<(), String> {
     let n = host
-        .strip_prefix("client-")
-        .and_then(|n| n.parse::<usize>().ok())
-        .ok_or_else(|| format!("`target`: {host:?}; expected client-N"))?;
+        .client()
+        .ok_or_else(|| format!("`target`: {host}; expected client-N"))?;
     if n >= scenario.client_count() {
         return Err(format!(
             "`target`: {host} does not exist (the scenario has {} clients)",
@@ -291,31 +334,24 @@ fn check_client(host: &str, scenario: &Scenario) -> Result<(), String> {
 
 /// Hosts a fault may name: `client-N`, `redis-N` (N below the largest
 /// deployment of any rung: a node a rung does not have is skipped for that
-/// rung) and `store`.
-fn check_host(host: &str, scenario: &Scenario) -> Result<(), String> {
-    if host == "store" {
-        return Ok(());
-    }
-    if host.starts_with("client-") {
-        return check_client(host, scenario);
-    }
-    if let Some(n) = host
-        .strip_prefix("redis-")
-        .and_then(|n| n.parse::<usize>().ok())
-    {
-        let most = std::iter::once(&scenario.topology)
-            .chain(scenario.topology_for.values())
-            .map(|t| t.node_count())
-            .max()
-            .unwrap_or(1);
-        if n < most {
-            return Ok(());
+/// rung), `master` and `store`.
+fn check_host(host: Host, scenario: &Scenario) -> Result<(), String> {
+    match host {
+        Host::Store | Host::Master => Ok(()),
+        Host::Client(_) => check_client(host, scenario),
+        Host::Node(n) => {
+            let most = std::iter::once(&scenario.topology)
+                .chain(scenario.topology_for.values())
+                .map(|t| t.node_count())
+                .max()
+                .unwrap_or(1);
+            if n < most {
+                Ok(())
+            } else {
+                Err(format!(
+                    "\"{host}\" does not exist (the largest deployment has {most} nodes)"
+                ))
+            }
         }
-        return Err(format!(
-            "{host:?} does not exist (the largest deployment has {most} nodes)"
-        ));
     }
-    Err(format!(
-        "unknown host {host:?}; expected client-N, redis-N or store"
-    ))
 }

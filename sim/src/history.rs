@@ -19,8 +19,11 @@
 //! | `outcome` | `ok`, `fail` or `unknown` (complete) |
 //! | `token`, `fence`, `depth`, `valid_for_us`, `value`, `error` | what the completion carried |
 
-use serde::{Deserialize, Serialize};
+use crate::host::{BadHost, Host};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
 use std::io::{self, Write};
+use std::str::FromStr;
 
 /// Version of the event fields below; bump on any change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -122,11 +125,12 @@ pub enum EventKind {
     /// A fault began or ended.
     Fault {
         /// The fault's kind as named in scenario files (`pause`, `crash`, ...).
-        fault: String,
-        /// What it hit (`client-1`, `redis-0`, `client-0->redis-0`).
-        target: String,
+        fault: FaultName,
+        /// What it hit: a host (`client-1`, `redis-0`) or the two sides of
+        /// a link fault (`client-0,client-1|redis-0`).
+        target: FaultTarget,
         /// `start`, `end` or `instant`.
-        phase: String,
+        phase: Phase,
         /// Its parameters, for people reading the history.
         #[serde(default, skip_serializing_if = "String::is_empty")]
         detail: String,
@@ -134,9 +138,9 @@ pub enum EventKind {
     /// A node's own record of a lock key.
     Server {
         /// The node.
-        node: String,
+        node: Host,
         /// `set`, `expired` or `deleted`.
-        what: String,
+        what: KeyChange,
         /// The key.
         key: String,
         /// The value (set).
@@ -148,6 +152,146 @@ pub enum EventKind {
         /// The stock (inventory) or register value left.
         value: i64,
     },
+}
+
+/// A fault's kind, as scenario files and histories name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FaultName {
+    /// A stop-the-world pause of a client.
+    Pause,
+    /// A process kill or power loss (and, when it ends, the restart).
+    Crash,
+    /// A network partition.
+    Partition,
+    /// Messages held, then delivered at once.
+    Delay,
+    /// A slower link.
+    SlowLink,
+    /// A wall clock jumps.
+    ClockJump,
+    /// A clock starts to drift.
+    ClockDrift,
+    /// The master dies and a replica is promoted.
+    Failover,
+}
+
+impl FaultName {
+    /// The name as scenario files and histories write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FaultName::Pause => "pause",
+            FaultName::Crash => "crash",
+            FaultName::Partition => "partition",
+            FaultName::Delay => "delay",
+            FaultName::SlowLink => "slow-link",
+            FaultName::ClockJump => "clock-jump",
+            FaultName::ClockDrift => "clock-drift",
+            FaultName::Failover => "failover",
+        }
+    }
+}
+
+impl fmt::Display for FaultName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a fault event stands in the fault's life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// The fault began and lasts until its `end`.
+    Start,
+    /// The fault ended (healed, restarted, promoted).
+    End,
+    /// The fault happened at one instant and has no duration.
+    Instant,
+}
+
+/// What a node did to a watched key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KeyChange {
+    /// The key was written (created, overwritten or its TTL changed).
+    Set,
+    /// The key's TTL ran out.
+    Expired,
+    /// The key was deleted.
+    Deleted,
+}
+
+/// What a fault hit.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FaultTarget {
+    /// One host: written as its name.
+    Host(Host),
+    /// The links between two sides: written `a1,a2|b1,b2`.
+    Sides {
+        /// One side.
+        a: Vec<Host>,
+        /// The other side.
+        b: Vec<Host>,
+    },
+}
+
+impl FaultTarget {
+    /// The client it hit, when it is one client.
+    pub fn client(&self) -> Option<usize> {
+        match self {
+            FaultTarget::Host(host) => host.client(),
+            FaultTarget::Sides { .. } => None,
+        }
+    }
+}
+
+impl fmt::Display for FaultTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let join = |hosts: &[Host]| {
+            hosts
+                .iter()
+                .map(Host::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        match self {
+            FaultTarget::Host(host) => write!(f, "{host}"),
+            FaultTarget::Sides { a, b } => write!(f, "{}|{}", join(a), join(b)),
+        }
+    }
+}
+
+impl FromStr for FaultTarget {
+    type Err = BadHost;
+
+    fn from_str(text: &str) -> Result<FaultTarget, BadHost> {
+        let hosts = |side: &str| {
+            side.split(',')
+                .map(str::parse)
+                .collect::<Result<Vec<Host>, _>>()
+        };
+        match text.split_once('|') {
+            Some((a, b)) => Ok(FaultTarget::Sides {
+                a: hosts(a)?,
+                b: hosts(b)?,
+            }),
+            None => text.parse().map(FaultTarget::Host),
+        }
+    }
+}
+
+impl Serialize for FaultTarget {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for FaultTarget {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<FaultTarget, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 /// An ordered, append-only history.

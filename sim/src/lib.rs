@@ -16,16 +16,23 @@
 //! - [`workload`], [`resource`]: what a client does, and what it guards;
 //! - [`nodes`], [`recorder`], [`run`]: the world and its driver.
 
+pub mod agenda;
 pub mod cell;
 pub mod check;
 pub mod client_clock;
+pub mod client_host;
 pub mod dial;
+pub mod directory;
+pub mod exit;
 pub mod explore;
 pub mod fault;
 pub mod freeze;
 pub mod history;
 pub mod hook;
+pub mod host;
+pub mod mailbox;
 pub mod matrix;
+pub mod nemesis;
 pub mod nodes;
 pub mod output;
 pub mod recorder;
@@ -37,3 +44,4 @@ pub mod timeline;
 pub mod tour;
 pub mod verdict;
 pub mod workload;
+pub mod world;

@@ -15,8 +15,9 @@ use serde::{Deserialize, Serialize};
 /// One cell: one rung in one scenario under one seed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
-    /// The rung's id.
-    pub variant: String,
+    /// The rung's id (`variant` in schema 1 of the JSON).
+    #[serde(rename = "variant")]
+    pub rung: String,
     /// The scenario's name.
     pub scenario: String,
     /// What the checkers found.
@@ -49,18 +50,18 @@ pub fn all_as_expected(cells: &[Cell]) -> bool {
 }
 
 /// Rows: the ladder's rungs that occur, in ladder order, then any other
-/// variant in the order first given. Columns: scenarios in the order first
+/// rung in the order first given. Columns: scenarios in the order first
 /// given.
 pub fn axes(cells: &[Cell]) -> (Vec<String>, Vec<String>) {
     let mut rows: Vec<String> = locks::ids()
         .into_iter()
-        .filter(|id| cells.iter().any(|c| c.variant == *id))
+        .filter(|id| cells.iter().any(|c| c.rung == *id))
         .map(str::to_string)
         .collect();
     let mut cols: Vec<String> = Vec::new();
     for c in cells {
-        if !rows.contains(&c.variant) {
-            rows.push(c.variant.clone());
+        if !rows.contains(&c.rung) {
+            rows.push(c.rung.clone());
         }
         if !cols.contains(&c.scenario) {
             cols.push(c.scenario.clone());
@@ -70,10 +71,10 @@ pub fn axes(cells: &[Cell]) -> (Vec<String>, Vec<String>) {
 }
 
 /// The cells of one (rung, scenario) pair, in the order given.
-fn at<'a>(cells: &'a [Cell], variant: &str, scenario: &str) -> Vec<&'a Cell> {
+fn at<'a>(cells: &'a [Cell], rung: &str, scenario: &str) -> Vec<&'a Cell> {
     cells
         .iter()
-        .filter(|c| c.variant == variant && c.scenario == scenario)
+        .filter(|c| c.rung == rung && c.scenario == scenario)
         .collect()
 }
 

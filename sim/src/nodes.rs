@@ -8,25 +8,18 @@
 //! counter) is written into the history as the server's ground truth.
 
 use crate::client_clock::EPOCH_MS;
-use crate::history::EventKind;
+use crate::history::{EventKind, KeyChange};
+use crate::host::Host;
 use crate::recorder::Recorder;
 use crate::scenario::{Topology, TopologyKind};
-use simredis::{ClockSpec, CrashKind, NodeConfig, NodeEvent, NodeHandle, Persistence};
+use simredis::{ClockSpec, CrashKind, NodeConfig, NodeEvent, NodeHandle};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The nodes of one run, by host name.
+/// The nodes of one run, by host.
 pub struct Nodes {
-    handles: BTreeMap<String, NodeHandle>,
-}
-
-fn persistence(name: &str) -> Persistence {
-    match name {
-        "aof-always" => Persistence::AofAlways,
-        "aof-everysec" => Persistence::AofEverysec,
-        _ => Persistence::None,
-    }
+    handles: BTreeMap<Host, NodeHandle>,
 }
 
 /// Describes a stored value for the history.
@@ -60,13 +53,14 @@ impl Nodes {
             ..ClockSpec::default()
         };
         let mut handles = BTreeMap::new();
-        for (i, name) in topology.node_names().into_iter().enumerate() {
+        for (i, host) in topology.nodes().into_iter().enumerate() {
+            let name = host.to_string();
             let mut config = NodeConfig::new(&name)
-                .persistence(persistence(&topology.persistence))
+                .persistence(topology.persistence)
                 .clock(clock);
             if topology.kind == TopologyKind::Replicated && i > 0 {
                 config = config
-                    .replica_of("redis-0")
+                    .replica_of(Host::Node(0).to_string())
                     .replication_delay(Duration::from_millis(topology.replication_delay_ms));
             }
             let handle = NodeHandle::new(config);
@@ -77,51 +71,48 @@ impl Nodes {
             }));
             let host_handle = handle.clone();
             sim.host(name.as_str(), move || simredis::serve(host_handle.clone()));
-            handles.insert(name, handle);
+            handles.insert(host, handle);
         }
-        let store = NodeHandle::new(NodeConfig::new("store").clock(clock));
-        sim.host("store", move || simredis::serve(store.clone()));
+        let store_name = Host::Store.to_string();
+        let store = NodeHandle::new(NodeConfig::new(&store_name).clock(clock));
+        sim.host(store_name, move || simredis::serve(store.clone()));
         Nodes { handles }
     }
 
-    /// Whether a node of that name exists.
-    pub fn has(&self, name: &str) -> bool {
-        self.handles.contains_key(name)
+    /// Whether the deployment has that node.
+    pub fn has(&self, host: Host) -> bool {
+        self.handles.contains_key(&host)
     }
 
-    /// The node names.
-    pub fn names(&self) -> Vec<String> {
-        self.handles.keys().cloned().collect()
+    /// The nodes, in order.
+    pub fn hosts(&self) -> Vec<Host> {
+        self.handles.keys().copied().collect()
     }
 
     /// Jumps a node's wall clock.
-    pub fn jump_clock(&self, name: &str, jump_ms: i64) {
-        if let Some(h) = self.handles.get(name) {
+    pub fn jump_clock(&self, host: Host, jump_ms: i64) {
+        if let Some(h) = self.handles.get(&host) {
             h.jump_clock(jump_ms);
         }
     }
 
     /// Sets a node's drift.
-    pub fn set_drift(&self, name: &str, ppm: i64) {
-        if let Some(h) = self.handles.get(name) {
+    pub fn set_drift(&self, host: Host, ppm: i64) {
+        if let Some(h) = self.handles.get(&host) {
             h.set_drift(ppm as f64);
         }
     }
 
     /// Tells a node how it is about to die, before its host is crashed.
-    pub fn prepare_crash(&self, name: &str, power_loss: bool) {
-        if let Some(h) = self.handles.get(name) {
-            h.set_crash_kind(if power_loss {
-                CrashKind::PowerLoss
-            } else {
-                CrashKind::ProcessKill
-            });
+    pub fn prepare_crash(&self, host: Host, how: CrashKind) {
+        if let Some(h) = self.handles.get(&host) {
+            h.set_crash_kind(how);
         }
     }
 
     /// Promotes a replica to master (REPLICAOF NO ONE).
-    pub fn promote(&self, name: &str) {
-        if let Some(h) = self.handles.get(name) {
+    pub fn promote(&self, host: Host) {
+        if let Some(h) = self.handles.get(&host) {
             h.promote();
         }
     }
@@ -133,15 +124,19 @@ fn record_ground_truth(recorder: &Recorder, watched: &[String], event: &NodeEven
         return;
     }
     let (what, value) = match &event.kind {
-        simredis::EventKind::Written { value, .. } => ("set", Some(describe(value))),
-        simredis::EventKind::Expired { .. } => ("expired", None),
-        simredis::EventKind::Deleted { .. } => ("deleted", None),
+        simredis::EventKind::Written { value, .. } => (KeyChange::Set, Some(describe(value))),
+        simredis::EventKind::Expired { .. } => (KeyChange::Expired, None),
+        simredis::EventKind::Deleted { .. } => (KeyChange::Deleted, None),
+    };
+    // Only the deployment's nodes are watched, and they are named by Host.
+    let Ok(node) = event.node.to_string().parse::<Host>() else {
+        return;
     };
     recorder.record_at(
         event.at.as_micros() as u64,
         EventKind::Server {
-            node: event.node.to_string(),
-            what: what.to_string(),
+            node,
+            what,
             key: key.into_owned(),
             value,
         },

@@ -1,6 +1,6 @@
 //! What `locklab run` prints and writes for a judged cell.
 //!
-//! A run's folder, `reports/runs/<scenario>/<variant>/<seed>/`, holds
+//! A run's folder, `reports/runs/<scenario>/<rung>/<seed>/`, holds
 //! everything needed to replay and judge it again: `scenario.toml` (the
 //! file as run), `history.jsonl`, `verdict.json` and `timeline.svg`.
 
@@ -18,7 +18,7 @@ pub const TIMELINE_WIDTH: usize = 72;
 pub fn run_dir(root: &Path, judged: &Judged) -> PathBuf {
     root.join("runs")
         .join(&judged.scenario)
-        .join(&judged.variant)
+        .join(&judged.rung)
         .join(judged.seed.to_string())
 }
 
@@ -27,16 +27,11 @@ pub fn write_run(dir: &Path, judged: &Judged, scenario_text: &str) -> std::io::R
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join("scenario.toml"), scenario_text)?;
     std::fs::write(dir.join("history.jsonl"), judged.history.to_jsonl())?;
-    let verdict = verdict_json(
-        &judged.results,
-        &judged.scenario,
-        &judged.variant,
-        judged.seed,
-    );
+    let verdict = verdict_json(&judged.results, &judged.scenario, &judged.rung, judged.seed);
     std::fs::write(dir.join("verdict.json"), verdict + "\n")?;
     let title = format!(
         "{} / {} / seed {}",
-        judged.scenario, judged.variant, judged.seed
+        judged.scenario, judged.rung, judged.seed
     );
     match timeline::svg(&judged.history, &title) {
         Ok(svg) => std::fs::write(dir.join("timeline.svg"), svg)?,
@@ -54,7 +49,7 @@ pub fn describe(judged: &Judged) -> String {
         out,
         "{} / {}: {}",
         judged.scenario,
-        judged.variant,
+        judged.rung,
         judged.verdict.as_str()
     );
     for (name, check) in judged.results.by_name() {

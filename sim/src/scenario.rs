@@ -6,7 +6,11 @@
 //! name the file, the line and column, and what was expected.
 
 use crate::fault::FaultSpec;
-use serde::{Deserialize, Serialize};
+use crate::host::Host;
+use crate::resource::ResourceSpec;
+use crate::verdict::Verdict;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use simredis::Persistence;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -20,8 +24,9 @@ pub struct Scenario {
     /// What the scenario shows, in a sentence or two (the tour prints it).
     #[serde(default)]
     pub description: String,
-    /// The rungs it runs, by id.
-    pub variants: Vec<String>,
+    /// The rungs it runs, by id (`variants` in older files).
+    #[serde(alias = "variants")]
+    pub rungs: Vec<String>,
     /// The seeds `run` and `suite` use when none is given.
     #[serde(default = "default_seeds")]
     pub seeds: Vec<u64>,
@@ -49,11 +54,15 @@ pub struct Scenario {
     pub faults: Vec<FaultSpec>,
     /// The verdict each rung should get.
     #[serde(default)]
-    pub expect: BTreeMap<String, String>,
+    pub expect: BTreeMap<String, Verdict>,
     /// Liveness: how soon after the last fault heals some waiting client
     /// must acquire. Defaults to 3 × TTL + 1 s.
     #[serde(default)]
     pub liveness_bound_ms: Option<u64>,
+    /// Notes for the reader of the file that do not stop it from loading,
+    /// such as an old spelling of a field.
+    #[serde(skip)]
+    pub notes: Vec<String>,
 }
 
 fn default_seeds() -> Vec<u64> {
@@ -78,8 +87,42 @@ pub struct Topology {
     #[serde(default)]
     pub replication_delay_ms: u64,
     /// Each node's persistence: `none`, `aof-always` or `aof-everysec`.
-    #[serde(default = "default_persistence")]
-    pub persistence: String,
+    #[serde(default, with = "persistence_name")]
+    pub persistence: Persistence,
+}
+
+/// Persistence modes by the names scenario files give them.
+mod persistence_name {
+    use super::*;
+
+    const NAMES: [(&str, Persistence); 3] = [
+        ("none", Persistence::None),
+        ("aof-always", Persistence::AofAlways),
+        ("aof-everysec", Persistence::AofEverysec),
+    ];
+
+    pub fn serialize<S: Serializer>(mode: &Persistence, serializer: S) -> Result<S::Ok, S::Error> {
+        let name = NAMES
+            .iter()
+            .find(|(_, m)| m == mode)
+            .map_or("none", |(n, _)| n);
+        serializer.serialize_str(name)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Persistence, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, m)| *m)
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "unknown persistence {name:?}; expected none, aof-always or aof-everysec"
+                ))
+            })
+    }
 }
 
 fn default_kind() -> TopologyKind {
@@ -90,10 +133,6 @@ fn one() -> usize {
     1
 }
 
-fn default_persistence() -> String {
-    "none".to_string()
-}
-
 impl Default for Topology {
     fn default() -> Self {
         Topology {
@@ -101,17 +140,15 @@ impl Default for Topology {
             masters: 1,
             replicas: 0,
             replication_delay_ms: 0,
-            persistence: default_persistence(),
+            persistence: Persistence::None,
         }
     }
 }
 
 impl Topology {
-    /// The node names, masters first: `redis-0`, `redis-1`, ...
-    pub fn node_names(&self) -> Vec<String> {
-        (0..self.node_count())
-            .map(|i| format!("redis-{i}"))
-            .collect()
+    /// The nodes, masters first: `redis-0`, `redis-1`, ...
+    pub fn nodes(&self) -> Vec<Host> {
+        (0..self.node_count()).map(Host::Node).collect()
     }
 
     /// How many Redis nodes the deployment has.
@@ -225,9 +262,9 @@ pub struct ClientGroup {
     /// How many clients.
     #[serde(default = "one")]
     pub count: usize,
-    /// How many lock cycles each runs.
-    #[serde(default = "one_u32")]
-    pub ops: u32,
+    /// How many lock cycles each runs (`ops` in older files).
+    #[serde(default = "one_u32", alias = "ops")]
+    pub cycles: u32,
     /// Work inside the lock, between reading and writing the resource.
     #[serde(default)]
     pub critical_section_ms: u64,
@@ -249,35 +286,6 @@ fn one_u32() -> u32 {
     1
 }
 
-/// The guarded resource.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ResourceSpec {
-    /// `inventory` (read, decrement, write) or `fenced` (the same, through a
-    /// store that rejects tokens lower than one it has seen).
-    #[serde(default = "default_resource_kind")]
-    pub kind: String,
-    /// Initial stock.
-    #[serde(default = "default_stock")]
-    pub stock: i64,
-}
-
-fn default_resource_kind() -> String {
-    "inventory".to_string()
-}
-fn default_stock() -> i64 {
-    200
-}
-
-impl Default for ResourceSpec {
-    fn default() -> Self {
-        ResourceSpec {
-            kind: default_resource_kind(),
-            stock: default_stock(),
-        }
-    }
-}
-
 /// A scenario that could not be loaded.
 #[derive(Debug, thiserror::Error)]
 #[error("{file}: {message}")]
@@ -287,9 +295,6 @@ pub struct ScenarioError {
     /// Where and what was expected.
     pub message: String,
 }
-
-/// The verdicts a scenario may expect.
-pub const VERDICTS: [&str; 4] = ["safe", "violated", "deadlock", "unknown"];
 
 impl Scenario {
     /// Loads and validates a scenario file.
@@ -316,6 +321,7 @@ impl Scenario {
         if scenario.name.is_empty() {
             scenario.name = stem.to_string();
         }
+        scenario.notes = old_spellings(text);
         scenario.validate().map_err(|message| ScenarioError {
             file: file.to_string(),
             message: match locate(text, &message) {
@@ -327,8 +333,8 @@ impl Scenario {
     }
 
     /// The deployment a rung uses in this scenario.
-    pub fn topology_of(&self, variant: &str) -> &Topology {
-        self.topology_for.get(variant).unwrap_or(&self.topology)
+    pub fn topology_of(&self, rung: &str) -> &Topology {
+        self.topology_for.get(rung).unwrap_or(&self.topology)
     }
 
     /// Total number of clients.
@@ -355,31 +361,25 @@ impl Scenario {
     }
 
     fn validate(&self) -> Result<(), String> {
-        if self.variants.is_empty() {
-            return Err("`variants` is empty; expected at least one rung id".into());
+        if self.rungs.is_empty() {
+            return Err("`rungs` is empty; expected at least one rung id".into());
         }
-        for v in &self.variants {
-            if locks::rung(v).is_none() {
+        for r in &self.rungs {
+            if locks::rung(r).is_none() {
                 return Err(format!(
-                    "`variants`: unknown rung {v:?}; expected one of {}",
+                    "`rungs`: unknown rung {r:?}; expected one of {}",
                     locks::ids().join(", ")
                 ));
             }
         }
-        for (v, verdict) in &self.expect {
-            if !self.variants.contains(v) {
-                return Err(format!("`expect.{v}`: {v:?} is not in `variants`"));
-            }
-            if !VERDICTS.contains(&verdict.as_str()) {
-                return Err(format!(
-                    "`expect.{v}`: {verdict:?} is not a verdict; expected one of {}",
-                    VERDICTS.join(", ")
-                ));
+        for r in self.expect.keys() {
+            if !self.rungs.contains(r) {
+                return Err(format!("`expect.{r}`: {r:?} is not in `rungs`"));
             }
         }
-        for v in self.topology_for.keys() {
-            if !self.variants.contains(v) {
-                return Err(format!("`topology_for.{v}`: {v:?} is not in `variants`"));
+        for r in self.topology_for.keys() {
+            if !self.rungs.contains(r) {
+                return Err(format!("`topology_for.{r}`: {r:?} is not in `rungs`"));
             }
         }
         if self.seeds.iter().any(|&s| s >= 1 << 53) {
@@ -402,23 +402,11 @@ impl Scenario {
         if self.lock.retry_ms == 0 {
             return Err("`lock.retry_ms` must be at least 1".into());
         }
-        if !["inventory", "fenced"].contains(&self.resource.kind.as_str()) {
-            return Err(format!(
-                "`resource.kind`: {:?}; expected \"inventory\" or \"fenced\"",
-                self.resource.kind
-            ));
-        }
         for (name, topo) in std::iter::once(("topology".to_string(), &self.topology)).chain(
             self.topology_for
                 .iter()
                 .map(|(k, t)| (format!("topology_for.{k}"), t)),
         ) {
-            if !["none", "aof-always", "aof-everysec"].contains(&topo.persistence.as_str()) {
-                return Err(format!(
-                    "`{name}.persistence`: {:?}; expected none, aof-always or aof-everysec",
-                    topo.persistence
-                ));
-            }
             if topo.node_count() == 0 || topo.node_count() > 9 {
                 return Err(format!("`{name}`: between 1 and 9 nodes"));
             }
@@ -426,10 +414,64 @@ impl Scenario {
         for (i, fault) in self.faults.iter().enumerate() {
             fault
                 .validate(self)
-                .map_err(|e| format!("`faults[{i}]` ({}): {e}", fault.kind_name()))?;
+                .map_err(|e| format!("`faults[{i}]` ({}): {e}", fault.name()))?;
         }
         Ok(())
     }
+}
+
+/// The old spellings a scenario text uses, each as a note naming the new
+/// one: `variants` (now `rungs`), a client group's `ops` (now `cycles`) and
+/// a trigger's `on.op` (now `on.cycle`). They still load.
+fn old_spellings(text: &str) -> Vec<String> {
+    let Ok(table) = toml::from_str::<toml::Table>(text) else {
+        return Vec::new();
+    };
+    let tables = |key: &str| -> Vec<toml::Table> {
+        match table.get(key) {
+            Some(toml::Value::Array(items)) => {
+                items.iter().filter_map(|v| v.as_table().cloned()).collect()
+            }
+            _ => Vec::new(),
+        }
+    };
+    let mut notes = Vec::new();
+    let mut note = |line: usize, old: &str, new: &str| {
+        let at = if line > 0 {
+            format!("line {line}: ")
+        } else {
+            String::new()
+        };
+        notes.push(format!(
+            "{at}`{old}` is the old spelling of `{new}`; it still loads"
+        ));
+    };
+    let line_of = |needle: &str| {
+        text.lines()
+            .position(|l| {
+                let l = l.trim_start();
+                l.strip_prefix(needle)
+                    .is_some_and(|r| r.trim_start().starts_with('='))
+                    || l.contains(&format!(" {needle} ="))
+                    || l.contains(&format!("{{{needle} ="))
+            })
+            .map_or(0, |i| i + 1)
+    };
+    if table.contains_key("variants") {
+        note(line_of("variants"), "variants", "rungs");
+    }
+    if tables("clients").iter().any(|c| c.contains_key("ops")) {
+        note(line_of("ops"), "ops", "cycles");
+    }
+    let old_trigger = tables("faults").iter().any(|f| {
+        f.get("on")
+            .and_then(toml::Value::as_table)
+            .is_some_and(|on| on.contains_key("op"))
+    });
+    if old_trigger {
+        note(line_of("op"), "on.op", "on.cycle");
+    }
+    notes
 }
 
 /// Turns a TOML error into "line L, column C: what was expected".
@@ -445,7 +487,7 @@ fn describe_toml_error(text: &str, err: &toml::de::Error) -> String {
 }
 
 /// Where in the file a validation message's field is: the message starts
-/// with the field's path in backticks (`variants`, `lock.ttl_ms`,
+/// with the field's path in backticks (`rungs`, `lock.ttl_ms`,
 /// `faults[2]`, `expect.setnx`). Best effort: `None` when not found.
 fn locate(text: &str, message: &str) -> Option<(usize, usize)> {
     let path = message.strip_prefix('`')?.split('`').next()?;

@@ -35,7 +35,7 @@ pub fn load_all(dir: &Path) -> Result<Vec<Scenario>, ScenarioError> {
 /// One job of the suite: a rung in a scenario (all its seeds).
 struct Job<'a> {
     scenario: &'a Scenario,
-    variant: String,
+    rung: String,
 }
 
 /// The verdict that matters most when seeds disagree.
@@ -54,15 +54,15 @@ fn run_job(job: &Job<'_>) -> Result<Cell, String> {
     let expected = job
         .scenario
         .expect
-        .get(&job.variant)
-        .and_then(|v| v.parse::<Verdict>().ok())
+        .get(&job.rung)
+        .copied()
         .unwrap_or(Verdict::Unknown);
     let mut worst: Option<Cell> = None;
     for &seed in &job.scenario.seeds {
-        let judged = run_cell(job.scenario, &job.variant, seed)
-            .map_err(|e| format!("{} / {}: {e}", job.scenario.name, job.variant))?;
+        let judged = run_cell(job.scenario, &job.rung, seed)
+            .map_err(|e| format!("{} / {}: {e}", job.scenario.name, job.rung))?;
         let cell = Cell {
-            variant: job.variant.clone(),
+            rung: job.rung.clone(),
             scenario: job.scenario.name.clone(),
             verdict: judged.verdict,
             expected,
@@ -90,9 +90,9 @@ pub fn run_suite(
     let jobs: Vec<Job<'_>> = scenarios
         .iter()
         .flat_map(|s| {
-            s.variants.iter().map(move |v| Job {
+            s.rungs.iter().map(move |v| Job {
                 scenario: s,
-                variant: v.clone(),
+                rung: v.clone(),
             })
         })
         .collect();

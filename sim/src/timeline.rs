@@ -10,9 +10,11 @@
 //! ```
 
 use crate::check::faults::{FaultSpan, fault_spans};
-use crate::check::holds::{Hold, client_of_target, holds};
+use crate::check::holds::{Hold, holds};
 use crate::check::mutual_exclusion::{Overlap, overlaps};
 use crate::history::{EventKind, History};
+use crate::history::{FaultName, FaultTarget};
+use crate::host::Host;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -47,7 +49,7 @@ impl Timeline {
                 clients.insert(*client);
             }
         }
-        clients.extend(faults.iter().filter_map(|f| client_of_target(&f.target)));
+        clients.extend(faults.iter().filter_map(|f| f.target.client()));
         Timeline {
             end_us: history.end_us(),
             clients: clients.into_iter().collect(),
@@ -69,10 +71,10 @@ impl Timeline {
 
     /// The rows below the clients: fault targets that are not clients, in
     /// the order their first fault began.
-    fn other_targets(&self) -> Vec<&str> {
-        let mut seen: Vec<&str> = Vec::new();
+    fn other_targets(&self) -> Vec<&FaultTarget> {
+        let mut seen: Vec<&FaultTarget> = Vec::new();
         for f in &self.faults {
-            if client_of_target(&f.target).is_none() && !seen.contains(&f.target.as_str()) {
+            if f.target.client().is_none() && !seen.contains(&&f.target) {
                 seen.push(&f.target);
             }
         }
@@ -84,31 +86,17 @@ impl Timeline {
 /// crash, `R` restart, `J` clock jump, `D` clock drift, `F` failover, `|`
 /// partition, `d` message delay, `s` slow link; otherwise the fault's first
 /// letter, upper-cased.
-pub fn fault_mark(fault: &str) -> char {
-    const MARKS: [(&str, char); 11] = [
-        ("partition", '|'),
-        ("jump", 'J'),
-        ("drift", 'D'),
-        ("failover", 'F'),
-        ("promote", 'F'),
-        ("restart", 'R'),
-        ("crash", 'C'),
-        ("pause", 'P'),
-        ("delay", 'd'),
-        ("hold", 'd'),
-        ("slow", 's'),
-    ];
-    MARKS
-        .iter()
-        .find(|(name, _)| fault.contains(name))
-        .map(|&(_, c)| c)
-        .unwrap_or_else(|| {
-            fault
-                .chars()
-                .next()
-                .map(|c| c.to_ascii_uppercase())
-                .unwrap_or('?')
-        })
+pub fn fault_mark(fault: FaultName) -> char {
+    match fault {
+        FaultName::Partition => '|',
+        FaultName::ClockJump => 'J',
+        FaultName::ClockDrift => 'D',
+        FaultName::Failover => 'F',
+        FaultName::Crash => 'C',
+        FaultName::Pause => 'P',
+        FaultName::Delay => 'd',
+        FaultName::SlowLink => 's',
+    }
 }
 
 /// Column arithmetic of the ASCII timeline.
@@ -163,13 +151,13 @@ pub fn ascii(history: &History, width: usize) -> String {
     };
     let mut rows: Vec<(String, Vec<char>)> = Vec::new();
     let mut used: Vec<(char, String)> = Vec::new();
-    let fault_row = |target: &str, used: &mut Vec<(char, String)>| -> Option<Vec<char>> {
+    let fault_row = |target: &FaultTarget, used: &mut Vec<(char, String)>| -> Option<Vec<char>> {
         let mut row = vec![' '; width];
         let mut any = false;
-        for f in tl.faults.iter().filter(|f| f.target == target) {
-            let mark = fault_mark(&f.fault);
+        for f in tl.faults.iter().filter(|f| f.target == *target) {
+            let mark = fault_mark(f.fault);
             if !used.iter().any(|(c, _)| *c == mark) {
-                used.push((mark, f.fault.clone()));
+                used.push((mark, f.fault.to_string()));
             }
             for c in cols.range(f.start_us, tl.fault_end_us(f)) {
                 row[c] = mark;
@@ -194,7 +182,7 @@ pub fn ascii(history: &History, width: usize) -> String {
             }
         }
         rows.push((format!("client {client}"), row));
-        if let Some(row) = fault_row(&format!("client-{client}"), &mut used) {
+        if let Some(row) = fault_row(&FaultTarget::Host(Host::Client(client)), &mut used) {
             rows.push(("  faults".to_string(), row));
         }
     }
@@ -256,7 +244,7 @@ const OVERLAP_COLOR: RGBColor = RGBColor(220, 40, 40);
 const TEXT_COLOR: RGBColor = RGBColor(30, 30, 30);
 
 /// Fill colour of a fault's span in the SVG timeline.
-fn fault_color(fault: &str) -> RGBColor {
+fn fault_color(fault: FaultName) -> RGBColor {
     match fault_mark(fault) {
         'P' => RGBColor(245, 166, 35),
         'C' => RGBColor(60, 60, 60),
@@ -276,9 +264,13 @@ pub fn svg(history: &History, title: &str) -> Result<String, String> {
     // Rows top to bottom: (label, client or fault target).
     enum Row<'a> {
         Client(usize),
-        Faults(&'a str),
+        Faults(&'a FaultTarget),
     }
-    let client_targets: Vec<String> = tl.clients.iter().map(|c| format!("client-{c}")).collect();
+    let client_targets: Vec<FaultTarget> = tl
+        .clients
+        .iter()
+        .map(|&c| FaultTarget::Host(Host::Client(c)))
+        .collect();
     let mut rows: Vec<(String, Row)> = Vec::new();
     for (&client, target) in tl.clients.iter().zip(&client_targets) {
         rows.push((format!("client {client}"), Row::Client(client)));
@@ -357,16 +349,16 @@ pub fn svg(history: &History, title: &str) -> Result<String, String> {
                 }
                 Row::Faults(target) => {
                     let (y0, y1) = band(r, 0.3, 0.7);
-                    for f in tl.faults.iter().filter(|f| f.target == *target) {
+                    for f in tl.faults.iter().filter(|f| f.target == **target) {
                         let from = ms(f.start_us);
                         let to = ms(tl.fault_end_us(f)).max(from + min_w);
                         bars.push(Rectangle::new(
                             [(from, y0), (to, y1)],
-                            fault_color(&f.fault).filled(),
+                            fault_color(f.fault).filled(),
                         ));
                         let (_, ymid) = band(r, 0.0, 0.5);
                         marks.push(Text::new(
-                            format!("{} {}", fault_mark(&f.fault), f.fault),
+                            format!("{} {}", fault_mark(f.fault), f.fault),
                             (to + min_w, ymid),
                             mark_style.clone(),
                         ));
@@ -396,9 +388,9 @@ pub fn svg(history: &History, title: &str) -> Result<String, String> {
             ("two clients hold at once".to_string(), OVERLAP_COLOR),
         ];
         for f in &tl.faults {
-            let name = format!("{} {}", fault_mark(&f.fault), f.fault);
+            let name = format!("{} {}", fault_mark(f.fault), f.fault);
             if !legend.iter().any(|(n, _)| *n == name) {
-                legend.push((name, fault_color(&f.fault)));
+                legend.push((name, fault_color(f.fault)));
             }
         }
         let legend_style = ("sans-serif", 12)

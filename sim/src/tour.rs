@@ -10,6 +10,7 @@ use crate::history::{EventKind, Op, Outcome};
 use crate::output::TIMELINE_WIDTH;
 use crate::scenario::Scenario;
 use crate::timeline;
+use crate::verdict::Verdict;
 use std::fmt::Write as _;
 
 /// One stop of the tour.
@@ -35,11 +36,11 @@ pub fn scenario_for<'a>(rung: &locks::Rung, scenarios: &'a [Scenario]) -> Option
         .split(',')
         .map(str::trim)
         .filter_map(|name| scenarios.iter().find(|s| s.name == name))
-        .filter(|s| s.variants.iter().any(|v| v == rung.id))
+        .filter(|s| s.rungs.iter().any(|v| v == rung.id))
         .collect();
     let next_survives =
-        |s: &&&Scenario| next.is_some_and(|n| s.expect.get(n).is_some_and(|v| v == "safe"));
-    let runs_next = |s: &&&Scenario| next.is_some_and(|n| s.variants.iter().any(|v| v == n));
+        |s: &&&Scenario| next.is_some_and(|n| s.expect.get(n).is_some_and(|v| *v == Verdict::Safe));
+    let runs_next = |s: &&&Scenario| next.is_some_and(|n| s.rungs.iter().any(|v| v == n));
     named
         .iter()
         .find(next_survives)
@@ -58,7 +59,7 @@ pub fn stops(scenarios: &[Scenario]) -> Result<Vec<Stop>, String> {
         let seed = scenario.seeds.first().copied().unwrap_or(1);
         let broken = run_cell(scenario, rung.id, seed).map_err(|e| e.to_string())?;
         let next = match locks::LADDER.get(rung.number as usize + 1) {
-            Some(n) if scenario.variants.iter().any(|v| v == n.id) => {
+            Some(n) if scenario.rungs.iter().any(|v| v == n.id) => {
                 Some(run_cell(scenario, n.id, seed).map_err(|e| e.to_string())?)
             }
             _ => None,
@@ -167,7 +168,7 @@ pub fn render_stop(stop: &Stop, scenarios: &[Scenario]) -> String {
         let _ = writeln!(
             out,
             "\nthe next rung, {}, under the same fault → {}\n  {}",
-            next.variant,
+            next.rung,
             next.verdict.as_str().to_uppercase(),
             first_finding(next)
         );

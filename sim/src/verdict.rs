@@ -1,6 +1,6 @@
 //! A cell's verdict (one rung in one scenario) and `verdict.json`.
 //!
-//! From LADDER.md: `violated` when a safety checker (mutual exclusion, the
+//! The rules (`docs/ladder.md`, "Verdicts"): `violated` when a safety checker (mutual exclusion, the
 //! resource) finds a violation; else `deadlock` when liveness fails; else
 //! `unknown` when a checker cannot decide; else `safe`. When the resource
 //! decides safety (the `fenced` rung), mutual exclusion is reported as
@@ -60,17 +60,6 @@ impl Verdict {
         }
     }
 
-    /// The CLI's exit code: 0 safe, 1 violated, 2 unknown, 4 deadlock
-    /// (3 is bad input or a harness error, not a verdict).
-    pub fn exit_code(self) -> i32 {
-        match self {
-            Verdict::Safe => 0,
-            Verdict::Violated => 1,
-            Verdict::Unknown => 2,
-            Verdict::Deadlock => 4,
-        }
-    }
-
     /// `safe`, `violated`, `deadlock` or `unknown`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -126,8 +115,9 @@ pub struct VerdictDoc {
     pub locklab: String,
     /// The scenario's name.
     pub scenario: String,
-    /// The rung's id.
-    pub variant: String,
+    /// The rung's id (`variant` in schema 1 of the JSON).
+    #[serde(rename = "variant")]
+    pub rung: String,
     /// The seed (below 2^53).
     pub seed: u64,
     /// The cell's verdict.
@@ -140,7 +130,7 @@ pub struct VerdictDoc {
 
 impl VerdictDoc {
     /// Builds the document for one run.
-    pub fn new(results: &CheckResults, scenario: &str, variant: &str, seed: u64) -> VerdictDoc {
+    pub fn new(results: &CheckResults, scenario: &str, rung: &str, seed: u64) -> VerdictDoc {
         let checkers = results
             .by_name()
             .into_iter()
@@ -160,7 +150,7 @@ impl VerdictDoc {
             schema: SCHEMA_VERSION,
             locklab: env!("CARGO_PKG_VERSION").to_string(),
             scenario: scenario.to_string(),
-            variant: variant.to_string(),
+            rung: rung.to_string(),
             seed,
             verdict: Verdict::of(results),
             checkers,
@@ -179,6 +169,6 @@ impl VerdictDoc {
 /// `verdict.json` for one run: `{"schema", "locklab", "scenario", "variant",
 /// "seed", "verdict", "checkers": {name: {"verdict", "witness", ...}},
 /// "damage": {...}}`, pretty-printed, ending in a newline.
-pub fn verdict_json(results: &CheckResults, scenario: &str, variant: &str, seed: u64) -> String {
-    VerdictDoc::new(results, scenario, variant, seed).to_json()
+pub fn verdict_json(results: &CheckResults, scenario: &str, rung: &str, seed: u64) -> String {
+    VerdictDoc::new(results, scenario, rung, seed).to_json()
 }

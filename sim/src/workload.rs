@@ -5,20 +5,18 @@
 //! `writes` times: read the stock, work for `critical_section_ms`, pass the
 //! rung's validity check, write the stock minus one; release (inner first).
 
-use crate::freeze::Freeze;
+use crate::client_host::ClientState;
 use crate::history::{EventKind, Op, Outcome};
 use crate::recorder::Recorder;
 use crate::resource::Store;
 use crate::scenario::ClientGroup;
 use locks::{Clock, Lease, Lock, LockError, Owner};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// Everything one client process needs.
 pub struct Client {
-    /// Client index.
-    pub index: usize,
     /// Its workload.
     pub group: ClientGroup,
     /// The lock key.
@@ -29,14 +27,11 @@ pub struct Client {
     pub store: Store,
     /// Who it is (a restarted process is a new owner).
     pub owner: Owner,
-    /// Its clock.
-    pub clock: Arc<dyn Clock>,
-    /// Its pause gate.
-    pub freeze: Arc<Freeze>,
+    /// What it keeps across restarts: its clock, pause gate and the lock
+    /// cycle it is in (shared with its fault hook).
+    pub state: Arc<ClientState>,
     /// Where events go.
     pub recorder: Arc<Recorder>,
-    /// The lock cycle it is in; shared with its fault hook, kept across restarts.
-    pub cycle: Arc<AtomicU32>,
 }
 
 /// What an error means for the history.
@@ -51,17 +46,19 @@ fn outcome_of(err: &LockError) -> Outcome {
 impl Client {
     /// Runs the remaining cycles (a restarted client goes on counting).
     pub async fn run(&self) {
-        let done_before = self.cycle.load(Ordering::SeqCst);
+        let done_before = self.state.cycle.load(Ordering::SeqCst);
         if done_before == 0 && self.group.start_ms > 0 {
-            self.clock
+            self.state
+                .clock
                 .sleep(Duration::from_millis(self.group.start_ms))
                 .await;
         }
-        for n in (done_before + 1)..=self.group.ops {
-            self.cycle.store(n, Ordering::SeqCst);
+        for n in (done_before + 1)..=self.group.cycles {
+            self.state.cycle.store(n, Ordering::SeqCst);
             self.cycle_once(n).await;
             if self.group.think_ms > 0 {
-                self.clock
+                self.state
+                    .clock
                     .sleep(Duration::from_millis(self.group.think_ms))
                     .await;
             }
@@ -70,13 +67,13 @@ impl Client {
 
     async fn record(&self, kind: EventKind) {
         // A paused client observes nothing until it resumes.
-        self.freeze.wait().await;
+        self.state.freeze.wait().await;
         self.recorder.record(kind);
     }
 
     async fn invoke(&self, op: Op, n: u32, value: Option<i64>) {
         self.record(EventKind::Invoke {
-            client: self.index,
+            client: self.state.index,
             op,
             lock: self.key.clone(),
             n,
@@ -97,7 +94,7 @@ impl Client {
         error: Option<String>,
     ) {
         self.record(EventKind::Complete {
-            client: self.index,
+            client: self.state.index,
             op,
             lock: self.key.clone(),
             n,
@@ -117,7 +114,11 @@ impl Client {
     /// What is left of a lease's self-tracked validity, by this client's clock.
     fn valid_for(&self, lease: &Lease) -> Option<u64> {
         let validity = lease.validity?;
-        let used = self.clock.monotonic().saturating_sub(lease.acquired_at);
+        let used = self
+            .state
+            .clock
+            .monotonic()
+            .saturating_sub(lease.acquired_at);
         Some(validity.saturating_sub(used).as_micros() as u64)
     }
 
@@ -214,7 +215,8 @@ impl Client {
             return false;
         }
         if self.group.critical_section_ms > 0 {
-            self.clock
+            self.state
+                .clock
                 .sleep(Duration::from_millis(self.group.critical_section_ms))
                 .await;
         }

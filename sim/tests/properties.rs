@@ -30,8 +30,8 @@ const ASSUMED_CASES: u32 = 32;
 /// Most cases a search may need to find a rung's flaw (Redlock's flaws
 /// need a rarer schedule: about 1 case in 100 breaks it, so 800 cases miss
 /// with odds below 1 in 3000).
-fn search_bound(variant: &str) -> u32 {
-    if variant == "redlock" { 800 } else { 300 }
+fn search_bound(rung: &str) -> u32 {
+    if rung == "redlock" { 800 } else { 300 }
 }
 /// The seed every property test draws its cases from.
 const PROPERTY_SEED: u64 = 20_261_123;
@@ -65,7 +65,7 @@ fn assumed_config() -> Config {
 /// violation, no deadlock; `unknown` only when the history ended before
 /// liveness was due (every client gave up while a node was down).
 fn check_assumed(case: &Case) -> Result<(), TestCaseError> {
-    let a = assumptions(&case.variant).expect("a rung");
+    let a = assumptions(&case.rung).expect("a rung");
     // Shrinking may step outside the assumptions: no counterexample there
     // (the generator's own admission is checked below, separately).
     if let Err(why) = a.admits(case) {
@@ -75,7 +75,7 @@ fn check_assumed(case: &Case) -> Result<(), TestCaseError> {
     prop_assert!(
         !matches!(judged.verdict, Verdict::Violated | Verdict::Deadlock),
         "{} within its assumptions: {}\n{}",
-        case.variant,
+        case.rung,
         judged.verdict,
         sim::output::describe(&judged)
     );
@@ -151,8 +151,8 @@ fn the_assumed_generator_stays_within_the_assumptions() {
 }
 
 /// What counts as finding a rung's flaw.
-fn is_failure(variant: &str, verdict: Verdict) -> bool {
-    match variant {
+fn is_failure(rung: &str, verdict: Verdict) -> bool {
+    match rung {
         // No expiry / no atomic expiry: the flaw shows as a stuck lock.
         "setnx" | "setnx-expire" => matches!(verdict, Verdict::Violated | Verdict::Deadlock),
         _ => verdict == Verdict::Violated,
@@ -160,29 +160,26 @@ fn is_failure(variant: &str, verdict: Verdict) -> bool {
 }
 
 /// Searches generated cases (from the fixed seed of this `attempt`) for
-/// one that breaks `variant`, with proptest's shrinking; returns the
+/// one that breaks `rung`, with proptest's shrinking; returns the
 /// minimal case.
-fn search(variant: &str, mode: FaultMode, attempt: u64) -> Case {
+fn search(rung: &str, mode: FaultMode, attempt: u64) -> Case {
     let mut runner = TestRunner::new(Config {
-        cases: search_bound(variant),
+        cases: search_bound(rung),
         failure_persistence: None,
         max_shrink_iters: 250,
-        rng_seed: RngSeed::Fixed(search_seed(variant, attempt)),
+        rng_seed: RngSeed::Fixed(search_seed(rung, attempt)),
         ..Config::default()
     });
-    let result = runner.run(&cases(variant, mode), |case| {
+    let result = runner.run(&cases(rung, mode), |case| {
         // A harness error (a panic inside the simulator) is no finding.
         let judged = run_case(&case).map_err(TestCaseError::reject)?;
-        prop_assert!(!is_failure(variant, judged.verdict), "{}", judged.verdict);
+        prop_assert!(!is_failure(rung, judged.verdict), "{}", judged.verdict);
         Ok(())
     });
     match result {
         Err(TestError::Fail(_, minimal)) => minimal,
-        Err(e) => panic!("{variant}: the search failed: {e}"),
-        Ok(()) => panic!(
-            "{variant}: no counterexample in {} cases",
-            search_bound(variant)
-        ),
+        Err(e) => panic!("{rung}: the search failed: {e}"),
+        Ok(()) => panic!("{rung}: no counterexample in {} cases", search_bound(rung)),
     }
 }
 
@@ -198,7 +195,7 @@ fn assert_replays(case: &Case) {
     );
     let text = scenario_toml(&case.to_scenario(), "found");
     let scenario = Scenario::parse(&text, "found.toml", "found").expect("the file loads");
-    let from_file = sim::cell::run_cell(&scenario, &case.variant, case.seed).expect("runs");
+    let from_file = sim::cell::run_cell(&scenario, &case.rung, case.seed).expect("runs");
     assert_eq!(
         first.history.to_jsonl(),
         from_file.history.to_jsonl(),
@@ -215,38 +212,38 @@ fn assert_small(case: &Case) {
     assert!(
         is_small(case),
         "{}: shrunk counterexample too big: {} faults, {} clients\n{}",
-        case.variant,
+        case.rung,
         case.faults.len(),
         case.clients.len(),
         scenario_toml(&case.to_scenario(), "")
     );
 }
 
-/// Searches `variant` with every fault kind; the flaw is found, shrunk
+/// Searches `rung` with every fault kind; the flaw is found, shrunk
 /// small and replays. Greedy shrinking can stop in a local minimum, so a
 /// too-big result is searched again from the next fixed seed.
-fn finds_the_flaw(variant: &str) {
+fn finds_the_flaw(rung: &str) {
     let t = std::time::Instant::now();
-    let mut minimal = search(variant, FaultMode::All, 0);
+    let mut minimal = search(rung, FaultMode::All, 0);
     for attempt in 1..3 {
         if is_small(&minimal) {
             break;
         }
-        let again = search(variant, FaultMode::All, attempt);
+        let again = search(rung, FaultMode::All, attempt);
         if again.size() < minimal.size() {
             minimal = again;
         }
     }
     let judged = run_case(&minimal).expect("runs");
     assert!(
-        is_failure(variant, judged.verdict),
-        "{variant}: {}",
+        is_failure(rung, judged.verdict),
+        "{rung}: {}",
         judged.verdict
     );
     assert_small(&minimal);
     assert_replays(&minimal);
     eprintln!(
-        "{variant}: {} with {} faults {:?}, {} clients, seed {} ({:.1} s)",
+        "{rung}: {} with {} faults {:?}, {} clients, seed {} ({:.1} s)",
         judged.verdict,
         minimal.faults.len(),
         minimal.fault_names(),

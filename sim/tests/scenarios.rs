@@ -16,10 +16,10 @@ fn scenario(name: &str) -> Scenario {
     Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn judge(name: &str, variant: &str) -> Judged {
+fn judge(name: &str, rung: &str) -> Judged {
     let s = scenario(name);
     let seed = s.seeds[0];
-    run_cell(&s, variant, seed).unwrap_or_else(|e| panic!("{name}/{variant}: {e}"))
+    run_cell(&s, rung, seed).unwrap_or_else(|e| panic!("{name}/{rung}: {e}"))
 }
 
 /// The witness events of a checker, as (client, op, outcome) triples, so a
@@ -41,12 +41,12 @@ fn witness_ops(judged: &Judged, check: &Check) -> Vec<(usize, Op, Option<Outcome
         .collect()
 }
 
-fn assert_survives(name: &str, variant: &str) {
-    let judged = judge(name, variant);
+fn assert_survives(name: &str, rung: &str) {
+    let judged = judge(name, rung);
     assert_eq!(
         judged.verdict,
         Verdict::Safe,
-        "{name}/{variant} should survive: {:?}",
+        "{name}/{rung} should survive: {:?}",
         judged.results
     );
 }
@@ -116,9 +116,9 @@ fn get_check_del_deletes_the_next_holders_lock_after_a_pause_between_get_and_del
 
 #[test]
 fn lua_release_and_reentrant_lose_a_lease_shorter_than_the_work_and_the_watchdog_keeps_it() {
-    for variant in ["lua-release", "reentrant"] {
-        let judged = judge("long-critical-section", variant);
-        assert_eq!(judged.verdict, Verdict::Violated, "{variant}");
+    for rung in ["lua-release", "reentrant"] {
+        let judged = judge("long-critical-section", rung);
+        assert_eq!(judged.verdict, Verdict::Violated, "{rung}");
         assert!(judged.results.damage.mutual_exclusion.overlap_ms > 0.0);
     }
     assert_survives("long-critical-section", "watchdog");
@@ -209,26 +209,26 @@ fn slow_replies_fool_set_nx_px_and_redlock_subtracts_the_time_its_acquire_took()
 
 #[test]
 fn the_same_seed_gives_a_byte_identical_history_and_other_seeds_differ() {
-    for (name, variant) in [
+    for (name, rung) in [
         ("inventory-contention", "no-lock"),
         ("failover-async-replication", "redlock"),
         ("clock-jump-on-majority-node", "redlock"),
     ] {
         let s = scenario(name);
-        let first = run_cell(&s, variant, 7).expect("run").history.to_jsonl();
-        let again = run_cell(&s, variant, 7).expect("run").history.to_jsonl();
-        assert_eq!(first, again, "{name}/{variant} did not replay");
-        let other = run_cell(&s, variant, 8).expect("run").history.to_jsonl();
+        let first = run_cell(&s, rung, 7).expect("run").history.to_jsonl();
+        let again = run_cell(&s, rung, 7).expect("run").history.to_jsonl();
+        assert_eq!(first, again, "{name}/{rung} did not replay");
+        let other = run_cell(&s, rung, 8).expect("run").history.to_jsonl();
         assert!(
             first != other,
-            "{name}/{variant}: seeds 7 and 8 gave the same history"
+            "{name}/{rung}: seeds 7 and 8 gave the same history"
         );
     }
 }
 
 #[test]
 fn a_scenario_with_a_wrong_type_names_the_file_line_and_column() {
-    let text = "variants = [\"setnx\"]\nduration_ms = \"long\"\n[[clients]]\ncount = 1\n";
+    let text = "rungs = [\"setnx\"]\nduration_ms = \"long\"\n[[clients]]\ncount = 1\n";
     let err = Scenario::parse(text, "bad.toml", "bad").expect_err("must fail");
     let message = err.to_string();
     assert!(
@@ -239,8 +239,46 @@ fn a_scenario_with_a_wrong_type_names_the_file_line_and_column() {
 }
 
 #[test]
+fn old_spellings_still_load_with_a_note_naming_the_new_one() {
+    let old = "variants = [\"setnx\"]\nduration_ms = 10\n[[clients]]\nops = 2\n\n[[faults]]\nkind = \"pause\"\nduration_ms = 5\non = { client = 0, op = 2, point = \"after-acquire\" }\n";
+    let new = "rungs = [\"setnx\"]\nduration_ms = 10\n[[clients]]\ncycles = 2\n\n[[faults]]\nkind = \"pause\"\nduration_ms = 5\non = { client = 0, cycle = 2, point = \"after-acquire\" }\n";
+    let from_old = Scenario::parse(old, "old.toml", "s").expect("old spellings load");
+    let from_new = Scenario::parse(new, "new.toml", "s").expect("new spellings load");
+    assert_eq!(from_old.notes.len(), 3, "{:?}", from_old.notes);
+    assert!(from_old.notes[0].contains("`variants` is the old spelling of `rungs`"));
+    assert!(from_old.notes[1].contains("`ops` is the old spelling of `cycles`"));
+    assert!(from_old.notes[2].contains("`on.op` is the old spelling of `on.cycle`"));
+    assert!(from_new.notes.is_empty(), "{:?}", from_new.notes);
+    let without_notes = Scenario {
+        notes: Vec::new(),
+        ..from_old
+    };
+    assert_eq!(without_notes, from_new);
+}
+
+#[test]
+fn a_host_name_that_is_not_canonical_is_rejected_with_the_expected_spellings() {
+    for host in ["client-01", "client-+0", "redis-00", "node-1"] {
+        let text = format!(
+            "rungs = [\"setnx\"]\nduration_ms = 10\n[[clients]]\n\n[[faults]]\nkind = \"crash\"\nat_ms = 5\ntarget = \"{host}\"\n"
+        );
+        let message = Scenario::parse(&text, "h.toml", "h")
+            .expect_err("must fail")
+            .to_string();
+        assert!(
+            message.starts_with("h.toml: line 5, column 1:"),
+            "{message}"
+        );
+        assert!(
+            message.contains("expected client-N, redis-N, store or master"),
+            "{message}"
+        );
+    }
+}
+
+#[test]
 fn a_scenario_with_an_unknown_rung_or_fault_point_says_what_was_expected() {
-    let text = "variants = [\"setnxx\"]\nduration_ms = 10\n[[clients]]\n";
+    let text = "rungs = [\"setnxx\"]\nduration_ms = 10\n[[clients]]\n";
     let message = Scenario::parse(text, "a.toml", "a")
         .expect_err("must fail")
         .to_string();
@@ -251,11 +289,10 @@ fn a_scenario_with_an_unknown_rung_or_fault_point_says_what_was_expected() {
     );
     assert!(message.contains("set-nx-px"), "{message}");
 
-    let text = "variants = [\"setnx\"]\nduration_ms = 10\n[[clients]]\n\n[[faults]]\nkind = \"pause\"\nduration_ms = 5\non = { client = 0, point = \"middle\" }\n";
+    let text = "rungs = [\"setnx\"]\nduration_ms = 10\n[[clients]]\n\n[[faults]]\nkind = \"pause\"\nduration_ms = 5\non = { client = 0, point = \"middle\" }\n";
     let message = Scenario::parse(text, "b.toml", "b")
         .expect_err("must fail")
         .to_string();
-    assert!(message.contains("faults[0]"), "{message}");
     assert!(
         message.starts_with("b.toml: line 5, column 1:"),
         "{message}"
@@ -265,7 +302,7 @@ fn a_scenario_with_an_unknown_rung_or_fault_point_says_what_was_expected() {
         "{message}"
     );
 
-    let text = "variants = [\"setnx\"]\nduration_ms = 10\nclients = 3\n";
+    let text = "rungs = [\"setnx\"]\nduration_ms = 10\nclients = 3\n";
     let message = Scenario::parse(text, "c.toml", "c")
         .expect_err("must fail")
         .to_string();
@@ -278,7 +315,7 @@ fn every_shipped_scenario_loads_and_names_its_expectations() {
     let scenarios = sim::suite::load_all(&dir).expect("load");
     assert!(scenarios.len() >= 17);
     for s in &scenarios {
-        for v in &s.variants {
+        for v in &s.rungs {
             assert!(
                 s.expect.contains_key(v),
                 "{}: no expectation for {v}",
@@ -421,23 +458,20 @@ fn every_rungs_flaw_is_found_with_its_pinned_minimal_witness() {
             vec![(1, W, OK), (0, W, OK)],
         ),
     ];
-    for (name, variant, checker, expected) in cases {
-        let judged = judge(name, variant);
+    for (name, rung, checker, expected) in cases {
+        let judged = judge(name, rung);
         let check = judged
             .results
             .by_name()
             .into_iter()
             .find(|(n, _)| *n == checker)
             .map(|(_, c)| c.clone())
-            .unwrap_or_else(|| panic!("{name}/{variant}: no {checker} checker"));
-        assert!(
-            check.is_invalid(),
-            "{name}/{variant}: {checker} found nothing"
-        );
+            .unwrap_or_else(|| panic!("{name}/{rung}: no {checker} checker"));
+        assert!(check.is_invalid(), "{name}/{rung}: {checker} found nothing");
         assert_eq!(
             witness_ops(&judged, &check),
             expected,
-            "{name}/{variant}: {checker} witness"
+            "{name}/{rung}: {checker} witness"
         );
     }
 }

@@ -6,15 +6,15 @@
 //! replica); an `instant` is a point. An `end` that closes nothing is kept
 //! as a point too.
 
-use crate::history::{EventKind, History};
+use crate::history::{EventKind, FaultName, FaultTarget, History, Phase};
 
 /// A fault as an interval (or an instant) of true time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FaultSpan {
     /// The fault's kind (`pause`, `crash`, ...).
-    pub fault: String,
+    pub fault: FaultName,
     /// What it hit (the target of its start).
-    pub target: String,
+    pub target: FaultTarget,
     /// Index of the event that began it (or of the instant).
     pub start: usize,
     /// When it began (or happened), µs.
@@ -65,7 +65,7 @@ pub fn fault_spans(history: &History) -> Vec<FaultSpan> {
         else {
             continue;
         };
-        if phase == "end" {
+        if *phase == Phase::End {
             let open = |s: &FaultSpan| !s.instant && s.end.is_none() && s.fault == *fault;
             let which = spans
                 .iter()
@@ -77,12 +77,12 @@ pub fn fault_spans(history: &History) -> Vec<FaultSpan> {
             }
         }
         spans.push(FaultSpan {
-            fault: fault.clone(),
+            fault: *fault,
             target: target.clone(),
             start: event.i,
             start_us: event.at_us,
             end: None,
-            instant: phase != "start",
+            instant: *phase != Phase::Start,
         });
     }
     spans

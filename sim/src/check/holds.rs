@@ -1,7 +1,7 @@
 //! Who held which lock when, each client in its own view.
 //!
-//! This is LADDER.md's "holding, as the client sees it", computed from a
-//! history: a client holds a lock from the `complete` of an `acquire` whose
+//! This is "holding, as the client sees it" (defined in `docs/ladder.md`),
+//! computed from a history: a client holds a lock from the `complete` of an `acquire` whose
 //! outcome is `ok` until the `invoke` of the `release` that brings its hold
 //! count back to 0. A second successful acquire by the same client on the
 //! same lock while it holds it is a nested acquire (the count goes up), not
@@ -15,7 +15,7 @@
 //! so holding ends then at the latest. Such a hold ends just before the
 //! first event at or after that instant.
 
-use crate::history::{Event, EventKind, History, Op, Outcome};
+use crate::history::{Event, EventKind, FaultName, History, Op, Outcome, Phase};
 use std::collections::BTreeMap;
 
 /// Why a hold ended.
@@ -66,12 +66,6 @@ impl Hold {
     }
 }
 
-/// The client index named by a fault target `client-<i>`, if it is one
-/// (`client-0->redis-0` is a link, not a client).
-pub fn client_of_target(target: &str) -> Option<usize> {
-    target.strip_prefix("client-")?.parse().ok()
-}
-
 /// Whether `event` is a crash of a client (phase `start` or `instant`);
 /// returns that client.
 pub fn crashed_client(event: &Event) -> Option<usize> {
@@ -81,8 +75,8 @@ pub fn crashed_client(event: &Event) -> Option<usize> {
             target,
             phase,
             ..
-        } if fault == "crash" && (phase == "start" || phase == "instant") => {
-            client_of_target(target)
+        } if *fault == FaultName::Crash && matches!(phase, Phase::Start | Phase::Instant) => {
+            target.client()
         }
         _ => None,
     }

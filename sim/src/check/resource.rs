@@ -24,42 +24,9 @@
 
 use super::Check;
 use crate::history::{EventKind, History, Op, Outcome};
+pub use crate::resource::{ResourceKind, ResourceSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// What kind of resource the lock guards.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ResourceKind {
-    /// Plain inventory: accepts every write.
-    Inventory,
-    /// Inventory that rejects writes with stale fencing tokens.
-    Fenced,
-}
-
-impl std::str::FromStr for ResourceKind {
-    type Err = String;
-
-    /// `inventory` or `fenced`, as scenario files name them.
-    fn from_str(s: &str) -> Result<ResourceKind, String> {
-        match s {
-            "inventory" => Ok(ResourceKind::Inventory),
-            "fenced" => Ok(ResourceKind::Fenced),
-            other => Err(format!(
-                "unknown resource kind {other:?}; expected \"inventory\" or \"fenced\""
-            )),
-        }
-    }
-}
-
-/// The guarded resource as the scenario set it up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ResourceSpec {
-    /// Inventory or fenced.
-    pub kind: ResourceKind,
-    /// The initial stock.
-    pub initial: i64,
-}
 
 /// The damage to the resource (`null` where not measured).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -127,7 +94,7 @@ pub fn check(history: &History, spec: &ResourceSpec) -> (Check, ResourceDamage) 
                 ..
             } => {
                 accepted += 1;
-                if accepted > spec.initial {
+                if accepted > spec.stock {
                     exceeded_at.get_or_insert(event.i);
                 }
                 let this = Accepted {
@@ -175,8 +142,8 @@ pub fn check(history: &History, spec: &ResourceSpec) -> (Check, ResourceDamage) 
         }
     }
 
-    let lost = final_value.map(|(_, f)| (accepted - (spec.initial - f)).max(0));
-    let oversold = (accepted - spec.initial).max(0);
+    let lost = final_value.map(|(_, f)| (accepted - (spec.stock - f)).max(0));
+    let oversold = (accepted - spec.stock).max(0);
     let damage = ResourceDamage {
         lost_updates: lost,
         oversold: Some(oversold),
@@ -220,8 +187,8 @@ pub fn check(history: &History, spec: &ResourceSpec) -> (Check, ResourceDamage) 
             format!(
                 "oversold: {accepted} sales accepted from a stock of {} (event {at} was \
                  sale {}); {oversold} oversold",
-                spec.initial,
-                spec.initial + 1
+                spec.stock,
+                spec.stock + 1
             ),
         )
     } else if let Some((final_at, final_stock)) = final_value {
@@ -232,7 +199,7 @@ pub fn check(history: &History, spec: &ResourceSpec) -> (Check, ResourceDamage) 
                 format!(
                     "{accepted} sales accepted but the stock went from {} to {final_stock}: \
                      {lost} update(s) lost",
-                    spec.initial
+                    spec.stock
                 ),
             )
         } else {

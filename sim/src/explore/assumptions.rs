@@ -46,7 +46,10 @@
 use super::case::Case;
 use super::kinds::FaultKind;
 use crate::fault::FaultSpec;
+use crate::host::Host;
 use crate::scenario::TopologyKind;
+use locks::FaultPoint;
+use simredis::Persistence;
 
 /// How long a holder's hold, and the faults that stretch it, may last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,7 +91,7 @@ pub enum NodeFaults {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Assumptions {
     /// The rung.
-    pub variant: &'static str,
+    pub rung: &'static str,
     /// The assumptions in a sentence.
     pub summary: &'static str,
     /// Most clients (`no-lock`: one).
@@ -111,11 +114,11 @@ pub struct Assumptions {
     /// the lease, decides safety).
     pub node_forward_jumps: bool,
     /// Fault points at which no pause may be aimed.
-    pub no_pause_at: &'static [&'static str],
+    pub no_pause_at: &'static [FaultPoint],
 }
 
 const SINGLE_NODE_LEASE: Assumptions = Assumptions {
-    variant: "",
+    rung: "",
     summary: "",
     max_clients: 8,
     nested: false,
@@ -129,11 +132,11 @@ const SINGLE_NODE_LEASE: Assumptions = Assumptions {
     no_pause_at: &[],
 };
 
-/// The assumptions of rung `variant` (`None` for an unknown id).
-pub fn assumptions(variant: &str) -> Option<Assumptions> {
-    let a = match variant {
+/// The assumptions of `rung` (`None` for an unknown id).
+pub fn assumptions(rung: &str) -> Option<Assumptions> {
+    let a = match rung {
         "no-lock" => Assumptions {
-            variant: "no-lock",
+            rung: "no-lock",
             summary: "one client only (no lock, no exclusion); any client fault",
             max_clients: 1,
             nested: true,
@@ -143,7 +146,7 @@ pub fn assumptions(variant: &str) -> Option<Assumptions> {
             ..SINGLE_NODE_LEASE
         },
         "setnx" => Assumptions {
-            variant: "setnx",
+            rung: "setnx",
             summary: "no client crash; no lost reply (no partition between clients and Redis, \
                       delays and slow links within the reply timeout, no node crash: a crash \
                       loses the reply of a SETNX in flight); no failover; no nested acquire",
@@ -154,7 +157,7 @@ pub fn assumptions(variant: &str) -> Option<Assumptions> {
             ..SINGLE_NODE_LEASE
         },
         "setnx-expire" => Assumptions {
-            variant: "setnx-expire",
+            rung: "setnx-expire",
             summary: "as setnx, and hold + pauses + delays within TTL - allowance - margin",
             client_crashes: false,
             client_links: ClientLinks::NoLossWithinTimeout,
@@ -162,7 +165,7 @@ pub fn assumptions(variant: &str) -> Option<Assumptions> {
             ..SINGLE_NODE_LEASE
         },
         "set-timestamp" => Assumptions {
-            variant: "set-timestamp",
+            rung: "set-timestamp",
             summary: "every lock is released by its holder (no client crash, no lost \
                       message, no node crash): its stale-lock path races the expiry; hold + \
                       pauses + delays within TTL - allowance - margin; client clocks within \
@@ -174,19 +177,19 @@ pub fn assumptions(variant: &str) -> Option<Assumptions> {
             ..SINGLE_NODE_LEASE
         },
         "set-nx-px" | "get-check-del" | "lua-release" => Assumptions {
-            variant: locks::rung(variant).map(|r| r.id).unwrap_or(""),
+            rung: locks::rung(rung).map(|r| r.id).unwrap_or(""),
             summary: "hold + pauses + delays within TTL - allowance - margin; no failover; \
                       node restarts only persistent or delayed; no nested acquire",
             ..SINGLE_NODE_LEASE
         },
         "reentrant" => Assumptions {
-            variant: "reentrant",
+            rung: "reentrant",
             summary: "as lua-release; nested acquires allowed",
             nested: true,
             ..SINGLE_NODE_LEASE
         },
         "watchdog" => Assumptions {
-            variant: "watchdog",
+            rung: "watchdog",
             summary: "pauses + delays within 2 TTL/3 - margin, each delay within the reply \
                       timeout; no partition between clients and Redis; no node crash (not even \
                       a persistent restart: one failed renewal gives the lease up); no \
@@ -198,7 +201,7 @@ pub fn assumptions(variant: &str) -> Option<Assumptions> {
             ..SINGLE_NODE_LEASE
         },
         "redlock" => Assumptions {
-            variant: "redlock",
+            rung: "redlock",
             summary: "no pause between the validity check and the write; clocks within the \
                       allowance; node restarts only persistent or delayed; a minority of \
                       masters lost at most; no partition between clients and masters (a \
@@ -206,11 +209,11 @@ pub fn assumptions(variant: &str) -> Option<Assumptions> {
             budget: Budget::None,
             client_links: ClientLinks::NoLoss,
             nodes: NodeFaults::MinorityLost,
-            no_pause_at: &["before-write"],
+            no_pause_at: &[FaultPoint::BeforeWrite],
             ..SINGLE_NODE_LEASE
         },
         "fenced" => Assumptions {
-            variant: "fenced",
+            rung: "fenced",
             summary: "a fenced resource and a monotonic token source: no failover, no node \
                       restart unless AOF always, no node lost; anything else",
             budget: Budget::None,
@@ -242,24 +245,20 @@ pub fn round_trips(writes: u32) -> u64 {
 /// The largest client or node clock drift the assumptions allow, ppm.
 pub const MAX_DRIFT_PPM: i64 = 1_000;
 
-fn is_node(host: &str) -> bool {
-    host.starts_with("redis-") || host == "master"
-}
-
-fn is_client(host: &str) -> bool {
-    host.starts_with("client-")
+fn is_client(host: Host) -> bool {
+    host.client().is_some()
 }
 
 /// Which kinds of link a fault's sides connect.
-fn link_touches(a: &[String], b: &[String]) -> (bool, bool) {
+fn link_touches(a: &[Host], b: &[Host]) -> (bool, bool) {
     let mut client_node = false;
     let mut store = false;
-    for x in a {
-        for y in b {
-            if (is_client(x) && is_node(y)) || (is_node(x) && is_client(y)) {
+    for &x in a {
+        for &y in b {
+            if (is_client(x) && y.is_node()) || (x.is_node() && is_client(y)) {
                 client_node = true;
             }
-            if x == "store" || y == "store" {
+            if x == Host::Store || y == Host::Store {
                 store = true;
             }
         }
@@ -325,10 +324,10 @@ impl Assumptions {
                 }
                 FaultSpec::ClockJump {
                     target, jump_ms, ..
-                } if is_node(target) && *jump_ms > 0 => *jump_ms as u64,
+                } if target.is_node() && *jump_ms > 0 => *jump_ms as u64,
                 FaultSpec::ClockJump {
                     target, jump_ms, ..
-                } if is_client(target) && self.client_wall_clock => jump_ms.unsigned_abs(),
+                } if is_client(*target) && self.client_wall_clock => jump_ms.unsigned_abs(),
                 _ => 0,
             })
             .sum();
@@ -340,11 +339,8 @@ impl Assumptions {
     /// Whether a case lies within these assumptions; if not, why.
     pub fn admits(&self, case: &Case) -> Result<(), String> {
         let ttl = case.lock.ttl_ms;
-        if case.variant != self.variant {
-            return Err(format!(
-                "the case is for {}, not {}",
-                case.variant, self.variant
-            ));
+        if case.rung != self.rung {
+            return Err(format!("the case is for {}, not {}", case.rung, self.rung));
         }
         if case.clients.len() > self.max_clients {
             return Err(format!(
@@ -356,7 +352,7 @@ impl Assumptions {
         if !self.nested && case.clients.iter().any(|c| c.nested) {
             return Err("a nested acquire on a rung that is not reentrant".into());
         }
-        if self.variant == "fenced" && !case.fenced {
+        if locks::rung(self.rung).is_some_and(|r| r.fencing) && !case.fenced {
             return Err("fenced needs a fenced resource".into());
         }
         if let Some(budget) = self.budget_ms(ttl) {
@@ -365,16 +361,16 @@ impl Assumptions {
                 return Err(format!("timing budget: {spent} ms spent of {budget} ms"));
             }
         }
-        let persistent = case.topology.persistence == "aof-always";
+        let persistent = case.topology.persistence == Persistence::AofAlways;
         let masters = case.topology.node_count();
-        let mut lost_nodes: Vec<String> = Vec::new();
+        let mut lost_nodes: Vec<Host> = Vec::new();
         for (i, fault) in case.faults.iter().enumerate() {
-            let bad = |why: &str| Err(format!("faults[{i}] ({}): {why}", fault.kind_name()));
+            let bad = |why: &str| Err(format!("faults[{i}] ({}): {why}", fault.name()));
             let (_, on) = fault.when();
             match fault {
                 FaultSpec::Pause { .. } => {
                     if let Some(t) = on
-                        && self.no_pause_at.contains(&t.point.as_str())
+                        && self.no_pause_at.contains(&t.point)
                     {
                         return bad("a pause at a point the rung cannot check after");
                     }
@@ -382,11 +378,13 @@ impl Assumptions {
                 FaultSpec::Crash {
                     restart_after_ms, ..
                 } => {
-                    let target = fault.target_host().unwrap_or_default();
-                    if target == "store" {
+                    let Some(target) = fault.target_host() else {
+                        return bad("a crash of no host");
+                    };
+                    if target == Host::Store {
                         return bad("the store never crashes");
                     }
-                    if is_client(&target) {
+                    if is_client(target) {
                         if !self.client_crashes {
                             return bad("no client crashes");
                         }
@@ -420,8 +418,8 @@ impl Assumptions {
                     {
                         return bad("no failover");
                     }
-                    if !lost_nodes.iter().any(|n| n == "redis-0") {
-                        lost_nodes.push("redis-0".into());
+                    if !lost_nodes.contains(&Host::Node(0)) {
+                        lost_nodes.push(Host::Node(0));
                     }
                 }
                 FaultSpec::Partition {
@@ -476,7 +474,7 @@ impl Assumptions {
                 FaultSpec::ClockJump {
                     target, jump_ms, ..
                 } => {
-                    if is_node(target) {
+                    if target.is_node() {
                         if *jump_ms > 0 && !self.node_forward_jumps && *jump_ms as u64 > ttl / 200 {
                             return bad("a node clock jumps forward beyond TTL/200");
                         }

@@ -24,10 +24,12 @@ use super::assumptions::{
 use super::case::Case;
 use super::kinds::{FaultKind, FaultMode};
 use crate::fault::{FaultSpec, PointTrigger};
+use crate::host::Host;
 use crate::scenario::{ClientGroup, LockSpec, Topology, TopologyKind};
 use locks::FaultPoint;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
+use simredis::{CrashKind, Persistence};
 
 /// Seeds must stay below 2^53 (JSON readers keep them exact).
 pub const SEED_LIMIT: u64 = 1 << 53;
@@ -63,16 +65,17 @@ impl Draw {
     }
 }
 
-/// Builds the case of `seed` for `variant` under `mode`. `variant` must be
+/// Builds the case of `seed` for `rung` under `mode`. `rung` must be
 /// a rung id (checked by the caller).
-pub fn generate(variant: &str, mode: &FaultMode, seed: u64) -> Case {
+pub fn generate(rung: &str, mode: &FaultMode, seed: u64) -> Case {
     let mut d = Draw(ChaCha8Rng::seed_from_u64(seed ^ 0x6c6f_636b_6c61_6221));
     let assumed = match mode {
-        FaultMode::Assumed => assumptions(variant),
+        FaultMode::Assumed => assumptions(rung),
         _ => None,
     };
     let a = assumed.as_ref();
-    let redlock = variant == "redlock";
+    let properties = locks::rung(rung);
+    let multi_node = properties.is_some_and(|r| r.multi_node);
 
     // Swarm: a random subset of the allowed kinds.
     let allowed: Vec<FaultKind> = mode
@@ -106,8 +109,12 @@ pub fn generate(variant: &str, mode: &FaultMode, seed: u64) -> Case {
         ..LockSpec::default()
     };
 
-    let persistence = d.pick(&["none", "aof-everysec", "aof-always"]).to_string();
-    let topology = if redlock {
+    let persistence = d.pick(&[
+        Persistence::None,
+        Persistence::AofEverysec,
+        Persistence::AofAlways,
+    ]);
+    let topology = if multi_node {
         Topology {
             kind: TopologyKind::Independent,
             masters: d.pick(&[3usize, 5]),
@@ -155,7 +162,7 @@ pub fn generate(variant: &str, mode: &FaultMode, seed: u64) -> Case {
         };
         clients.push(ClientGroup {
             count: 1,
-            ops: d.range(1, 4) as u32,
+            cycles: d.range(1, 4) as u32,
             critical_section_ms: cs,
             think_ms: d.scale(0, 50),
             start_ms: d.scale(0, ttl),
@@ -164,12 +171,12 @@ pub fn generate(variant: &str, mode: &FaultMode, seed: u64) -> Case {
         });
     }
     let mut case = Case {
-        variant: variant.to_string(),
+        rung: rung.to_string(),
         seed,
         topology,
         lock,
         clients,
-        fenced: variant == "fenced",
+        fenced: properties.is_some_and(|r| r.fencing),
         faults: Vec::new(),
     };
 
@@ -205,10 +212,10 @@ pub fn generate(variant: &str, mode: &FaultMode, seed: u64) -> Case {
 }
 
 /// The host a crash (or a failover: the first master) takes down.
-fn crashed_host(fault: &FaultSpec) -> Option<String> {
+fn crashed_host(fault: &FaultSpec) -> Option<Host> {
     match fault {
         FaultSpec::Crash { .. } => fault.target_host(),
-        FaultSpec::Failover { .. } => Some("redis-0".into()),
+        FaultSpec::Failover { .. } => Some(Host::Node(0)),
         _ => None,
     }
 }
@@ -221,13 +228,9 @@ struct Swarm {
     points: Vec<FaultPoint>,
 }
 
-fn hosts(prefix: &str, n: usize) -> Vec<String> {
-    (0..n).map(|i| format!("{prefix}-{i}")).collect()
-}
-
 /// A non-empty random subset of `items`, in order.
-fn some_of(d: &mut Draw, items: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = items.iter().filter(|_| d.chance(50)).cloned().collect();
+fn some_of(d: &mut Draw, items: &[Host]) -> Vec<Host> {
+    let mut out: Vec<Host> = items.iter().filter(|_| d.chance(50)).copied().collect();
     if out.is_empty() {
         out.push(d.pick(items));
     }
@@ -243,25 +246,25 @@ fn draw_fault(
     swarm: &Swarm,
 ) -> Option<FaultSpec> {
     let ttl = case.lock.ttl_ms;
-    let clients = hosts("client", case.clients.len());
-    let nodes = hosts("redis", case.topology.node_count());
+    let clients: Vec<Host> = (0..case.clients.len()).map(Host::Client).collect();
+    let nodes = case.topology.nodes();
     let client = d.below(clients.len() as u64) as usize;
 
     // When: a fault point of some cycle of some client, or a time.
     let aimed = d.chance(swarm.aim_percent);
     let (mut at_ms, mut on) = (None, None);
     if aimed {
-        let ops = case.clients[client].ops;
-        let mut point = d.pick(&swarm.points).name().to_string();
+        let cycles = case.clients[client].cycles;
+        let mut point = d.pick(&swarm.points);
         if kind == FaultKind::Pause
             && let Some(a) = a
-            && a.no_pause_at.contains(&point.as_str())
+            && a.no_pause_at.contains(&point)
         {
-            point = FaultPoint::AfterAcquire.name().to_string();
+            point = FaultPoint::AfterAcquire;
         }
         on = Some(PointTrigger {
             client,
-            op: d.range(1, u64::from(ops)) as u32,
+            cycle: d.range(1, u64::from(cycles)) as u32,
             point,
         });
     } else {
@@ -274,12 +277,12 @@ fn draw_fault(
     };
     let client_links = a.map_or(ClientLinks::Any, |a| a.client_links);
     let store_ok = a.is_none_or(|a| a.store_links);
-    let target_client = format!("client-{client}");
+    let target_client = Host::Client(client);
 
     let spec = match kind {
         FaultKind::Pause => FaultSpec::Pause {
             at_ms,
-            target: on.is_none().then(|| target_client.clone()),
+            target: on.is_none().then_some(target_client),
             on,
             duration_ms: size(d, 1, 3 * ttl),
         },
@@ -288,7 +291,7 @@ fn draw_fault(
             let on_client = client_ok && d.chance(60);
             let restart = kind == FaultKind::Restart;
             let target = if on_client {
-                on.is_none().then(|| target_client.clone())
+                on.is_none().then_some(target_client)
             } else {
                 Some(d.pick(&nodes))
             };
@@ -301,7 +304,7 @@ fn draw_fault(
             });
             if let (Some(_), Some(after)) = (a, restart_after_ms.as_mut())
                 && !on_client
-                && case.topology.persistence != "aof-always"
+                && case.topology.persistence != Persistence::AofAlways
             {
                 // A node comes back only after every lease it gave expired.
                 *after = (*after).max(ttl + margin_ms(ttl) + 1);
@@ -310,7 +313,11 @@ fn draw_fault(
                 at_ms,
                 on,
                 target,
-                how: if d.chance(30) { "power-loss" } else { "kill" }.to_string(),
+                how: if d.chance(30) {
+                    CrashKind::PowerLoss
+                } else {
+                    CrashKind::ProcessKill
+                },
                 restart_after_ms,
             }
         }
@@ -323,10 +330,10 @@ fn draw_fault(
             let (a_side, b_side) = if roll < 70 && client_node_ok {
                 (some_of(d, &clients), some_of(d, &nodes))
             } else if roll < 85 && store_ok {
-                (some_of(d, &clients), vec!["store".to_string()])
+                (some_of(d, &clients), vec![Host::Store])
             } else if nodes.len() > 1 {
                 let first = d.pick(&nodes);
-                let rest: Vec<String> = nodes.iter().filter(|n| **n != first).cloned().collect();
+                let rest: Vec<Host> = nodes.iter().filter(|n| **n != first).copied().collect();
                 (vec![first], some_of(d, &rest))
             } else if client_node_ok {
                 (some_of(d, &clients), nodes.clone())
@@ -391,7 +398,7 @@ fn draw_fault(
             let target = if on_node {
                 d.pick(&nodes)
             } else {
-                target_client.clone()
+                target_client
             };
             let forward = d.chance(60);
             let magnitude = match a {
@@ -420,7 +427,7 @@ fn draw_fault(
             let target = if d.chance(50) {
                 d.pick(&nodes)
             } else {
-                target_client.clone()
+                target_client
             };
             let limit = if a.is_some() {
                 MAX_DRIFT_PPM as u64

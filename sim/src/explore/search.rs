@@ -13,6 +13,7 @@ use super::generate::{SEED_LIMIT, generate};
 use super::kinds::FaultMode;
 use super::shrink::shrink;
 use crate::cell::{Judged, run_cell};
+use crate::exit::ExitCode;
 use crate::verdict::Verdict;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -32,7 +33,7 @@ pub enum Limit {
 #[derive(Debug, Clone)]
 pub struct SearchConfig {
     /// The rung.
-    pub variant: String,
+    pub rung: String,
     /// Which faults to draw.
     pub mode: FaultMode,
     /// How long.
@@ -115,15 +116,15 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// The CLI's exit code: 1 when a violation was found, 4 when only
-    /// deadlocks were, 0 when nothing was.
-    pub fn exit_code(&self) -> u8 {
+    /// How the search ends: a violation when one was found, a deadlock
+    /// when only deadlocks were, success when nothing was.
+    pub fn exit_code(&self) -> ExitCode {
         if self.stats.violations > 0 {
-            1
+            ExitCode::Violated
         } else if self.stats.deadlocks > 0 {
-            4
+            ExitCode::Deadlock
         } else {
-            0
+            ExitCode::Success
         }
     }
 }
@@ -147,7 +148,7 @@ pub fn same_failure(wanted: Verdict, verdict: Verdict) -> bool {
 pub fn run_case(case: &Case) -> Result<Judged, String> {
     let scenario = case.to_scenario();
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        run_cell(&scenario, &case.variant, case.seed)
+        run_cell(&scenario, &case.rung, case.seed)
     }));
     match run {
         Ok(result) => result.map_err(|e| e.to_string()),
@@ -200,7 +201,7 @@ pub fn search(config: &SearchConfig, progress: &(dyn Fn(&Stats) + Sync)) -> Outc
                         let Some(seed) = case_seed(config.seed, config.shard, k) else {
                             break;
                         };
-                        let case = generate(&config.variant, &config.mode, seed);
+                        let case = generate(&config.rung, &config.mode, seed);
                         let result = run_case(&case);
                         let mut s = stats.lock().unwrap_or_else(|p| p.into_inner());
                         s.cases += 1;
@@ -273,17 +274,17 @@ pub fn search(config: &SearchConfig, progress: &(dyn Fn(&Stats) + Sync)) -> Outc
     }
 }
 
-/// Where a finding goes: `<dir>/<variant>-<seed>.toml`.
+/// Where a finding goes: `<dir>/<rung>-<seed>.toml`.
 pub fn finding_path(dir: &Path, finding: &Finding) -> PathBuf {
-    dir.join(format!("{}-{}.toml", finding.shrunk.variant, finding.seed))
+    dir.join(format!("{}-{}.toml", finding.shrunk.rung, finding.seed))
 }
 
 /// The command line that reproduces a finding written to `path`.
 pub fn replay_command(path: &Path, finding: &Finding) -> String {
     format!(
-        "locklab run {} --variant {} --seed {}",
+        "locklab run {} --rung {} --seed {}",
         path.display(),
-        finding.shrunk.variant,
+        finding.shrunk.rung,
         finding.shrunk.seed
     )
 }
@@ -295,9 +296,9 @@ pub fn write_finding(dir: &Path, finding: &Finding, mode: &FaultMode) -> std::io
     let path = finding_path(dir, finding);
     let mut scenario = finding.shrunk.to_scenario();
     scenario.description = format!(
-        "Found by `locklab explore --variant {} --faults {mode}` at seed {}: {}. Shrunk from {} \
+        "Found by `locklab explore --rung {} --faults {mode}` at seed {}: {}. Shrunk from {} \
          faults and {} clients to {} and {} in {} runs.",
-        finding.shrunk.variant,
+        finding.shrunk.rung,
         finding.seed,
         finding.judged.verdict,
         finding.original.faults.len(),
@@ -306,10 +307,9 @@ pub fn write_finding(dir: &Path, finding: &Finding, mode: &FaultMode) -> std::io
         finding.shrunk.clients.len(),
         finding.shrink_runs
     );
-    scenario.expect.insert(
-        finding.shrunk.variant.clone(),
-        finding.judged.verdict.to_string(),
-    );
+    scenario
+        .expect
+        .insert(finding.shrunk.rung.clone(), finding.judged.verdict);
     let header = format!(
         "Counterexample found by locklab explore (not committed: reports/found/ is ignored).\n\
          Replay: {}",
@@ -333,7 +333,8 @@ pub fn json_summary(config: &SearchConfig, outcome: &Outcome, path: Option<&Path
     };
     let round = |x: f64| (x * 100.0).round() / 100.0;
     serde_json::json!({
-        "variant": config.variant,
+        // Schema 1 spells the rung `variant`.
+        "variant": config.rung,
         "cases": s.cases,
         "violations": s.violations,
         "cases_per_s": round(s.cases_per_s()),

@@ -11,23 +11,22 @@
 
 use super::case::{Case, scenario_toml};
 use crate::fault::FaultSpec;
+use crate::host::Host;
 use crate::scenario::{Scenario, TopologyKind};
+use simredis::CrashKind;
 
-/// Renames `client-<old>` after client `gone` was removed; `None` when the
+/// Renumbers client `host` after client `gone` was removed; `None` when the
 /// host was that client.
-fn remap_host(host: &str, gone: usize) -> Option<String> {
-    match host
-        .strip_prefix("client-")
-        .and_then(|n| n.parse::<usize>().ok())
-    {
+fn remap_host(host: Host, gone: usize) -> Option<Host> {
+    match host.client() {
         Some(n) if n == gone => None,
-        Some(n) if n > gone => Some(format!("client-{}", n - 1)),
-        _ => Some(host.to_string()),
+        Some(n) if n > gone => Some(Host::Client(n - 1)),
+        _ => Some(host),
     }
 }
 
-fn remap_side(side: &[String], gone: usize) -> Vec<String> {
-    side.iter().filter_map(|h| remap_host(h, gone)).collect()
+fn remap_side(side: &[Host], gone: usize) -> Vec<Host> {
+    side.iter().filter_map(|&h| remap_host(h, gone)).collect()
 }
 
 /// The fault with client `gone` removed from it, or `None` if the fault
@@ -48,7 +47,7 @@ fn remap_fault(fault: &FaultSpec, gone: usize) -> Option<FaultSpec> {
     let ok = match &mut f {
         FaultSpec::Pause { on, target, .. } | FaultSpec::Crash { on, target, .. } => {
             let keep_target = match target {
-                Some(t) => match remap_host(t, gone) {
+                Some(t) => match remap_host(*t, gone) {
                     Some(n) => {
                         *t = n;
                         true
@@ -67,7 +66,7 @@ fn remap_fault(fault: &FaultSpec, gone: usize) -> Option<FaultSpec> {
             !a.is_empty() && !b.is_empty() && on_ok(on)
         }
         FaultSpec::ClockJump { on, target, .. } | FaultSpec::ClockDrift { on, target, .. } => {
-            match remap_host(target, gone) {
+            match remap_host(*target, gone) {
                 Some(n) => {
                     *target = n;
                     on_ok(on)
@@ -100,7 +99,7 @@ fn fault_variants(fault: &FaultSpec) -> Vec<FaultSpec> {
         | FaultSpec::ClockDrift { on: Some(t), .. }
         | FaultSpec::Failover { on: Some(t), .. } = &mut f
         {
-            t.op = 1;
+            t.cycle = 1;
         }
         push(f);
     }
@@ -200,11 +199,11 @@ fn fault_variants(fault: &FaultSpec) -> Vec<FaultSpec> {
         push(f);
     }
     if let FaultSpec::Crash { how, .. } = fault
-        && how != "kill"
+        && *how != CrashKind::ProcessKill
     {
         let mut f = fault.clone();
         if let FaultSpec::Crash { how, .. } = &mut f {
-            *how = "kill".into();
+            *how = CrashKind::ProcessKill;
         }
         push(f);
     }
@@ -243,14 +242,14 @@ pub fn simplifications(case: &Case) -> Vec<Case> {
     }
     // Fewer cycles, writes, nesting; shorter work.
     for (i, client) in case.clients.iter().enumerate() {
-        let mut variants = Vec::new();
+        let mut rungs = Vec::new();
         let mut v = client.clone();
-        if v.ops > 1 {
-            v.ops = 1;
-            variants.push(v.clone());
+        if v.cycles > 1 {
+            v.cycles = 1;
+            rungs.push(v.clone());
             v = client.clone();
-            v.ops -= 1;
-            variants.push(v.clone());
+            v.cycles -= 1;
+            rungs.push(v.clone());
         }
         for edit in 0..6 {
             let mut v = client.clone();
@@ -262,9 +261,9 @@ pub fn simplifications(case: &Case) -> Vec<Case> {
                 4 => v.critical_section_ms /= 2,
                 _ => v.critical_section_ms = 0,
             }
-            variants.push(v);
+            rungs.push(v);
         }
-        for v in variants {
+        for v in rungs {
             if &v != client {
                 let mut c = case.clone();
                 c.clients[i] = v;

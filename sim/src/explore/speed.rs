@@ -16,7 +16,7 @@ pub fn standard_scenario() -> Scenario {
     Scenario {
         name: "speed-standard".into(),
         description: "Redlock on 5 masters, 8 clients, 30 simulated seconds".into(),
-        variants: vec!["redlock".into()],
+        rungs: vec!["redlock".into()],
         seeds: vec![1],
         duration_ms: 30_000,
         topology: Topology {
@@ -33,20 +33,21 @@ pub fn standard_scenario() -> Scenario {
         },
         clients: vec![ClientGroup {
             count: 8,
-            ops: 100_000,
+            cycles: 100_000,
             critical_section_ms: 5,
             think_ms: 5,
             start_ms: 0,
             nested: false,
             writes: 1,
         }],
-        resource: crate::scenario::ResourceSpec {
-            kind: "inventory".into(),
+        resource: crate::resource::ResourceSpec {
+            kind: crate::resource::ResourceKind::Inventory,
             stock: 1_000_000,
         },
         faults: Vec::new(),
         expect: Default::default(),
         liveness_bound_ms: None,
+        notes: Vec::new(),
     }
 }
 
@@ -93,10 +94,10 @@ pub fn standard_case(seed: u64) -> Result<StandardRun, String> {
 }
 
 /// A search's rate: (cases per s, simulated s per wall s) over `cases`
-/// cases of `variant` with every fault kind, on `workers` threads.
-pub fn search_rate(variant: &str, cases: u64, workers: usize) -> (f64, f64) {
+/// cases of `rung` with every fault kind, on `workers` threads.
+pub fn search_rate(rung: &str, cases: u64, workers: usize) -> (f64, f64) {
     let config = SearchConfig {
-        variant: variant.to_string(),
+        rung: rung.to_string(),
         mode: FaultMode::All,
         limit: Limit::Cases(cases),
         seed: 1,

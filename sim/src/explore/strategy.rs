@@ -16,14 +16,14 @@ use proptest::test_runner::TestRunner;
 /// Cases of one rung under one fault mode.
 #[derive(Debug, Clone)]
 pub struct CaseStrategy {
-    variant: String,
+    rung: String,
     mode: FaultMode,
 }
 
-/// The strategy of cases for `variant` under `mode`.
-pub fn cases(variant: &str, mode: FaultMode) -> CaseStrategy {
+/// The strategy of cases for `rung` under `mode`.
+pub fn cases(rung: &str, mode: FaultMode) -> CaseStrategy {
     CaseStrategy {
-        variant: variant.to_string(),
+        rung: rung.to_string(),
         mode,
     }
 }
@@ -34,7 +34,7 @@ impl Strategy for CaseStrategy {
 
     fn new_tree(&self, runner: &mut TestRunner) -> NewTree<Self> {
         let seed = (0..SEED_LIMIT).new_tree(runner)?.current();
-        Ok(CaseTree::new(generate(&self.variant, &self.mode, seed)))
+        Ok(CaseTree::new(generate(&self.rung, &self.mode, seed)))
     }
 }
 

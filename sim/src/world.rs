@@ -1,0 +1,276 @@
+//! The simulated world of one run: turmoil's network with the Redis nodes,
+//! the store and one host per client, built from a scenario for one rung
+//! and one seed.
+//!
+//! Everything random comes from the seed: turmoil's own RNG (message order,
+//! latency jitter), each client's token source, and nothing else.
+
+use crate::agenda::{Action, Agenda};
+use crate::client_clock::EPOCH_MS;
+use crate::client_host::{self, ClientSetup, ClientState};
+use crate::dial::SimDialer;
+use crate::directory::Directory;
+use crate::freeze::Freeze;
+use crate::history::EventKind;
+use crate::hook::AimedFault;
+use crate::host::Host;
+use crate::mailbox::Mailbox;
+use crate::nodes::Nodes;
+use crate::recorder::Recorder;
+use crate::resource::STOCK_KEY;
+use crate::run::{AUDIT_LIMIT, RunError, TICK};
+use crate::scenario::{Scenario, Topology, TopologyKind};
+use locks::{ConnConfig, LockConfig, ReconnectingConnection, WaitStrategy};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, UNIX_EPOCH};
+
+/// What every host of a run shares with the driver.
+#[derive(Debug, Default)]
+pub struct Shared {
+    /// Where every event goes.
+    pub recorder: Arc<Recorder>,
+    /// Faults that hosts ask the driver to carry out.
+    pub mailbox: Mailbox,
+    /// Where aliases such as `master` point.
+    pub directory: Arc<Directory>,
+}
+
+/// The world of one run and the driver's view of it.
+pub struct World<'s> {
+    /// The scenario it was built from.
+    pub(crate) scenario: &'s Scenario,
+    /// The rung's deployment in that scenario.
+    pub(crate) topology: Topology,
+    /// turmoil's simulation.
+    pub(crate) sim: turmoil::Sim<'static>,
+    /// What the hosts share.
+    pub(crate) shared: Arc<Shared>,
+    /// The Redis nodes.
+    pub(crate) nodes: Nodes,
+    /// Every client, by index.
+    pub(crate) clients: Vec<Arc<ClientState>>,
+    /// What the driver does when.
+    pub(crate) agenda: Agenda,
+}
+
+impl<'s> World<'s> {
+    /// Builds the world of `rung` in `scenario` with `seed`: nodes and
+    /// store up and stocked, client hosts registered, timed faults on the
+    /// agenda.
+    pub fn build(scenario: &'s Scenario, rung: &str, seed: u64) -> Result<World<'s>, RunError> {
+        let topology = scenario.topology_of(rung).clone();
+        let latency = Duration::from_millis(scenario.network.latency_ms);
+        let mut sim = turmoil::Builder::new()
+            .rng_seed(seed)
+            .epoch(UNIX_EPOCH + Duration::from_millis(EPOCH_MS))
+            .tick_duration(TICK)
+            .min_message_latency(latency)
+            .max_message_latency(latency + Duration::from_millis(scenario.network.jitter_ms))
+            .simulation_duration(Duration::from_millis(scenario.duration_ms) + AUDIT_LIMIT * 2)
+            .build();
+        let shared = Arc::new(Shared::default());
+        let watched = vec![scenario.lock.key.clone()];
+        let nodes = Nodes::start(&mut sim, &topology, shared.recorder.clone(), watched);
+        if topology.kind == TopologyKind::Replicated {
+            shared.directory.point(Host::Master, Host::Node(0));
+        }
+        let mut world = World {
+            scenario,
+            topology,
+            sim,
+            shared,
+            nodes,
+            clients: Vec::new(),
+            agenda: Agenda::new(),
+        };
+        world.stock_the_store(scenario.resource.stock)?;
+        for i in 0..scenario.client_count() {
+            world.add_client(i, rung, seed)?;
+        }
+        for (i, fault) in scenario.faults.iter().enumerate() {
+            if let (Some(at_ms), None) = fault.when() {
+                world
+                    .agenda
+                    .schedule(Duration::from_millis(at_ms), Action::Start(i));
+            }
+        }
+        Ok(world)
+    }
+
+    /// The hosts the rung's connections dial.
+    fn lock_targets(&self) -> Vec<Host> {
+        match self.topology.kind {
+            TopologyKind::Standalone => vec![Host::Node(0)],
+            TopologyKind::Replicated => vec![Host::Master],
+            TopologyKind::Independent => self.topology.nodes(),
+        }
+    }
+
+    fn add_client(&mut self, i: usize, rung: &str, seed: u64) -> Result<(), RunError> {
+        let scenario = self.scenario;
+        let group = scenario
+            .group_of(i)
+            .cloned()
+            .ok_or_else(|| RunError::BadInput(format!("client {i} has no group")))?;
+        let aimed = scenario
+            .faults
+            .iter()
+            .enumerate()
+            .filter_map(|(index, spec)| {
+                let (client, cycle, point) = spec.point()?;
+                (client == i).then(|| AimedFault {
+                    index,
+                    cycle,
+                    point,
+                    spec: spec.clone(),
+                })
+            })
+            .collect();
+        let lock = &scenario.lock;
+        let setup = ClientSetup {
+            rung: rung.to_string(),
+            seed,
+            group,
+            key: lock.key.clone(),
+            targets: self.lock_targets(),
+            resource: scenario.resource.kind,
+            aimed,
+            conn: ConnConfig {
+                connect_timeout: Duration::from_millis(lock.response_timeout_ms),
+                response_timeout: Duration::from_millis(lock.response_timeout_ms),
+            },
+            lock: LockConfig {
+                ttl: Duration::from_millis(lock.ttl_ms),
+                max_wait: Duration::from_millis(lock.max_wait_ms),
+                wait: WaitStrategy::Fixed {
+                    interval: Duration::from_millis(lock.retry_ms),
+                },
+                node_timeout: Duration::from_millis(lock.node_timeout_ms),
+            },
+        };
+        let state = Arc::new(ClientState::new(i));
+        client_host::spawn(&mut self.sim, state.clone(), setup, self.shared.clone());
+        self.clients.push(state);
+        Ok(())
+    }
+
+    /// True simulated time.
+    pub(crate) fn now(&self) -> Duration {
+        self.sim.elapsed()
+    }
+
+    /// True simulated time, µs.
+    pub(crate) fn now_us(&self) -> u64 {
+        self.now().as_micros() as u64
+    }
+
+    /// Schedules `action` `after_ms` from now.
+    pub(crate) fn schedule_in(&mut self, after_ms: u64, action: Action) {
+        let at = self.now() + Duration::from_millis(after_ms);
+        self.agenda.schedule(at, action);
+    }
+
+    /// Whether every client has finished or crashed for good.
+    pub(crate) fn all_finished(&self) -> bool {
+        self.clients.iter().all(|c| c.done())
+    }
+
+    /// The client a host is, if it is one of this world's clients.
+    pub(crate) fn client(&self, host: Host) -> Option<Arc<ClientState>> {
+        host.client().and_then(|c| self.clients.get(c)).cloned()
+    }
+
+    /// Whether this world has the host (a rung's deployment may have fewer
+    /// nodes than the scenario's largest).
+    pub(crate) fn host_exists(&self, host: Host) -> bool {
+        match host {
+            Host::Store => true,
+            Host::Client(c) => c < self.clients.len(),
+            Host::Node(_) => self.nodes.has(host),
+            Host::Master => false,
+        }
+    }
+
+    /// Every host: clients, nodes, store.
+    pub(crate) fn all_hosts(&self) -> Vec<Host> {
+        let mut hosts: Vec<Host> = (0..self.clients.len()).map(Host::Client).collect();
+        hosts.extend(self.nodes.hosts());
+        hosts.push(Host::Store);
+        hosts
+    }
+
+    /// Puts the initial stock on the store before any client starts.
+    fn stock_the_store(&mut self, stock: i64) -> Result<(), RunError> {
+        let done = Arc::new(AtomicBool::new(false));
+        let done2 = done.clone();
+        let directory = self.shared.directory.clone();
+        self.sim.client("stocker", async move {
+            let mut conn = ReconnectingConnection::new(
+                SimDialer::new(Host::Store, directory, Arc::new(Freeze::new())),
+                ConnConfig::default(),
+            );
+            let _: () = redis::cmd("SET")
+                .arg(STOCK_KEY)
+                .arg(stock)
+                .query_async(&mut conn)
+                .await?;
+            done2.store(true, Ordering::SeqCst);
+            Ok(())
+        });
+        self.step_until(&done, AUDIT_LIMIT)?;
+        if done.load(Ordering::SeqCst) {
+            Ok(())
+        } else {
+            Err(RunError::Simulation(
+                "the store did not take the initial stock".into(),
+            ))
+        }
+    }
+
+    /// Steps until `done` is set, for at most `limit` of simulated time.
+    fn step_until(&mut self, done: &AtomicBool, limit: Duration) -> Result<(), RunError> {
+        let max_steps = limit.as_micros() / TICK.as_micros();
+        for _ in 0..max_steps {
+            if done.load(Ordering::SeqCst) {
+                break;
+            }
+            self.sim
+                .step()
+                .map_err(|e| RunError::Simulation(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// Reads the resource's final state with a fresh client and records it.
+    pub(crate) fn audit(&mut self) -> Result<(), RunError> {
+        let recorder = self.shared.recorder.clone();
+        let directory = self.shared.directory.clone();
+        let done = Arc::new(AtomicBool::new(false));
+        let done2 = done.clone();
+        self.sim.client("auditor", async move {
+            let freeze = Arc::new(Freeze::new());
+            let conn = ReconnectingConnection::new(
+                SimDialer::new(Host::Store, directory, freeze),
+                ConnConfig::default(),
+            );
+            let mut conn2 = conn.clone();
+            // Bounded: the store is never faulted by the audit itself.
+            for _attempt in 0..5 {
+                let value: Result<Option<i64>, _> = redis::cmd("GET")
+                    .arg(STOCK_KEY)
+                    .query_async(&mut conn2)
+                    .await;
+                if let Ok(value) = value {
+                    recorder.record(EventKind::Final {
+                        value: value.unwrap_or(0),
+                    });
+                    break;
+                }
+            }
+            done2.store(true, Ordering::SeqCst);
+            Ok(())
+        });
+        self.step_until(&done, AUDIT_LIMIT)
+    }
+}
