@@ -30,24 +30,27 @@ fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-type PlotResult = Result<(), Box<dyn std::error::Error>>;
+/// What drawing a plot returns.
+pub type PlotResult = Result<(), Box<dyn std::error::Error>>;
+
+/// One implementation's cycle latencies, a line of the CDF plot.
+#[derive(Debug, Clone)]
+pub struct LatencySeries {
+    /// The implementation's label.
+    pub label: String,
+    /// Every cycle's latency, µs.
+    pub latency: Histogram<u64>,
+}
 
 /// Latency CDF (x: cycle latency µs, log; y: fraction of cycles) per
 /// implementation.
-pub fn latency_cdf(path: &Path, series: &[(String, Histogram<u64>)]) -> PlotResult {
+pub fn latency_cdf(path: &Path, series: &[LatencySeries]) -> PlotResult {
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE)?;
-    let lo = series
-        .iter()
-        .filter(|(_, h)| !h.is_empty())
-        .map(|(_, h)| h.min())
-        .min()
-        .unwrap_or(1)
-        .max(1) as f64;
-    let hi = series
-        .iter()
-        .filter(|(_, h)| !h.is_empty())
-        .map(|(_, h)| h.value_at_quantile(0.9999))
+    let drawn = || series.iter().filter(|s| !s.latency.is_empty());
+    let lo = drawn().map(|s| s.latency.min()).min().unwrap_or(1).max(1) as f64;
+    let hi = drawn()
+        .map(|s| s.latency.value_at_quantile(0.9999))
         .max()
         .unwrap_or(10)
         .max(2) as f64;
@@ -65,7 +68,7 @@ pub fn latency_cdf(path: &Path, series: &[(String, Histogram<u64>)]) -> PlotResu
         .x_desc("cycle latency (µs, log scale)")
         .y_desc("fraction of cycles ≤ x")
         .draw()?;
-    for (i, (label, h)) in series.iter().enumerate() {
+    for (i, LatencySeries { label, latency: h }) in series.iter().enumerate() {
         if h.is_empty() {
             continue;
         }
@@ -99,7 +102,12 @@ fn versus_workers(
     y_desc: &str,
     y: impl Fn(&crate::report::ContentionRow) -> f64,
 ) -> PlotResult {
-    let rows: Vec<_> = report.contention.iter().filter(|r| r.keys == 1).collect();
+    let rows: Vec<_> = report
+        .figures
+        .contention
+        .iter()
+        .filter(|r| r.keys == 1)
+        .collect();
     let mut labels: Vec<String> = Vec::new();
     for r in &rows {
         let l = format!("{} ({})", r.impl_, r.wait);
@@ -179,6 +187,7 @@ pub fn wait_p999(path: &Path, report: &Report) -> PlotResult {
 pub fn redlock_scaling(path: &Path, report: &Report) -> PlotResult {
     let names = ["floor", "redlock", "rslock"];
     let rows: Vec<_> = report
+        .figures
         .uncontended
         .iter()
         .filter(|r| names.contains(&r.impl_.as_str()) && r.wait == wait_of(&r.impl_))

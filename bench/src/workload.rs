@@ -34,8 +34,13 @@ pub struct CycleSample {
 impl CycleSample {
     /// Cycles per second.
     pub fn rate(&self) -> f64 {
-        self.ops as f64 / self.elapsed.as_secs_f64().max(1e-9)
+        per_second(self.ops, self.elapsed)
     }
+}
+
+/// `count` per second of `elapsed` (a zero-length slice counts as 1 ns).
+fn per_second(count: u64, elapsed: Duration) -> f64 {
+    count as f64 / elapsed.as_secs_f64().max(1e-9)
 }
 
 /// One task running acquire + release on `key` back to back, for `slice`.
@@ -126,7 +131,7 @@ pub struct ContentionSample {
 impl ContentionSample {
     /// Acquisitions per second.
     pub fn rate(&self) -> f64 {
-        self.acquisitions as f64 / self.elapsed.as_secs_f64().max(1e-9)
+        per_second(self.acquisitions, self.elapsed)
     }
 
     /// Fewest / most acquisitions of any worker (1 = perfectly even).
@@ -236,6 +241,13 @@ pub struct SaleSample {
     pub elapsed: Duration,
 }
 
+impl SaleSample {
+    /// Sales per second.
+    pub fn rate(&self) -> f64 {
+        per_second(self.sales, self.elapsed)
+    }
+}
+
 /// The stock a sale starts from: large enough never to run out.
 pub const INITIAL_STOCK: i64 = 1_000_000_000;
 
@@ -342,6 +354,13 @@ pub struct HoldSample {
     pub lost: u64,
     /// Time measured.
     pub elapsed: Duration,
+}
+
+impl HoldSample {
+    /// Cycles per second.
+    pub fn rate(&self) -> f64 {
+        per_second(self.cycles, self.elapsed)
+    }
 }
 
 /// `holders` tasks, each on its own key, acquire, hold for `cs` (checking
