@@ -291,6 +291,24 @@ pub async fn raw_connection(addr: &str) -> anyhow::Result<MultiplexedConnection>
     Ok(conn)
 }
 
+/// What follows `field` on its line of `INFO section` (e.g. `redis_version:`
+/// of `server`); `None` when the server does not say or cannot be asked.
+pub async fn info_field(
+    conn: &MultiplexedConnection,
+    section: &str,
+    field: &str,
+) -> Option<String> {
+    let mut c = conn.clone();
+    let info: String = redis::cmd("INFO")
+        .arg(section)
+        .query_async(&mut c)
+        .await
+        .ok()?;
+    info.lines()
+        .find_map(|l| l.strip_prefix(field))
+        .map(str::to_string)
+}
+
 impl Floor {
     /// Connects to every node and loads the release script there.
     pub async fn connect(nodes: &[Node], ttl: Duration) -> anyhow::Result<Floor> {

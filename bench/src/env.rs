@@ -6,7 +6,7 @@
 //! background threads). Where it is missing, nothing is pinned and the
 //! report says so.
 
-use crate::client::{Node, raw_connection};
+use crate::client::{Node, info_field, raw_connection};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
@@ -69,19 +69,19 @@ pub fn online_cpus() -> usize {
 
 /// Whether `taskset` can be run.
 pub fn taskset_available() -> bool {
-    Command::new("taskset")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+    taskset(&["--version"])
 }
 
 /// Pins every thread of process `pid` to `cpus` (a list such as `0` or
 /// `1-3`). False when it could not.
 pub fn pin(pid: u32, cpus: &str) -> bool {
+    taskset(&["-a", "-p", "-c", cpus, &pid.to_string()])
+}
+
+/// Runs `taskset` with `args`, silently; whether it succeeded.
+fn taskset(args: &[&str]) -> bool {
     Command::new("taskset")
-        .args(["-a", "-p", "-c", cpus, &pid.to_string()])
+        .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
@@ -150,13 +150,7 @@ pub async fn versions(node: &Node) -> BTreeMap<String, String> {
 
 /// `redis_version` from `INFO server` of `node`.
 async fn server_version(node: &Node) -> Option<String> {
-    let mut c = raw_connection(&node.addr).await.ok()?;
-    let info: String = redis::cmd("INFO")
-        .arg("server")
-        .query_async(&mut c)
-        .await
-        .unwrap_or_default();
-    info.lines()
-        .find_map(|l| l.strip_prefix("redis_version:"))
-        .map(|ver| ver.trim().to_string())
+    let conn = raw_connection(&node.addr).await.ok()?;
+    let version = info_field(&conn, "server", "redis_version:").await?;
+    Some(version.trim().to_string())
 }

@@ -1,7 +1,7 @@
 //! `bench.md`: the report's figures as Markdown tables, with the settings,
 //! the placement and what the targets mean.
 
-use crate::report::{Report, UncontendedRow};
+use crate::report::{Ratios, Report, Subject, UncontendedRow};
 use crate::stats::round3;
 use crate::targets::TARGETS;
 use crate::write::PLOTS;
@@ -20,10 +20,44 @@ impl<'a> Table<'a> {
         Table { out }
     }
 
+    /// Writes the header of a table of measured implementations: what was
+    /// measured, `figures`, then the ratios to the floor and rslock.
+    fn of_subjects(out: &'a mut String, title: &str, figures: &[&str]) -> Table<'a> {
+        let columns = [
+            &["impl", "wait", "nodes"],
+            figures,
+            &["× floor", "× rslock"],
+        ]
+        .concat();
+        Table::section(out, title, &columns)
+    }
+
+    /// Writes a section heading, then the table's header.
+    fn section(out: &'a mut String, title: &str, columns: &[&str]) -> Table<'a> {
+        heading(out, title);
+        Table::new(out, columns)
+    }
+
     /// Writes one row of cells.
     fn row(&mut self, cells: &[String]) {
         let _ = writeln!(self.out, "| {} |", cells.join(" | "));
     }
+
+    /// Writes one row of a table made by [`Table::of_subjects`].
+    fn subject_row(&mut self, subject: &Subject, figures: &[String], ratios: &Ratios) {
+        let named = [
+            subject.impl_.clone(),
+            subject.wait.clone(),
+            subject.nodes.to_string(),
+        ];
+        let compared = [ratio(ratios.vs_floor), ratio(ratios.vs_rslock)];
+        self.row(&[&named[..], figures, &compared[..]].concat());
+    }
+}
+
+/// A section heading, after a blank line.
+fn heading(s: &mut String, title: &str) {
+    let _ = writeln!(s, "\n## {title}\n");
 }
 
 /// A ratio such as `0.97×`, or `–` when there is none.
@@ -132,8 +166,11 @@ impl Report {
     }
 
     fn write_raw_rtt(&self, s: &mut String) {
-        let _ = writeln!(s, "\n## Raw round trip (PING, node 0)\n");
-        let mut table = Table::new(s, &["placement", "p50 µs", "p99 µs", "PINGs/s"]);
+        let mut table = Table::section(
+            s,
+            "Raw round trip (PING, node 0)",
+            &["placement", "p50 µs", "p99 µs", "PINGs/s"],
+        );
         for r in &self.figures.raw_rtt {
             table.row(&[
                 r.placement.clone(),
@@ -155,22 +192,15 @@ impl Report {
                 &self.figures.uncontended_same_cpu,
             ),
         ] {
-            let _ = writeln!(s, "\n## {title}\n");
-            write_uncontended_table(s, rows);
+            write_uncontended_table(s, title, rows);
         }
     }
 
     fn write_contention(&self, s: &mut String) {
-        let _ = writeln!(
+        let mut table = Table::of_subjects(
             s,
-            "\n## Contention (empty critical section; one client, many tasks)\n"
-        );
-        let mut table = Table::new(
-            s,
+            "Contention (empty critical section; one client, many tasks)",
             &[
-                "impl",
-                "wait",
-                "nodes",
                 "workers",
                 "keys",
                 "acq/s",
@@ -180,15 +210,10 @@ impl Report {
                 "max µs",
                 "fairness",
                 "errors",
-                "× floor",
-                "× rslock",
             ],
         );
         for r in &self.figures.contention {
-            table.row(&[
-                r.impl_.clone(),
-                r.wait.clone(),
-                r.nodes.to_string(),
+            let figures = [
                 r.workers.to_string(),
                 r.keys.to_string(),
                 rate_range(r.acq_per_s, r.acq_per_s_min, r.acq_per_s_max),
@@ -198,51 +223,31 @@ impl Report {
                 r.wait_max_us.to_string(),
                 format!("{:.2}", r.fairness),
                 r.errors.to_string(),
-                ratio(r.vs_floor),
-                ratio(r.vs_rslock),
-            ]);
+            ];
+            table.subject_row(&r.subject, &figures, &r.ratios);
         }
     }
 
     fn write_inventory(&self, s: &mut String) {
-        let _ = writeln!(
+        let mut table = Table::of_subjects(
             s,
-            "\n## Inventory sale under load (16 buyers, GET + SET of the stock under the lock)\n"
-        );
-        let mut table = Table::new(
-            s,
-            &[
-                "impl",
-                "wait",
-                "nodes",
-                "sales/s",
-                "oversold",
-                "errors",
-                "× floor",
-                "× rslock",
-            ],
+            "Inventory sale under load (16 buyers, GET + SET of the stock under the lock)",
+            &["sales/s", "oversold", "errors"],
         );
         for r in &self.figures.inventory {
-            table.row(&[
-                r.impl_.clone(),
-                r.wait.clone(),
-                r.nodes.to_string(),
+            let figures = [
                 rate(r.sales_per_s),
                 r.oversold.to_string(),
                 r.errors.to_string(),
-                ratio(r.vs_floor),
-                ratio(r.vs_rslock),
-            ]);
+            ];
+            table.subject_row(&r.subject, &figures, &r.ratios);
         }
     }
 
     fn write_watchdog(&self, s: &mut String) {
-        let _ = writeln!(
+        let mut table = Table::section(
             s,
-            "\n## Watchdog on long critical sections (4 holders, own keys)\n"
-        );
-        let mut table = Table::new(
-            s,
+            "Watchdog on long critical sections (4 holders, own keys)",
             &[
                 "critical section ms",
                 "watchdog TTL ms",
@@ -288,38 +293,21 @@ impl Report {
     }
 }
 
-fn write_uncontended_table(s: &mut String, rows: &[UncontendedRow]) {
-    let mut table = Table::new(
-        s,
-        &[
-            "impl",
-            "wait",
-            "nodes",
-            "cycles/s",
-            "p50 µs",
-            "p99 µs",
-            "p99.9 µs",
-            "× floor",
-            "× rslock",
-        ],
-    );
+fn write_uncontended_table(s: &mut String, title: &str, rows: &[UncontendedRow]) {
+    let mut table = Table::of_subjects(s, title, &["cycles/s", "p50 µs", "p99 µs", "p99.9 µs"]);
     for r in rows {
-        table.row(&[
-            r.impl_.clone(),
-            r.wait.clone(),
-            r.nodes.to_string(),
+        let figures = [
             rate_range(r.cycles_per_s, r.cycles_per_s_min, r.cycles_per_s_max),
             r.p50_us.to_string(),
             r.p99_us.to_string(),
             r.p999_us.to_string(),
-            ratio(r.vs_floor),
-            ratio(r.vs_rslock),
-        ]);
+        ];
+        table.subject_row(&r.subject, &figures, &r.ratios);
     }
 }
 
 fn write_plots(s: &mut String) {
-    let _ = writeln!(s, "\n## Plots\n");
+    heading(s, "Plots");
     for plot in &PLOTS {
         let _ = writeln!(s, "![{}]({})", plot.what, plot.file);
     }

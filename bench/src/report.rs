@@ -48,6 +48,28 @@ pub struct Figures {
     pub watchdog: Vec<WatchdogRow>,
 }
 
+/// Which implementation a row is about, and on how many nodes.
+#[derive(Debug, Clone, Serialize)]
+pub struct Subject {
+    /// `floor`, `rslock` or a rung id.
+    #[serde(rename = "impl")]
+    pub impl_: String,
+    /// The wait strategy.
+    pub wait: String,
+    /// Nodes used by the lock.
+    pub nodes: usize,
+}
+
+/// A row's rate against the floor's and rslock's, measured in the same
+/// rounds (with as many nodes).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Ratios {
+    /// Median of the round-by-round ratios to the floor.
+    pub vs_floor: Option<f64>,
+    /// The same, to rslock.
+    pub vs_rslock: Option<f64>,
+}
+
 /// How the run was sized.
 #[derive(Debug, Clone, Serialize)]
 pub struct Settings {
@@ -69,13 +91,10 @@ pub struct Settings {
 /// One uncontended figure.
 #[derive(Debug, Clone, Serialize)]
 pub struct UncontendedRow {
-    /// `floor`, `rslock` or a rung id.
-    #[serde(rename = "impl")]
-    pub impl_: String,
-    /// The wait strategy (irrelevant uncontended, except for its release).
-    pub wait: String,
-    /// Nodes used.
-    pub nodes: usize,
+    /// What was measured (its wait strategy is irrelevant uncontended,
+    /// except for its release).
+    #[serde(flatten)]
+    pub subject: Subject,
     /// Median cycles per second over rounds.
     pub cycles_per_s: f64,
     /// Slowest round.
@@ -88,22 +107,17 @@ pub struct UncontendedRow {
     pub p99_us: u64,
     /// 99.9th percentile.
     pub p999_us: u64,
-    /// Median of round-by-round ratios to the floor with as many nodes.
-    pub vs_floor: Option<f64>,
-    /// The same, to rslock.
-    pub vs_rslock: Option<f64>,
+    /// Its rate against the floor's and rslock's.
+    #[serde(flatten)]
+    pub ratios: Ratios,
 }
 
 /// One contention figure.
 #[derive(Debug, Clone, Serialize)]
 pub struct ContentionRow {
-    /// `floor`, `rslock` or a rung id.
-    #[serde(rename = "impl")]
-    pub impl_: String,
-    /// The wait strategy.
-    pub wait: String,
-    /// Nodes used.
-    pub nodes: usize,
+    /// What was measured.
+    #[serde(flatten)]
+    pub subject: Subject,
     /// Concurrent tasks.
     pub workers: usize,
     /// Keys they spread over.
@@ -126,10 +140,9 @@ pub struct ContentionRow {
     pub fairness: f64,
     /// Failed acquires or releases.
     pub errors: u64,
-    /// Median round-by-round ratio of acq/s to the floor's.
-    pub vs_floor: Option<f64>,
-    /// The same, to rslock's.
-    pub vs_rslock: Option<f64>,
+    /// Its rate against the floor's and rslock's.
+    #[serde(flatten)]
+    pub ratios: Ratios,
 }
 
 /// A raw round trip.
@@ -148,23 +161,18 @@ pub struct RttRow {
 /// One inventory figure.
 #[derive(Debug, Clone, Serialize)]
 pub struct InventoryRow {
-    /// `floor`, `rslock` or a rung id.
-    #[serde(rename = "impl")]
-    pub impl_: String,
-    /// The wait strategy.
-    pub wait: String,
-    /// Nodes used by the lock.
-    pub nodes: usize,
+    /// What was measured.
+    #[serde(flatten)]
+    pub subject: Subject,
     /// Median sales per second.
     pub sales_per_s: f64,
     /// Sales beyond what the stock lost, summed over rounds.
     pub oversold: i64,
     /// Failed purchases.
     pub errors: u64,
-    /// Median round-by-round ratio of sales/s to the floor's.
-    pub vs_floor: Option<f64>,
-    /// The same, to rslock's.
-    pub vs_rslock: Option<f64>,
+    /// Its rate against the floor's and rslock's.
+    #[serde(flatten)]
+    pub ratios: Ratios,
 }
 
 /// The watchdog on long critical sections.

@@ -4,7 +4,7 @@
 //! check of the measured value both come from it.
 
 use crate::client::{Impl, Wait};
-use crate::report::{ContentionRow, Figures, TargetRow, UncontendedRow};
+use crate::report::{ContentionRow, Figures, Ratios, TargetRow, UncontendedRow};
 
 /// Which side of its threshold a measured value must be on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,15 +146,16 @@ pub fn evaluate(figures: &Figures) -> Vec<TargetRow> {
 /// Whether a row's implementation is a rung of the ladder (not the floor
 /// or rslock).
 fn is_rung(row: &UncontendedRow) -> bool {
-    locks::rung(&row.impl_).is_some()
+    locks::rung(&row.subject.impl_).is_some()
 }
 
 /// Whether a row's implementation is a rung over several nodes.
 fn is_multi_node(row: &UncontendedRow) -> bool {
-    locks::rung(&row.impl_).is_some_and(|r| r.multi_node)
+    locks::rung(&row.subject.impl_).is_some_and(|r| r.multi_node)
 }
 
 fn best_single_node_vs_floor(figures: &Figures) -> Vec<Reading> {
+    let vs_floor = |u: &UncontendedRow| u.ratios.vs_floor.unwrap_or(0.0);
     [
         ("split", &figures.uncontended),
         ("same-cpu", &figures.uncontended_same_cpu),
@@ -163,18 +164,14 @@ fn best_single_node_vs_floor(figures: &Figures) -> Vec<Reading> {
     .filter_map(|(placement, rows)| {
         let best = rows
             .iter()
-            .filter(|u| u.nodes == 1 && is_rung(u))
-            .max_by(|a, b| {
-                a.vs_floor
-                    .unwrap_or(0.0)
-                    .total_cmp(&b.vs_floor.unwrap_or(0.0))
-            })?;
+            .filter(|u| u.subject.nodes == 1 && is_rung(u))
+            .max_by(|a, b| vs_floor(a).total_cmp(&vs_floor(b)))?;
         Some(Reading {
             target: format!(
                 "best single-node rung ({}) cycles/s ÷ floor, {placement}",
-                best.impl_
+                best.subject.impl_
             ),
-            measured: best.vs_floor.unwrap_or(0.0),
+            measured: vs_floor(best),
         })
     })
     .collect()
@@ -183,37 +180,36 @@ fn best_single_node_vs_floor(figures: &Figures) -> Vec<Reading> {
 /// Masters of the Redlock targets.
 const MASTERS: usize = 5;
 
-fn multi_node_row(figures: &Figures) -> Option<&UncontendedRow> {
+/// The multi-node rung on [`MASTERS`] nodes against `baseline` (so named
+/// in the target), by the ratio `pick` takes from its row.
+fn multi_node_reading(
+    figures: &Figures,
+    baseline: &str,
+    pick: fn(&Ratios) -> Option<f64>,
+) -> Vec<Reading> {
     figures
         .uncontended
         .iter()
-        .find(|u| is_multi_node(u) && u.nodes == MASTERS)
+        .filter(|u| is_multi_node(u) && u.subject.nodes == MASTERS)
+        .take(1)
+        .map(|row| Reading {
+            target: format!(
+                "{}, {MASTERS} masters: cycles/s ÷ {baseline}",
+                row.subject.impl_
+            ),
+            measured: pick(&row.ratios).unwrap_or(0.0),
+        })
+        .collect()
 }
 
 fn multi_node_vs_floor(figures: &Figures) -> Vec<Reading> {
-    multi_node_row(figures)
-        .map(|row| Reading {
-            target: format!(
-                "{}, {MASTERS} masters: cycles/s ÷ {MASTERS}-node floor",
-                row.impl_
-            ),
-            measured: row.vs_floor.unwrap_or(0.0),
-        })
-        .into_iter()
-        .collect()
+    multi_node_reading(figures, &format!("{MASTERS}-node floor"), |r| r.vs_floor)
 }
 
 fn multi_node_vs_rslock(figures: &Figures) -> Vec<Reading> {
-    multi_node_row(figures)
-        .map(|row| Reading {
-            target: format!(
-                "{}, {MASTERS} masters: cycles/s ÷ rslock ({MASTERS} nodes)",
-                row.impl_
-            ),
-            measured: row.vs_rslock.unwrap_or(0.0),
-        })
-        .into_iter()
-        .collect()
+    multi_node_reading(figures, &format!("rslock ({MASTERS} nodes)"), |r| {
+        r.vs_rslock
+    })
 }
 
 /// Workers of the contention targets, all on one key.
@@ -223,8 +219,26 @@ const NOTIFY: Impl = Impl::Rung("lua-release", Wait::Notify);
 
 fn contention_row(figures: &Figures, which: Impl) -> Option<&ContentionRow> {
     figures.contention.iter().find(|c| {
-        c.impl_ == which.name() && c.wait == which.wait() && c.workers == WORKERS && c.keys == 1
+        c.subject.impl_ == which.name()
+            && c.subject.wait == which.wait()
+            && c.workers == WORKERS
+            && c.keys == 1
     })
+}
+
+/// A reading of the notify row at [`WORKERS`] on one key, `what` of it.
+fn notify_reading(
+    figures: &Figures,
+    what: &str,
+    measured: fn(&ContentionRow) -> f64,
+) -> Vec<Reading> {
+    contention_row(figures, NOTIFY)
+        .map(|notify| Reading {
+            target: format!("{WORKERS} workers, one key: {what}"),
+            measured: measured(notify),
+        })
+        .into_iter()
+        .collect()
 }
 
 fn notify_wait_vs_rslock(figures: &Figures) -> Vec<Reading> {
@@ -246,29 +260,19 @@ fn notify_wait_vs_rslock(figures: &Figures) -> Vec<Reading> {
 }
 
 fn notify_rate_vs_rslock(figures: &Figures) -> Vec<Reading> {
-    contention_row(figures, NOTIFY)
-        .map(|notify| Reading {
-            target: format!(
-                "{WORKERS} workers, one key: acq/s {} ÷ rslock",
-                NOTIFY.label()
-            ),
-            measured: notify.vs_rslock.unwrap_or(0.0),
-        })
-        .into_iter()
-        .collect()
+    notify_reading(
+        figures,
+        &format!("acq/s {} ÷ rslock", NOTIFY.label()),
+        |row| row.ratios.vs_rslock.unwrap_or(0.0),
+    )
 }
 
 fn notify_fairness(figures: &Figures) -> Vec<Reading> {
-    contention_row(figures, NOTIFY)
-        .map(|notify| Reading {
-            target: format!(
-                "{WORKERS} workers, one key: fairness (fewest/most) of {}",
-                NOTIFY.label()
-            ),
-            measured: notify.fairness,
-        })
-        .into_iter()
-        .collect()
+    notify_reading(
+        figures,
+        &format!("fairness (fewest/most) of {}", NOTIFY.label()),
+        |row| row.fairness,
+    )
 }
 
 #[cfg(test)]

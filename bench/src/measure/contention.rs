@@ -1,6 +1,6 @@
 //! Many tasks of one client on one key or on many keys: the handoff.
 
-use super::{Baselines, Session, TTL, rotated};
+use super::{Baselines, Session, TTL, rotated, subject};
 use crate::client::{Impl, Wait};
 use crate::report::ContentionRow;
 use crate::stats::{Rounds, histogram, median, quantile_us, round3};
@@ -8,13 +8,12 @@ use crate::workload::{self, ContentionSample};
 use hdrhistogram::Histogram;
 
 /// The floor, rslock, and `lua-release` with each wait strategy.
-const CONTENDERS: [Impl; 5] = [
-    Impl::Floor,
-    Impl::Rslock,
-    Impl::Rung("lua-release", Wait::Fixed),
-    Impl::Rung("lua-release", Wait::Backoff),
-    Impl::Rung("lua-release", Wait::Notify),
-];
+fn contenders() -> Vec<Impl> {
+    let waits = [Wait::Fixed, Wait::Backoff, Wait::Notify];
+    let mut impls = vec![Impl::Floor, Impl::Rslock];
+    impls.extend(waits.map(|wait| Impl::Rung("lua-release", wait)));
+    impls
+}
 
 /// Concurrent tasks of one client.
 const WORKERS: [usize; 4] = [1, 4, 16, 64];
@@ -55,9 +54,7 @@ impl Tally {
     fn row(&self, workers: usize, keys: usize, baselines: &Baselines) -> ContentionRow {
         let spread = self.rates.spread();
         ContentionRow {
-            impl_: self.which.name().to_string(),
-            wait: self.which.wait().to_string(),
-            nodes: 1,
+            subject: subject(self.which, 1),
             workers,
             keys,
             acq_per_s: round3(spread.median),
@@ -69,8 +66,7 @@ impl Tally {
             wait_max_us: self.wait_max_us,
             fairness: round3(median(&self.fairness)),
             errors: self.errors,
-            vs_floor: baselines.vs_floor(&self.rates),
-            vs_rslock: baselines.vs_rslock(&self.rates),
+            ratios: baselines.ratios(&self.rates),
         }
     }
 }
@@ -78,14 +74,15 @@ impl Tally {
 impl Session {
     /// Every cell of keys × workers, on node 0.
     pub(super) async fn contention(&self) -> anyhow::Result<Vec<ContentionRow>> {
-        let clients = self.connect_all(&CONTENDERS, 1, 100).await?;
+        let contenders = contenders();
+        let clients = self.connect_all(&contenders, 1, 100).await?;
         let mut rows = Vec::new();
         for keys in KEY_COUNTS {
             for workers in WORKERS {
-                let mut tallies: Vec<Tally> = CONTENDERS.iter().map(|w| Tally::new(*w)).collect();
+                let mut tallies: Vec<Tally> = contenders.iter().map(|w| Tally::new(*w)).collect();
                 for round in 0..self.sizes.contention_rounds {
-                    for i in rotated(round, CONTENDERS.len()) {
-                        let which = CONTENDERS[i];
+                    for i in rotated(round, contenders.len()) {
+                        let which = contenders[i];
                         let prefix = format!(
                             "{}c:{workers}:{keys}:{}:{round}:",
                             self.prefix,

@@ -1,7 +1,7 @@
 //! The inventory sale under load: whether a lock keeps the stock right,
 //! and at what speed.
 
-use super::{Baselines, Session, TTL, rotated};
+use super::{Baselines, Session, TTL, rotated, subject};
 use crate::client::{Impl, Wait, raw_connection};
 use crate::report::InventoryRow;
 use crate::stats::{Rounds, round3};
@@ -30,14 +30,11 @@ impl Tally {
 
     fn row(&self, baselines: &Baselines) -> InventoryRow {
         InventoryRow {
-            impl_: self.which.name().to_string(),
-            wait: self.which.wait().to_string(),
-            nodes: self.nodes,
+            subject: subject(self.which, self.nodes),
             sales_per_s: round3(self.rates.spread().median),
             oversold: self.oversold,
             errors: self.errors,
-            vs_floor: baselines.vs_floor(&self.rates),
-            vs_rslock: baselines.vs_rslock(&self.rates),
+            ratios: baselines.ratios(&self.rates),
         }
     }
 }

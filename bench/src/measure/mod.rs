@@ -11,7 +11,7 @@ use crate::env;
 use crate::options::Sizes;
 use crate::placement::Pinning;
 use crate::plot::LatencySeries;
-use crate::report::Figures;
+use crate::report::{Figures, Ratios, Subject};
 use crate::stats::{Rounds, round3};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -139,14 +139,22 @@ impl Baselines {
         baselines
     }
 
-    /// Median round-by-round ratio of `rates` to the floor's.
-    fn vs_floor(&self, rates: &Rounds) -> Option<f64> {
-        ratio(rates, self.floor.as_ref())
+    /// Median round-by-round ratios of `rates` to the floor's and
+    /// rslock's.
+    fn ratios(&self, rates: &Rounds) -> Ratios {
+        Ratios {
+            vs_floor: ratio(rates, self.floor.as_ref()),
+            vs_rslock: ratio(rates, self.rslock.as_ref()),
+        }
     }
+}
 
-    /// Median round-by-round ratio of `rates` to rslock's.
-    fn vs_rslock(&self, rates: &Rounds) -> Option<f64> {
-        ratio(rates, self.rslock.as_ref())
+/// The report's name of `which` on `nodes` nodes.
+fn subject(which: Impl, nodes: usize) -> Subject {
+    Subject {
+        impl_: which.name().to_string(),
+        wait: which.wait().to_string(),
+        nodes,
     }
 }
 

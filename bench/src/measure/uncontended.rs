@@ -1,6 +1,6 @@
 //! Uncontended acquire + release on one task, beside the raw `PING`.
 
-use super::{Baselines, Session, TTL, rotated};
+use super::{Baselines, Session, TTL, rotated, subject};
 use crate::client::{Floor, Impl, Wait};
 use crate::plot::LatencySeries;
 use crate::report::{RttRow, UncontendedRow};
@@ -73,17 +73,14 @@ impl Group {
             .map(|Measured { which, cycles }| {
                 let spread = cycles.rates.spread();
                 UncontendedRow {
-                    impl_: which.name().to_string(),
-                    wait: which.wait().to_string(),
-                    nodes,
+                    subject: subject(*which, nodes),
                     cycles_per_s: round3(spread.median),
                     cycles_per_s_min: round3(spread.min),
                     cycles_per_s_max: round3(spread.max),
                     p50_us: quantile_us(&cycles.latency, 0.5),
                     p99_us: quantile_us(&cycles.latency, 0.99),
                     p999_us: quantile_us(&cycles.latency, 0.999),
-                    vs_floor: baselines.vs_floor(&cycles.rates),
-                    vs_rslock: baselines.vs_rslock(&cycles.rates),
+                    ratios: baselines.ratios(&cycles.rates),
                 }
             })
             .collect()
