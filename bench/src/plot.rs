@@ -5,7 +5,8 @@
 //! out, so no system font is needed and a plot is the same byte for byte on
 //! every machine. The smoke test checks that the labels are there.
 
-use crate::report::{ContentionRow, Report};
+use crate::client::{Impl, Wait};
+use crate::report::{ContentionRow, Report, UncontendedRow};
 use hdrhistogram::Histogram;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::Ranged;
@@ -224,14 +225,19 @@ pub fn wait_p999(path: &Path, report: &Report) -> PlotResult {
 
 /// Cycles per second against the number of nodes.
 pub fn redlock_scaling(path: &Path, report: &Report) -> PlotResult {
-    let names = ["floor", "redlock", "rslock"];
+    let compared = [
+        Impl::Floor,
+        Impl::Rung("redlock", Wait::Fixed),
+        Impl::Rslock,
+    ];
+    let is = |r: &UncontendedRow, which: &Impl| {
+        r.subject.impl_ == which.name() && r.subject.wait == which.wait()
+    };
     let rows: Vec<_> = report
         .figures
         .uncontended
         .iter()
-        .filter(|r| {
-            names.contains(&r.subject.impl_.as_str()) && r.subject.wait == wait_of(&r.subject.impl_)
-        })
+        .filter(|r| compared.iter().any(|which| is(r, which)))
         .collect();
     let hi = rows.iter().map(|r| r.cycles_per_s).fold(0f64, f64::max) * 1.2;
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
@@ -248,27 +254,15 @@ pub fn redlock_scaling(path: &Path, report: &Report) -> PlotResult {
         .y_desc("cycles/s")
         .x_labels(6)
         .draw()?;
-    let lines = names.iter().enumerate().map(|(color, name)| {
-        let of_name: Vec<_> = rows
-            .iter()
-            .copied()
-            .filter(|r| r.subject.impl_ == *name)
-            .collect();
+    let lines = compared.iter().enumerate().map(|(color, which)| {
+        let of_which: Vec<_> = rows.iter().copied().filter(|r| is(r, which)).collect();
         Line {
-            label: name.to_string(),
-            points: sorted_points(&of_name, |r| (r.subject.nodes as f64, r.cycles_per_s)),
+            label: which.name().to_string(),
+            points: sorted_points(&of_which, |r| (r.subject.nodes as f64, r.cycles_per_s)),
             color,
         }
     });
     draw_lines(&mut chart, lines, Some(4), SeriesLabelPosition::UpperRight)?;
     root.present()?;
     Ok(())
-}
-
-fn wait_of(name: &str) -> &'static str {
-    match name {
-        "floor" => "poll-1ms",
-        "rslock" => "rslock-default",
-        _ => "fixed",
-    }
 }

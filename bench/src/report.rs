@@ -216,3 +216,31 @@ pub struct Touched {
     /// Keys under the prefix deleted at the end.
     pub keys_deleted: u64,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_keeps_its_json_fields_in_order() {
+        let row = InventoryRow {
+            subject: Subject {
+                impl_: "redlock".to_string(),
+                wait: "notify".to_string(),
+                nodes: 5,
+            },
+            sales_per_s: 1.0,
+            oversold: 0,
+            errors: 0,
+            ratios: Ratios {
+                vs_floor: Some(1.0),
+                vs_rslock: None,
+            },
+        };
+        let json = serde_json::to_string(&row).unwrap();
+        assert_eq!(
+            json,
+            r#"{"impl":"redlock","wait":"notify","nodes":5,"sales_per_s":1.0,"oversold":0,"errors":0,"vs_floor":1.0,"vs_rslock":null}"#
+        );
+    }
+}

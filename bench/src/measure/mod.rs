@@ -161,3 +161,30 @@ fn subject(which: Impl, nodes: usize) -> Subject {
 fn ratio(rates: &Rounds, baseline: Option<&Rounds>) -> Option<f64> {
     baseline.and_then(|b| rates.ratio_to(b)).map(round3)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_round_starts_one_later_and_runs_everyone_once() {
+        let orders: Vec<Vec<usize>> = (0..3).map(|r| rotated(r, 3).collect()).collect();
+        assert_eq!(orders, [[0, 1, 2], [1, 2, 0], [2, 0, 1]]);
+    }
+
+    #[test]
+    fn ratios_are_to_the_floor_and_rslock_wherever_they_are() {
+        let floor = Rounds(vec![100.0, 200.0]);
+        let rslock = Rounds(vec![50.0, 100.0]);
+        let rung = Rounds(vec![100.0, 200.0]);
+        let baselines = Baselines::find([
+            (Impl::Rung("lua-release", crate::client::Wait::Fixed), &rung),
+            (Impl::Rslock, &rslock),
+            (Impl::Floor, &floor),
+        ]);
+        let ratios = baselines.ratios(&rung);
+        assert_eq!(ratios.vs_floor, Some(1.0));
+        assert_eq!(ratios.vs_rslock, Some(2.0));
+        assert_eq!(Baselines::find([]).ratios(&rung).vs_floor, None);
+    }
+}
