@@ -2,10 +2,10 @@
 //!
 //! `locklab bench` is [`run`] with [`BenchOptions`]; it returns the
 //! [`Report`](report::Report) or a [`BenchError`], and leaves exit codes to
-//! the command line. It starts its own
-//! `redis-server` processes (five, for Redlock) on loopback unless URLs are
-//! given, pins the client and the servers to CPUs (see [`placement`]), and
-//! measures, side by side in one run:
+//! the command line. It starts its own `redis-server` processes (five, for
+//! Redlock) on loopback unless URLs are given, pins the client and the
+//! servers to CPUs (see [`placement`]), and measures, side by side in one
+//! run:
 //!
 //! - the **floor**: a hand-written `SET NX PX` + `EVALSHA` release cycle on
 //!   one connection per node (all nodes at once when N > 1), and the raw

@@ -42,21 +42,20 @@ pub fn run(options: BenchOptions) -> Result<Report, BenchError> {
     let measurement = outcome
         .ok_or(BenchError::Interrupted)?
         .map_err(BenchError::Measure)?;
-    let report = assemble(
-        measurement.versions,
-        measurement.figures,
-        RunContext {
-            machine,
-            pinning: &pinning,
-            settings: settings(&options, &sizes, servers.are_own()),
-            touched: Touched {
-                key_prefix: prefix,
-                external_servers: options.redis.clone(),
-                keys_deleted,
-            },
+    let report = Report {
+        machine,
+        // Read back while the servers still run.
+        placement: pinning.read_back(),
+        versions: measurement.versions,
+        settings: settings(&options, &sizes, servers.are_own()),
+        targets: targets::evaluate(&measurement.figures),
+        figures: measurement.figures,
+        touched: Touched {
+            key_prefix: prefix,
+            external_servers: options.redis.clone(),
+            keys_deleted,
         },
-    );
-    // The placement was read back while the servers still ran.
+    };
     drop(servers);
     let json = write::report_files(&options.out, &report, &measurement.latency_cdf)?;
     print_targets(&report);
@@ -124,31 +123,6 @@ fn settings(options: &BenchOptions, sizes: &Sizes, own_servers: bool) -> Setting
         rounds: sizes.rounds,
         ttl_ms: TTL.as_millis() as u64,
         own_servers,
-    }
-}
-
-/// What the report says about the run besides its figures.
-struct RunContext<'a> {
-    machine: Machine,
-    pinning: &'a Pinning,
-    settings: Settings,
-    touched: Touched,
-}
-
-/// The report: the figures, the targets read off them, and the context.
-fn assemble(
-    versions: std::collections::BTreeMap<String, String>,
-    figures: crate::report::Figures,
-    context: RunContext<'_>,
-) -> Report {
-    Report {
-        machine: context.machine,
-        placement: context.pinning.read_back(),
-        versions,
-        settings: context.settings,
-        targets: targets::evaluate(&figures),
-        figures,
-        touched: context.touched,
     }
 }
 
