@@ -104,6 +104,15 @@ impl Impl {
         }
     }
 
+    /// Whether it is a rung that takes its lock over several nodes (the
+    /// floor and rslock use every node they are given).
+    pub fn multi_node(&self) -> bool {
+        match self {
+            Impl::Rung(id, _) => locks::rung(id).is_some_and(|r| r.multi_node),
+            Impl::Floor | Impl::Rslock => false,
+        }
+    }
+
     /// `name` plus the wait strategy where it is not the default.
     pub fn label(&self) -> String {
         match self {
@@ -159,7 +168,7 @@ impl Client {
                 Ok(Client::Rslock(rslock::LockManager::new(urls)))
             }
             Impl::Rung(id, wait) => {
-                let nodes = if locks::rung(id).is_some_and(|r| r.multi_node) {
+                let nodes = if which.multi_node() {
                     nodes
                 } else {
                     &nodes[..1]
@@ -280,6 +289,24 @@ pub async fn raw_connection(addr: &str) -> anyhow::Result<MultiplexedConnection>
             .await?;
     tokio::spawn(driver);
     Ok(conn)
+}
+
+/// What follows `field` on its line of `INFO section` (e.g. `redis_version:`
+/// of `server`); `None` when the server does not say or cannot be asked.
+pub async fn info_field(
+    conn: &MultiplexedConnection,
+    section: &str,
+    field: &str,
+) -> Option<String> {
+    let mut c = conn.clone();
+    let info: String = redis::cmd("INFO")
+        .arg(section)
+        .query_async(&mut c)
+        .await
+        .ok()?;
+    info.lines()
+        .find_map(|l| l.strip_prefix(field))
+        .map(str::to_string)
 }
 
 impl Floor {

@@ -1,11 +1,14 @@
-//! The machine, CPU placement and versions a benchmark ran with.
+//! The machine, what the kernel says about a process's CPUs, and the
+//! versions a benchmark ran with.
 //!
 //! Pinning goes through `taskset` (util-linux) by pid: the workspace forbids
 //! `unsafe`, and `taskset -a` also pins every thread of a process (Redis has
 //! background threads). Where it is missing, nothing is pinned and the
 //! report says so.
 
+use crate::client::{Node, info_field, raw_connection};
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 
 /// The machine a run came from.
@@ -66,19 +69,19 @@ pub fn online_cpus() -> usize {
 
 /// Whether `taskset` can be run.
 pub fn taskset_available() -> bool {
-    Command::new("taskset")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+    taskset(&["--version"])
 }
 
 /// Pins every thread of process `pid` to `cpus` (a list such as `0` or
 /// `1-3`). False when it could not.
 pub fn pin(pid: u32, cpus: &str) -> bool {
+    taskset(&["-a", "-p", "-c", cpus, &pid.to_string()])
+}
+
+/// Runs `taskset` with `args`, silently; whether it succeeded.
+fn taskset(args: &[&str]) -> bool {
     Command::new("taskset")
-        .args(["-a", "-p", "-c", cpus, &pid.to_string()])
+        .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
@@ -105,75 +108,6 @@ pub fn last_cpu(pid: u32) -> Option<u32> {
     rest.split_whitespace().nth(36)?.parse().ok()
 }
 
-/// The placement plan for a run: which CPU the client and each server use.
-#[derive(Debug, Clone, Serialize)]
-pub struct Placement {
-    /// The policy in one sentence.
-    pub policy: String,
-    /// The tokio runtime the client runs on.
-    pub runtime: String,
-    /// Whether pinning was applied.
-    pub pinned: bool,
-    /// The client process.
-    pub client: Proc,
-    /// The servers (empty when `--redis` URLs were given: not ours to pin).
-    pub servers: Vec<Proc>,
-    /// Which processes share a CPU, in words.
-    pub sharing: String,
-}
-
-/// One process and where it runs.
-#[derive(Debug, Clone, Serialize)]
-pub struct Proc {
-    /// What it is (`client`, `node 0`, ...).
-    pub role: String,
-    /// Its pid.
-    pub pid: u32,
-    /// The CPUs it may run on (read back from the kernel).
-    pub cpus_allowed: String,
-    /// The CPU it last ran on, read at the end of the run.
-    pub last_cpu: Option<u32>,
-}
-
-/// The CPU the client is pinned to.
-pub const CLIENT_CPU: usize = 0;
-
-/// The CPU list for server `i` under the policy: the client keeps CPU 0;
-/// servers go round-robin over the other CPUs; with one CPU, all share it.
-pub fn server_cpu(i: usize, cpus: usize) -> usize {
-    if cpus <= 1 { 0 } else { 1 + i % (cpus - 1) }
-}
-
-/// The policy sentence for `servers` servers on `cpus` CPUs.
-pub fn describe(servers: usize, cpus: usize, pinned: bool) -> (String, String) {
-    if !pinned {
-        return (
-            "not pinned (taskset unavailable, --no-pin, or servers not ours): the kernel places every process".to_string(),
-            "unknown".to_string(),
-        );
-    }
-    let policy = "client (one tokio current-thread runtime, all its tasks) on CPU 0; redis-server i on CPU 1 + i mod (cpus-1), or CPU 0 on a single-CPU machine; the `same-cpu` rows move node 0 onto CPU 0 beside the client".to_string();
-    let sharing = if servers == 0 {
-        "no servers of ours".to_string()
-    } else if cpus <= 1 {
-        "one CPU: the client and every server share CPU 0".to_string()
-    } else if servers > cpus - 1 {
-        format!(
-            "{servers} servers on {} CPU(s) beside the client's: CPU 1{} hosts {}",
-            cpus - 1,
-            if cpus > 2 { " and up" } else { "" },
-            if cpus == 2 {
-                "all servers (Redlock's masters share one CPU)".to_string()
-            } else {
-                "several servers each".to_string()
-            }
-        )
-    } else {
-        "every process has a CPU of its own".to_string()
-    };
-    (policy, sharing)
-}
-
 /// `redis-server --version` of the installed binary, if any.
 pub fn redis_server_version() -> Option<String> {
     harness::version()
@@ -191,4 +125,32 @@ pub fn crate_versions() -> Vec<(String, String)> {
 /// `rustc --version` at build time.
 pub fn rustc_version() -> &'static str {
     env!("LOCKLAB_RUSTC_VERSION")
+}
+
+/// The versions of redis-server (asked of `node`), rustc, locklab and the
+/// crates whose speed the report is about; a crate locked in two versions
+/// lists both.
+pub async fn versions(node: &Node) -> BTreeMap<String, String> {
+    let mut v = BTreeMap::new();
+    if let Some(server) = server_version(node).await {
+        v.insert("redis-server".to_string(), server);
+    }
+    v.insert("rustc".to_string(), rustc_version().to_string());
+    v.insert("locklab".to_string(), env!("CARGO_PKG_VERSION").to_string());
+    for (name, version) in crate_versions() {
+        v.entry(name)
+            .and_modify(|e: &mut String| {
+                e.push_str(" + ");
+                e.push_str(&version);
+            })
+            .or_insert(version);
+    }
+    v
+}
+
+/// `redis_version` from `INFO server` of `node`.
+async fn server_version(node: &Node) -> Option<String> {
+    let conn = raw_connection(&node.addr).await.ok()?;
+    let version = info_field(&conn, "server", "redis_version:").await?;
+    Some(version.trim().to_string())
 }

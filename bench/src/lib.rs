@@ -1,9 +1,11 @@
 //! # bench: the ladder against real Redis, beside the floor and rslock
 //!
-//! `locklab bench` is [`run`] with [`BenchOptions`]. It starts its own
-//! `redis-server` processes (five, for Redlock) on loopback unless URLs are
-//! given, pins the client and the servers to CPUs (see [`env`]), and
-//! measures, side by side in one run:
+//! `locklab bench` is [`run`] with [`BenchOptions`]; it returns the
+//! [`Report`](report::Report) or a [`BenchError`], and leaves exit codes to
+//! the command line. It starts its own `redis-server` processes (five, for
+//! Redlock) on loopback unless URLs are given, pins the client and the
+//! servers to CPUs (see [`placement`]), and measures, side by side in one
+//! run:
 //!
 //! - the **floor**: a hand-written `SET NX PX` + `EVALSHA` release cycle on
 //!   one connection per node (all nodes at once when N > 1), and the raw
@@ -21,12 +23,23 @@
 //! channels under one unique prefix, deletes exactly those at the end
 //! (also after Ctrl-C), never flushes, and says what it touched.
 
+pub mod cleanup;
 pub mod client;
 pub mod env;
+pub mod error;
+pub mod markdown;
+mod measure;
+pub mod options;
+pub mod placement;
 pub mod plot;
 pub mod report;
-pub mod runner;
+mod run;
+pub mod servers;
 pub mod stats;
+pub mod targets;
 pub mod workload;
+pub mod write;
 
-pub use runner::{BenchOptions, run};
+pub use error::BenchError;
+pub use options::BenchOptions;
+pub use run::run;

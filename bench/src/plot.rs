@@ -5,90 +5,144 @@
 //! out, so no system font is needed and a plot is the same byte for byte on
 //! every machine. The smoke test checks that the labels are there.
 
-use crate::report::Report;
+use crate::client::{Impl, Wait};
+use crate::report::{ContentionRow, Report, UncontendedRow};
 use hdrhistogram::Histogram;
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::Ranged;
 use plotters::prelude::*;
 use std::path::Path;
 
 const SIZE: (u32, u32) = (900, 560);
 
+/// Line colour `i`, from a palette of twelve that stay apart on white.
 fn color(i: usize) -> RGBColor {
-    const PALETTE: [RGBColor; 12] = [
-        RGBColor(31, 119, 180),
-        RGBColor(255, 127, 14),
-        RGBColor(44, 160, 44),
-        RGBColor(214, 39, 40),
-        RGBColor(148, 103, 189),
-        RGBColor(140, 86, 75),
-        RGBColor(227, 119, 194),
-        RGBColor(127, 127, 127),
-        RGBColor(188, 189, 34),
-        RGBColor(23, 190, 207),
-        RGBColor(0, 0, 0),
-        RGBColor(90, 90, 200),
+    const PALETTE: [u32; 12] = [
+        0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd, 0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22,
+        0x17becf, 0x000000, 0x5a5ac8,
     ];
-    PALETTE[i % PALETTE.len()]
+    let rgb = PALETTE[i % PALETTE.len()];
+    RGBColor((rgb >> 16) as u8, (rgb >> 8) as u8, rgb as u8)
 }
 
-type PlotResult = Result<(), Box<dyn std::error::Error>>;
+/// What drawing a plot returns.
+pub type PlotResult = Result<(), Box<dyn std::error::Error>>;
+
+/// One implementation's cycle latencies, a line of the CDF plot.
+#[derive(Debug, Clone)]
+pub struct LatencySeries {
+    /// The implementation's label.
+    pub label: String,
+    /// Every cycle's latency, µs.
+    pub latency: Histogram<u64>,
+}
 
 /// Latency CDF (x: cycle latency µs, log; y: fraction of cycles) per
 /// implementation.
-pub fn latency_cdf(path: &Path, series: &[(String, Histogram<u64>)]) -> PlotResult {
+pub fn latency_cdf(path: &Path, series: &[LatencySeries]) -> PlotResult {
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE)?;
-    let lo = series
-        .iter()
-        .filter(|(_, h)| !h.is_empty())
-        .map(|(_, h)| h.min())
-        .min()
-        .unwrap_or(1)
-        .max(1) as f64;
-    let hi = series
-        .iter()
-        .filter(|(_, h)| !h.is_empty())
-        .map(|(_, h)| h.value_at_quantile(0.9999))
+    let drawn = || series.iter().filter(|s| !s.latency.is_empty());
+    let lo = drawn().map(|s| s.latency.min()).min().unwrap_or(1).max(1) as f64;
+    let hi = drawn()
+        .map(|s| s.latency.value_at_quantile(0.9999))
         .max()
         .unwrap_or(10)
         .max(2) as f64;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            "Uncontended acquire + release: latency CDF",
-            ("sans-serif", 22),
-        )
-        .margin(12)
-        .x_label_area_size(45)
-        .y_label_area_size(60)
+    let mut chart = titled(&root, "Uncontended acquire + release: latency CDF", 60)
         .build_cartesian_2d((lo * 0.9..hi * 1.1).log_scale(), 0f64..1f64)?;
     chart
         .configure_mesh()
         .x_desc("cycle latency (µs, log scale)")
         .y_desc("fraction of cycles ≤ x")
         .draw()?;
-    for (i, (label, h)) in series.iter().enumerate() {
-        if h.is_empty() {
-            continue;
-        }
-        let points: Vec<(f64, f64)> = (0..=400)
-            .map(|k| {
-                let q = k as f64 / 400.0 * 0.9999;
-                (h.value_at_quantile(q).max(1) as f64, q)
-            })
-            .collect();
-        let c = color(i);
+    let lines = series
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !s.latency.is_empty())
+        .map(|(color, s)| Line {
+            label: s.label.clone(),
+            points: (0..=400)
+                .map(|k| {
+                    let q = k as f64 / 400.0 * 0.9999;
+                    (s.latency.value_at_quantile(q).max(1) as f64, q)
+                })
+                .collect(),
+            color,
+        });
+    draw_lines(&mut chart, lines, None, SeriesLabelPosition::LowerRight)?;
+    root.present()?;
+    Ok(())
+}
+
+/// One labelled line of a plot.
+struct Line {
+    label: String,
+    points: Vec<(f64, f64)>,
+    /// Index into the palette.
+    color: usize,
+}
+
+/// A chart builder with the house layout and `title`.
+fn titled<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    title: &str,
+    y_label_area: u32,
+) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    let mut builder = ChartBuilder::on(root);
+    builder
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(45)
+        .y_label_area_size(y_label_area);
+    builder
+}
+
+/// Draws `lines`, a dot of `dot_radius` on each point when given, and
+/// their legend at `legend_at`.
+fn draw_lines<'a, 'b: 'a, X, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>,
+    lines: impl IntoIterator<Item = Line>,
+    dot_radius: Option<u32>,
+    legend_at: SeriesLabelPosition,
+) -> PlotResult
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    for line in lines {
+        let c = color(line.color);
         chart
-            .draw_series(LineSeries::new(points, c.stroke_width(2)))?
-            .label(label.clone())
+            .draw_series(LineSeries::new(line.points.clone(), c.stroke_width(2)))?
+            .label(line.label)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
+        if let Some(radius) = dot_radius {
+            chart.draw_series(
+                line.points
+                    .iter()
+                    .map(|p| Circle::new(*p, radius, c.filled())),
+            )?;
+        }
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
+        .position(legend_at)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()?;
-    root.present()?;
     Ok(())
+}
+
+/// Points of `rows` in `x` order.
+fn sorted_points<R>(rows: &[&R], point: impl Fn(&R) -> (f64, f64)) -> Vec<(f64, f64)> {
+    let mut points: Vec<(f64, f64)> = rows.iter().map(|r| point(r)).collect();
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    points
+}
+
+/// The legend label of a contention row's implementation.
+fn contender(row: &ContentionRow) -> String {
+    format!("{} ({})", row.subject.impl_, row.subject.wait)
 }
 
 /// One line per implementation of `y(row)` against workers, one key.
@@ -97,12 +151,17 @@ fn versus_workers(
     report: &Report,
     title: &str,
     y_desc: &str,
-    y: impl Fn(&crate::report::ContentionRow) -> f64,
+    y: impl Fn(&ContentionRow) -> f64,
 ) -> PlotResult {
-    let rows: Vec<_> = report.contention.iter().filter(|r| r.keys == 1).collect();
+    let rows: Vec<_> = report
+        .figures
+        .contention
+        .iter()
+        .filter(|r| r.keys == 1)
+        .collect();
     let mut labels: Vec<String> = Vec::new();
     for r in &rows {
-        let l = format!("{} ({})", r.impl_, r.wait);
+        let l = contender(r);
         if !labels.contains(&l) {
             labels.push(l);
         }
@@ -118,37 +177,26 @@ fn versus_workers(
     };
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 22))
-        .margin(12)
-        .x_label_area_size(45)
-        .y_label_area_size(70)
+    let mut chart = titled(&root, title, 70)
         .build_cartesian_2d((1f64..max_w * 1.2).log_scale(), (lo..hi).log_scale())?;
     chart
         .configure_mesh()
         .x_desc("workers on one key (log scale)")
         .y_desc(y_desc)
         .draw()?;
-    for (i, label) in labels.iter().enumerate() {
-        let mut points: Vec<(f64, f64)> = rows
+    let lines = labels.into_iter().enumerate().map(|(color, label)| {
+        let of_label: Vec<_> = rows
             .iter()
-            .filter(|r| &format!("{} ({})", r.impl_, r.wait) == label)
-            .map(|r| (r.workers as f64, y(r).max(lo)))
+            .copied()
+            .filter(|r| contender(r) == label)
             .collect();
-        points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let c = color(i);
-        chart
-            .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))?
-            .label(label.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
-        chart.draw_series(points.iter().map(|p| Circle::new(*p, 3, c.filled())))?;
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()?;
+        Line {
+            points: sorted_points(&of_label, |r| (r.workers as f64, y(r).max(lo))),
+            label,
+            color,
+        }
+    });
+    draw_lines(&mut chart, lines, Some(3), SeriesLabelPosition::UpperRight)?;
     root.present()?;
     Ok(())
 }
@@ -177,58 +225,44 @@ pub fn wait_p999(path: &Path, report: &Report) -> PlotResult {
 
 /// Cycles per second against the number of nodes.
 pub fn redlock_scaling(path: &Path, report: &Report) -> PlotResult {
-    let names = ["floor", "redlock", "rslock"];
+    let compared = [
+        Impl::Floor,
+        Impl::Rung("redlock", Wait::Fixed),
+        Impl::Rslock,
+    ];
+    let is = |r: &UncontendedRow, which: &Impl| {
+        r.subject.impl_ == which.name() && r.subject.wait == which.wait()
+    };
     let rows: Vec<_> = report
+        .figures
         .uncontended
         .iter()
-        .filter(|r| names.contains(&r.impl_.as_str()) && r.wait == wait_of(&r.impl_))
+        .filter(|r| compared.iter().any(|which| is(r, which)))
         .collect();
     let hi = rows.iter().map(|r| r.cycles_per_s).fold(0f64, f64::max) * 1.2;
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            "Uncontended cycles/s against the number of masters",
-            ("sans-serif", 22),
-        )
-        .margin(12)
-        .x_label_area_size(45)
-        .y_label_area_size(70)
-        .build_cartesian_2d(0.5f64..5.5f64, 0f64..hi.max(1.0))?;
+    let mut chart = titled(
+        &root,
+        "Uncontended cycles/s against the number of masters",
+        70,
+    )
+    .build_cartesian_2d(0.5f64..5.5f64, 0f64..hi.max(1.0))?;
     chart
         .configure_mesh()
         .x_desc("nodes (N)")
         .y_desc("cycles/s")
         .x_labels(6)
         .draw()?;
-    for (i, name) in names.iter().enumerate() {
-        let mut points: Vec<(f64, f64)> = rows
-            .iter()
-            .filter(|r| r.impl_ == *name)
-            .map(|r| (r.nodes as f64, r.cycles_per_s))
-            .collect();
-        points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let c = color(i);
-        chart
-            .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))?
-            .label(name.to_string())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
-        chart.draw_series(points.iter().map(|p| Circle::new(*p, 4, c.filled())))?;
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()?;
+    let lines = compared.iter().enumerate().map(|(color, which)| {
+        let of_which: Vec<_> = rows.iter().copied().filter(|r| is(r, which)).collect();
+        Line {
+            label: which.name().to_string(),
+            points: sorted_points(&of_which, |r| (r.subject.nodes as f64, r.cycles_per_s)),
+            color,
+        }
+    });
+    draw_lines(&mut chart, lines, Some(4), SeriesLabelPosition::UpperRight)?;
     root.present()?;
     Ok(())
-}
-
-fn wait_of(name: &str) -> &'static str {
-    match name {
-        "floor" => "poll-1ms",
-        "rslock" => "rslock-default",
-        _ => "fixed",
-    }
 }

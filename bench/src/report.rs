@@ -1,11 +1,12 @@
-//! The report: `bench.json` (the schema of issue 5 §5, plus a few extra
-//! fields) and `bench.md` (the same figures as tables).
+//! The report's data, as `bench.json` has it: every figure with its unit in
+//! its name, the machine and placement it was measured on, the versions,
+//! the targets and what the run touched. `bench.md` renders the same
+//! figures (see [`crate::markdown`]).
 
-use crate::env::{Machine, Placement};
-use crate::stats::round3;
+use crate::env::Machine;
+use crate::placement::Placement;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 /// Everything one run measured.
 #[derive(Debug, Clone, Serialize)]
@@ -18,6 +19,18 @@ pub struct Report {
     pub versions: BTreeMap<String, String>,
     /// Durations and repeats.
     pub settings: Settings,
+    /// What each workload measured.
+    #[serde(flatten)]
+    pub figures: Figures,
+    /// The speed targets (see [`crate::targets`]), measured.
+    pub targets: Vec<TargetRow>,
+    /// What the run touched on servers it did not start.
+    pub touched: Touched,
+}
+
+/// What each workload measured.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Figures {
     /// Acquire + release back to back on one task (client and servers on
     /// different CPUs).
     pub uncontended: Vec<UncontendedRow>,
@@ -33,10 +46,28 @@ pub struct Report {
     pub inventory: Vec<InventoryRow>,
     /// The watchdog on long critical sections.
     pub watchdog: Vec<WatchdogRow>,
-    /// The targets of issue 5 §4, measured.
-    pub targets: Vec<TargetRow>,
-    /// What the run touched on servers it did not start.
-    pub touched: Touched,
+}
+
+/// Which implementation a row is about, and on how many nodes.
+#[derive(Debug, Clone, Serialize)]
+pub struct Subject {
+    /// `floor`, `rslock` or a rung id.
+    #[serde(rename = "impl")]
+    pub impl_: String,
+    /// The wait strategy.
+    pub wait: String,
+    /// Nodes used by the lock.
+    pub nodes: usize,
+}
+
+/// A row's rate against the floor's and rslock's, measured in the same
+/// rounds (with as many nodes).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Ratios {
+    /// Median of the round-by-round ratios to the floor.
+    pub vs_floor: Option<f64>,
+    /// The same, to rslock.
+    pub vs_rslock: Option<f64>,
 }
 
 /// How the run was sized.
@@ -60,13 +91,10 @@ pub struct Settings {
 /// One uncontended figure.
 #[derive(Debug, Clone, Serialize)]
 pub struct UncontendedRow {
-    /// `floor`, `rslock` or a rung id.
-    #[serde(rename = "impl")]
-    pub impl_: String,
-    /// The wait strategy (irrelevant uncontended, except for its release).
-    pub wait: String,
-    /// Nodes used.
-    pub nodes: usize,
+    /// What was measured (its wait strategy is irrelevant uncontended,
+    /// except for its release).
+    #[serde(flatten)]
+    pub subject: Subject,
     /// Median cycles per second over rounds.
     pub cycles_per_s: f64,
     /// Slowest round.
@@ -79,22 +107,17 @@ pub struct UncontendedRow {
     pub p99_us: u64,
     /// 99.9th percentile.
     pub p999_us: u64,
-    /// Median of round-by-round ratios to the floor with as many nodes.
-    pub vs_floor: Option<f64>,
-    /// The same, to rslock.
-    pub vs_rslock: Option<f64>,
+    /// Its rate against the floor's and rslock's.
+    #[serde(flatten)]
+    pub ratios: Ratios,
 }
 
 /// One contention figure.
 #[derive(Debug, Clone, Serialize)]
 pub struct ContentionRow {
-    /// `floor`, `rslock` or a rung id.
-    #[serde(rename = "impl")]
-    pub impl_: String,
-    /// The wait strategy.
-    pub wait: String,
-    /// Nodes used.
-    pub nodes: usize,
+    /// What was measured.
+    #[serde(flatten)]
+    pub subject: Subject,
     /// Concurrent tasks.
     pub workers: usize,
     /// Keys they spread over.
@@ -117,10 +140,9 @@ pub struct ContentionRow {
     pub fairness: f64,
     /// Failed acquires or releases.
     pub errors: u64,
-    /// Median round-by-round ratio of acq/s to the floor's.
-    pub vs_floor: Option<f64>,
-    /// The same, to rslock's.
-    pub vs_rslock: Option<f64>,
+    /// Its rate against the floor's and rslock's.
+    #[serde(flatten)]
+    pub ratios: Ratios,
 }
 
 /// A raw round trip.
@@ -139,23 +161,18 @@ pub struct RttRow {
 /// One inventory figure.
 #[derive(Debug, Clone, Serialize)]
 pub struct InventoryRow {
-    /// `floor`, `rslock` or a rung id.
-    #[serde(rename = "impl")]
-    pub impl_: String,
-    /// The wait strategy.
-    pub wait: String,
-    /// Nodes used by the lock.
-    pub nodes: usize,
+    /// What was measured.
+    #[serde(flatten)]
+    pub subject: Subject,
     /// Median sales per second.
     pub sales_per_s: f64,
     /// Sales beyond what the stock lost, summed over rounds.
     pub oversold: i64,
     /// Failed purchases.
     pub errors: u64,
-    /// Median round-by-round ratio of sales/s to the floor's.
-    pub vs_floor: Option<f64>,
-    /// The same, to rslock's.
-    pub vs_rslock: Option<f64>,
+    /// Its rate against the floor's and rslock's.
+    #[serde(flatten)]
+    pub ratios: Ratios,
 }
 
 /// The watchdog on long critical sections.
@@ -176,14 +193,14 @@ pub struct WatchdogRow {
     pub lost: u64,
 }
 
-/// A target of issue 5 §4.
+/// One speed target, measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct TargetRow {
     /// What is compared.
     pub target: String,
     /// The measured value.
     pub measured: f64,
-    /// The goal.
+    /// The goal, as `≥ 0.95` or `≤ 0.1`.
     pub goal: String,
     /// Whether it was met in this run.
     pub met: bool,
@@ -200,239 +217,30 @@ pub struct Touched {
     pub keys_deleted: u64,
 }
 
-fn opt_ratio(r: Option<f64>) -> String {
-    r.map_or("–".to_string(), |x| format!("{:.2}×", x))
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-fn rate(x: f64) -> String {
-    if x >= 10_000.0 {
-        format!("{:.1}k", x / 1000.0)
-    } else {
-        format!("{}", round3(x))
-    }
-}
-
-impl Report {
-    /// The Markdown report.
-    pub fn markdown(&self) -> String {
-        let mut s = String::new();
-        let _ = writeln!(s, "# locklab bench\n");
-        let _ = writeln!(
-            s,
-            "Machine: {} ({} CPUs, {} MiB, Linux {}). Runtime: {}. Settings: {} mode, {} rounds, \
-             slices of {} ms (contention/inventory {} ms), TTL {} ms; servers {}.\n",
-            self.machine.cpu_model,
-            self.machine.cpus,
-            self.machine.memory_mib,
-            self.machine.kernel,
-            self.placement.runtime,
-            if self.settings.quick { "quick" } else { "full" },
-            self.settings.rounds,
-            self.settings.slice_ms,
-            self.settings.contention_slice_ms,
-            self.settings.ttl_ms,
-            if self.settings.own_servers {
-                "started by this run on loopback"
-            } else {
-                "given with --redis"
+    #[test]
+    fn a_row_keeps_its_json_fields_in_order() {
+        let row = InventoryRow {
+            subject: Subject {
+                impl_: "redlock".to_string(),
+                wait: "notify".to_string(),
+                nodes: 5,
             },
+            sales_per_s: 1.0,
+            oversold: 0,
+            errors: 0,
+            ratios: Ratios {
+                vs_floor: Some(1.0),
+                vs_rslock: None,
+            },
+        };
+        let json = serde_json::to_string(&row).unwrap();
+        assert_eq!(
+            json,
+            r#"{"impl":"redlock","wait":"notify","nodes":5,"sales_per_s":1.0,"oversold":0,"errors":0,"vs_floor":1.0,"vs_rslock":null}"#
         );
-        let _ = writeln!(s, "Placement: {}.  ", self.placement.policy);
-        let _ = writeln!(s, "Sharing: {}.  ", self.placement.sharing);
-        let mut procs = vec![&self.placement.client];
-        procs.extend(self.placement.servers.iter());
-        let listed: Vec<String> = procs
-            .iter()
-            .map(|p| {
-                format!(
-                    "{} (pid {}) CPUs {} last on {}",
-                    p.role,
-                    p.pid,
-                    p.cpus_allowed,
-                    p.last_cpu.map_or("?".to_string(), |c| c.to_string())
-                )
-            })
-            .collect();
-        let _ = writeln!(s, "Processes: {}.\n", listed.join("; "));
-        let versions: Vec<String> = self
-            .versions
-            .iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect();
-        let _ = writeln!(s, "Versions: {}.\n", versions.join(", "));
-        let _ = writeln!(
-            s,
-            "Every figure is the median over rounds (range in brackets); ratios are medians of \
-             round-by-round ratios to the floor and to rslock measured back to back in the same run. \
-             The floor is a hand-written `SET NX PX` + `EVALSHA` release on one connection per node \
-             (all nodes at once when N > 1).\n"
-        );
-
-        let _ = writeln!(s, "## Targets (issue 5 §4)\n");
-        let _ = writeln!(s, "| target | measured | goal | met |\n|---|---|---|---|");
-        for t in &self.targets {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} |",
-                t.target,
-                round3(t.measured),
-                t.goal,
-                if t.met { "yes" } else { "**no**" }
-            );
-        }
-
-        let _ = writeln!(s, "\n## Raw round trip (PING, node 0)\n");
-        let _ = writeln!(
-            s,
-            "| placement | p50 µs | p99 µs | PINGs/s |\n|---|---|---|---|"
-        );
-        for r in &self.raw_rtt {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} |",
-                r.placement,
-                r.rtt_p50_us,
-                r.rtt_p99_us,
-                rate(r.ops_per_s)
-            );
-        }
-
-        for (title, rows) in [
-            (
-                "Uncontended acquire + release (client and servers on different CPUs)",
-                &self.uncontended,
-            ),
-            (
-                "Uncontended, client and node 0 on the same CPU",
-                &self.uncontended_same_cpu,
-            ),
-        ] {
-            let _ = writeln!(s, "\n## {title}\n");
-            let _ = writeln!(
-                s,
-                "| impl | wait | nodes | cycles/s | p50 µs | p99 µs | p99.9 µs | × floor | × rslock |\n|---|---|---|---|---|---|---|---|---|"
-            );
-            for r in rows {
-                let _ = writeln!(
-                    s,
-                    "| {} | {} | {} | {} [{}–{}] | {} | {} | {} | {} | {} |",
-                    r.impl_,
-                    r.wait,
-                    r.nodes,
-                    rate(r.cycles_per_s),
-                    rate(r.cycles_per_s_min),
-                    rate(r.cycles_per_s_max),
-                    r.p50_us,
-                    r.p99_us,
-                    r.p999_us,
-                    opt_ratio(r.vs_floor),
-                    opt_ratio(r.vs_rslock)
-                );
-            }
-        }
-
-        let _ = writeln!(
-            s,
-            "\n## Contention (empty critical section; one client, many tasks)\n"
-        );
-        let _ = writeln!(
-            s,
-            "| impl | wait | nodes | workers | keys | acq/s | wait p50 µs | p99 µs | p99.9 µs | max µs | fairness | errors | × floor | × rslock |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-        );
-        for r in &self.contention {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} | {} [{}–{}] | {} | {} | {} | {} | {:.2} | {} | {} | {} |",
-                r.impl_,
-                r.wait,
-                r.nodes,
-                r.workers,
-                r.keys,
-                rate(r.acq_per_s),
-                rate(r.acq_per_s_min),
-                rate(r.acq_per_s_max),
-                r.wait_p50_us,
-                r.wait_p99_us,
-                r.wait_p999_us,
-                r.wait_max_us,
-                r.fairness,
-                r.errors,
-                opt_ratio(r.vs_floor),
-                opt_ratio(r.vs_rslock)
-            );
-        }
-
-        let _ = writeln!(
-            s,
-            "\n## Inventory sale under load (16 buyers, GET + SET of the stock under the lock)\n"
-        );
-        let _ = writeln!(
-            s,
-            "| impl | wait | nodes | sales/s | oversold | errors | × floor | × rslock |\n|---|---|---|---|---|---|---|---|"
-        );
-        for r in &self.inventory {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} | {} | {} | {} |",
-                r.impl_,
-                r.wait,
-                r.nodes,
-                rate(r.sales_per_s),
-                r.oversold,
-                r.errors,
-                opt_ratio(r.vs_floor),
-                opt_ratio(r.vs_rslock)
-            );
-        }
-
-        let _ = writeln!(
-            s,
-            "\n## Watchdog on long critical sections (4 holders, own keys)\n"
-        );
-        let _ = writeln!(
-            s,
-            "| critical section ms | watchdog TTL ms | renewals per hold | cycles/s | lua-release (long TTL) cycles/s | overhead | lost |\n|---|---|---|---|---|---|---|"
-        );
-        for r in &self.watchdog {
-            let overhead = if r.baseline_cycles_per_s > 0.0 {
-                format!(
-                    "{:+.1}%",
-                    (r.baseline_cycles_per_s / r.cycles_per_s.max(1e-9) - 1.0) * 100.0
-                )
-            } else {
-                "–".to_string()
-            };
-            let _ = writeln!(
-                s,
-                "| {} | {} | {:.1} | {} | {} | {} | {} |",
-                r.cs_ms,
-                r.ttl_ms,
-                r.renewals,
-                round3(r.cycles_per_s),
-                round3(r.baseline_cycles_per_s),
-                overhead,
-                r.lost
-            );
-        }
-
-        let _ = writeln!(s, "\n## Plots\n");
-        for (file, what) in [
-            ("bench-latency-cdf.svg", "latency CDF per rung"),
-            ("bench-throughput.svg", "acquisitions/s vs workers"),
-            ("bench-wait-p999.svg", "p99.9 wait vs workers"),
-            ("bench-redlock-scaling.svg", "Redlock scaling with N"),
-        ] {
-            let _ = writeln!(s, "![{what}]({file})");
-        }
-        if !self.touched.external_servers.is_empty() {
-            let _ = writeln!(
-                s,
-                "\n## Touched\n\nServers {}: only keys and channels under `{}`; {} keys deleted at the end; nothing flushed.",
-                self.touched.external_servers.join(", "),
-                self.touched.key_prefix,
-                self.touched.keys_deleted
-            );
-        }
-        s
     }
 }

@@ -1,8 +1,8 @@
 //! One measured slice of each workload. A slice runs one implementation for
-//! a fixed time; the runner interleaves slices of the compared
+//! a fixed time; the measurement interleaves slices of the compared
 //! implementations round after round.
 
-use crate::client::{Client, Floor};
+use crate::client::{Client, Floor, info_field};
 use crate::stats::{histogram, record};
 use hdrhistogram::Histogram;
 use locks::Owner;
@@ -34,8 +34,13 @@ pub struct CycleSample {
 impl CycleSample {
     /// Cycles per second.
     pub fn rate(&self) -> f64 {
-        self.ops as f64 / self.elapsed.as_secs_f64().max(1e-9)
+        per_second(self.ops, self.elapsed)
     }
+}
+
+/// `count` per second of `elapsed` (a zero-length slice counts as 1 ns).
+fn per_second(count: u64, elapsed: Duration) -> f64 {
+    count as f64 / elapsed.as_secs_f64().max(1e-9)
 }
 
 /// One task running acquire + release on `key` back to back, for `slice`.
@@ -52,43 +57,30 @@ pub async fn uncontended(
             _ => false,
         }
     };
-    for _ in 0..WARMUP_CYCLES {
-        cycle().await;
-    }
-    let mut hist = histogram();
-    let (mut ops, mut errors) = (0, 0);
-    let start = Instant::now();
-    for _ in 0..MAX_OPS {
-        let t0 = Instant::now();
-        if cycle().await {
-            record(&mut hist, t0.elapsed().as_micros() as u64);
-            ops += 1;
-        } else {
-            errors += 1;
-        }
-        if start.elapsed() >= slice {
-            break;
-        }
-    }
-    CycleSample {
-        ops,
-        errors,
-        elapsed: start.elapsed(),
-        hist,
-    }
+    back_to_back(slice, cycle).await
 }
 
 /// `PING` back to back on the floor's connection, for `slice`.
 pub async fn ping(floor: &Floor, slice: Duration) -> CycleSample {
+    back_to_back(slice, || async { floor.ping().await.is_ok() }).await
+}
+
+/// Runs `op` (true when it succeeded) [`WARMUP_CYCLES`] times unmeasured,
+/// then back to back for `slice`, timing each success.
+async fn back_to_back<F, Fut>(slice: Duration, op: F) -> CycleSample
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = bool>,
+{
     for _ in 0..WARMUP_CYCLES {
-        let _ = floor.ping().await;
+        op().await;
     }
     let mut hist = histogram();
     let (mut ops, mut errors) = (0, 0);
     let start = Instant::now();
     for _ in 0..MAX_OPS {
         let t0 = Instant::now();
-        if floor.ping().await.is_ok() {
+        if op().await {
             record(&mut hist, t0.elapsed().as_micros() as u64);
             ops += 1;
         } else {
@@ -126,7 +118,7 @@ pub struct ContentionSample {
 impl ContentionSample {
     /// Acquisitions per second.
     pub fn rate(&self) -> f64 {
-        self.acquisitions as f64 / self.elapsed.as_secs_f64().max(1e-9)
+        per_second(self.acquisitions, self.elapsed)
     }
 
     /// Fewest / most acquisitions of any worker (1 = perfectly even).
@@ -138,6 +130,60 @@ impl ContentionSample {
         } else {
             fewest as f64 / most as f64
         }
+    }
+}
+
+/// What one contention task counted.
+struct Worker {
+    wait: Histogram<u64>,
+    acquisitions: u64,
+    errors: u64,
+    wait_max_us: u64,
+}
+
+/// What one buyer counted.
+struct Buyer {
+    sales: u64,
+    errors: u64,
+}
+
+/// What one holder counted.
+struct Holder {
+    cycles: u64,
+    lost: u64,
+}
+
+/// What the tasks of one slice returned, and how long they all took.
+struct Finished<T> {
+    /// The results of the tasks that finished; a task that panicked counts
+    /// for nothing, as its slice's work is lost.
+    results: Vec<T>,
+    /// From the start until the last task ended.
+    elapsed: Duration,
+}
+
+/// Spawns `count` tasks, task `i` running `task(i, deadline)` with the
+/// deadline `slice` from now, and waits for them all.
+async fn for_slice<T, F, Fut>(count: usize, slice: Duration, task: F) -> Finished<T>
+where
+    F: Fn(usize, Instant) -> Fut,
+    Fut: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    let start = Instant::now();
+    let deadline = start + slice;
+    let tasks: Vec<_> = (0..count)
+        .map(|i| tokio::spawn(task(i, deadline)))
+        .collect();
+    let mut results = Vec::new();
+    for handle in tasks {
+        if let Ok(result) = handle.await {
+            results.push(result);
+        }
+    }
+    Finished {
+        results,
+        elapsed: start.elapsed(),
     }
 }
 
@@ -165,13 +211,10 @@ pub async fn contention(
     ttl: Duration,
     slice: Duration,
 ) -> ContentionSample {
-    let start = Instant::now();
-    let deadline = start + slice;
-    let mut tasks = Vec::new();
-    for w in 0..workers {
+    let run = for_slice(workers, slice, |w, deadline| {
         let client = client.clone();
         let prefix = prefix.to_string();
-        tasks.push(tokio::spawn(async move {
+        async move {
             let owner = Owner::new(format!("bench-{}", std::process::id()), w as u64);
             let mut rng = XorShift(0x9E37_79B9_7F4A_7C15 ^ (w as u64 + 1));
             let mut wait = histogram();
@@ -199,9 +242,15 @@ pub async fn contention(
                     Err(_) => max_us = max_us.max(t0.elapsed().as_micros() as u64),
                 }
             }
-            (wait, count, errors, max_us)
-        }));
-    }
+            Worker {
+                wait,
+                acquisitions: count,
+                errors,
+                wait_max_us: max_us,
+            }
+        }
+    })
+    .await;
     let mut sample = ContentionSample {
         acquisitions: 0,
         errors: 0,
@@ -210,16 +259,14 @@ pub async fn contention(
         wait_max_us: 0,
         per_worker: Vec::new(),
     };
-    for t in tasks {
-        if let Ok((wait, count, errors, max_us)) = t.await {
-            let _ = sample.wait.add(&wait);
-            sample.acquisitions += count;
-            sample.errors += errors;
-            sample.wait_max_us = sample.wait_max_us.max(max_us);
-            sample.per_worker.push(count);
-        }
+    for worker in run.results {
+        let _ = sample.wait.add(&worker.wait);
+        sample.acquisitions += worker.acquisitions;
+        sample.errors += worker.errors;
+        sample.wait_max_us = sample.wait_max_us.max(worker.wait_max_us);
+        sample.per_worker.push(worker.acquisitions);
     }
-    sample.elapsed = slice.max(start.elapsed().min(slice + Duration::from_millis(1)));
+    sample.elapsed = slice.max(run.elapsed.min(slice + Duration::from_millis(1)));
     sample
 }
 
@@ -234,6 +281,13 @@ pub struct SaleSample {
     pub errors: u64,
     /// Time measured.
     pub elapsed: Duration,
+}
+
+impl SaleSample {
+    /// Sales per second.
+    pub fn rate(&self) -> f64 {
+        per_second(self.sales, self.elapsed)
+    }
 }
 
 /// The stock a sale starts from: large enough never to run out.
@@ -258,13 +312,10 @@ pub async fn inventory(
         .arg(INITIAL_STOCK)
         .query_async(&mut c)
         .await?;
-    let start = Instant::now();
-    let deadline = start + slice;
-    let mut tasks = Vec::new();
-    for b in 0..buyers {
+    let run = for_slice(buyers, slice, |b, deadline| {
         let (client, mut conn) = (client.clone(), stock_conn.clone());
         let (stock_key, lock_key) = (stock_key.clone(), lock_key.clone());
-        tasks.push(tokio::spawn(async move {
+        async move {
             let owner = Owner::new(format!("buyer-{}", std::process::id()), b as u64);
             let (mut sales, mut errors) = (0u64, 0u64);
             for _ in 0..MAX_OPS {
@@ -310,17 +361,12 @@ pub async fn inventory(
                     errors += 1;
                 }
             }
-            (sales, errors)
-        }));
-    }
-    let (mut sales, mut errors) = (0, 0);
-    for t in tasks {
-        if let Ok((s, e)) = t.await {
-            sales += s;
-            errors += e;
+            Buyer { sales, errors }
         }
-    }
-    let elapsed = start.elapsed();
+    })
+    .await;
+    let sales = run.results.iter().map(|b| b.sales).sum();
+    let errors = run.results.iter().map(|b| b.errors).sum();
     let left: i64 = redis::cmd("GET")
         .arg(&stock_key)
         .query_async(&mut c)
@@ -329,7 +375,7 @@ pub async fn inventory(
         sales,
         oversold: sales as i64 - (INITIAL_STOCK - left),
         errors,
-        elapsed,
+        elapsed: run.elapsed,
     })
 }
 
@@ -344,6 +390,13 @@ pub struct HoldSample {
     pub elapsed: Duration,
 }
 
+impl HoldSample {
+    /// Cycles per second.
+    pub fn rate(&self) -> f64 {
+        per_second(self.cycles, self.elapsed)
+    }
+}
+
 /// `holders` tasks, each on its own key, acquire, hold for `cs` (checking
 /// the lease at the end, as a write would) and release, for `slice`.
 pub async fn long_sections(
@@ -354,13 +407,10 @@ pub async fn long_sections(
     cs: Duration,
     slice: Duration,
 ) -> HoldSample {
-    let start = Instant::now();
-    let deadline = start + slice;
-    let mut tasks = Vec::new();
-    for h in 0..holders {
+    let run = for_slice(holders, slice, |h, deadline| {
         let client = client.clone();
         let key = format!("{prefix}hold-{h}");
-        tasks.push(tokio::spawn(async move {
+        async move {
             let owner = Owner::new(format!("holder-{}", std::process::id()), h as u64);
             let (mut cycles, mut lost) = (0u64, 0u64);
             for _ in 0..MAX_OPS {
@@ -380,34 +430,23 @@ pub async fn long_sections(
                 }
                 cycles += 1;
             }
-            (cycles, lost)
-        }));
-    }
-    let (mut cycles, mut lost) = (0, 0);
-    for t in tasks {
-        if let Ok((c, l)) = t.await {
-            cycles += c;
-            lost += l;
+            Holder { cycles, lost }
         }
-    }
+    })
+    .await;
     HoldSample {
-        cycles,
-        lost,
-        elapsed: start.elapsed(),
+        cycles: run.results.iter().map(|h| h.cycles).sum(),
+        lost: run.results.iter().map(|h| h.lost).sum(),
+        elapsed: run.elapsed,
     }
 }
 
 /// `calls` of `EVALSHA` the server has served (INFO commandstats), to
 /// count the watchdog's renewals from the server's side.
 pub async fn evalsha_calls(conn: &MultiplexedConnection) -> u64 {
-    let mut c = conn.clone();
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(&mut c)
+    info_field(conn, "commandstats", "cmdstat_evalsha:calls=")
         .await
-        .unwrap_or_default();
-    info.lines()
-        .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
+        .as_deref()
         .and_then(|rest| rest.split(',').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or(0)

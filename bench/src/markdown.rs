@@ -1,0 +1,314 @@
+//! `bench.md`: the report's figures as Markdown tables, with the settings,
+//! the placement and what the targets mean.
+
+use crate::report::{Ratios, Report, Subject, UncontendedRow};
+use crate::stats::round3;
+use crate::targets::TARGETS;
+use crate::write::PLOTS;
+use std::fmt::Write as _;
+
+/// A Markdown table: a header, then one line per row.
+struct Table<'a> {
+    out: &'a mut String,
+}
+
+impl<'a> Table<'a> {
+    /// Writes the header line and its separator.
+    fn new(out: &'a mut String, columns: &[&str]) -> Table<'a> {
+        let _ = writeln!(out, "| {} |", columns.join(" | "));
+        let _ = writeln!(out, "|{}", "---|".repeat(columns.len()));
+        Table { out }
+    }
+
+    /// Writes the header of a table of measured implementations: what was
+    /// measured, `figures`, then the ratios to the floor and rslock.
+    fn of_subjects(out: &'a mut String, title: &str, figures: &[&str]) -> Table<'a> {
+        let columns = [
+            &["impl", "wait", "nodes"],
+            figures,
+            &["× floor", "× rslock"],
+        ]
+        .concat();
+        Table::section(out, title, &columns)
+    }
+
+    /// Writes a section heading, then the table's header.
+    fn section(out: &'a mut String, title: &str, columns: &[&str]) -> Table<'a> {
+        heading(out, title);
+        Table::new(out, columns)
+    }
+
+    /// Writes one row of cells.
+    fn row(&mut self, cells: &[String]) {
+        let _ = writeln!(self.out, "| {} |", cells.join(" | "));
+    }
+
+    /// Writes one row of a table made by [`Table::of_subjects`].
+    fn subject_row(&mut self, subject: &Subject, figures: &[String], ratios: &Ratios) {
+        let named = [
+            subject.impl_.clone(),
+            subject.wait.clone(),
+            subject.nodes.to_string(),
+        ];
+        let compared = [ratio(ratios.vs_floor), ratio(ratios.vs_rslock)];
+        self.row(&[&named[..], figures, &compared[..]].concat());
+    }
+}
+
+/// A section heading, after a blank line.
+fn heading(s: &mut String, title: &str) {
+    let _ = writeln!(s, "\n## {title}\n");
+}
+
+/// A ratio such as `0.97×`, or `–` when there is none.
+fn ratio(r: Option<f64>) -> String {
+    r.map_or("–".to_string(), |x| format!("{x:.2}×"))
+}
+
+/// A rate, in thousands from 10 000 on.
+fn rate(x: f64) -> String {
+    if x >= 10_000.0 {
+        format!("{:.1}k", x / 1000.0)
+    } else {
+        format!("{}", round3(x))
+    }
+}
+
+/// A median rate with its range over rounds.
+fn rate_range(median: f64, min: f64, max: f64) -> String {
+    format!("{} [{}–{}]", rate(median), rate(min), rate(max))
+}
+
+impl Report {
+    /// The Markdown report.
+    pub fn markdown(&self) -> String {
+        let mut s = String::new();
+        self.write_setup(&mut s);
+        self.write_targets(&mut s);
+        self.write_raw_rtt(&mut s);
+        self.write_uncontended(&mut s);
+        self.write_contention(&mut s);
+        self.write_inventory(&mut s);
+        self.write_watchdog(&mut s);
+        write_plots(&mut s);
+        self.write_touched(&mut s);
+        s
+    }
+
+    fn write_setup(&self, s: &mut String) {
+        let _ = writeln!(s, "# locklab bench\n");
+        let _ = writeln!(
+            s,
+            "Machine: {} ({} CPUs, {} MiB, Linux {}). Runtime: {}. Settings: {} mode, {} rounds, \
+             slices of {} ms (contention/inventory {} ms), TTL {} ms; servers {}.\n",
+            self.machine.cpu_model,
+            self.machine.cpus,
+            self.machine.memory_mib,
+            self.machine.kernel,
+            self.placement.runtime,
+            if self.settings.quick { "quick" } else { "full" },
+            self.settings.rounds,
+            self.settings.slice_ms,
+            self.settings.contention_slice_ms,
+            self.settings.ttl_ms,
+            if self.settings.own_servers {
+                "started by this run on loopback"
+            } else {
+                "given with --redis"
+            },
+        );
+        let _ = writeln!(s, "Placement: {}.  ", self.placement.policy);
+        let _ = writeln!(s, "Sharing: {}.  ", self.placement.sharing);
+        let listed: Vec<String> = std::iter::once(&self.placement.client)
+            .chain(&self.placement.servers)
+            .map(|p| {
+                format!(
+                    "{} (pid {}) CPUs {} last on {}",
+                    p.role,
+                    p.pid,
+                    p.cpus_allowed,
+                    p.last_cpu.map_or("?".to_string(), |c| c.to_string())
+                )
+            })
+            .collect();
+        let _ = writeln!(s, "Processes: {}.\n", listed.join("; "));
+        let versions: Vec<String> = self
+            .versions
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        let _ = writeln!(s, "Versions: {}.\n", versions.join(", "));
+        let _ = writeln!(
+            s,
+            "Every figure is the median over rounds (range in brackets); ratios are medians of \
+             round-by-round ratios to the floor and to rslock measured back to back in the same run. \
+             The floor is a hand-written `SET NX PX` + `EVALSHA` release on one connection per node \
+             (all nodes at once when N > 1).\n"
+        );
+    }
+
+    fn write_targets(&self, s: &mut String) {
+        let _ = writeln!(s, "## Targets\n");
+        let _ = writeln!(s, "What the ladder is expected to reach, and why:\n");
+        for t in &TARGETS {
+            let _ = writeln!(s, "- {} {}: {}.", t.what, t.goal.text(), t.why);
+        }
+        let _ = writeln!(s);
+        let mut table = Table::new(s, &["target", "measured", "goal", "met"]);
+        for t in &self.targets {
+            table.row(&[
+                t.target.clone(),
+                round3(t.measured).to_string(),
+                t.goal.clone(),
+                (if t.met { "yes" } else { "**no**" }).to_string(),
+            ]);
+        }
+    }
+
+    fn write_raw_rtt(&self, s: &mut String) {
+        let mut table = Table::section(
+            s,
+            "Raw round trip (PING, node 0)",
+            &["placement", "p50 µs", "p99 µs", "PINGs/s"],
+        );
+        for r in &self.figures.raw_rtt {
+            table.row(&[
+                r.placement.clone(),
+                r.rtt_p50_us.to_string(),
+                r.rtt_p99_us.to_string(),
+                rate(r.ops_per_s),
+            ]);
+        }
+    }
+
+    fn write_uncontended(&self, s: &mut String) {
+        for (title, rows) in [
+            (
+                "Uncontended acquire + release (client and servers on different CPUs)",
+                &self.figures.uncontended,
+            ),
+            (
+                "Uncontended, client and node 0 on the same CPU",
+                &self.figures.uncontended_same_cpu,
+            ),
+        ] {
+            write_uncontended_table(s, title, rows);
+        }
+    }
+
+    fn write_contention(&self, s: &mut String) {
+        let mut table = Table::of_subjects(
+            s,
+            "Contention (empty critical section; one client, many tasks)",
+            &[
+                "workers",
+                "keys",
+                "acq/s",
+                "wait p50 µs",
+                "p99 µs",
+                "p99.9 µs",
+                "max µs",
+                "fairness",
+                "errors",
+            ],
+        );
+        for r in &self.figures.contention {
+            let figures = [
+                r.workers.to_string(),
+                r.keys.to_string(),
+                rate_range(r.acq_per_s, r.acq_per_s_min, r.acq_per_s_max),
+                r.wait_p50_us.to_string(),
+                r.wait_p99_us.to_string(),
+                r.wait_p999_us.to_string(),
+                r.wait_max_us.to_string(),
+                format!("{:.2}", r.fairness),
+                r.errors.to_string(),
+            ];
+            table.subject_row(&r.subject, &figures, &r.ratios);
+        }
+    }
+
+    fn write_inventory(&self, s: &mut String) {
+        let mut table = Table::of_subjects(
+            s,
+            "Inventory sale under load (16 buyers, GET + SET of the stock under the lock)",
+            &["sales/s", "oversold", "errors"],
+        );
+        for r in &self.figures.inventory {
+            let figures = [
+                rate(r.sales_per_s),
+                r.oversold.to_string(),
+                r.errors.to_string(),
+            ];
+            table.subject_row(&r.subject, &figures, &r.ratios);
+        }
+    }
+
+    fn write_watchdog(&self, s: &mut String) {
+        let mut table = Table::section(
+            s,
+            "Watchdog on long critical sections (4 holders, own keys)",
+            &[
+                "critical section ms",
+                "watchdog TTL ms",
+                "renewals per hold",
+                "cycles/s",
+                "lua-release (long TTL) cycles/s",
+                "overhead",
+                "lost",
+            ],
+        );
+        for r in &self.figures.watchdog {
+            let overhead = if r.baseline_cycles_per_s > 0.0 {
+                format!(
+                    "{:+.1}%",
+                    (r.baseline_cycles_per_s / r.cycles_per_s.max(1e-9) - 1.0) * 100.0
+                )
+            } else {
+                "–".to_string()
+            };
+            table.row(&[
+                r.cs_ms.to_string(),
+                r.ttl_ms.to_string(),
+                format!("{:.1}", r.renewals),
+                round3(r.cycles_per_s).to_string(),
+                round3(r.baseline_cycles_per_s).to_string(),
+                overhead,
+                r.lost.to_string(),
+            ]);
+        }
+    }
+
+    fn write_touched(&self, s: &mut String) {
+        if self.touched.external_servers.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            s,
+            "\n## Touched\n\nServers {}: only keys and channels under `{}`; {} keys deleted at the end; nothing flushed.",
+            self.touched.external_servers.join(", "),
+            self.touched.key_prefix,
+            self.touched.keys_deleted
+        );
+    }
+}
+
+fn write_uncontended_table(s: &mut String, title: &str, rows: &[UncontendedRow]) {
+    let mut table = Table::of_subjects(s, title, &["cycles/s", "p50 µs", "p99 µs", "p99.9 µs"]);
+    for r in rows {
+        let figures = [
+            rate_range(r.cycles_per_s, r.cycles_per_s_min, r.cycles_per_s_max),
+            r.p50_us.to_string(),
+            r.p99_us.to_string(),
+            r.p999_us.to_string(),
+        ];
+        table.subject_row(&r.subject, &figures, &r.ratios);
+    }
+}
+
+fn write_plots(s: &mut String) {
+    heading(s, "Plots");
+    for plot in &PLOTS {
+        let _ = writeln!(s, "![{}]({})", plot.what, plot.file);
+    }
+}

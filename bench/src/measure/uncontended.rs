@@ -1,0 +1,206 @@
+//! Uncontended acquire + release on one task, beside the raw `PING`.
+
+use super::{Baselines, Session, TTL, rotated, subject};
+use crate::client::{Floor, Impl, Wait};
+use crate::plot::LatencySeries;
+use crate::report::{RttRow, UncontendedRow};
+use crate::stats::{Rounds, histogram, quantile_us, round3};
+use crate::workload::{self, CycleSample};
+use hdrhistogram::Histogram;
+
+/// The closest comparisons, repeated with client and node 0 on one CPU:
+/// same-CPU round trips are short and steady (cross-CPU wake-ups of a
+/// virtual machine are not).
+const SAME_CPU: [Impl; 7] = [
+    Impl::Floor,
+    Impl::Rslock,
+    Impl::Rung("set-nx-px", Wait::Fixed),
+    Impl::Rung("lua-release", Wait::Fixed),
+    Impl::Rung("lua-release", Wait::Notify),
+    Impl::Rung("redlock", Wait::Fixed),
+    Impl::Rung("fenced", Wait::Fixed),
+];
+
+/// Redlock beside the floor and rslock on as many nodes.
+const SCALING: [Impl; 3] = [
+    Impl::Floor,
+    Impl::Rung("redlock", Wait::Fixed),
+    Impl::Rslock,
+];
+
+/// Node counts of the scaling group (one node is in the split group).
+const SCALING_NODES: [usize; 2] = [3, 5];
+
+/// Rates by round and every cycle's latency, of one implementation or of
+/// `PING`.
+struct Cycles {
+    rates: Rounds,
+    latency: Histogram<u64>,
+}
+
+impl Cycles {
+    fn new() -> Cycles {
+        Cycles {
+            rates: Rounds::default(),
+            latency: histogram(),
+        }
+    }
+
+    fn add(&mut self, sample: &CycleSample) {
+        self.rates.0.push(sample.rate());
+        let _ = self.latency.add(&sample.hist);
+    }
+}
+
+/// One implementation's cycles in a group.
+struct Measured {
+    which: Impl,
+    cycles: Cycles,
+}
+
+/// What one uncontended group measured.
+pub(super) struct Group {
+    measured: Vec<Measured>,
+    ping: Cycles,
+}
+
+impl Group {
+    /// The report's rows, on `nodes` nodes.
+    pub(super) fn rows(&self, nodes: usize) -> Vec<UncontendedRow> {
+        let baselines = Baselines::find(self.measured.iter().map(|m| (m.which, &m.cycles.rates)));
+        self.measured
+            .iter()
+            .map(|Measured { which, cycles }| {
+                let spread = cycles.rates.spread();
+                UncontendedRow {
+                    subject: subject(*which, nodes),
+                    cycles_per_s: round3(spread.median),
+                    cycles_per_s_min: round3(spread.min),
+                    cycles_per_s_max: round3(spread.max),
+                    p50_us: quantile_us(&cycles.latency, 0.5),
+                    p99_us: quantile_us(&cycles.latency, 0.99),
+                    p999_us: quantile_us(&cycles.latency, 0.999),
+                    ratios: baselines.ratios(&cycles.rates),
+                }
+            })
+            .collect()
+    }
+
+    /// The raw round trip of node 0 in `placement`.
+    pub(super) fn rtt_row(&self, placement: &str) -> RttRow {
+        RttRow {
+            placement: placement.to_string(),
+            rtt_p50_us: quantile_us(&self.ping.latency, 0.5),
+            rtt_p99_us: quantile_us(&self.ping.latency, 0.99),
+            ops_per_s: round3(self.ping.rates.spread().median),
+        }
+    }
+
+    /// Each implementation's latency, for the CDF plot.
+    pub(super) fn latency_series(&self) -> Vec<LatencySeries> {
+        self.measured
+            .iter()
+            .map(|Measured { which, cycles }| LatencySeries {
+                label: which.label(),
+                latency: cycles.latency.clone(),
+            })
+            .collect()
+    }
+}
+
+/// The floor, rslock, every rung that excludes, and `lua-release` again
+/// with notify (its release publishes, which costs a little).
+fn split_group() -> Vec<Impl> {
+    let mut impls = vec![Impl::Floor, Impl::Rslock];
+    impls.extend(locks::excluding().map(|rung| Impl::Rung(rung.id, Wait::Fixed)));
+    impls.push(Impl::Rung("lua-release", Wait::Notify));
+    impls
+}
+
+impl Session {
+    /// One node, client and servers on different CPUs.
+    pub(super) async fn uncontended_split(&self) -> anyhow::Result<Group> {
+        self.uncontended_group(&split_group(), 1, "split").await
+    }
+
+    /// The closest comparisons with node 0 on the client's CPU; `None`
+    /// when nothing is pinned or the servers are not ours.
+    pub(super) async fn uncontended_same_cpu(&self) -> anyhow::Result<Option<Group>> {
+        let Some(_beside) = self.pinning.node0_beside_client() else {
+            return Ok(None);
+        };
+        Ok(Some(
+            self.uncontended_group(&SAME_CPU, 1, "same-cpu").await?,
+        ))
+    }
+
+    /// Redlock against the floor and rslock on 3 and 5 nodes (those there
+    /// are).
+    pub(super) async fn redlock_scaling(&self) -> anyhow::Result<Vec<UncontendedRow>> {
+        let mut rows = Vec::new();
+        for nodes in SCALING_NODES {
+            if nodes > self.nodes.len() {
+                continue;
+            }
+            let group = self
+                .uncontended_group(&SCALING, nodes, &format!("{nodes} nodes"))
+                .await?;
+            rows.extend(group.rows(nodes));
+        }
+        Ok(rows)
+    }
+
+    /// Interleaved rounds of single-task acquire + release of each of
+    /// `impls` on the first `nodes` nodes, and of `PING` on node 0.
+    async fn uncontended_group(
+        &self,
+        impls: &[Impl],
+        nodes: usize,
+        tag: &str,
+    ) -> anyhow::Result<Group> {
+        let clients = self.connect_all(impls, nodes, 1).await?;
+        let floor = Floor::connect(&self.nodes[..1], TTL).await?;
+        let mut group = Group {
+            measured: impls
+                .iter()
+                .map(|which| Measured {
+                    which: *which,
+                    cycles: Cycles::new(),
+                })
+                .collect(),
+            ping: Cycles::new(),
+        };
+        // `PING` takes the last place in the rotation.
+        let ping_at = impls.len();
+        for round in 0..self.sizes.rounds {
+            let of_rounds = format!("round {}/{}", round + 1, self.sizes.rounds);
+            for i in rotated(round, impls.len() + 1) {
+                if i == ping_at {
+                    let s = workload::ping(&floor, self.sizes.slice).await;
+                    self.progress(&format!(
+                        "uncontended [{tag}] {of_rounds}: PING {:.0}/s p50 {} µs",
+                        s.rate(),
+                        quantile_us(&s.hist, 0.5)
+                    ));
+                    group.ping.add(&s);
+                    continue;
+                }
+                let key = format!("{}u:{}:{}", self.prefix, nodes, impls[i].label());
+                let s = workload::uncontended(&clients[i], &key, TTL, self.sizes.slice).await;
+                self.progress(&format!(
+                    "uncontended [{tag}] {of_rounds}: {} {:.0} cycles/s p50 {} µs{}",
+                    impls[i].label(),
+                    s.rate(),
+                    quantile_us(&s.hist, 0.5),
+                    if s.errors > 0 {
+                        format!(" ({} errors)", s.errors)
+                    } else {
+                        String::new()
+                    }
+                ));
+                group.measured[i].cycles.add(&s);
+            }
+        }
+        Ok(group)
+    }
+}
