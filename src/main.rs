@@ -181,8 +181,15 @@ fn main() -> std::process::ExitCode {
             pin: !no_pin,
             ..Default::default()
         }) {
-            0 => ExitCode::Success,
-            _ => ExitCode::BadInput,
+            Ok(_) => ExitCode::Success,
+            Err(bench::BenchError::Interrupted) => {
+                eprintln!("bench: interrupted; servers stopped");
+                ExitCode::Interrupted
+            }
+            Err(e) => {
+                eprintln!("bench: error: {e}");
+                ExitCode::BadInput
+            }
         },
         Command::Explore {
             rung,
