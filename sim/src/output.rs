@@ -52,7 +52,7 @@ pub fn describe(judged: &Judged) -> String {
         judged.rung,
         judged.verdict.as_str()
     );
-    for (name, check) in judged.results.by_name() {
+    for (name, check) in judged.results.all() {
         let note = if judged.results.decides(name) {
             ""
         } else {

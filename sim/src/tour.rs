@@ -5,7 +5,7 @@
 //! fault. Everything shown is computed on the spot, not canned.
 
 use crate::cell::{Judged, run_cell};
-use crate::check::Check;
+use crate::check::{Check, Checker};
 use crate::history::{EventKind, Op, Outcome};
 use crate::output::TIMELINE_WIDTH;
 use crate::scenario::Scenario;
@@ -77,11 +77,11 @@ pub fn stops(scenarios: &[Scenario]) -> Result<Vec<Stop>, String> {
 /// The finding to show: the damage to the resource first (what a user
 /// sees), then mutual exclusion, then liveness.
 fn first_finding(judged: &Judged) -> String {
-    let mut checks = judged.results.by_name();
-    checks.sort_by_key(|(name, _)| match *name {
-        "resource" => 0,
-        "mutual-exclusion" => 1,
-        _ => 2,
+    let mut checks = judged.results.all();
+    checks.sort_by_key(|(checker, _)| match checker {
+        Checker::Resource => 0,
+        Checker::MutualExclusion => 1,
+        Checker::Liveness => 2,
     });
     checks
         .into_iter()
@@ -111,7 +111,9 @@ fn survived(judged: &Judged) -> String {
         }
     }
     let mut notes = Vec::new();
-    if judged.results.mutual_exclusion.is_invalid() && !judged.results.decides("mutual-exclusion") {
+    if judged.results.mutual_exclusion.is_invalid()
+        && !judged.results.decides(Checker::MutualExclusion)
+    {
         notes.push("holders overlapped (information only)".to_string());
     }
     if refused_writes > 0 {

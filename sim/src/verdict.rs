@@ -39,15 +39,15 @@ impl Verdict {
     /// The verdict of a set of checker results.
     pub fn of(results: &CheckResults) -> Verdict {
         let deciding: Vec<&Check> = results
-            .by_name()
+            .all()
             .into_iter()
-            .filter(|(name, _)| results.decides(name))
+            .filter(|(checker, _)| results.decides(*checker))
             .map(|(_, check)| check)
             .collect();
         let safety_invalid = results
-            .by_name()
+            .all()
             .into_iter()
-            .filter(|(name, _)| *name != "liveness" && results.decides(name))
+            .filter(|(checker, _)| checker.is_safety() && results.decides(*checker))
             .any(|(_, check)| check.is_invalid());
         if safety_invalid {
             Verdict::Violated
@@ -132,16 +132,16 @@ impl VerdictDoc {
     /// Builds the document for one run.
     pub fn new(results: &CheckResults, scenario: &str, rung: &str, seed: u64) -> VerdictDoc {
         let checkers = results
-            .by_name()
+            .all()
             .into_iter()
-            .map(|(name, check)| {
+            .map(|(checker, check)| {
                 (
-                    name.to_string(),
+                    checker.name().to_string(),
                     CheckerEntry {
                         verdict: check.name().to_string(),
                         witness: check.witness().to_vec(),
                         why: check.why().map(str::to_string),
-                        informational: !results.decides(name),
+                        informational: !results.decides(checker),
                     },
                 )
             })

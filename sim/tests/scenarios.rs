@@ -3,7 +3,7 @@
 //! same fault. Also: determinism, and clear errors for bad scenario files.
 
 use sim::cell::{Judged, run_cell};
-use sim::check::Check;
+use sim::check::{Check, Checker};
 use sim::history::{EventKind, Op, Outcome};
 use sim::scenario::Scenario;
 use sim::verdict::Verdict;
@@ -171,7 +171,7 @@ fn redlock_breaks_on_a_clock_jump_and_a_fenced_store_refuses_the_stale_write() {
     assert_eq!(fenced.verdict, Verdict::Safe);
     // The holders did overlap (information only): the store decided.
     assert!(fenced.results.mutual_exclusion.is_invalid());
-    assert!(!fenced.results.decides("mutual-exclusion"));
+    assert!(!fenced.results.decides(Checker::MutualExclusion));
 }
 
 #[test]
@@ -360,101 +360,101 @@ fn every_rungs_flaw_is_found_with_its_pinned_minimal_witness() {
     type Witness = Vec<(usize, Op, Option<Outcome>)>;
     let lost_update =
         |a: usize, b: usize| -> Witness { vec![(a, R, OK), (b, R, OK), (a, W, OK), (b, W, OK)] };
-    let cases: Vec<(&str, &str, &str, Witness)> = vec![
+    let cases: Vec<(&str, &str, Checker, Witness)> = vec![
         (
             "inventory-contention",
             "no-lock",
-            "resource",
+            Checker::Resource,
             lost_update(0, 1),
         ),
         (
             "crash-in-critical-section",
             "setnx",
-            "liveness",
+            Checker::Liveness,
             vec![(1, A, None), (0, A, OK)],
         ),
         (
             "crash-between-setnx-and-expire",
             "setnx-expire",
-            "liveness",
+            Checker::Liveness,
             vec![(1, A, None)],
         ),
         (
             "client-clock-skew",
             "set-timestamp",
-            "mutual-exclusion",
+            Checker::MutualExclusion,
             vec![(0, A, OK), (1, A, OK), (1, Rel, None), (0, Rel, None)],
         ),
         (
             "pause-at-release-start",
             "set-nx-px",
-            "mutual-exclusion",
+            Checker::MutualExclusion,
             vec![(2, A, OK), (1, A, OK), (2, Rel, None), (1, Rel, None)],
         ),
         (
             "pause-at-release-mid",
             "get-check-del",
-            "mutual-exclusion",
+            Checker::MutualExclusion,
             vec![(2, A, OK), (1, A, OK), (2, Rel, None), (1, Rel, None)],
         ),
         (
             "long-critical-section",
             "lua-release",
-            "mutual-exclusion",
+            Checker::MutualExclusion,
             vec![(0, A, OK), (1, A, OK), (0, Rel, None), (1, Rel, None)],
         ),
         (
             "nested-acquire",
             "lua-release",
-            "liveness",
+            Checker::Liveness,
             vec![(0, A, OK), (0, A, None), (0, A, FAIL)],
         ),
         (
             "long-critical-section",
             "reentrant",
-            "mutual-exclusion",
+            Checker::MutualExclusion,
             vec![(0, A, OK), (1, A, OK), (0, Rel, None), (1, Rel, None)],
         ),
         (
             "stop-the-world-pause",
             "watchdog",
-            "mutual-exclusion",
+            Checker::MutualExclusion,
             vec![(1, A, OK), (0, A, OK), (0, C, FAIL), (1, Rel, None)],
         ),
         (
             "partition-from-redis",
             "watchdog",
-            "mutual-exclusion",
+            Checker::MutualExclusion,
             vec![(0, A, OK), (1, A, OK), (1, Rel, None), (0, C, FAIL)],
         ),
         (
             "failover-async-replication",
             "watchdog",
-            "mutual-exclusion",
+            Checker::MutualExclusion,
             vec![(0, A, OK), (1, A, OK), (1, Rel, None), (0, C, FAIL)],
         ),
         (
             "clock-jump-on-majority-node",
             "redlock",
-            "mutual-exclusion",
+            Checker::MutualExclusion,
             vec![(0, A, OK), (1, A, OK), (1, Rel, None), (0, Rel, None)],
         ),
         (
             "restart-without-fsync",
             "redlock",
-            "mutual-exclusion",
+            Checker::MutualExclusion,
             vec![(0, A, OK), (1, A, OK), (1, Rel, None), (0, Rel, None)],
         ),
         (
             "pause-before-write",
             "redlock",
-            "resource",
+            Checker::Resource,
             vec![(0, R, OK), (1, R, OK), (1, W, OK), (0, W, OK)],
         ),
         (
             "failover-loses-fence-counter",
             "fenced",
-            "resource",
+            Checker::Resource,
             vec![(1, W, OK), (0, W, OK)],
         ),
     ];
@@ -462,9 +462,9 @@ fn every_rungs_flaw_is_found_with_its_pinned_minimal_witness() {
         let judged = judge(name, rung);
         let check = judged
             .results
-            .by_name()
+            .all()
             .into_iter()
-            .find(|(n, _)| *n == checker)
+            .find(|(c, _)| *c == checker)
             .map(|(_, c)| c.clone())
             .unwrap_or_else(|| panic!("{name}/{rung}: no {checker} checker"));
         assert!(check.is_invalid(), "{name}/{rung}: {checker} found nothing");

@@ -1,5 +1,6 @@
-//! Checkers: read a [`History`] and decide whether the run kept LADDER.md's
-//! promises ("What safe means").
+//! Checkers: read a [`History`] and decide whether the run kept a lock's
+//! promises, as `docs/ladder.md` defines them (holding, mutual exclusion,
+//! the guarded resource, liveness).
 //!
 //! Each checker returns a [`Check`] (valid; invalid with a witness, the
 //! indices of the events that prove it; or unknown, with the reason) and
@@ -28,6 +29,40 @@ use std::time::Duration;
 pub use liveness::LivenessDamage;
 pub use mutual_exclusion::MutexDamage;
 pub use resource::{ResourceDamage, ResourceKind, ResourceSpec};
+
+/// The checkers, in the order they are reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Checker {
+    /// Two clients holding the same lock at once.
+    MutualExclusion,
+    /// Damage to the guarded resource.
+    Resource,
+    /// The lock can be taken again after the faults heal.
+    Liveness,
+}
+
+impl Checker {
+    /// The name `verdict.json` and the terminal give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Checker::MutualExclusion => "mutual-exclusion",
+            Checker::Resource => "resource",
+            Checker::Liveness => "liveness",
+        }
+    }
+
+    /// Whether it judges safety (mutual exclusion, the resource) rather
+    /// than liveness.
+    pub fn is_safety(self) -> bool {
+        self != Checker::Liveness
+    }
+}
+
+impl std::fmt::Display for Checker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// What one checker concluded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,21 +179,23 @@ pub struct CheckResults {
 }
 
 impl CheckResults {
-    /// The checkers by name, in a fixed order: `mutual-exclusion`,
-    /// `resource` (when present), `liveness`.
-    pub fn by_name(&self) -> Vec<(&'static str, &Check)> {
-        let mut all = vec![("mutual-exclusion", &self.mutual_exclusion)];
+    /// Every checker's result, in a fixed order: mutual exclusion, the
+    /// resource (when present), liveness.
+    pub fn all(&self) -> Vec<(Checker, &Check)> {
+        let mut all = vec![(Checker::MutualExclusion, &self.mutual_exclusion)];
         if let Some(resource) = &self.resource {
-            all.push(("resource", resource));
+            all.push((Checker::Resource, resource));
         }
-        all.push(("liveness", &self.liveness));
+        all.push((Checker::Liveness, &self.liveness));
         all
     }
 
-    /// Whether the checker `name` decides the verdict (mutual exclusion is
+    /// Whether `checker` decides the verdict (mutual exclusion is
     /// information only when the resource decides safety).
-    pub fn decides(&self, name: &str) -> bool {
-        !(name == "mutual-exclusion" && self.resource_decides_safety && self.resource.is_some())
+    pub fn decides(&self, checker: Checker) -> bool {
+        !(checker == Checker::MutualExclusion
+            && self.resource_decides_safety
+            && self.resource.is_some())
     }
 }
 
