@@ -42,7 +42,7 @@ pub trait Lock: Send + Sync {
 /// How a waiting client tries again.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum WaitStrategy {
-    /// Retry every `interval` (the sources' spin loop).
+    /// Retry every `interval`: the plain spin loop of the simplest locks.
     Fixed {
         /// Pause between attempts.
         interval: Duration,

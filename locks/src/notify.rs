@@ -1,6 +1,6 @@
 //! Contention-aware waiting: wake-up by pub/sub notification on release.
 //!
-//! With [`WaitStrategy::Notify`] a rung's release script also `PUBLISH`es on
+//! With [`WaitStrategy::Notify`](crate::WaitStrategy::Notify) a rung's release script also `PUBLISH`es on
 //! the lock's release channel ([`channel`]), in the same atomic script, as
 //! Redisson's unlock does. A waiting client subscribes to that channel on a
 //! connection of its own (RESP2 `SUBSCRIBE` takes a connection over), held by
