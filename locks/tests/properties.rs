@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use futures::StreamExt;
-use locks::{Lease, LockConfig, LockError, Rung, WaitStrategy};
+use locks::{Lease, Lock, LockConfig, LockError, Rung, WaitStrategy};
 use std::time::Duration;
 
 /// The key rung `rung` locks in the test named `test`.
@@ -14,14 +14,25 @@ fn key(test: &str, rung: &Rung) -> String {
     format!("locklab:test:property:{test}:{}", rung.id)
 }
 
+/// Rung `rung` on `server`, its key for `test`, and a lease on that key
+/// held by owner `a:1`.
+async fn holding(
+    rung: &Rung,
+    server: &harness::RedisServer,
+    test: &str,
+) -> (Box<dyn Lock>, String, Lease) {
+    let lock = lock(rung.id, server, 1, config(2_000, 50));
+    let key = key(test, rung);
+    let lease = lock.acquire(&key, &owner("a", 1)).await.expect(rung.id);
+    (lock, key, lease)
+}
+
 #[tokio::test]
 async fn a_rung_excludes_exactly_when_a_second_owner_must_wait() {
     let server = server();
     for rung in locks::LADDER {
-        let key = key("excludes", rung);
-        let holder = lock(rung.id, &server, 1, config(2_000, 50));
+        let (holder, key, held) = holding(rung, &server, "excludes").await;
         let rival = lock(rung.id, &server, 2, config(2_000, 50));
-        let held = holder.acquire(&key, &owner("a", 1)).await.expect(rung.id);
         let second = rival.acquire(&key, &owner("b", 1)).await;
         let waited = matches!(second, Err(LockError::NotAcquired { .. }));
         assert_eq!(waited, rung.excludes, "{}: {second:?}", rung.id);
@@ -33,11 +44,8 @@ async fn a_rung_excludes_exactly_when_a_second_owner_must_wait() {
 async fn a_rung_is_reentrant_exactly_when_its_holder_can_acquire_it_again() {
     let server = server();
     for rung in locks::LADDER {
-        let key = key("reentrant", rung);
-        let lock = lock(rung.id, &server, 1, config(2_000, 50));
-        let me = owner("a", 1);
-        let outer = lock.acquire(&key, &me).await.expect(rung.id);
-        let nested = lock.acquire(&key, &me).await;
+        let (lock, key, outer) = holding(rung, &server, "reentrant").await;
+        let nested = lock.acquire(&key, &owner("a", 1)).await;
         let nests = matches!(&nested, Ok(lease) if lease.depth == 2);
         assert_eq!(nests, rung.reentrant, "{}: {nested:?}", rung.id);
         if let Ok(inner) = nested {
@@ -48,16 +56,19 @@ async fn a_rung_is_reentrant_exactly_when_its_holder_can_acquire_it_again() {
 }
 
 #[tokio::test]
-async fn a_rung_fences_exactly_when_its_leases_carry_a_token() {
+async fn a_rung_fences_exactly_when_each_grant_carries_a_greater_token() {
     let server = server();
     for rung in locks::LADDER {
         let lock = lock(rung.id, &server, 1, config(2_000, 50));
-        let lease = lock
-            .acquire(&key("fencing", rung), &owner("a", 1))
-            .await
-            .expect(rung.id);
-        assert_eq!(lease.fence.is_some(), rung.fencing, "{}", rung.id);
-        lock.release(&lease).await.expect(rung.id);
+        let key = key("fencing", rung);
+        let mut fences = Vec::new();
+        for _ in 0..2 {
+            let lease = lock.acquire(&key, &owner("a", 1)).await.expect(rung.id);
+            fences.push(lease.fence);
+            lock.release(&lease).await.expect(rung.id);
+        }
+        let fenced = matches!(fences[..], [Some(first), Some(second)] if first < second);
+        assert_eq!(fenced, rung.fencing, "{}: {fences:?}", rung.id);
     }
 }
 

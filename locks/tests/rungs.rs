@@ -11,8 +11,7 @@ use std::time::Duration;
 
 #[tokio::test]
 async fn every_rung_acquires_and_releases_with_its_real_commands() {
-    let server = server();
-    let raw_conn = conn(&server);
+    let (server, raw_conn) = server_and_conn();
     for rung in locks::LADDER {
         let id = rung.id;
         let lock = lock(id, &server, rung.number.into(), config(2_000, 500));
@@ -123,8 +122,7 @@ async fn fencing_tokens_strictly_increase_across_clients_and_grants() {
 
 #[tokio::test]
 async fn releasing_another_owners_lock_is_refused_from_get_check_del_up() {
-    let server = server();
-    let raw_conn = conn(&server);
+    let (server, raw_conn) = server_and_conn();
     for rung in rungs_from("get-check-del") {
         let (id, seed) = (rung.id, u64::from(rung.number));
         let a = lock(id, &server, 10 + seed, config(2_000, 300));
@@ -163,8 +161,7 @@ async fn an_expired_lease_is_not_held_and_its_release_says_so_from_get_check_del
 
 #[tokio::test]
 async fn set_nx_px_plain_del_removes_the_next_holders_lock_after_expiry() {
-    let server = server();
-    let raw_conn = conn(&server);
+    let (server, raw_conn) = server_and_conn();
     let a = lock("set-nx-px", &server, 1, config(100, 300));
     let b = lock("set-nx-px", &server, 2, config(5_000, 300));
     let key = "locklab:test:plain-del";
@@ -183,8 +180,7 @@ async fn set_nx_px_plain_del_removes_the_next_holders_lock_after_expiry() {
 
 #[tokio::test]
 async fn setnx_release_deletes_whatever_lock_is_there() {
-    let server = server();
-    let raw_conn = conn(&server);
+    let (server, raw_conn) = server_and_conn();
     let a = lock("setnx", &server, 1, config(2_000, 300));
     let key = "locklab:test:setnx-blind";
     let old = a.acquire(key, &owner("a", 1)).await.expect("a");
@@ -197,8 +193,7 @@ async fn setnx_release_deletes_whatever_lock_is_there() {
 
 #[tokio::test]
 async fn setnx_leaves_no_ttl_and_setnx_expire_leaves_one_in_whole_seconds() {
-    let server = server();
-    let raw_conn = conn(&server);
+    let (server, raw_conn) = server_and_conn();
     let setnx = lock("setnx", &server, 1, config(1_500, 300));
     let lease = setnx
         .acquire("locklab:test:ttl:setnx", &owner("a", 1))
@@ -218,8 +213,7 @@ async fn setnx_leaves_no_ttl_and_setnx_expire_leaves_one_in_whole_seconds() {
 
 #[tokio::test]
 async fn a_reentrant_owner_nests_and_unwinds_while_others_wait() {
-    let server = server();
-    let raw_conn = conn(&server);
+    let (server, raw_conn) = server_and_conn();
     for rung in locks::LADDER.into_iter().filter(|r| r.reentrant) {
         let id = rung.id;
         let lock = lock(id, &server, rung.number.into(), config(2_000, 200));
@@ -285,8 +279,7 @@ async fn a_nested_acquire_blocks_on_itself_on_the_rungs_that_are_not_reentrant()
 
 #[tokio::test]
 async fn extend_rearms_the_ttl_where_the_rung_has_one_and_is_unsupported_otherwise() {
-    let server = server();
-    let raw_conn = conn(&server);
+    let (server, raw_conn) = server_and_conn();
     for rung in locks::excluding() {
         let id = rung.id;
         let lock = lock(id, &server, rung.number.into(), config(1_000, 300));
@@ -331,8 +324,7 @@ impl Clock for SkewedClock {
 
 #[tokio::test]
 async fn set_timestamp_deletes_a_live_lock_when_the_waiters_clock_runs_ahead() {
-    let server = server();
-    let raw_conn = conn(&server);
+    let (server, raw_conn) = server_and_conn();
     let key = "locklab:test:skew";
     let holder = lock("set-timestamp", &server, 1, config(5_000, 200));
     let held = holder.acquire(key, &owner("a", 1)).await.expect("holder");

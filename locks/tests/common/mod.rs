@@ -21,6 +21,14 @@ pub fn server() -> RedisServer {
     RedisServer::start().unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Starts one server, with a raw connection to look at what rungs leave
+/// there.
+pub fn server_and_conn() -> (RedisServer, Conn) {
+    let server = server();
+    let raw_conn = conn(&server);
+    (server, raw_conn)
+}
+
 /// Starts `n` independent servers.
 pub fn servers(n: usize) -> Vec<RedisServer> {
     RedisServer::start_many(n).unwrap_or_else(|e| panic!("{e}"))
