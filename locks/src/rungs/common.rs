@@ -10,7 +10,6 @@ use crate::lease::{Lease, Owner};
 use crate::lock::{Lock, LockConfig, LockContext, retry_acquire};
 use crate::scripts;
 use redis::aio::ConnectionLike;
-use std::future::Future;
 use std::time::Duration;
 
 /// A connection to one Redis node as the rungs use it: cloned for each
@@ -29,8 +28,10 @@ pub trait Configured {
 }
 
 /// A rung on one node: its connection, the client's context and the rung's
-/// configuration. `NUMBER`, the rung's number on the ladder, tells the
-/// rungs apart: each implements [`RungSteps`] for its own.
+/// configuration, the same parts for every single-node rung, so they share
+/// this one struct. `NUMBER`, the rung's number on the ladder, tells the
+/// rungs apart: each implements [`RungSteps`] for its own number (its type
+/// is an alias, e.g. [`Setnx`](crate::rungs::setnx::Setnx)).
 pub struct OneNode<C, const NUMBER: u8> {
     pub(crate) conn: C,
     pub(crate) ctx: LockContext,

@@ -55,7 +55,8 @@ impl<C: NodeConn> RungSteps for GetCheckDel<C> {
         // passed when the check failed, so a fault aimed at `release-mid`
         // always lands just after the GET).
         let check = async { Ok(still_mine(&mut conn, lease).await) };
-        common::between_release_points(&self.ctx, lease, check).await??;
+        let checked = common::between_release_points(&self.ctx, lease, check).await?;
+        checked?;
         common::del(&mut conn, &lease.resource).await?;
         Ok(())
     }

@@ -34,7 +34,6 @@ use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
 use crate::lock::{LockConfig, LockContext};
 use crate::rungs::common::{self, Configured, NodeConn, RungSteps};
-use std::future::Future;
 use std::time::Duration;
 
 /// Ladder metadata of `redlock`.

@@ -202,6 +202,7 @@ impl<C> Configured for Watchdog<C> {
 impl<C: NodeConn> RungSteps for Watchdog<C> {
     const RUNG: &'static Rung = &RUNG;
 
+    // Acquires as `reentrant` does.
     fn attempt(
         &self,
         resource: &str,
@@ -229,6 +230,7 @@ impl<C: NodeConn> RungSteps for Watchdog<C> {
         left.map(drop)
     }
 
+    // Extends as `reentrant` does, with the script the renewal task runs.
     fn extend(&self, lease: &mut Lease) -> impl Future<Output = Result<(), LockError>> + Send {
         RungSteps::extend(&self.hash, lease)
     }
