@@ -56,7 +56,8 @@ pub enum LockError {
 
 impl LockError {
     /// Whether the server may have done what was asked although the caller
-    /// saw an error (a timeout or a broken connection): Jepsen's `info`.
+    /// saw an error (a timeout or a broken connection): neither success nor
+    /// failure can be assumed.
     pub fn outcome_unknown(&self) -> bool {
         matches!(self, LockError::Redis(_))
     }

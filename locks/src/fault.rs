@@ -1,15 +1,22 @@
 //! Named fault points: where in a rung's code a fault can be aimed.
 //!
-//! LADDER.md names five points, the same in every rung. A rung calls
-//! [`FaultHook::reached`] at each of them; outside the simulator the hook is
-//! [`NoFaults`] and costs one virtual call. Inside the simulator the hook may
-//! pause the client there (the future completes when the pause ends) or
-//! crash it (the future never completes; the host is torn down).
+//! There are five points, the same for every rung, in the order a lock
+//! cycle passes them ([`FaultPoint::ALL`]). A rung calls
+//! [`FaultHook::reached`] at each point its code really has; outside the
+//! simulator the hook is [`NoFaults`] and costs one virtual call. Inside the
+//! simulator the hook may pause the client there (the future completes
+//! when the pause ends) or crash it (the future never completes; the host
+//! is torn down).
 //!
-//! A rung without a given step applies a fault aimed there at the next point
-//! it does have; that mapping is the rung's business (see each rung's
-//! `point_*` calls), so the hook only ever sees points that really exist in
-//! the code path that ran.
+//! Not every rung has every step: a one-command acquire has no
+//! `acquire-mid`, `no-lock` has no release command. Such a rung simply does
+//! not pass the point, so the hook only ever sees points that exist in the
+//! code path that ran, and a fault aimed at a missing point fires at the
+//! next point the rung does pass in that cycle: the simulator's hook fires,
+//! at each point, every fault of the cycle aimed at that point or an
+//! earlier one. Each rung's code says where its own points lie (the shared
+//! ones: [`RungSteps`](crate::rungs::common::RungSteps) and
+//! [`between_release_points`](crate::rungs::common::between_release_points)).
 
 use crate::clock::BoxFuture;
 use serde::{Deserialize, Serialize};

@@ -53,6 +53,29 @@ pub struct Rung {
     pub renews: bool,
 }
 
+impl Rung {
+    /// What a rung is unless its metadata says otherwise: a lock on one
+    /// node that excludes, with none of the extras (fencing, publishing,
+    /// reentrancy, renewal). Each rung's metadata ends in `..Rung::PLAIN`,
+    /// so it states only the properties in which it differs. Not a rung
+    /// itself: its texts are empty.
+    pub(crate) const PLAIN: Rung = Rung {
+        id: "",
+        number: 0,
+        acquire: "",
+        release: "",
+        fixes: "",
+        flaw: "",
+        shown_by: "",
+        multi_node: false,
+        excludes: true,
+        fencing: false,
+        publishes: false,
+        reentrant: false,
+        renews: false,
+    };
+}
+
 /// Every rung, in ladder order.
 pub const LADDER: [&Rung; 11] = [
     &rungs::no_lock::RUNG,
@@ -135,5 +158,20 @@ mod tests {
         }
         assert_eq!(ids().first(), Some(&"no-lock"));
         assert_eq!(ids().last(), Some(&"fenced"));
+    }
+
+    #[test]
+    fn every_rung_states_its_own_texts_rather_than_the_plain_defaults() {
+        for rung in LADDER {
+            let texts = [
+                rung.id,
+                rung.acquire,
+                rung.release,
+                rung.fixes,
+                rung.flaw,
+                rung.shown_by,
+            ];
+            assert!(texts.iter().all(|t| !t.is_empty()), "{rung:?}");
+        }
     }
 }

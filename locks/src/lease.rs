@@ -7,7 +7,7 @@ use std::time::Duration;
 /// The identity a lock records as its owner.
 ///
 /// Reentrancy needs to tell "the same owner again" from "someone else", so
-/// an owner is a per-client id plus a per-task id, like the sources' UUID +
+/// an owner is a per-client id plus a per-task id, like Redisson's UUID +
 /// thread id. Two tasks of one client are different owners.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Owner {

@@ -1,9 +1,12 @@
 //! # locks: the Redis lock ladder, written once
 //!
 //! Every lock design from "no lock at all" to Redlock and fencing tokens is a
-//! *rung* (see `LADDER.md`). Each rung is a real implementation, flaws
-//! included: a rung that is broken by design stays broken in exactly the way
-//! the ladder says, because locklab's simulator exists to find that flaw.
+//! *rung* of a ladder: each rung fixes the flaw the rung below it shows, and
+//! has a flaw of its own that a scenario demonstrates (the whole ladder, with
+//! each rung's assumptions, is told in `docs/ladder.md`). Each rung is a real
+//! implementation, flaws included: a rung that is broken by design stays
+//! broken in exactly the way its documentation says, because locklab's
+//! simulator exists to find that flaw.
 //!
 //! The same code runs against real Redis and inside the simulator, because
 //! a rung touches the world only through three things it is given:
@@ -35,8 +38,12 @@
 //! ## The rungs
 //!
 //! Each rung lives in its own module under [`rungs`], with a doc comment in
-//! three parts: **Fixes**, **Flaw**, **Shown by**. [`LADDER`] lists their
-//! metadata in order; [`build`] makes any of them from its id.
+//! three parts: **Fixes**, **Flaw**, **Shown by**, and holds only what it
+//! does its own way ([`rungs::common::RungSteps`]); the retry loop and the
+//! fault points around each step are shared. [`LADDER`] lists their
+//! metadata in order, with the properties tests and tools select rungs by
+//! ([`Rung::excludes`], [`Rung::publishes`], ...); [`build`] makes any of
+//! them from its id.
 
 pub mod clock;
 pub mod conn;

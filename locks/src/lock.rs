@@ -42,7 +42,7 @@ pub trait Lock: Send + Sync {
 /// How a waiting client tries again.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum WaitStrategy {
-    /// Retry every `interval` (the sources' spin loop).
+    /// Retry every `interval`: the plain spin loop of the simplest locks.
     Fixed {
         /// Pause between attempts.
         interval: Duration,
@@ -201,24 +201,53 @@ where
     if let (WaitStrategy::Notify { fallback }, Some(notifier)) = (config.wait, &ctx.notifier) {
         return acquire_notified(ctx, config, notifier, fallback, resource, attempt).await;
     }
-    let started = ctx.clock.monotonic();
-    let max_attempts = config.max_attempts();
+    let budget = WaitBudget::start(ctx, config, resource);
     let mut attempts = 0u32;
     loop {
         attempts += 1;
         if let Some(lease) = attempt().await? {
             return Ok(lease);
         }
-        let waited = ctx.clock.monotonic().saturating_sub(started);
-        if waited >= config.max_wait || attempts >= max_attempts {
+        let left = budget.left(attempts)?;
+        let pause = config.wait.pause(attempts, &ctx.tokens).min(left);
+        ctx.clock.sleep(pause).await;
+    }
+}
+
+/// An acquire's wait budget: [`LockConfig::max_wait`] by the client's
+/// monotonic clock, and [`LockConfig::max_attempts`].
+pub(crate) struct WaitBudget<'a> {
+    ctx: &'a LockContext,
+    config: &'a LockConfig,
+    resource: &'a str,
+    started: Duration,
+    max_attempts: u32,
+}
+
+impl<'a> WaitBudget<'a> {
+    /// The budget of an acquire of `resource` that starts now.
+    pub(crate) fn start(ctx: &'a LockContext, config: &'a LockConfig, resource: &'a str) -> Self {
+        WaitBudget {
+            ctx,
+            config,
+            resource,
+            started: ctx.clock.monotonic(),
+            max_attempts: config.max_attempts(),
+        }
+    }
+
+    /// The time left after `attempts` attempts, or the
+    /// [`LockError::NotAcquired`] that ends the acquire once time or
+    /// attempts are spent.
+    pub(crate) fn left(&self, attempts: u32) -> Result<Duration, LockError> {
+        let waited = self.ctx.clock.monotonic().saturating_sub(self.started);
+        if waited >= self.config.max_wait || attempts >= self.max_attempts {
             return Err(LockError::NotAcquired {
-                resource: resource.to_string(),
+                resource: self.resource.to_string(),
                 waited,
                 attempts,
             });
         }
-        let pause = config.wait.pause(attempts, &ctx.tokens);
-        let pause = pause.min(config.max_wait - waited);
-        ctx.clock.sleep(pause).await;
+        Ok(self.config.max_wait - waited)
     }
 }

@@ -1,6 +1,6 @@
 //! Contention-aware waiting: wake-up by pub/sub notification on release.
 //!
-//! With [`WaitStrategy::Notify`] a rung's release script also `PUBLISH`es on
+//! With [`WaitStrategy::Notify`](crate::WaitStrategy::Notify) a rung's release script also `PUBLISH`es on
 //! the lock's release channel ([`channel`]), in the same atomic script, as
 //! Redisson's unlock does. A waiting client subscribes to that channel on a
 //! connection of its own (RESP2 `SUBSCRIBE` takes a connection over), held by
@@ -34,7 +34,7 @@ use crate::clock::BoxFuture;
 use crate::conn::{ConnConfig, Dialer};
 use crate::error::LockError;
 use crate::lease::Lease;
-use crate::lock::{LockConfig, LockContext};
+use crate::lock::{LockConfig, LockContext, WaitBudget};
 use futures::StreamExt;
 use redis::aio::{PubSub, PubSubSink};
 use redis::{RedisConnectionInfo, RedisError};
@@ -306,24 +306,10 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<Option<Lease>, LockError>>,
 {
-    let started = ctx.clock.monotonic();
-    let max_attempts = config.max_attempts();
+    let budget = WaitBudget::start(ctx, config, resource);
     let fallback = fallback.max(Duration::from_micros(100));
     let mut attempts = 0u32;
     let interest = notifier.interest(resource);
-    // Time left in the budget, or the error that ends the acquire.
-    let left = |attempts: u32| {
-        let waited = ctx.clock.monotonic().saturating_sub(started);
-        if waited >= config.max_wait || attempts >= max_attempts {
-            Err(LockError::NotAcquired {
-                resource: resource.to_string(),
-                waited,
-                attempts,
-            })
-        } else {
-            Ok(config.max_wait - waited)
-        }
-    };
 
     // 1. Queue behind this client's other waiters, if there are any.
     let gate = interest.waiters.gate.clone();
@@ -332,7 +318,7 @@ where
         Err(_) => {
             let mut queued = std::pin::pin!(gate.lock_owned());
             loop {
-                let pause = fallback.min(left(attempts)?);
+                let pause = fallback.min(budget.left(attempts)?);
                 tokio::select! {
                     turn = &mut queued => break turn,
                     () = ctx.clock.sleep(pause) => {
@@ -354,7 +340,7 @@ where
         if let Some(lease) = attempt().await? {
             return Ok(lease);
         }
-        let pause = fallback.min(left(attempts)?);
+        let pause = fallback.min(budget.left(attempts)?);
         if !subscribed {
             subscribed = true;
             match interest.inner.sync(resource).await {

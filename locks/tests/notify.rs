@@ -32,7 +32,11 @@ fn notifier(server: &harness::RedisServer) -> Arc<ReleaseNotifier> {
 async fn waiters_are_woken_by_the_release_message_in_turn_and_exclusively() {
     let server = server();
     let ctx = ctx(1).with_notifier(notifier(&server));
-    for id in ["lua-release", "reentrant", "redlock", "fenced"] {
+    for id in locks::LADDER
+        .into_iter()
+        .filter(|r| r.publishes)
+        .map(|r| r.id)
+    {
         let lock = Arc::new(
             locks::build(id, vec![conn(&server)], ctx.clone(), notify_config(2_000)).unwrap(),
         );

@@ -4,22 +4,30 @@
 mod common;
 
 use common::*;
-use locks::LockError;
+use harness::RedisServer;
+use locks::{Lock, LockError};
 use std::time::Duration;
+
+/// A Redlock over five masters, `stopped` of which are then stopped: the
+/// lock, and raw connections to the masters still running (which run until
+/// the returned servers are dropped).
+fn redlock_over_five_with_stopped(
+    stopped: usize,
+    max_wait_ms: u64,
+) -> (Box<dyn Lock>, Vec<Conn>, Vec<RedisServer>) {
+    let mut masters = servers(5);
+    let all: Vec<_> = masters.iter().collect();
+    let lock = lock_on("redlock", &all, 1, config(2_000, max_wait_ms));
+    for master in masters.split_off(5 - stopped) {
+        master.stop();
+    }
+    let live = masters.iter().map(conn).collect();
+    (lock, live, masters)
+}
 
 #[tokio::test]
 async fn redlock_acquires_with_two_of_five_masters_stopped() {
-    let mut masters = servers(5);
-    let lock = lock_on(
-        "redlock",
-        &masters.iter().collect::<Vec<_>>(),
-        1,
-        config(2_000, 300),
-    );
-    let live: Vec<Conn> = masters[..3].iter().map(conn).collect();
-    for _ in 0..2 {
-        masters.pop().expect("master").stop();
-    }
+    let (lock, live, _running) = redlock_over_five_with_stopped(2, 300);
     let key = "locklab:test:redlock:majority";
     let lease = lock
         .acquire(key, &owner("a", 1))
@@ -42,17 +50,7 @@ async fn redlock_acquires_with_two_of_five_masters_stopped() {
 
 #[tokio::test]
 async fn redlock_refuses_with_three_of_five_masters_stopped_and_leaves_no_key_behind() {
-    let mut masters = servers(5);
-    let lock = lock_on(
-        "redlock",
-        &masters.iter().collect::<Vec<_>>(),
-        1,
-        config(2_000, 200),
-    );
-    let live: Vec<Conn> = masters[..2].iter().map(conn).collect();
-    for _ in 0..3 {
-        masters.pop().expect("master").stop();
-    }
+    let (lock, live, _running) = redlock_over_five_with_stopped(3, 200);
     let key = "locklab:test:redlock:minority";
     let refused = lock.acquire(key, &owner("a", 1)).await;
     assert!(

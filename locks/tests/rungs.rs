@@ -11,15 +11,15 @@ use std::time::Duration;
 
 #[tokio::test]
 async fn every_rung_acquires_and_releases_with_its_real_commands() {
-    let server = server();
-    let raw_conn = conn(&server);
-    for (i, id) in ["no-lock"].iter().chain(LOCKING_RUNGS.iter()).enumerate() {
-        let lock = lock(id, &server, i as u64, config(2_000, 500));
-        assert_eq!(lock.rung().id, *id);
+    let (server, raw_conn) = server_and_conn();
+    for rung in locks::LADDER {
+        let id = rung.id;
+        let lock = lock(id, &server, rung.number.into(), config(2_000, 500));
+        assert_eq!(lock.rung().id, id);
         let key = format!("locklab:test:basic:{id}");
         let lease = lock.acquire(&key, &owner("a", 1)).await.expect(id);
-        // `no-lock` writes nothing; every other rung leaves its key.
-        assert_eq!(exists(&raw_conn, &key).await, *id != "no-lock", "{id}");
+        // A rung that does not exclude writes nothing; the others leave a key.
+        assert_eq!(exists(&raw_conn, &key).await, rung.excludes, "{id}");
         lock.before_write(&lease).await.expect(id);
         lock.release(&lease).await.expect(id);
         assert!(!exists(&raw_conn, &key).await, "{id} left its key behind");
@@ -122,11 +122,11 @@ async fn fencing_tokens_strictly_increase_across_clients_and_grants() {
 
 #[tokio::test]
 async fn releasing_another_owners_lock_is_refused_from_get_check_del_up() {
-    let server = server();
-    let raw_conn = conn(&server);
-    for (i, id) in LOCKING_RUNGS[4..].iter().enumerate() {
-        let a = lock(id, &server, 10 + i as u64, config(2_000, 300));
-        let b = lock(id, &server, 50 + i as u64, config(2_000, 300));
+    let (server, raw_conn) = server_and_conn();
+    for rung in rungs_from("get-check-del") {
+        let (id, seed) = (rung.id, u64::from(rung.number));
+        let a = lock(id, &server, 10 + seed, config(2_000, 300));
+        let b = lock(id, &server, 50 + seed, config(2_000, 300));
         let key = format!("locklab:test:notheld:{id}");
         let old = a.acquire(&key, &owner("a", 1)).await.expect(id);
         a.release(&old).await.expect(id);
@@ -144,17 +144,10 @@ async fn releasing_another_owners_lock_is_refused_from_get_check_del_up() {
 #[tokio::test]
 async fn an_expired_lease_is_not_held_and_its_release_says_so_from_get_check_del_up() {
     let server = server();
-    for (i, id) in [
-        "get-check-del",
-        "lua-release",
-        "reentrant",
-        "redlock",
-        "fenced",
-    ]
-    .iter()
-    .enumerate()
-    {
-        let a = lock(id, &server, 100 + i as u64, config(100, 300));
+    // A rung that renews its lease keeps it from expiring.
+    for rung in rungs_from("get-check-del").filter(|r| !r.renews) {
+        let id = rung.id;
+        let a = lock(id, &server, 100 + u64::from(rung.number), config(100, 300));
         let key = format!("locklab:test:expired:{id}");
         let lease = a.acquire(&key, &owner("a", 1)).await.expect(id);
         tokio::time::sleep(Duration::from_millis(150)).await;
@@ -168,8 +161,7 @@ async fn an_expired_lease_is_not_held_and_its_release_says_so_from_get_check_del
 
 #[tokio::test]
 async fn set_nx_px_plain_del_removes_the_next_holders_lock_after_expiry() {
-    let server = server();
-    let raw_conn = conn(&server);
+    let (server, raw_conn) = server_and_conn();
     let a = lock("set-nx-px", &server, 1, config(100, 300));
     let b = lock("set-nx-px", &server, 2, config(5_000, 300));
     let key = "locklab:test:plain-del";
@@ -188,8 +180,7 @@ async fn set_nx_px_plain_del_removes_the_next_holders_lock_after_expiry() {
 
 #[tokio::test]
 async fn setnx_release_deletes_whatever_lock_is_there() {
-    let server = server();
-    let raw_conn = conn(&server);
+    let (server, raw_conn) = server_and_conn();
     let a = lock("setnx", &server, 1, config(2_000, 300));
     let key = "locklab:test:setnx-blind";
     let old = a.acquire(key, &owner("a", 1)).await.expect("a");
@@ -202,8 +193,7 @@ async fn setnx_release_deletes_whatever_lock_is_there() {
 
 #[tokio::test]
 async fn setnx_leaves_no_ttl_and_setnx_expire_leaves_one_in_whole_seconds() {
-    let server = server();
-    let raw_conn = conn(&server);
+    let (server, raw_conn) = server_and_conn();
     let setnx = lock("setnx", &server, 1, config(1_500, 300));
     let lease = setnx
         .acquire("locklab:test:ttl:setnx", &owner("a", 1))
@@ -223,10 +213,10 @@ async fn setnx_leaves_no_ttl_and_setnx_expire_leaves_one_in_whole_seconds() {
 
 #[tokio::test]
 async fn a_reentrant_owner_nests_and_unwinds_while_others_wait() {
-    let server = server();
-    let raw_conn = conn(&server);
-    for (i, id) in ["reentrant", "watchdog"].iter().enumerate() {
-        let lock = lock(id, &server, i as u64, config(2_000, 200));
+    let (server, raw_conn) = server_and_conn();
+    for rung in locks::LADDER.into_iter().filter(|r| r.reentrant) {
+        let id = rung.id;
+        let lock = lock(id, &server, rung.number.into(), config(2_000, 200));
         let key = format!("locklab:test:nest:{id}");
         let me = owner("a", 7);
         let mut leases = Vec::new();
@@ -267,18 +257,9 @@ fn forged_lease(key: &str, owner: &locks::Owner) -> locks::Lease {
 #[tokio::test]
 async fn a_nested_acquire_blocks_on_itself_on_the_rungs_that_are_not_reentrant() {
     let server = server();
-    for (i, id) in [
-        "setnx",
-        "set-nx-px",
-        "get-check-del",
-        "lua-release",
-        "redlock",
-        "fenced",
-    ]
-    .iter()
-    .enumerate()
-    {
-        let lock = lock(id, &server, i as u64, config(2_000, 100));
+    for rung in locks::excluding().filter(|r| !r.reentrant) {
+        let id = rung.id;
+        let lock = lock(id, &server, rung.number.into(), config(2_000, 100));
         let key = format!("locklab:test:self-block:{id}");
         let me = owner("a", 1);
         let outer = lock.acquire(&key, &me).await.expect(id);
@@ -298,14 +279,14 @@ async fn a_nested_acquire_blocks_on_itself_on_the_rungs_that_are_not_reentrant()
 
 #[tokio::test]
 async fn extend_rearms_the_ttl_where_the_rung_has_one_and_is_unsupported_otherwise() {
-    let server = server();
-    let raw_conn = conn(&server);
-    for (i, id) in LOCKING_RUNGS.iter().enumerate() {
-        let lock = lock(id, &server, i as u64, config(1_000, 300));
+    let (server, raw_conn) = server_and_conn();
+    for rung in locks::excluding() {
+        let id = rung.id;
+        let lock = lock(id, &server, rung.number.into(), config(1_000, 300));
         let key = format!("locklab:test:extend:{id}");
         let mut lease = lock.acquire(&key, &owner("a", 1)).await.expect(id);
         let extended = lock.extend(&mut lease).await;
-        match *id {
+        match id {
             "setnx" | "set-timestamp" => {
                 assert!(
                     matches!(extended, Err(LockError::Unsupported { .. })),
@@ -343,8 +324,7 @@ impl Clock for SkewedClock {
 
 #[tokio::test]
 async fn set_timestamp_deletes_a_live_lock_when_the_waiters_clock_runs_ahead() {
-    let server = server();
-    let raw_conn = conn(&server);
+    let (server, raw_conn) = server_and_conn();
     let key = "locklab:test:skew";
     let holder = lock("set-timestamp", &server, 1, config(5_000, 200));
     let held = holder.acquire(key, &owner("a", 1)).await.expect("holder");

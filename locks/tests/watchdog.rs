@@ -4,17 +4,23 @@
 mod common;
 
 use common::*;
-use locks::LockError;
+use locks::{Lock, LockError};
 use std::time::Duration;
 
 const TTL_MS: u64 = 300;
 
+/// A fresh server, a raw connection to it, and a watchdog lock on it with
+/// a short TTL.
+fn watchdog() -> (harness::RedisServer, Conn, Box<dyn Lock>) {
+    let (server, raw_conn) = server_and_conn();
+    let lock = lock("watchdog", &server, 1, config(TTL_MS, 100));
+    (server, raw_conn, lock)
+}
+
 #[tokio::test]
 async fn the_watchdog_keeps_a_lock_alive_across_three_ttls_while_held() {
-    let server = server();
-    let raw_conn = conn(&server);
+    let (_server, raw_conn, lock) = watchdog();
     let key = "locklab:test:watchdog:alive";
-    let lock = lock("watchdog", &server, 1, config(TTL_MS, 100));
     let lease = lock.acquire(key, &owner("a", 1)).await.expect("acquire");
     for _ in 0..4 {
         tokio::time::sleep(Duration::from_millis(TTL_MS)).await;
@@ -35,11 +41,9 @@ async fn the_watchdog_keeps_a_lock_alive_across_three_ttls_while_held() {
 
 #[tokio::test]
 async fn the_watchdog_stops_renewing_after_the_final_release() {
-    let server = server();
-    let raw_conn = conn(&server);
+    let (_server, raw_conn, lock) = watchdog();
     let key = "locklab:test:watchdog:stops";
     let me = owner("a", 1);
-    let lock = lock("watchdog", &server, 1, config(TTL_MS, 100));
     let outer = lock.acquire(key, &me).await.expect("outer");
     let inner = lock.acquire(key, &me).await.expect("nested");
     // The nested release leaves the outer hold renewed.
@@ -65,10 +69,8 @@ async fn the_watchdog_stops_renewing_after_the_final_release() {
 
 #[tokio::test]
 async fn the_watchdog_reports_the_lease_lost_when_a_renewal_finds_it_gone() {
-    let server = server();
-    let raw_conn = conn(&server);
+    let (_server, raw_conn, lock) = watchdog();
     let key = "locklab:test:watchdog:lost";
-    let lock = lock("watchdog", &server, 1, config(TTL_MS, 100));
     let lease = lock.acquire(key, &owner("a", 1)).await.expect("acquire");
     // Someone deletes the key under the holder (as a failover would).
     let _: i64 = raw(&raw_conn, &["DEL", key]).await;

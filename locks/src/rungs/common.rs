@@ -1,10 +1,248 @@
-//! Commands several rungs send the same way.
+//! What the rungs share: the [`Lock`] that every rung but `no-lock` gets
+//! from its [`RungSteps`], and the commands and steps that several rungs
+//! take the same way.
 
+use crate::clock::BoxFuture;
 use crate::error::LockError;
-use crate::lease::Lease;
+use crate::fault::FaultPoint;
+use crate::ladder::Rung;
+use crate::lease::{Lease, Owner};
+use crate::lock::{Lock, LockConfig, LockContext, retry_acquire};
 use crate::scripts;
 use redis::aio::ConnectionLike;
 use std::time::Duration;
+
+/// A connection to one Redis node as the rungs use it: cloned for each
+/// exchange (clones share one connection) and moved across tasks.
+pub trait NodeConn: ConnectionLike + Clone + Send + Sync + 'static {}
+
+impl<C: ConnectionLike + Clone + Send + Sync + 'static> NodeConn for C {}
+
+/// What a rung is built with, besides its connections.
+pub trait Configured {
+    /// The client's clocks, fault hook and tokens.
+    fn ctx(&self) -> &LockContext;
+
+    /// The rung's TTL, wait strategy and timeouts.
+    fn config(&self) -> &LockConfig;
+}
+
+/// A rung on one node: its connection, the client's context and the rung's
+/// configuration, the same parts for every single-node rung, so they share
+/// this one struct. `NUMBER`, the rung's number on the ladder, tells the
+/// rungs apart: each implements [`RungSteps`] for its own number (its type
+/// is an alias, e.g. [`Setnx`](crate::rungs::setnx::Setnx)).
+pub struct OneNode<C, const NUMBER: u8> {
+    pub(crate) conn: C,
+    pub(crate) ctx: LockContext,
+    pub(crate) config: LockConfig,
+}
+
+impl<C, const NUMBER: u8> OneNode<C, NUMBER> {
+    /// Rung `NUMBER` over one node.
+    pub fn new(conn: C, ctx: LockContext, config: LockConfig) -> Self {
+        OneNode { conn, ctx, config }
+    }
+}
+
+impl<C, const NUMBER: u8> Configured for OneNode<C, NUMBER> {
+    fn ctx(&self) -> &LockContext {
+        &self.ctx
+    }
+
+    fn config(&self) -> &LockConfig {
+        &self.config
+    }
+}
+
+/// What a rung does its own way. The rest of its [`Lock`] is the same on
+/// every rung that retries, and follows from these steps:
+///
+/// - `acquire` retries [`attempt`](Self::attempt) by the wait strategy
+///   ([`retry_acquire`]), hands the lease to
+///   [`start_holding`](Self::start_holding), then passes `after-acquire`;
+/// - `release` and `extend` are [`release`](Self::release) and
+///   [`extend`](Self::extend);
+/// - `before_write` makes the rung's [`check_validity`](Self::check_validity),
+///   then passes `before-write`.
+pub trait RungSteps: Configured + Send + Sync {
+    /// The rung's ladder metadata.
+    const RUNG: &'static Rung;
+
+    /// One try at the lock: `Some(lease)` when granted, `None` when it is
+    /// taken (the retry loop tries again). An attempt of one command or
+    /// script has no `acquire-mid` point: a fault aimed there lands at
+    /// `after-acquire`.
+    fn attempt(
+        &self,
+        resource: &str,
+        owner: &Owner,
+    ) -> impl Future<Output = Result<Option<Lease>, LockError>> + Send;
+
+    /// What the rung does as soon as an acquire is granted, before
+    /// `after-acquire`: nothing, but for the watchdog's renewal.
+    fn start_holding(&self, _lease: &mut Lease) {}
+
+    /// Releases a lease, passing `release-start` and `release-mid` (see
+    /// [`between_release_points`]).
+    fn release(&self, lease: &Lease) -> impl Future<Output = Result<(), LockError>> + Send;
+
+    /// Extends a lease by another TTL; by default the rung has no way to,
+    /// and answers [`LockError::Unsupported`].
+    fn extend(&self, _lease: &mut Lease) -> impl Future<Output = Result<(), LockError>> + Send {
+        async { Err(unsupported(Self::RUNG.id, "extend")) }
+    }
+
+    /// The rung's own check that a lease may still be trusted, made before
+    /// each write; by default none.
+    fn check_validity(&self, _lease: &Lease) -> Result<(), LockError> {
+        Ok(())
+    }
+}
+
+impl<R: RungSteps> Lock for R {
+    fn rung(&self) -> &'static Rung {
+        R::RUNG
+    }
+
+    fn acquire<'a>(
+        &'a self,
+        resource: &'a str,
+        owner: &'a Owner,
+    ) -> BoxFuture<'a, Result<Lease, LockError>> {
+        Box::pin(async move {
+            let mut lease = retry_acquire(self.ctx(), self.config(), resource, || {
+                self.attempt(resource, owner)
+            })
+            .await?;
+            self.start_holding(&mut lease);
+            self.ctx().point(FaultPoint::AfterAcquire, resource).await;
+            Ok(lease)
+        })
+    }
+
+    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
+        Box::pin(RungSteps::release(self, lease))
+    }
+
+    fn extend<'a>(&'a self, lease: &'a mut Lease) -> BoxFuture<'a, Result<(), LockError>> {
+        Box::pin(RungSteps::extend(self, lease))
+    }
+
+    fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
+        Box::pin(async move {
+            self.check_validity(lease)?;
+            pass_before_write(self.ctx(), lease).await
+        })
+    }
+}
+
+/// The `before-write` fault point, the whole `before_write` of a rung that
+/// tracks no validity of its own.
+pub async fn pass_before_write(ctx: &LockContext, lease: &Lease) -> Result<(), LockError> {
+    ctx.point(FaultPoint::BeforeWrite, &lease.resource).await;
+    Ok(())
+}
+
+/// A release's first step between its fault points: `release-start`, the
+/// step, `release-mid`. In a two-step release `release-mid` is the gap
+/// between the steps; in a one-step release it lands just after the only
+/// step, the next point such a release has.
+///
+/// A step that fails (`Err`) ends the release before `release-mid`; a
+/// step that must pass `release-mid` whatever happens returns its outcome
+/// inside `Ok`.
+pub async fn between_release_points<T>(
+    ctx: &LockContext,
+    lease: &Lease,
+    step: impl Future<Output = Result<T, LockError>>,
+) -> Result<T, LockError> {
+    ctx.point(FaultPoint::ReleaseStart, &lease.resource).await;
+    let outcome = step.await?;
+    ctx.point(FaultPoint::ReleaseMid, &lease.resource).await;
+    Ok(outcome)
+}
+
+/// One attempt of the lease that `set-nx-px`, `get-check-del` and
+/// `lua-release` share: `SET key token NX PX ttl` with a fresh random token.
+pub async fn attempt_set_nx_px<C: NodeConn>(
+    conn: &C,
+    ctx: &LockContext,
+    config: &LockConfig,
+    resource: &str,
+    owner: &Owner,
+) -> Result<Option<Lease>, LockError> {
+    let token = ctx.tokens.token();
+    let started = ctx.clock.monotonic();
+    let mut conn = conn.clone();
+    let granted = set_nx_px(&mut conn, resource, &token, config.ttl).await?;
+    Ok(granted.then(|| Lease::new(resource, token, owner, started)))
+}
+
+/// The blind release of the rungs that do not look at the owner: one plain
+/// `DEL` of whatever lock is there. It never answers `NotHeld`.
+pub async fn release_by_del<C: NodeConn>(
+    conn: &C,
+    ctx: &LockContext,
+    lease: &Lease,
+) -> Result<(), LockError> {
+    let mut conn = conn.clone();
+    between_release_points(ctx, lease, del(&mut conn, &lease.resource)).await?;
+    Ok(())
+}
+
+/// The release that `lua-release` and `fenced` share: one owner-checked
+/// script (which also publishes when waiters are notified); `NotHeld` when
+/// the lock was no longer this lease's.
+pub async fn release_owner_checked<C: NodeConn>(
+    conn: &C,
+    ctx: &LockContext,
+    config: &LockConfig,
+    lease: &Lease,
+) -> Result<(), LockError> {
+    let mut conn = conn.clone();
+    let notify = config.wait.notifies();
+    let script = release_checked(&mut conn, &lease.resource, &lease.token, notify);
+    let deleted = between_release_points(ctx, lease, script).await?;
+    one_or_not_held(deleted, &lease.resource)
+}
+
+/// The check half of a GET-then-act release: `NotHeld` unless the value
+/// read is this lease's token.
+pub fn check_token(current: Option<String>, lease: &Lease) -> Result<(), LockError> {
+    if current.as_deref() == Some(lease.token.as_str()) {
+        Ok(())
+    } else {
+        Err(not_held(&lease.resource))
+    }
+}
+
+/// The error of releasing or extending a lock one no longer holds.
+pub fn not_held(resource: &str) -> LockError {
+    LockError::NotHeld {
+        resource: resource.to_string(),
+    }
+}
+
+/// Turns a command's "how many keys I deleted (or re-armed)" into the
+/// operation's result.
+pub fn one_or_not_held(count: i64, resource: &str) -> Result<(), LockError> {
+    if count >= 1 {
+        Ok(())
+    } else {
+        Err(not_held(resource))
+    }
+}
+
+/// The answer of rungs that have no such operation.
+pub fn unsupported(rung: &'static str, operation: &'static str) -> LockError {
+    LockError::Unsupported { rung, operation }
+}
+
+/// A TTL in whole milliseconds, at least 1 (Redis refuses 0).
+pub fn ttl_ms(ttl: Duration) -> u64 {
+    (ttl.as_millis() as u64).max(1)
+}
 
 /// `SET key value NX PX ttl`: true when the key was set.
 pub async fn set_nx_px<C: ConnectionLike>(
@@ -22,37 +260,6 @@ pub async fn set_nx_px<C: ConnectionLike>(
         .query_async(conn)
         .await?;
     Ok(reply.is_some())
-}
-
-/// A TTL in whole milliseconds, at least 1 (Redis refuses 0).
-pub fn ttl_ms(ttl: Duration) -> u64 {
-    (ttl.as_millis() as u64).max(1)
-}
-
-/// Turns a script's "how many keys I deleted" into the release's result.
-pub fn one_or_not_held(deleted: i64, resource: &str) -> Result<(), LockError> {
-    if deleted >= 1 {
-        Ok(())
-    } else {
-        Err(LockError::NotHeld {
-            resource: resource.to_string(),
-        })
-    }
-}
-
-/// Owner-checked `PEXPIRE` through the extend script.
-pub async fn extend_checked<C: ConnectionLike>(
-    conn: &mut C,
-    lease: &Lease,
-    ttl: Duration,
-) -> Result<(), LockError> {
-    let extended: i64 = scripts::EXTEND
-        .key(&lease.resource)
-        .arg(&lease.token)
-        .arg(ttl_ms(ttl))
-        .invoke_async(conn)
-        .await?;
-    one_or_not_held(extended, &lease.resource)
 }
 
 /// `SETNX key value`: true when the key was created.
@@ -94,12 +301,34 @@ pub async fn pexpire_unchecked<C: ConnectionLike>(
     one_or_not_held(set, key)
 }
 
-/// The answer of rungs that have no such operation.
-pub fn unsupported(rung: &'static str, operation: &'static str) -> LockError {
-    LockError::Unsupported { rung, operation }
+/// The owner-checked extend script: 1 when it re-armed my lock, 0 when the
+/// lock is not mine (or gone).
+pub async fn extend_script<C: ConnectionLike>(
+    conn: &mut C,
+    resource: &str,
+    token: &str,
+    ttl: Duration,
+) -> Result<i64, LockError> {
+    Ok(scripts::EXTEND
+        .key(resource)
+        .arg(token)
+        .arg(ttl_ms(ttl))
+        .invoke_async(conn)
+        .await?)
 }
 
-/// The owner-checked release script; with `notify`, the variant that also
+/// Owner-checked `PEXPIRE` of a lease through the extend script.
+pub async fn extend_checked<C: NodeConn>(
+    conn: &C,
+    lease: &Lease,
+    ttl: Duration,
+) -> Result<(), LockError> {
+    let mut conn = conn.clone();
+    let extended = extend_script(&mut conn, &lease.resource, &lease.token, ttl).await?;
+    one_or_not_held(extended, &lease.resource)
+}
+
+/// The owner-checked release script; with `notify`, the one that also
 /// publishes on the lock's release channel. How many keys it deleted.
 pub async fn release_checked<C: ConnectionLike>(
     conn: &mut C,
@@ -122,66 +351,4 @@ pub async fn release_checked<C: ConnectionLike>(
             .await?
     };
     Ok(deleted)
-}
-
-/// The acquire that `set-nx-px`, `get-check-del` and `lua-release` share:
-/// one `SET key token NX PX ttl` per attempt with a fresh random token,
-/// retried by the wait strategy; then the `after-acquire` point (a fault
-/// aimed at `acquire-mid` lands there: this acquire is a single command).
-pub async fn acquire_set_nx_px<C>(
-    conn: &C,
-    ctx: &crate::lock::LockContext,
-    config: &crate::lock::LockConfig,
-    resource: &str,
-    owner: &crate::lease::Owner,
-) -> Result<Lease, LockError>
-where
-    C: ConnectionLike + Clone + Send + Sync + 'static,
-{
-    let lease = crate::lock::retry_acquire(ctx, config, resource, || async {
-        let token = ctx.tokens.token();
-        let started = ctx.clock.monotonic();
-        let mut conn = conn.clone();
-        let granted = set_nx_px(&mut conn, resource, &token, config.ttl).await?;
-        Ok(granted.then(|| Lease::new(resource, token, owner, started)))
-    })
-    .await?;
-    ctx.point(crate::fault::FaultPoint::AfterAcquire, resource)
-        .await;
-    Ok(lease)
-}
-
-/// The `before_write` of a rung that tracks no validity of its own: only
-/// the `before-write` fault point.
-pub async fn pass_before_write(
-    ctx: &crate::lock::LockContext,
-    lease: &Lease,
-) -> Result<(), LockError> {
-    ctx.point(crate::fault::FaultPoint::BeforeWrite, &lease.resource)
-        .await;
-    Ok(())
-}
-
-/// The release that `lua-release` and `fenced` share: `release-start`, one
-/// owner-checked script (which also publishes when waiters are notified),
-/// then `release-mid` just after it, the next point a one-script release
-/// has; `NotHeld` when the lock was no longer this lease's.
-pub async fn release_owner_checked<C: ConnectionLike + Clone>(
-    conn: &C,
-    ctx: &crate::lock::LockContext,
-    config: &crate::lock::LockConfig,
-    lease: &Lease,
-) -> Result<(), LockError> {
-    use crate::fault::FaultPoint;
-    ctx.point(FaultPoint::ReleaseStart, &lease.resource).await;
-    let mut conn = conn.clone();
-    let deleted = release_checked(
-        &mut conn,
-        &lease.resource,
-        &lease.token,
-        config.wait.notifies(),
-    )
-    .await?;
-    ctx.point(FaultPoint::ReleaseMid, &lease.resource).await;
-    one_or_not_held(deleted, &lease.resource)
 }

@@ -32,15 +32,11 @@
 //! `scenarios/failover-loses-fence-counter.toml`: token reuse after a
 //! failover that lost the increment.
 
-use crate::clock::BoxFuture;
 use crate::error::LockError;
-use crate::fault::FaultPoint;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
-use crate::lock::{Lock, LockConfig, LockContext, retry_acquire};
-use crate::rungs::common;
+use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
 use crate::scripts;
-use redis::aio::ConnectionLike;
 
 /// Ladder metadata of `fenced`.
 pub const RUNG: Rung = Rung {
@@ -51,12 +47,9 @@ pub const RUNG: Rung = Rung {
     fixes: "the guarded resource rejects writes whose token is lower than one it has seen, so pauses and delays can no longer corrupt it",
     flaw: "needs a resource that checks tokens; the token source itself must not go backwards (an INCR lost in a failover does)",
     shown_by: "failover-loses-fence-counter",
-    multi_node: false,
-    excludes: true,
     fencing: true,
     publishes: true,
-    reentrant: false,
-    renews: false,
+    ..Rung::PLAIN
 };
 
 /// The key of a lock's fencing counter: `<resource>:fence`, on the same
@@ -65,20 +58,15 @@ pub fn fence_key(resource: &str) -> String {
     format!("{resource}:fence")
 }
 
-/// The `fenced` lock.
-pub struct Fenced<C> {
-    conn: C,
-    ctx: LockContext,
-    config: LockConfig,
-}
+/// The `fenced` lock: its steps below on one node.
+pub type Fenced<C> = OneNode<C, { RUNG.number }>;
 
-impl<C: ConnectionLike + Clone + Send + Sync + 'static> Fenced<C> {
-    /// A `fenced` lock over one node.
-    pub fn new(conn: C, ctx: LockContext, config: LockConfig) -> Self {
-        Fenced { conn, ctx, config }
-    }
+// The resource does the checking (by the fence), not the client: no
+// validity check of its own before a write.
+impl<C: NodeConn> RungSteps for Fenced<C> {
+    const RUNG: &'static Rung = &RUNG;
 
-    async fn try_once(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+    async fn attempt(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
         let token = self.ctx.tokens.token();
         let started = self.ctx.clock.monotonic();
         let mut conn = self.conn.clone();
@@ -95,48 +83,13 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Fenced<C> {
             lease
         }))
     }
-}
 
-impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for Fenced<C> {
-    fn rung(&self) -> &'static Rung {
-        &RUNG
+    async fn release(&self, lease: &Lease) -> Result<(), LockError> {
+        common::release_owner_checked(&self.conn, &self.ctx, &self.config, lease).await
     }
 
-    fn acquire<'a>(
-        &'a self,
-        resource: &'a str,
-        owner: &'a Owner,
-    ) -> BoxFuture<'a, Result<Lease, LockError>> {
-        Box::pin(async move {
-            // A single-script acquire: `acquire-mid` lands at `after-acquire`.
-            let lease = retry_acquire(&self.ctx, &self.config, resource, || {
-                self.try_once(resource, owner)
-            })
-            .await?;
-            self.ctx.point(FaultPoint::AfterAcquire, resource).await;
-            Ok(lease)
-        })
-    }
-
-    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(common::release_owner_checked(
-            &self.conn,
-            &self.ctx,
-            &self.config,
-            lease,
-        ))
-    }
-
-    fn extend<'a>(&'a self, lease: &'a mut Lease) -> BoxFuture<'a, Result<(), LockError>> {
+    async fn extend(&self, lease: &mut Lease) -> Result<(), LockError> {
         // Extending keeps the fencing token: the grant is the same.
-        Box::pin(async move {
-            let mut conn = self.conn.clone();
-            common::extend_checked(&mut conn, lease, self.config.ttl).await
-        })
-    }
-
-    fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        // The resource does the checking (by the fence), not the client.
-        Box::pin(common::pass_before_write(&self.ctx, lease))
+        common::extend_checked(&self.conn, lease, self.config.ttl).await
     }
 }

@@ -16,14 +16,10 @@
 //! `scenarios/pause-at-release-mid.toml`: pause between GET and DEL →
 //! the next holder's lock is deleted and a third client enters.
 
-use crate::clock::BoxFuture;
 use crate::error::LockError;
-use crate::fault::FaultPoint;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
-use crate::lock::{Lock, LockConfig, LockContext};
-use crate::rungs::common;
-use redis::aio::ConnectionLike;
+use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
 
 /// Ladder metadata of `get-check-del`.
 pub const RUNG: Rung = Rung {
@@ -34,89 +30,42 @@ pub const RUNG: Rung = Rung {
     fixes: "no longer deletes a lock after seeing it is not mine (the pause at the start of release is now harmless)",
     flaw: "check and delete are not atomic",
     shown_by: "pause-at-release-mid",
-    multi_node: false,
-    excludes: true,
-    fencing: false,
-    publishes: false,
-    reentrant: false,
-    renews: false,
+    ..Rung::PLAIN
 };
 
-/// The `get-check-del` lock.
-pub struct GetCheckDel<C> {
-    conn: C,
-    ctx: LockContext,
-    config: LockConfig,
+/// The `get-check-del` lock: its steps below on one node.
+pub type GetCheckDel<C> = OneNode<C, { RUNG.number }>;
+
+/// The check half of the release and of extend: is it still mine?
+async fn still_mine<C: NodeConn>(conn: &mut C, lease: &Lease) -> Result<(), LockError> {
+    let current = common::get(conn, &lease.resource).await?;
+    common::check_token(current, lease)
 }
 
-impl<C: ConnectionLike + Clone + Send + Sync + 'static> GetCheckDel<C> {
-    /// A `get-check-del` lock over one node.
-    pub fn new(conn: C, ctx: LockContext, config: LockConfig) -> Self {
-        GetCheckDel { conn, ctx, config }
+impl<C: NodeConn> RungSteps for GetCheckDel<C> {
+    const RUNG: &'static Rung = &RUNG;
+
+    async fn attempt(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+        common::attempt_set_nx_px(&self.conn, &self.ctx, &self.config, resource, owner).await
     }
 
-    /// The check half of the release and of extend: is it still mine?
-    async fn still_mine(&self, conn: &mut C, lease: &Lease) -> Result<(), LockError> {
-        let current = common::get(conn, &lease.resource).await?;
-        if current.as_deref() == Some(lease.token.as_str()) {
-            Ok(())
-        } else {
-            Err(LockError::NotHeld {
-                resource: lease.resource.clone(),
-            })
-        }
-    }
-}
-
-impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for GetCheckDel<C> {
-    fn rung(&self) -> &'static Rung {
-        &RUNG
+    async fn release(&self, lease: &Lease) -> Result<(), LockError> {
+        let mut conn = self.conn.clone();
+        // Between the GET and the DEL: the gap the flaw lives in (also
+        // passed when the check failed, so a fault aimed at `release-mid`
+        // always lands just after the GET).
+        let check = async { Ok(still_mine(&mut conn, lease).await) };
+        let checked = common::between_release_points(&self.ctx, lease, check).await?;
+        checked?;
+        common::del(&mut conn, &lease.resource).await?;
+        Ok(())
     }
 
-    fn acquire<'a>(
-        &'a self,
-        resource: &'a str,
-        owner: &'a Owner,
-    ) -> BoxFuture<'a, Result<Lease, LockError>> {
-        Box::pin(common::acquire_set_nx_px(
-            &self.conn,
-            &self.ctx,
-            &self.config,
-            resource,
-            owner,
-        ))
-    }
-
-    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(async move {
-            self.ctx
-                .point(FaultPoint::ReleaseStart, &lease.resource)
-                .await;
-            let mut conn = self.conn.clone();
-            let checked = self.still_mine(&mut conn, lease).await;
-            // Between the GET and the DEL: the gap the flaw lives in (also
-            // passed when the check failed, so a fault aimed here always
-            // lands just after the GET).
-            self.ctx
-                .point(FaultPoint::ReleaseMid, &lease.resource)
-                .await;
-            checked?;
-            common::del(&mut conn, &lease.resource).await?;
-            Ok(())
-        })
-    }
-
-    fn extend<'a>(&'a self, lease: &'a mut Lease) -> BoxFuture<'a, Result<(), LockError>> {
+    async fn extend(&self, lease: &mut Lease) -> Result<(), LockError> {
         // Owner-checked the way this rung checks everything: GET, compare,
         // then PEXPIRE as a second command (the same non-atomic gap).
-        Box::pin(async move {
-            let mut conn = self.conn.clone();
-            self.still_mine(&mut conn, lease).await?;
-            common::pexpire_unchecked(&mut conn, &lease.resource, self.config.ttl).await
-        })
-    }
-
-    fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(common::pass_before_write(&self.ctx, lease))
+        let mut conn = self.conn.clone();
+        still_mine(&mut conn, lease).await?;
+        common::pexpire_unchecked(&mut conn, &lease.resource, self.config.ttl).await
     }
 }

@@ -16,13 +16,10 @@
 //! `scenarios/long-critical-section.toml` (two holders) and
 //! `scenarios/nested-acquire.toml` (the holder blocks on itself).
 
-use crate::clock::BoxFuture;
 use crate::error::LockError;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
-use crate::lock::{Lock, LockConfig, LockContext};
-use crate::rungs::common;
-use redis::aio::ConnectionLike;
+use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
 
 /// Ladder metadata of `lua-release`.
 pub const RUNG: Rung = Rung {
@@ -33,64 +30,25 @@ pub const RUNG: Rung = Rung {
     fixes: "atomic owner-checked release (no pause inside the release can hurt)",
     flaw: "the lease can expire while the holder still works; not reentrant: a nested acquire by the holder waits for its own lock",
     shown_by: "long-critical-section, nested-acquire",
-    multi_node: false,
-    excludes: true,
-    fencing: false,
     publishes: true,
-    reentrant: false,
-    renews: false,
+    ..Rung::PLAIN
 };
 
-/// The `lua-release` lock.
-pub struct LuaRelease<C> {
-    conn: C,
-    ctx: LockContext,
-    config: LockConfig,
-}
+/// The `lua-release` lock: its steps below on one node.
+pub type LuaRelease<C> = OneNode<C, { RUNG.number }>;
 
-impl<C: ConnectionLike + Clone + Send + Sync + 'static> LuaRelease<C> {
-    /// A `lua-release` lock over one node.
-    pub fn new(conn: C, ctx: LockContext, config: LockConfig) -> Self {
-        LuaRelease { conn, ctx, config }
-    }
-}
+impl<C: NodeConn> RungSteps for LuaRelease<C> {
+    const RUNG: &'static Rung = &RUNG;
 
-impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for LuaRelease<C> {
-    fn rung(&self) -> &'static Rung {
-        &RUNG
+    async fn attempt(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+        common::attempt_set_nx_px(&self.conn, &self.ctx, &self.config, resource, owner).await
     }
 
-    fn acquire<'a>(
-        &'a self,
-        resource: &'a str,
-        owner: &'a Owner,
-    ) -> BoxFuture<'a, Result<Lease, LockError>> {
-        Box::pin(common::acquire_set_nx_px(
-            &self.conn,
-            &self.ctx,
-            &self.config,
-            resource,
-            owner,
-        ))
+    async fn release(&self, lease: &Lease) -> Result<(), LockError> {
+        common::release_owner_checked(&self.conn, &self.ctx, &self.config, lease).await
     }
 
-    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(common::release_owner_checked(
-            &self.conn,
-            &self.ctx,
-            &self.config,
-            lease,
-        ))
-    }
-
-    fn extend<'a>(&'a self, lease: &'a mut Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(async move {
-            let mut conn = self.conn.clone();
-            common::extend_checked(&mut conn, lease, self.config.ttl).await
-        })
-    }
-
-    fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(common::pass_before_write(&self.ctx, lease))
+    async fn extend(&self, lease: &mut Lease) -> Result<(), LockError> {
+        common::extend_checked(&self.conn, lease, self.config.ttl).await
     }
 }

@@ -18,6 +18,7 @@ use crate::fault::FaultPoint;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
 use crate::lock::{Lock, LockConfig, LockContext};
+use crate::rungs::common;
 
 /// Ladder metadata of `no-lock`.
 pub const RUNG: Rung = Rung {
@@ -28,12 +29,8 @@ pub const RUNG: Rung = Rung {
     fixes: "—",
     flaw: "read-modify-write of shared stock oversells",
     shown_by: "inventory-contention",
-    multi_node: false,
     excludes: false,
-    fencing: false,
-    publishes: false,
-    reentrant: false,
-    renews: false,
+    ..Rung::PLAIN
 };
 
 /// The `no-lock` "lock": needs no connection.
@@ -53,6 +50,8 @@ impl NoLock {
     }
 }
 
+// `Lock` by hand, not through `RungSteps`: there is nothing to retry, so no
+// wait strategy (and no release notifier) may come into play.
 impl Lock for NoLock {
     fn rung(&self) -> &'static Rung {
         &RUNG
@@ -72,28 +71,17 @@ impl Lock for NoLock {
     }
 
     fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(async move {
-            self.ctx
-                .point(FaultPoint::ReleaseStart, &lease.resource)
-                .await;
-            // No release command: `release-mid` lands just after "it".
-            self.ctx
-                .point(FaultPoint::ReleaseMid, &lease.resource)
-                .await;
+        // No release command: `release-mid` lands just after "it".
+        Box::pin(common::between_release_points(&self.ctx, lease, async {
             Ok(())
-        })
+        }))
     }
 
     fn extend<'a>(&'a self, _lease: &'a mut Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(async move {
-            Err(LockError::Unsupported {
-                rung: RUNG.id,
-                operation: "extend",
-            })
-        })
+        Box::pin(async move { Err(common::unsupported(RUNG.id, "extend")) })
     }
 
     fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(crate::rungs::common::pass_before_write(&self.ctx, lease))
+        Box::pin(common::pass_before_write(&self.ctx, lease))
     }
 }

@@ -8,7 +8,7 @@
 //! otherwise it releases on every master, including those that did not
 //! answer (they may have set the key), and waits to try again. Before each
 //! write the holder re-checks the validity by its own clock
-//! ([`Lock::before_write`]). Release runs the owner-checked script on all
+//! ([`Lock::before_write`](crate::Lock::before_write)). Release runs the owner-checked script on all
 //! masters at once.
 //!
 //! # Fixes
@@ -29,16 +29,11 @@
 //! `scenarios/restart-without-fsync.toml`,
 //! `scenarios/pause-before-write.toml`.
 
-use crate::clock::BoxFuture;
 use crate::error::LockError;
-use crate::fault::FaultPoint;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
-use crate::lock::{Lock, LockConfig, LockContext, retry_acquire};
-use crate::rungs::common;
-use crate::scripts;
-use redis::aio::ConnectionLike;
-use std::future::Future;
+use crate::lock::{LockConfig, LockContext};
+use crate::rungs::common::{self, Configured, NodeConn, RungSteps};
 use std::time::Duration;
 
 /// Ladder metadata of `redlock`.
@@ -51,11 +46,8 @@ pub const RUNG: Rung = Rung {
     flaw: "timing assumptions: a clock jump on a node in the majority, a node restarting without its data, a pause after acquiring",
     shown_by: "clock-jump-on-majority-node, restart-without-fsync, pause-before-write",
     multi_node: true,
-    excludes: true,
-    fencing: false,
     publishes: true,
-    reentrant: false,
-    renews: false,
+    ..Rung::PLAIN
 };
 
 /// The clock drift Redlock allows for: ttl·0.01 + 2 ms.
@@ -76,7 +68,7 @@ pub struct Redlock<C> {
     config: LockConfig,
 }
 
-impl<C: ConnectionLike + Clone + Send + Sync + 'static> Redlock<C> {
+impl<C: NodeConn> Redlock<C> {
     /// A Redlock over `nodes`, one connection per independent master.
     pub fn new(nodes: Vec<C>, ctx: LockContext, config: LockConfig) -> Self {
         assert!(!nodes.is_empty(), "redlock needs at least one master");
@@ -115,8 +107,31 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Redlock<C> {
         })
         .await
     }
+}
 
-    async fn try_once(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+fn node_timed_out() -> LockError {
+    LockError::Redis(redis::RedisError::from(std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        "redlock master did not answer within the node timeout",
+    )))
+}
+
+impl<C> Configured for Redlock<C> {
+    fn ctx(&self) -> &LockContext {
+        &self.ctx
+    }
+
+    fn config(&self) -> &LockConfig {
+        &self.config
+    }
+}
+
+impl<C: NodeConn> RungSteps for Redlock<C> {
+    const RUNG: &'static Rung = &RUNG;
+
+    // One concurrent round of single commands: `acquire-mid` lands at
+    // `after-acquire`.
+    async fn attempt(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
         let token = self.ctx.tokens.token();
         let ttl = self.config.ttl;
         let started = self.ctx.clock.monotonic();
@@ -140,111 +155,58 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Redlock<C> {
         self.release_everywhere(resource, &token).await;
         Ok(None)
     }
-}
 
-fn node_timed_out() -> LockError {
-    LockError::Redis(redis::RedisError::from(std::io::Error::new(
-        std::io::ErrorKind::TimedOut,
-        "redlock master did not answer within the node timeout",
-    )))
-}
-
-impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for Redlock<C> {
-    fn rung(&self) -> &'static Rung {
-        &RUNG
+    async fn release(&self, lease: &Lease) -> Result<(), LockError> {
+        // One concurrent round of single scripts: `release-mid` lands just
+        // after it.
+        let round = async { Ok(self.release_everywhere(&lease.resource, &lease.token).await) };
+        let replies = common::between_release_points(&self.ctx, lease, round).await?;
+        if replies.iter().any(|r| matches!(r, Ok(n) if *n >= 1)) {
+            return Ok(());
+        }
+        // Nobody deleted it. If every master answered, it was not held;
+        // if one did not, that one may still have it: outcome unknown.
+        match replies.into_iter().find_map(Result::err) {
+            Some(err) => Err(err),
+            None => Err(common::not_held(&lease.resource)),
+        }
     }
 
-    fn acquire<'a>(
-        &'a self,
-        resource: &'a str,
-        owner: &'a Owner,
-    ) -> BoxFuture<'a, Result<Lease, LockError>> {
-        Box::pin(async move {
-            // One concurrent round of single commands: `acquire-mid` lands
-            // at `after-acquire`.
-            let lease = retry_acquire(&self.ctx, &self.config, resource, || {
-                self.try_once(resource, owner)
-            })
-            .await?;
-            self.ctx.point(FaultPoint::AfterAcquire, resource).await;
-            Ok(lease)
-        })
-    }
-
-    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(async move {
-            self.ctx
-                .point(FaultPoint::ReleaseStart, &lease.resource)
-                .await;
-            let replies = self.release_everywhere(&lease.resource, &lease.token).await;
-            // One concurrent round of single scripts: `release-mid` lands
-            // just after it.
-            self.ctx
-                .point(FaultPoint::ReleaseMid, &lease.resource)
-                .await;
-            if replies.iter().any(|r| matches!(r, Ok(n) if *n >= 1)) {
-                return Ok(());
-            }
-            // Nobody deleted it. If every master answered, it was not held;
-            // if one did not, that one may still have it: outcome unknown.
-            match replies.into_iter().find_map(Result::err) {
-                Some(err) => Err(err),
-                None => Err(LockError::NotHeld {
-                    resource: lease.resource.clone(),
-                }),
-            }
-        })
-    }
-
-    fn extend<'a>(&'a self, lease: &'a mut Lease) -> BoxFuture<'a, Result<(), LockError>> {
+    async fn extend(&self, lease: &mut Lease) -> Result<(), LockError> {
         // Re-arm on every master with the owner-checked script; held again
         // only with a majority and a fresh positive validity.
-        Box::pin(async move {
-            let ttl = self.config.ttl;
-            let started = self.ctx.clock.monotonic();
-            let (resource, token) = (lease.resource.as_str(), lease.token.as_str());
-            let replies = self
-                .on_every_node(|mut conn| async move {
-                    let extended: i64 = scripts::EXTEND
-                        .key(resource)
-                        .arg(token)
-                        .arg(common::ttl_ms(ttl))
-                        .invoke_async(&mut conn)
-                        .await?;
-                    Ok(extended)
-                })
-                .await;
-            let extended = replies.iter().filter(|r| matches!(r, Ok(1))).count();
-            let elapsed = self.ctx.clock.monotonic().saturating_sub(started);
-            let valid_for = validity(ttl, elapsed);
-            if extended >= self.quorum() && !valid_for.is_zero() {
-                lease.acquired_at = started;
-                lease.validity = Some(valid_for);
-                Ok(())
-            } else {
-                Err(LockError::NotHeld {
-                    resource: lease.resource.clone(),
-                })
-            }
-        })
+        let ttl = self.config.ttl;
+        let started = self.ctx.clock.monotonic();
+        let (resource, token) = (lease.resource.as_str(), lease.token.as_str());
+        let replies = self
+            .on_every_node(|mut conn| async move {
+                common::extend_script(&mut conn, resource, token, ttl).await
+            })
+            .await;
+        let extended = replies.iter().filter(|r| matches!(r, Ok(1))).count();
+        let elapsed = self.ctx.clock.monotonic().saturating_sub(started);
+        let valid_for = validity(ttl, elapsed);
+        if extended >= self.quorum() && !valid_for.is_zero() {
+            lease.acquired_at = started;
+            lease.validity = Some(valid_for);
+            Ok(())
+        } else {
+            Err(common::not_held(&lease.resource))
+        }
     }
 
-    fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(async move {
-            let held_for = self.ctx.clock.monotonic().saturating_sub(lease.acquired_at);
-            let valid_for = lease.validity.unwrap_or_default();
-            if held_for >= valid_for {
-                return Err(LockError::LeaseLost {
-                    resource: lease.resource.clone(),
-                    why: format!("validity {valid_for:?} spent ({held_for:?} since acquire began)"),
-                });
-            }
-            // After the check, before the write: the pause the flaw needs.
-            self.ctx
-                .point(FaultPoint::BeforeWrite, &lease.resource)
-                .await;
-            Ok(())
-        })
+    fn check_validity(&self, lease: &Lease) -> Result<(), LockError> {
+        let held_for = self.ctx.clock.monotonic().saturating_sub(lease.acquired_at);
+        let valid_for = lease.validity.unwrap_or_default();
+        if held_for >= valid_for {
+            return Err(LockError::LeaseLost {
+                resource: lease.resource.clone(),
+                why: format!("validity {valid_for:?} spent ({held_for:?} since acquire began)"),
+            });
+        }
+        // The `before-write` point comes after this check, before the
+        // write: the pause the flaw needs.
+        Ok(())
     }
 }
 

@@ -17,13 +17,10 @@
 //! # Shown by
 //! `scenarios/long-critical-section.toml`: two holders.
 
-use crate::clock::BoxFuture;
 use crate::error::LockError;
-use crate::fault::FaultPoint;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
-use crate::lock::{Lock, LockConfig, LockContext, retry_acquire};
-use crate::rungs::common;
+use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
 use crate::scripts;
 use redis::aio::ConnectionLike;
 use std::time::Duration;
@@ -37,17 +34,14 @@ pub const RUNG: Rung = Rung {
     fixes: "the same owner (client id + task id) can re-enter; nested releases count down",
     flaw: "the lease can still expire while the holder works",
     shown_by: "long-critical-section",
-    multi_node: false,
-    excludes: true,
-    fencing: false,
     publishes: true,
     reentrant: true,
-    renews: false,
+    ..Rung::PLAIN
 };
 
 /// One run of the reentrant acquire script: `Some(hold count)` when this
 /// owner now holds the lock, `None` when another owner does.
-pub(crate) async fn acquire_hash<C: ConnectionLike>(
+async fn acquire_hash<C: ConnectionLike>(
     conn: &mut C,
     resource: &str,
     field: &str,
@@ -73,7 +67,7 @@ pub(crate) async fn acquire_hash<C: ConnectionLike>(
 /// the key was deleted), or [`LockError::NotHeld`] when my field is gone.
 /// With `notify`, the script also publishes on the release channel when it
 /// deletes the key.
-pub(crate) async fn release_hash<C: ConnectionLike>(
+async fn release_hash<C: ConnectionLike>(
     conn: &mut C,
     lease: &Lease,
     ttl: Duration,
@@ -96,9 +90,7 @@ pub(crate) async fn release_hash<C: ConnectionLike>(
             .await?
     };
     if left < 0 {
-        return Err(LockError::NotHeld {
-            resource: lease.resource.clone(),
-        });
+        return Err(common::not_held(&lease.resource));
     }
     Ok(u32::try_from(left).unwrap_or(u32::MAX))
 }
@@ -120,83 +112,43 @@ pub(crate) async fn renew_hash<C: ConnectionLike>(
     common::one_or_not_held(renewed, resource)
 }
 
-/// The `reentrant` lock.
-pub struct Reentrant<C> {
-    conn: C,
-    ctx: LockContext,
-    config: LockConfig,
+/// The `reentrant` lock: its steps below on one node.
+pub type Reentrant<C> = OneNode<C, { RUNG.number }>;
+
+impl<C: NodeConn> Reentrant<C> {
+    /// Gives one hold back with the release script: the holds left.
+    pub(crate) async fn release_script(&self, lease: &Lease) -> Result<u32, LockError> {
+        let mut conn = self.conn.clone();
+        let notify = self.config.wait.notifies();
+        release_hash(&mut conn, lease, self.config.ttl, notify).await
+    }
 }
 
-impl<C: ConnectionLike + Clone + Send + Sync + 'static> Reentrant<C> {
-    /// A `reentrant` lock over one node.
-    pub fn new(conn: C, ctx: LockContext, config: LockConfig) -> Self {
-        Reentrant { conn, ctx, config }
-    }
+impl<C: NodeConn> RungSteps for Reentrant<C> {
+    const RUNG: &'static Rung = &RUNG;
 
-    async fn try_once(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+    async fn attempt(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
         let field = owner.field();
         let started = self.ctx.clock.monotonic();
         let mut conn = self.conn.clone();
-        Ok(acquire_hash(&mut conn, resource, &field, self.config.ttl)
-            .await?
-            .map(|depth| {
-                let mut lease = Lease::new(resource, field, owner, started);
-                lease.depth = depth;
-                lease
-            }))
-    }
-}
-
-impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for Reentrant<C> {
-    fn rung(&self) -> &'static Rung {
-        &RUNG
+        let depth = acquire_hash(&mut conn, resource, &field, self.config.ttl).await?;
+        Ok(depth.map(|depth| {
+            let mut lease = Lease::new(resource, field, owner, started);
+            lease.depth = depth;
+            lease
+        }))
     }
 
-    fn acquire<'a>(
-        &'a self,
-        resource: &'a str,
-        owner: &'a Owner,
-    ) -> BoxFuture<'a, Result<Lease, LockError>> {
-        Box::pin(async move {
-            // A single-script acquire: `acquire-mid` lands at `after-acquire`.
-            let lease = retry_acquire(&self.ctx, &self.config, resource, || {
-                self.try_once(resource, owner)
-            })
-            .await?;
-            self.ctx.point(FaultPoint::AfterAcquire, resource).await;
-            Ok(lease)
-        })
+    async fn release(&self, lease: &Lease) -> Result<(), LockError> {
+        // A single-script release: `release-mid` lands just after it,
+        // whatever the script answered.
+        let script = async { Ok(self.release_script(lease).await) };
+        let left = common::between_release_points(&self.ctx, lease, script).await?;
+        left.map(drop)
     }
 
-    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(async move {
-            self.ctx
-                .point(FaultPoint::ReleaseStart, &lease.resource)
-                .await;
-            let mut conn = self.conn.clone();
-            let left = release_hash(
-                &mut conn,
-                lease,
-                self.config.ttl,
-                self.config.wait.notifies(),
-            )
-            .await;
-            // A single-script release: `release-mid` lands just after it.
-            self.ctx
-                .point(FaultPoint::ReleaseMid, &lease.resource)
-                .await;
-            left.map(|_| ())
-        })
-    }
-
-    fn extend<'a>(&'a self, lease: &'a mut Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(async move {
-            let mut conn = self.conn.clone();
-            renew_hash(&mut conn, &lease.resource, &lease.token, self.config.ttl).await
-        })
-    }
-
-    fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(common::pass_before_write(&self.ctx, lease))
+    async fn extend(&self, lease: &mut Lease) -> Result<(), LockError> {
+        let mut conn = self.conn.clone();
+        renew_hash(&mut conn, &lease.resource, &lease.token, self.config.ttl).await
     }
 }

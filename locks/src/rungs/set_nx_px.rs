@@ -13,17 +13,13 @@
 //! `NotHeld`. A nested acquire by the holder waits for its own lock.
 //!
 //! # Shown by
-//! `scenarios/pause-at-release-start.toml` (the Redis distlock page's
-//! "plain DEL after expiry").
+//! `scenarios/pause-at-release-start.toml`: the holder pauses past its TTL
+//! at `release-start`, then its plain `DEL` removes the next holder's lock.
 
-use crate::clock::BoxFuture;
 use crate::error::LockError;
-use crate::fault::FaultPoint;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
-use crate::lock::{Lock, LockConfig, LockContext};
-use crate::rungs::common;
-use redis::aio::ConnectionLike;
+use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
 
 /// Ladder metadata of `set-nx-px`.
 pub const RUNG: Rung = Rung {
@@ -34,74 +30,29 @@ pub const RUNG: Rung = Rung {
     fixes: "the lock no longer trusts client clocks: only the server's TTL ends it",
     flaw: "release deletes whatever lock is there now",
     shown_by: "pause-at-release-start",
-    multi_node: false,
-    excludes: true,
-    fencing: false,
-    publishes: false,
-    reentrant: false,
-    renews: false,
+    ..Rung::PLAIN
 };
 
-/// The `set-nx-px` lock.
-pub struct SetNxPx<C> {
-    conn: C,
-    ctx: LockContext,
-    config: LockConfig,
-}
+/// The `set-nx-px` lock: its steps below on one node.
+pub type SetNxPx<C> = OneNode<C, { RUNG.number }>;
 
-impl<C: ConnectionLike + Clone + Send + Sync + 'static> SetNxPx<C> {
-    /// A `set-nx-px` lock over one node.
-    pub fn new(conn: C, ctx: LockContext, config: LockConfig) -> Self {
-        SetNxPx { conn, ctx, config }
-    }
-}
+impl<C: NodeConn> RungSteps for SetNxPx<C> {
+    const RUNG: &'static Rung = &RUNG;
 
-impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for SetNxPx<C> {
-    fn rung(&self) -> &'static Rung {
-        &RUNG
+    async fn attempt(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+        common::attempt_set_nx_px(&self.conn, &self.ctx, &self.config, resource, owner).await
     }
 
-    fn acquire<'a>(
-        &'a self,
-        resource: &'a str,
-        owner: &'a Owner,
-    ) -> BoxFuture<'a, Result<Lease, LockError>> {
-        Box::pin(common::acquire_set_nx_px(
-            &self.conn,
-            &self.ctx,
-            &self.config,
-            resource,
-            owner,
-        ))
+    async fn release(&self, lease: &Lease) -> Result<(), LockError> {
+        // The published scenario pauses at `release-start`, then this blind
+        // DEL removes whoever holds the lock by then.
+        common::release_by_del(&self.conn, &self.ctx, lease).await
     }
 
-    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(async move {
-            // The published scenario pauses here, then the blind DEL below
-            // removes whoever holds the lock by then.
-            self.ctx
-                .point(FaultPoint::ReleaseStart, &lease.resource)
-                .await;
-            let mut conn = self.conn.clone();
-            common::del(&mut conn, &lease.resource).await?;
-            // A single-command release: `release-mid` lands just after it.
-            self.ctx
-                .point(FaultPoint::ReleaseMid, &lease.resource)
-                .await;
-            Ok(())
-        })
-    }
-
-    fn extend<'a>(&'a self, lease: &'a mut Lease) -> BoxFuture<'a, Result<(), LockError>> {
+    async fn extend(&self, lease: &mut Lease) -> Result<(), LockError> {
         // As blind as the release: `PEXPIRE` re-arms whichever lock is
         // there; `NotHeld` only when the key is gone.
-        Box::pin(async move {
-            let mut conn = self.conn.clone();
-            common::pexpire_unchecked(&mut conn, &lease.resource, self.config.ttl).await
-        })
-    }
-
-    fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(common::pass_before_write(&self.ctx, lease))
+        let mut conn = self.conn.clone();
+        common::pexpire_unchecked(&mut conn, &lease.resource, self.config.ttl).await
     }
 }

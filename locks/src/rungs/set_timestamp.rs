@@ -20,14 +20,11 @@
 //! `scenarios/client-clock-skew.toml`: a waiter whose clock is ahead by
 //! more than the TTL deletes the holder's lock and enters beside it.
 
-use crate::clock::BoxFuture;
 use crate::error::LockError;
 use crate::fault::FaultPoint;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
-use crate::lock::{Lock, LockConfig, LockContext, retry_acquire};
-use crate::rungs::common;
-use redis::aio::ConnectionLike;
+use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
 
 /// Ladder metadata of `set-timestamp`.
 pub const RUNG: Rung = Rung {
@@ -38,27 +35,13 @@ pub const RUNG: Rung = Rung {
     fixes: "atomic acquire with expiry, plus stale-lock detection by the waiter",
     flaw: "trusts client clocks, and the stale check and the DEL are separate steps",
     shown_by: "client-clock-skew",
-    multi_node: false,
-    excludes: true,
-    fencing: false,
-    publishes: false,
-    reentrant: false,
-    renews: false,
+    ..Rung::PLAIN
 };
 
-/// The `set-timestamp` lock.
-pub struct SetTimestamp<C> {
-    conn: C,
-    ctx: LockContext,
-    config: LockConfig,
-}
+/// The `set-timestamp` lock: its steps below on one node.
+pub type SetTimestamp<C> = OneNode<C, { RUNG.number }>;
 
-impl<C: ConnectionLike + Clone + Send + Sync + 'static> SetTimestamp<C> {
-    /// A `set-timestamp` lock over one node.
-    pub fn new(conn: C, ctx: LockContext, config: LockConfig) -> Self {
-        SetTimestamp { conn, ctx, config }
-    }
-
+impl<C: NodeConn> SetTimestamp<C> {
     /// One `SET NX PX` with the current wall time as the value.
     async fn try_set(
         &self,
@@ -68,14 +51,20 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> SetTimestamp<C> {
     ) -> Result<Option<Lease>, LockError> {
         let started = self.ctx.clock.monotonic();
         let stamp = self.ctx.clock.wall_ms().to_string();
-        if common::set_nx_px(conn, resource, &stamp, self.config.ttl).await? {
-            Ok(Some(Lease::new(resource, stamp, owner, started)))
-        } else {
-            Ok(None)
-        }
+        let granted = common::set_nx_px(conn, resource, &stamp, self.config.ttl).await?;
+        Ok(granted.then(|| Lease::new(resource, stamp, owner, started)))
     }
+}
 
-    async fn try_once(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+// No `extend`: waiters judge staleness from the stored timestamp, not the
+// TTL, so re-arming the TTL would not keep them out; rewriting the
+// timestamp would change the token.
+impl<C: NodeConn> RungSteps for SetTimestamp<C> {
+    const RUNG: &'static Rung = &RUNG;
+
+    // The plain path is one command; `acquire-mid` exists only on the
+    // stale-lock path (between the stale check and the DEL).
+    async fn attempt(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
         let mut conn = self.conn.clone();
         if let Some(lease) = self.try_set(&mut conn, resource, owner).await? {
             return Ok(Some(lease));
@@ -98,59 +87,14 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> SetTimestamp<C> {
         common::del(&mut conn, resource).await?;
         self.try_set(&mut conn, resource, owner).await
     }
-}
 
-impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for SetTimestamp<C> {
-    fn rung(&self) -> &'static Rung {
-        &RUNG
-    }
-
-    fn acquire<'a>(
-        &'a self,
-        resource: &'a str,
-        owner: &'a Owner,
-    ) -> BoxFuture<'a, Result<Lease, LockError>> {
-        Box::pin(async move {
-            // The plain path is one command; `acquire-mid` exists only on the
-            // stale-lock path (between the stale check and the DEL).
-            let lease = retry_acquire(&self.ctx, &self.config, resource, || {
-                self.try_once(resource, owner)
-            })
-            .await?;
-            self.ctx.point(FaultPoint::AfterAcquire, resource).await;
-            Ok(lease)
-        })
-    }
-
-    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(async move {
-            self.ctx
-                .point(FaultPoint::ReleaseStart, &lease.resource)
-                .await;
-            let mut conn = self.conn.clone();
-            let current = common::get(&mut conn, &lease.resource).await?;
-            self.ctx
-                .point(FaultPoint::ReleaseMid, &lease.resource)
-                .await;
-            if current.as_deref() != Some(lease.token.as_str()) {
-                return Err(LockError::NotHeld {
-                    resource: lease.resource.clone(),
-                });
-            }
-            // Compared a moment ago; the key may have changed hands since.
-            common::del(&mut conn, &lease.resource).await?;
-            Ok(())
-        })
-    }
-
-    fn extend<'a>(&'a self, _lease: &'a mut Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        // Waiters judge staleness from the stored timestamp, not the TTL, so
-        // re-arming the TTL would not keep them out; rewriting the timestamp
-        // would change the token. The sources' rung has no extension.
-        Box::pin(async move { Err(common::unsupported(RUNG.id, "extend")) })
-    }
-
-    fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(common::pass_before_write(&self.ctx, lease))
+    async fn release(&self, lease: &Lease) -> Result<(), LockError> {
+        let mut conn = self.conn.clone();
+        let read = common::get(&mut conn, &lease.resource);
+        let current = common::between_release_points(&self.ctx, lease, read).await?;
+        common::check_token(current, lease)?;
+        // Compared a moment ago; the key may have changed hands since.
+        common::del(&mut conn, &lease.resource).await?;
+        Ok(())
     }
 }

@@ -16,14 +16,10 @@
 //! `scenarios/crash-in-critical-section.toml`: the holder crashes after
 //! acquiring; no one acquires again.
 
-use crate::clock::BoxFuture;
 use crate::error::LockError;
-use crate::fault::FaultPoint;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
-use crate::lock::{Lock, LockConfig, LockContext, retry_acquire};
-use crate::rungs::common;
-use redis::aio::ConnectionLike;
+use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
 
 /// Ladder metadata of `setnx`.
 pub const RUNG: Rung = Rung {
@@ -34,87 +30,26 @@ pub const RUNG: Rung = Rung {
     fixes: "exclusion under contention",
     flaw: "no expiry: a holder that dies holds it forever",
     shown_by: "crash-in-critical-section",
-    multi_node: false,
-    excludes: true,
-    fencing: false,
-    publishes: false,
-    reentrant: false,
-    renews: false,
+    ..Rung::PLAIN
 };
 
-/// The `setnx` lock.
-pub struct Setnx<C> {
-    conn: C,
-    ctx: LockContext,
-    config: LockConfig,
-}
+/// The `setnx` lock: its steps below on one node.
+pub type Setnx<C> = OneNode<C, { RUNG.number }>;
 
-impl<C: ConnectionLike + Clone + Send + Sync + 'static> Setnx<C> {
-    /// A `setnx` lock over one node.
-    pub fn new(conn: C, ctx: LockContext, config: LockConfig) -> Self {
-        Setnx { conn, ctx, config }
-    }
+// No `extend`: the key never expires, so there is nothing to extend.
+impl<C: NodeConn> RungSteps for Setnx<C> {
+    const RUNG: &'static Rung = &RUNG;
 
-    async fn try_once(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+    async fn attempt(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
         let started = self.ctx.clock.monotonic();
         let mut conn = self.conn.clone();
-        if common::setnx(&mut conn, resource, "1").await? {
-            Ok(Some(Lease::new(resource, "1".to_string(), owner, started)))
-        } else {
-            Ok(None)
-        }
-    }
-}
-
-impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for Setnx<C> {
-    fn rung(&self) -> &'static Rung {
-        &RUNG
+        let created = common::setnx(&mut conn, resource, "1").await?;
+        Ok(created.then(|| Lease::new(resource, "1".to_string(), owner, started)))
     }
 
-    fn acquire<'a>(
-        &'a self,
-        resource: &'a str,
-        owner: &'a Owner,
-    ) -> BoxFuture<'a, Result<Lease, LockError>> {
-        Box::pin(async move {
-            // A single-command acquire: `acquire-mid` lands at `after-acquire`.
-            let lease = retry_acquire(&self.ctx, &self.config, resource, || {
-                self.try_once(resource, owner)
-            })
-            .await?;
-            self.ctx.point(FaultPoint::AfterAcquire, resource).await;
-            Ok(lease)
-        })
-    }
-
-    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(async move {
-            self.ctx
-                .point(FaultPoint::ReleaseStart, &lease.resource)
-                .await;
-            let mut conn = self.conn.clone();
-            // Deletes whatever is there: with no owner in the value, there
-            // is nothing to check, and "nothing to delete" is success too.
-            common::del(&mut conn, &lease.resource).await?;
-            // A single-command release: `release-mid` lands just after it.
-            self.ctx
-                .point(FaultPoint::ReleaseMid, &lease.resource)
-                .await;
-            Ok(())
-        })
-    }
-
-    fn extend<'a>(&'a self, _lease: &'a mut Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        // The key never expires, so there is nothing to extend.
-        Box::pin(async move {
-            Err(LockError::Unsupported {
-                rung: RUNG.id,
-                operation: "extend",
-            })
-        })
-    }
-
-    fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(common::pass_before_write(&self.ctx, lease))
+    async fn release(&self, lease: &Lease) -> Result<(), LockError> {
+        // Deletes whatever is there: with no owner in the value, there is
+        // nothing to check, and "nothing to delete" is success too.
+        common::release_by_del(&self.conn, &self.ctx, lease).await
     }
 }

@@ -16,13 +16,11 @@
 //! `scenarios/crash-between-setnx-and-expire.toml`: crash at `acquire-mid`
 //! → deadlock.
 
-use crate::clock::BoxFuture;
 use crate::error::LockError;
 use crate::fault::FaultPoint;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
-use crate::lock::{Lock, LockConfig, LockContext, retry_acquire};
-use crate::rungs::common;
+use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
 use redis::aio::ConnectionLike;
 use std::time::Duration;
 
@@ -35,45 +33,17 @@ pub const RUNG: Rung = Rung {
     fixes: "expiry on a dead holder",
     flaw: "not atomic: death between the two commands leaves no TTL",
     shown_by: "crash-between-setnx-and-expire",
-    multi_node: false,
-    excludes: true,
-    fencing: false,
-    publishes: false,
-    reentrant: false,
-    renews: false,
+    ..Rung::PLAIN
 };
 
-/// The TTL in whole seconds for `EXPIRE`, rounded up and at least 1: the
-/// sources' rung only knows seconds, and rounding down could make it 0.
+/// The TTL in whole seconds for `EXPIRE`, rounded up and at least 1:
+/// `EXPIRE` only knows seconds, and rounding down could make it 0.
 pub fn ttl_secs(ttl: Duration) -> u64 {
     ttl.as_millis().div_ceil(1000).max(1) as u64
 }
 
-/// The `setnx-expire` lock.
-pub struct SetnxExpire<C> {
-    conn: C,
-    ctx: LockContext,
-    config: LockConfig,
-}
-
-impl<C: ConnectionLike + Clone + Send + Sync + 'static> SetnxExpire<C> {
-    /// A `setnx-expire` lock over one node.
-    pub fn new(conn: C, ctx: LockContext, config: LockConfig) -> Self {
-        SetnxExpire { conn, ctx, config }
-    }
-
-    async fn try_once(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
-        let started = self.ctx.clock.monotonic();
-        let mut conn = self.conn.clone();
-        if !common::setnx(&mut conn, resource, "1").await? {
-            return Ok(None);
-        }
-        // The gap the flaw lives in: the key exists and has no TTL yet.
-        self.ctx.point(FaultPoint::AcquireMid, resource).await;
-        expire(&mut conn, resource, self.config.ttl).await?;
-        Ok(Some(Lease::new(resource, "1".to_string(), owner, started)))
-    }
-}
+/// The `setnx-expire` lock: its steps below on one node.
+pub type SetnxExpire<C> = OneNode<C, { RUNG.number }>;
 
 /// `EXPIRE key secs`: 1 when the key existed.
 async fn expire<C: ConnectionLike>(
@@ -88,55 +58,33 @@ async fn expire<C: ConnectionLike>(
         .await?)
 }
 
-impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for SetnxExpire<C> {
-    fn rung(&self) -> &'static Rung {
-        &RUNG
+impl<C: NodeConn> RungSteps for SetnxExpire<C> {
+    const RUNG: &'static Rung = &RUNG;
+
+    async fn attempt(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+        let started = self.ctx.clock.monotonic();
+        let mut conn = self.conn.clone();
+        if !common::setnx(&mut conn, resource, "1").await? {
+            return Ok(None);
+        }
+        // The gap the flaw lives in: the key exists and has no TTL yet.
+        self.ctx.point(FaultPoint::AcquireMid, resource).await;
+        expire(&mut conn, resource, self.config.ttl).await?;
+        Ok(Some(Lease::new(resource, "1".to_string(), owner, started)))
     }
 
-    fn acquire<'a>(
-        &'a self,
-        resource: &'a str,
-        owner: &'a Owner,
-    ) -> BoxFuture<'a, Result<Lease, LockError>> {
-        Box::pin(async move {
-            let lease = retry_acquire(&self.ctx, &self.config, resource, || {
-                self.try_once(resource, owner)
-            })
-            .await?;
-            self.ctx.point(FaultPoint::AfterAcquire, resource).await;
-            Ok(lease)
-        })
+    async fn release(&self, lease: &Lease) -> Result<(), LockError> {
+        // Blind delete: the value `1` names no owner.
+        common::release_by_del(&self.conn, &self.ctx, lease).await
     }
 
-    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(async move {
-            self.ctx
-                .point(FaultPoint::ReleaseStart, &lease.resource)
-                .await;
-            let mut conn = self.conn.clone();
-            // Blind delete: the value `1` names no owner.
-            common::del(&mut conn, &lease.resource).await?;
-            // A single-command release: `release-mid` lands just after it.
-            self.ctx
-                .point(FaultPoint::ReleaseMid, &lease.resource)
-                .await;
-            Ok(())
-        })
-    }
-
-    fn extend<'a>(&'a self, lease: &'a mut Lease) -> BoxFuture<'a, Result<(), LockError>> {
+    async fn extend(&self, lease: &mut Lease) -> Result<(), LockError> {
         // The naive way of the era: `EXPIRE` again, unchecked, so it re-arms
         // whichever lock is there (possibly another holder's). `NotHeld`
         // only when the key is gone.
-        Box::pin(async move {
-            let mut conn = self.conn.clone();
-            let set = expire(&mut conn, &lease.resource, self.config.ttl).await?;
-            common::one_or_not_held(set, &lease.resource)
-        })
-    }
-
-    fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(common::pass_before_write(&self.ctx, lease))
+        let mut conn = self.conn.clone();
+        let set = expire(&mut conn, &lease.resource, self.config.ttl).await?;
+        common::one_or_not_held(set, &lease.resource)
     }
 }
 

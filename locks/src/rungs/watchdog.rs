@@ -4,10 +4,10 @@
 //!
 //! The renewal stops at the final release, and when a renewal fails (my
 //! field is gone, or Redis did not answer): then it raises the lease's lost
-//! flag, and [`Lock::before_write`] answers [`LockError::LeaseLost`]. Nested
+//! flag, and [`Lock::before_write`](crate::Lock::before_write) answers [`LockError::LeaseLost`]. Nested
 //! acquires by the same owner share the one renewal task: only the
 //! outermost acquire starts it, only the final release stops it. The task
-//! sleeps through the client's [`Clock`](crate::Clock), so a paused client's
+//! sleeps through the client's [`Clock`], so a paused client's
 //! watchdog is paused with it.
 //!
 //! # Fixes
@@ -26,13 +26,13 @@
 //! `scenarios/partition-from-redis.toml` (holder cut off from Redis),
 //! `scenarios/failover-async-replication.toml` (master crash + promotion).
 
-use crate::clock::{BoxFuture, Clock};
+use crate::clock::Clock;
 use crate::error::LockError;
-use crate::fault::FaultPoint;
 use crate::ladder::Rung;
 use crate::lease::{Lease, LostFlag, Owner};
-use crate::lock::{Lock, LockConfig, LockContext, retry_acquire};
-use crate::rungs::reentrant::{acquire_hash, release_hash, renew_hash};
+use crate::lock::{LockConfig, LockContext};
+use crate::rungs::common::{self, Configured, NodeConn, RungSteps};
+use crate::rungs::reentrant::{Reentrant, renew_hash};
 use redis::aio::ConnectionLike;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -47,12 +47,10 @@ pub const RUNG: Rung = Rung {
     fixes: "long critical sections no longer lose the lock",
     flaw: "a stop-the-world pause stops the watchdog too; a partition from Redis lets the key expire while the holder works; asynchronous replication loses the key on failover",
     shown_by: "stop-the-world-pause, partition-from-redis, failover-async-replication",
-    multi_node: false,
-    excludes: true,
-    fencing: false,
     publishes: true,
     reentrant: true,
     renews: true,
+    ..Rung::PLAIN
 };
 
 /// The most renewals one renewal task makes before it gives up (and marks
@@ -69,40 +67,25 @@ struct Renewal {
     holds: u32,
 }
 
-/// The `watchdog` lock.
+/// The `watchdog` lock: the `reentrant` lock, and its renewals.
 pub struct Watchdog<C> {
-    conn: C,
-    ctx: LockContext,
-    config: LockConfig,
+    hash: Reentrant<C>,
     /// Renewal tasks by (resource, owner field). Ordered, never iterated
     /// for anything but stopping everything at drop.
     renewals: Mutex<BTreeMap<(String, String), Renewal>>,
 }
 
-impl<C: ConnectionLike + Clone + Send + Sync + 'static> Watchdog<C> {
+impl<C> Watchdog<C> {
     /// A `watchdog` lock over one node.
     pub fn new(conn: C, ctx: LockContext, config: LockConfig) -> Self {
         Watchdog {
-            conn,
-            ctx,
-            config,
+            hash: Reentrant::new(conn, ctx, config),
             renewals: Mutex::new(BTreeMap::new()),
         }
     }
+}
 
-    async fn try_once(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
-        let field = owner.field();
-        let started = self.ctx.clock.monotonic();
-        let mut conn = self.conn.clone();
-        Ok(acquire_hash(&mut conn, resource, &field, self.config.ttl)
-            .await?
-            .map(|depth| {
-                let mut lease = Lease::new(resource, field, owner, started);
-                lease.depth = depth;
-                lease
-            }))
-    }
-
+impl<C: NodeConn> Watchdog<C> {
     fn registry(&self) -> std::sync::MutexGuard<'_, BTreeMap<(String, String), Renewal>> {
         self.renewals.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -134,11 +117,11 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Watchdog<C> {
         }
         drop(registry);
         tokio::spawn(renew_loop(
-            self.conn.clone(),
-            self.ctx.clock.clone(),
+            self.hash.conn.clone(),
+            self.ctx().clock.clone(),
             lease.resource.clone(),
             lease.token.clone(),
-            self.config.ttl,
+            self.config().ttl,
             flag.clone(),
         ));
         lease.lost = Some(flag);
@@ -206,72 +189,59 @@ impl<C> Drop for Watchdog<C> {
     }
 }
 
-impl<C: ConnectionLike + Clone + Send + Sync + 'static> Lock for Watchdog<C> {
-    fn rung(&self) -> &'static Rung {
-        &RUNG
+impl<C> Configured for Watchdog<C> {
+    fn ctx(&self) -> &LockContext {
+        self.hash.ctx()
     }
 
-    fn acquire<'a>(
-        &'a self,
-        resource: &'a str,
-        owner: &'a Owner,
-    ) -> BoxFuture<'a, Result<Lease, LockError>> {
-        Box::pin(async move {
-            // A single-script acquire: `acquire-mid` lands at `after-acquire`.
-            let mut lease = retry_acquire(&self.ctx, &self.config, resource, || {
-                self.try_once(resource, owner)
-            })
-            .await?;
-            // The watchdog runs from the moment the lock is granted, as in
-            // Redisson, so it is already running at `after-acquire`.
-            self.watch(&mut lease);
-            self.ctx.point(FaultPoint::AfterAcquire, resource).await;
-            Ok(lease)
-        })
+    fn config(&self) -> &LockConfig {
+        self.hash.config()
+    }
+}
+
+impl<C: NodeConn> RungSteps for Watchdog<C> {
+    const RUNG: &'static Rung = &RUNG;
+
+    // Acquires as `reentrant` does.
+    fn attempt(
+        &self,
+        resource: &str,
+        owner: &Owner,
+    ) -> impl Future<Output = Result<Option<Lease>, LockError>> + Send {
+        self.hash.attempt(resource, owner)
     }
 
-    fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(async move {
-            self.ctx
-                .point(FaultPoint::ReleaseStart, &lease.resource)
-                .await;
-            let mut conn = self.conn.clone();
-            let left = release_hash(
-                &mut conn,
-                lease,
-                self.config.ttl,
-                self.config.wait.notifies(),
-            )
-            .await;
+    /// The watchdog runs from the moment the lock is granted, as in
+    /// Redisson, so it is already running at `after-acquire`.
+    fn start_holding(&self, lease: &mut Lease) {
+        self.watch(lease);
+    }
+
+    async fn release(&self, lease: &Lease) -> Result<(), LockError> {
+        let script_then_unwatch = async {
+            let left = self.hash.release_script(lease).await;
             let gone = matches!(left, Ok(0) | Err(LockError::NotHeld { .. }));
             self.unwatch(lease, gone);
-            // A single-script release: `release-mid` lands just after it.
-            self.ctx
-                .point(FaultPoint::ReleaseMid, &lease.resource)
-                .await;
-            left.map(|_| ())
-        })
+            Ok(left)
+        };
+        // A single-script release: `release-mid` lands just after it,
+        // whatever the script answered.
+        let left = common::between_release_points(self.ctx(), lease, script_then_unwatch).await?;
+        left.map(drop)
     }
 
-    fn extend<'a>(&'a self, lease: &'a mut Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(async move {
-            let mut conn = self.conn.clone();
-            renew_hash(&mut conn, &lease.resource, &lease.token, self.config.ttl).await
-        })
+    // Extends as `reentrant` does, with the script the renewal task runs.
+    fn extend(&self, lease: &mut Lease) -> impl Future<Output = Result<(), LockError>> + Send {
+        RungSteps::extend(&self.hash, lease)
     }
 
-    fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(async move {
-            if lease.reported_lost() {
-                return Err(LockError::LeaseLost {
-                    resource: lease.resource.clone(),
-                    why: "the watchdog could not renew the lease".to_string(),
-                });
-            }
-            self.ctx
-                .point(FaultPoint::BeforeWrite, &lease.resource)
-                .await;
-            Ok(())
-        })
+    fn check_validity(&self, lease: &Lease) -> Result<(), LockError> {
+        if lease.reported_lost() {
+            return Err(LockError::LeaseLost {
+                resource: lease.resource.clone(),
+                why: "the watchdog could not renew the lease".to_string(),
+            });
+        }
+        Ok(())
     }
 }

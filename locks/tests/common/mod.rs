@@ -5,8 +5,8 @@
 
 use harness::RedisServer;
 use locks::{
-    Clock, ConnConfig, Lock, LockConfig, LockContext, Owner, ReconnectingConnection, SystemClock,
-    TcpDialer, WaitStrategy,
+    Clock, ConnConfig, Lock, LockConfig, LockContext, Owner, ReconnectingConnection, Rung,
+    SystemClock, TcpDialer, WaitStrategy,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -19,6 +19,14 @@ pub type Conn = ReconnectingConnection<TcpDialer>;
 /// Starts one server, or fails the test with the harness's install hint.
 pub fn server() -> RedisServer {
     RedisServer::start().unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Starts one server, with a raw connection to look at what rungs leave
+/// there.
+pub fn server_and_conn() -> (RedisServer, Conn) {
+    let server = server();
+    let raw_conn = conn(&server);
+    (server, raw_conn)
 }
 
 /// Starts `n` independent servers.
@@ -72,19 +80,11 @@ pub fn owner(client: &str, task: u64) -> Owner {
     Owner::new(client, task)
 }
 
-/// Every rung that takes a lock on the server (all but `no-lock`).
-pub const LOCKING_RUNGS: [&str; 10] = [
-    "setnx",
-    "setnx-expire",
-    "set-timestamp",
-    "set-nx-px",
-    "get-check-del",
-    "lua-release",
-    "reentrant",
-    "watchdog",
-    "redlock",
-    "fenced",
-];
+/// The rungs from `first` up, in ladder order.
+pub fn rungs_from(first: &str) -> impl Iterator<Item = &'static Rung> {
+    let first = locks::rung(first).expect("known rung").number;
+    locks::LADDER.into_iter().filter(move |r| r.number >= first)
+}
 
 /// Runs a raw command and returns its reply.
 pub async fn raw<T: redis::FromRedisValue>(conn: &Conn, args: &[&str]) -> T {
