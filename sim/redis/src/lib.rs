@@ -64,8 +64,9 @@
 //! and requires identical replies. Deliberate differences are listed in the
 //! crate's README.md.
 
+mod client;
 pub mod clock;
-pub mod commands;
+mod commands;
 pub mod events;
 pub mod keyspace;
 pub mod lua;

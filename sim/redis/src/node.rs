@@ -6,7 +6,7 @@
 //! replica. The [`Node`] itself (keyspace, Lua state, clients, replication
 //! links) lives inside the host and dies with it.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::{Rc, Weak};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -14,8 +14,9 @@ use std::time::Duration;
 
 use tokio::sync::{Notify, mpsc};
 
+use crate::client::Client;
 use crate::clock::{ClockSpec, NodeClock, true_elapsed};
-use crate::commands::{self, Kind};
+use crate::commands::pubsub::Channels;
 use crate::events::{EventKind, EventSink, NodeEvent, Origin};
 use crate::keyspace::{Change, Keyspace};
 use crate::lua::LuaEngine;
@@ -257,36 +258,17 @@ pub(crate) struct ReplicaLink {
     pub(crate) addr: String,
 }
 
-/// One connected client's state.
-pub(crate) struct Client {
-    pub(crate) id: u64,
-    name: Option<Vec<u8>>,
-    pub(crate) subscriptions: BTreeSet<Vec<u8>>,
-    pub(crate) push: mpsc::UnboundedSender<Reply>,
-    /// Replication offset after this client's last write (for WAIT).
-    woff: u64,
-}
-
-/// What the connection must do after a command.
-pub(crate) enum Out {
-    Reply(Reply),
-    Replies(Vec<Reply>),
-    Quit(Reply),
-    Wait { numreplicas: i64, timeout_ms: i64 },
-    Psync,
-}
-
 pub(crate) struct State {
     pub(crate) ks: Keyspace,
     next_client: u64,
-    channels: BTreeMap<Vec<u8>, BTreeMap<u64, mpsc::UnboundedSender<Reply>>>,
+    pub(crate) channels: Channels,
     pub(crate) role: Role,
     pub(crate) offset: u64,
     pub(crate) replicas: BTreeMap<u64, ReplicaLink>,
     next_link: u64,
     pub(crate) link_generation: u64,
     pub(crate) link_up: bool,
-    replid: String,
+    pub(crate) replid: String,
     backlog: bool,
 }
 
@@ -294,9 +276,8 @@ pub(crate) struct State {
 pub struct Node {
     pub(crate) handle: NodeHandle,
     pub(crate) state: RefCell<State>,
-    lua: LuaEngine,
+    pub(crate) lua: LuaEngine,
     pub(crate) acks: Notify,
-    in_script: Cell<bool>,
 }
 
 fn replid(name: &str, generation: u64) -> String {
@@ -318,7 +299,7 @@ impl Node {
                 state: RefCell::new(State {
                     ks: Keyspace::new(),
                     next_client: 1,
-                    channels: BTreeMap::new(),
+                    channels: Channels::default(),
                     role: role.clone(),
                     offset: 0,
                     replicas: BTreeMap::new(),
@@ -331,7 +312,6 @@ impl Node {
                 handle,
                 lua,
                 acks: Notify::new(),
-                in_script: Cell::new(false),
             }
         });
         let restored = lock(&node.handle.shared.disk).recover(node.handle.config().persistence);
@@ -348,28 +328,20 @@ impl Node {
         node
     }
 
+    /// A new client whose pushed messages go to `push`.
     pub(crate) fn new_client(&self, push: mpsc::UnboundedSender<Reply>) -> Client {
         let mut st = self.state.borrow_mut();
         let id = st.next_client;
         st.next_client += 1;
-        Client {
-            id,
-            name: None,
-            subscriptions: BTreeSet::new(),
-            push,
-            woff: 0,
-        }
+        Client::new(id, push)
     }
 
+    /// Forgets a client whose connection ended (or became a replication
+    /// stream): its subscriptions go.
     pub(crate) fn drop_client(&self, c: &Client) {
         let mut st = self.state.borrow_mut();
         for ch in &c.subscriptions {
-            if let Some(subs) = st.channels.get_mut(ch) {
-                subs.remove(&c.id);
-                if subs.is_empty() {
-                    st.channels.remove(ch);
-                }
-            }
+            st.channels.unsubscribe(ch, c.id);
         }
     }
 
@@ -576,421 +548,5 @@ impl Node {
                 Some((m, generation))
             }
         }
-    }
-
-    fn call_from_script(&self, args: &[Vec<u8>]) -> Reply {
-        let Some(spec) = commands::lookup(&args[0]) else {
-            return Reply::err("ERR Unknown Redis command called from script");
-        };
-        if !commands::arity_ok(spec.arity, args.len()) {
-            return Reply::err("ERR Wrong number of args calling Redis command from script");
-        }
-        match spec.kind {
-            Kind::Node => Reply::err("ERR This Redis command is not allowed from script"),
-            Kind::NodeScriptOk => self.exec_node_simple(spec.name, args),
-            Kind::Write | Kind::Read => {
-                let mut st = self.state.borrow_mut();
-                if spec.kind == Kind::Write && st.role != Role::Master {
-                    return Reply::err("READONLY You can't write against a read only replica.");
-                }
-                let now_us = self.handle.now_us();
-                commands::exec_keyspace(&mut st.ks, spec, args, now_us)
-            }
-        }
-    }
-
-    /// Executes one client command.
-    pub(crate) fn execute(&self, c: &mut Client, args: &[Vec<u8>]) -> Out {
-        let Some(spec) = commands::lookup(&args[0]) else {
-            return Out::Reply(commands::unknown_command(args));
-        };
-        if !commands::arity_ok(spec.arity, args.len()) {
-            return Out::Reply(commands::arity_error(spec.name));
-        }
-        if !c.subscriptions.is_empty()
-            && !matches!(spec.name, "subscribe" | "unsubscribe" | "ping" | "quit")
-        {
-            return Out::Reply(Reply::err(format!(
-                "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
-                spec.name
-            )));
-        }
-        match spec.kind {
-            Kind::Read | Kind::Write => {
-                if !c.subscriptions.is_empty() && spec.name == "ping" {
-                    let msg = args.get(1).cloned().unwrap_or_default();
-                    return Out::Reply(Reply::Array(vec![
-                        Reply::Bulk(b"pong".to_vec()),
-                        Reply::Bulk(msg),
-                    ]));
-                }
-                let reply = {
-                    let mut st = self.state.borrow_mut();
-                    if spec.kind == Kind::Write && st.role != Role::Master {
-                        return Out::Reply(Reply::err(
-                            "READONLY You can't write against a read only replica.",
-                        ));
-                    }
-                    st.ks.now_ms = self.handle.now_ms();
-                    let now_us = if spec.name == "time" {
-                        self.handle.now_us()
-                    } else {
-                        0
-                    };
-                    commands::exec_keyspace(&mut st.ks, spec, args, now_us)
-                };
-                self.commit(Origin::Client);
-                c.woff = self.state.borrow().offset;
-                Out::Reply(reply)
-            }
-            Kind::NodeScriptOk => Out::Reply(self.exec_node_simple(spec.name, args)),
-            Kind::Node => self.exec_node(c, spec.name, args),
-        }
-    }
-
-    fn exec_node_simple(&self, name: &str, args: &[Vec<u8>]) -> Reply {
-        match name {
-            "select" => match commands::int_arg(&args[1]) {
-                Ok(0) => Reply::ok(),
-                Ok(_) => Reply::err("ERR DB index is out of range"),
-                Err(e) => e,
-            },
-            "publish" => {
-                let st = self.state.borrow();
-                let n = match st.channels.get(&args[1]) {
-                    Some(subs) => {
-                        let msg = Reply::Array(vec![
-                            Reply::Bulk(b"message".to_vec()),
-                            Reply::Bulk(args[1].clone()),
-                            Reply::Bulk(args[2].clone()),
-                        ]);
-                        subs.values()
-                            .filter(|tx| tx.send(msg.clone()).is_ok())
-                            .count()
-                    }
-                    None => 0,
-                };
-                Reply::Int(n as i64)
-            }
-            "role" => {
-                let st = self.state.borrow();
-                match &st.role {
-                    Role::Master => Reply::Array(vec![
-                        Reply::Bulk(b"master".to_vec()),
-                        Reply::Int(st.offset as i64),
-                        Reply::Array(
-                            st.replicas
-                                .values()
-                                .map(|l| {
-                                    Reply::Array(vec![
-                                        Reply::Bulk(l.addr.clone().into_bytes()),
-                                        Reply::Bulk(b"6379".to_vec()),
-                                        Reply::Bulk(l.ack.to_string().into_bytes()),
-                                    ])
-                                })
-                                .collect(),
-                        ),
-                    ]),
-                    Role::Replica(m) => Reply::Array(vec![
-                        Reply::Bulk(b"slave".to_vec()),
-                        Reply::Bulk(m.clone().into_bytes()),
-                        Reply::Int(i64::from(self.handle.config().port)),
-                        Reply::Bulk(
-                            if st.link_up { "connected" } else { "connect" }
-                                .as_bytes()
-                                .to_vec(),
-                        ),
-                        Reply::Int(st.offset as i64),
-                    ]),
-                }
-            }
-            "info" => Reply::Bulk(self.info(args.get(1)).into_bytes()),
-            _ => Reply::err("ERR unsupported"),
-        }
-    }
-
-    fn info(&self, section: Option<&Vec<u8>>) -> String {
-        let sec = section
-            .map(|s| String::from_utf8_lossy(s).to_ascii_lowercase())
-            .unwrap_or_else(|| "default".into());
-        let st = self.state.borrow();
-        let mut out = String::new();
-        let all = matches!(sec.as_str(), "default" | "all" | "everything");
-        if all || sec == "server" {
-            out.push_str("# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n");
-            out.push_str(&format!(
-                "run_id:{}\r\ntcp_port:{}\r\n",
-                st.replid,
-                self.handle.config().port
-            ));
-            if all {
-                out.push_str("\r\n");
-            }
-        }
-        if all || sec == "replication" {
-            out.push_str("# Replication\r\n");
-            match &st.role {
-                Role::Master => {
-                    out.push_str("role:master\r\n");
-                    out.push_str(&format!("connected_slaves:{}\r\n", st.replicas.len()));
-                    for (i, l) in st.replicas.values().enumerate() {
-                        out.push_str(&format!(
-                            "slave{i}:ip={},port=6379,state=online,offset={},lag=0\r\n",
-                            l.addr, l.ack
-                        ));
-                    }
-                    out.push_str("master_failover_state:no-failover\r\n");
-                }
-                Role::Replica(m) => {
-                    out.push_str("role:slave\r\n");
-                    out.push_str(&format!(
-                        "master_host:{m}\r\nmaster_port:{}\r\n",
-                        self.handle.config().port
-                    ));
-                    out.push_str(&format!(
-                        "master_link_status:{}\r\n",
-                        if st.link_up { "up" } else { "down" }
-                    ));
-                    out.push_str(&format!(
-                        "slave_repl_offset:{}\r\nslave_read_only:1\r\nconnected_slaves:0\r\n",
-                        st.offset
-                    ));
-                }
-            }
-            out.push_str(&format!(
-                "master_replid:{}\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:{}\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
-                st.replid, st.offset
-            ));
-        }
-        if all || sec == "keyspace" {
-            if all {
-                out.push_str("\r\n");
-            }
-            out.push_str("# Keyspace\r\n");
-            if !st.ks.is_empty() {
-                out.push_str(&format!(
-                    "db0:keys={},expires={},avg_ttl=0\r\n",
-                    st.ks.len(),
-                    st.ks.expires_len()
-                ));
-            }
-        }
-        out
-    }
-
-    fn exec_node(&self, c: &mut Client, name: &str, args: &[Vec<u8>]) -> Out {
-        let eq = |a: &[u8], b: &str| a.eq_ignore_ascii_case(b.as_bytes());
-        match name {
-            "quit" => Out::Quit(Reply::ok()),
-            "command" => Out::Reply(Reply::Array(Vec::new())),
-            "client" => {
-                let sub = &args[1];
-                let arity = |n: usize, sub: &str| {
-                    if args.len() != n {
-                        Some(Out::Reply(commands::arity_error(&format!("client|{sub}"))))
-                    } else {
-                        None
-                    }
-                };
-                if eq(sub, "id") {
-                    arity(2, "id").unwrap_or(Out::Reply(Reply::Int(c.id as i64)))
-                } else if eq(sub, "getname") {
-                    arity(2, "getname").unwrap_or_else(|| {
-                        Out::Reply(c.name.clone().map_or(Reply::Nil, Reply::Bulk))
-                    })
-                } else if eq(sub, "setname") {
-                    if let Some(o) = arity(3, "setname") {
-                        return o;
-                    }
-                    let n = &args[2];
-                    if n.iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
-                        return Out::Reply(Reply::err(
-                            "ERR Client names cannot contain spaces, newlines or special characters.",
-                        ));
-                    }
-                    c.name = if n.is_empty() { None } else { Some(n.clone()) };
-                    Out::Reply(Reply::ok())
-                } else {
-                    Out::Reply(commands::unknown_subcommand(args))
-                }
-            }
-            "script" => {
-                let sub = &args[1];
-                if eq(sub, "load") {
-                    if args.len() != 3 {
-                        return Out::Reply(commands::arity_error("script|load"));
-                    }
-                    Out::Reply(match self.lua.load(&args[2]) {
-                        Ok(sha) => Reply::Bulk(sha.into_bytes()),
-                        Err(e) => e,
-                    })
-                } else if eq(sub, "exists") {
-                    if args.len() < 3 {
-                        return Out::Reply(commands::arity_error("script|exists"));
-                    }
-                    Out::Reply(Reply::Array(
-                        args[2..]
-                            .iter()
-                            .map(|s| {
-                                let s = String::from_utf8_lossy(s).to_ascii_lowercase();
-                                Reply::Int(i64::from(self.lua.exists(&s)))
-                            })
-                            .collect(),
-                    ))
-                } else if eq(sub, "flush") {
-                    if args.len() > 3 {
-                        return Out::Reply(commands::arity_error("script|flush"));
-                    }
-                    if args.len() == 3 && !eq(&args[2], "sync") && !eq(&args[2], "async") {
-                        return Out::Reply(Reply::err(
-                            "ERR SCRIPT FLUSH only support SYNC|ASYNC option",
-                        ));
-                    }
-                    self.lua.flush();
-                    Out::Reply(Reply::ok())
-                } else {
-                    Out::Reply(commands::unknown_subcommand(args))
-                }
-            }
-            "eval" | "evalsha" => {
-                let r = self.eval(name == "evalsha", args);
-                c.woff = self.state.borrow().offset;
-                Out::Reply(r)
-            }
-            "subscribe" => {
-                let mut out = Vec::new();
-                let mut st = self.state.borrow_mut();
-                for ch in &args[1..] {
-                    if c.subscriptions.insert(ch.clone()) {
-                        st.channels
-                            .entry(ch.clone())
-                            .or_default()
-                            .insert(c.id, c.push.clone());
-                    }
-                    out.push(Reply::Array(vec![
-                        Reply::Bulk(b"subscribe".to_vec()),
-                        Reply::Bulk(ch.clone()),
-                        Reply::Int(c.subscriptions.len() as i64),
-                    ]));
-                }
-                Out::Replies(out)
-            }
-            "unsubscribe" => {
-                let chans: Vec<Vec<u8>> = if args.len() > 1 {
-                    args[1..].to_vec()
-                } else {
-                    c.subscriptions.iter().cloned().collect()
-                };
-                if chans.is_empty() {
-                    return Out::Reply(Reply::Array(vec![
-                        Reply::Bulk(b"unsubscribe".to_vec()),
-                        Reply::Nil,
-                        Reply::Int(0),
-                    ]));
-                }
-                let mut out = Vec::new();
-                let mut st = self.state.borrow_mut();
-                for ch in chans {
-                    c.subscriptions.remove(&ch);
-                    if let Some(subs) = st.channels.get_mut(&ch) {
-                        subs.remove(&c.id);
-                        if subs.is_empty() {
-                            st.channels.remove(&ch);
-                        }
-                    }
-                    out.push(Reply::Array(vec![
-                        Reply::Bulk(b"unsubscribe".to_vec()),
-                        Reply::Bulk(ch),
-                        Reply::Int(c.subscriptions.len() as i64),
-                    ]));
-                }
-                Out::Replies(out)
-            }
-            "wait" => {
-                if self.state.borrow().role != Role::Master {
-                    return Out::Reply(Reply::err(
-                        "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.",
-                    ));
-                }
-                let n = match commands::int_arg(&args[1]) {
-                    Ok(n) => n,
-                    Err(e) => return Out::Reply(e),
-                };
-                let t = match commands::string2ll_timeout(&args[2]) {
-                    Ok(t) => t,
-                    Err(e) => return Out::Reply(e),
-                };
-                let acked = self.acked(c.woff);
-                if acked >= n {
-                    return Out::Reply(Reply::Int(acked));
-                }
-                Out::Wait {
-                    numreplicas: n,
-                    timeout_ms: t,
-                }
-            }
-            "replicaof" | "slaveof" => {
-                if eq(&args[1], "no") && eq(&args[2], "one") {
-                    self.set_replicaof(None);
-                    return Out::Reply(Reply::ok());
-                }
-                if commands::int_arg(&args[2]).is_err() {
-                    return Out::Reply(Reply::err("ERR Invalid master port"));
-                }
-                let host = String::from_utf8_lossy(&args[1]).into_owned();
-                if self.state.borrow().role == Role::Replica(host.clone()) {
-                    return Out::Reply(Reply::Status(
-                        "OK Already connected to specified master".into(),
-                    ));
-                }
-                self.handle.replicaof(Some(host));
-                Out::Reply(Reply::ok())
-            }
-            "psync" => Out::Psync,
-            _ => Out::Reply(commands::unknown_command(args)),
-        }
-    }
-
-    /// WAIT's offset for a client.
-    pub(crate) fn client_woff(&self, c: &Client) -> u64 {
-        c.woff
-    }
-
-    fn eval(&self, by_sha: bool, args: &[Vec<u8>]) -> Reply {
-        if by_sha && args[1].len() != 40 {
-            return Reply::err("NOSCRIPT No matching script. Please use EVAL.");
-        }
-        let numkeys = match commands::int_arg(&args[2]) {
-            Ok(n) => n,
-            Err(e) => return e,
-        };
-        if numkeys > (args.len() - 3) as i64 {
-            return Reply::err("ERR Number of keys can't be greater than number of args");
-        }
-        if numkeys < 0 {
-            return Reply::err("ERR Number of keys can't be negative");
-        }
-        let sha = if by_sha {
-            let s = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
-            if !self.lua.exists(&s) {
-                return Reply::err("NOSCRIPT No matching script. Please use EVAL.");
-            }
-            s
-        } else {
-            match self.lua.load(&args[1]) {
-                Ok(s) => s,
-                Err(e) => return e,
-            }
-        };
-        let k = 3 + numkeys as usize;
-        self.state.borrow_mut().ks.now_ms = self.handle.now_ms();
-        self.in_script.set(true);
-        let r = self
-            .lua
-            .run(&sha, &args[3..k], &args[k..])
-            .unwrap_or_else(|| Reply::err("NOSCRIPT No matching script. Please use EVAL."));
-        self.in_script.set(false);
-        self.commit(Origin::Client);
-        r
     }
 }
