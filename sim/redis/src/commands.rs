@@ -31,8 +31,9 @@ pub(crate) mod server;
 
 use crate::client::Client;
 use crate::events::Origin;
+use crate::handle::{NodeHandle, Role};
 use crate::keyspace::Keyspace;
-use crate::node::{Node, NodeHandle, Role};
+use crate::node::Node;
 use crate::resp::Reply;
 
 use errors::{arity_error, unknown_command};
@@ -58,6 +59,16 @@ pub(crate) enum Handler {
     Client(ClientFn),
 }
 
+/// How many arguments a command takes, its name included (Redis writes
+/// `Exactly(n)` as arity `n` and `AtLeast(n)` as `-n`).
+#[derive(Clone, Copy)]
+pub(crate) enum Arity {
+    /// Exactly this many.
+    Exactly(usize),
+    /// This many or more.
+    AtLeast(usize),
+}
+
 /// What a client in subscribed mode (after `SUBSCRIBE`) gets for a command.
 #[derive(Clone, Copy)]
 pub(crate) enum Subscribed {
@@ -74,9 +85,8 @@ pub(crate) enum Subscribed {
 pub(crate) struct Command {
     /// Canonical lowercase name (also the name error replies quote).
     pub(crate) name: &'static str,
-    /// Redis arity, the name included: positive = exactly, negative = at
-    /// least |arity|.
-    pub(crate) arity: i32,
+    /// How many arguments it takes, the name included.
+    pub(crate) arity: Arity,
     /// Changes keys: refused on a replica (`READONLY`).
     pub(crate) write: bool,
     /// What a client in subscribed mode gets.
@@ -86,7 +96,7 @@ pub(crate) struct Command {
 }
 
 impl Command {
-    const fn new(name: &'static str, arity: i32, handler: Handler) -> Command {
+    const fn new(name: &'static str, arity: Arity, handler: Handler) -> Command {
         Command {
             name,
             arity,
@@ -97,12 +107,12 @@ impl Command {
     }
 
     /// A command that only reads the keyspace.
-    const fn read(name: &'static str, arity: i32, run: KeyspaceFn) -> Command {
+    const fn read(name: &'static str, arity: Arity, run: KeyspaceFn) -> Command {
         Command::new(name, arity, Handler::Keyspace(run))
     }
 
     /// A command that writes the keyspace.
-    const fn write(name: &'static str, arity: i32, run: KeyspaceFn) -> Command {
+    const fn write(name: &'static str, arity: Arity, run: KeyspaceFn) -> Command {
         Command {
             write: true,
             ..Command::new(name, arity, Handler::Keyspace(run))
@@ -110,13 +120,22 @@ impl Command {
     }
 
     /// A command that needs the node.
-    const fn node(name: &'static str, arity: i32, run: NodeFn) -> Command {
+    const fn node(name: &'static str, arity: Arity, run: NodeFn) -> Command {
         Command::new(name, arity, Handler::Node(run))
     }
 
     /// A command that needs the caller's connection.
-    const fn client(name: &'static str, arity: i32, run: ClientFn) -> Command {
+    const fn client(name: &'static str, arity: Arity, run: ClientFn) -> Command {
         Command::new(name, arity, Handler::Client(run))
+    }
+
+    /// A command that needs the caller's connection and stays allowed in
+    /// subscribed mode.
+    const fn subscribed_client(name: &'static str, arity: Arity, run: ClientFn) -> Command {
+        Command {
+            subscribed: Subscribed::Allowed,
+            ..Command::client(name, arity, run)
+        }
     }
 
     /// Sets what a client in subscribed mode gets.
@@ -126,79 +145,77 @@ impl Command {
 
     /// Whether `argc` arguments (the name included) fit the arity.
     pub(crate) fn arity_fits(&self, argc: usize) -> bool {
-        let argc = argc as i64;
-        let arity = i64::from(self.arity);
-        if arity > 0 {
-            argc == arity
-        } else {
-            argc >= -arity
+        match self.arity {
+            Arity::Exactly(n) => argc == n,
+            Arity::AtLeast(n) => argc >= n,
         }
     }
 }
 
-use Subscribed::{Allowed, Answers};
+use Arity::{AtLeast, Exactly};
+use Subscribed::Answers;
 use keyspace as ks;
 
 /// Every command this node knows, sorted by name (for binary search).
 pub(crate) const COMMANDS: &[Command] = &[
-    Command::client("client", -2, server::client),
-    Command::client("command", -1, server::command),
-    Command::read("dbsize", 1, server::dbsize),
-    Command::write("decr", 2, ks::decr),
-    Command::write("decrby", 3, ks::decrby),
-    Command::write("del", -2, ks::del),
-    Command::read("echo", 2, server::echo),
-    Command::client("eval", -3, scripting::eval),
-    Command::client("evalsha", -3, scripting::evalsha),
-    Command::read("exists", -2, ks::exists),
-    Command::write("expire", -3, ks::expire),
-    Command::write("expireat", -3, ks::expireat),
-    Command::read("expiretime", 2, ks::expiretime),
-    Command::write("flushall", -1, ks::flush),
-    Command::write("flushdb", -1, ks::flush),
-    Command::read("get", 2, ks::get),
-    Command::write("getset", 3, ks::getset),
-    Command::write("hdel", -3, ks::hdel),
-    Command::read("hexists", 3, ks::hexists),
-    Command::read("hget", 3, ks::hget),
-    Command::read("hgetall", 2, ks::hgetall),
-    Command::write("hincrby", 4, ks::hincrby),
-    Command::read("hkeys", 2, ks::hkeys),
-    Command::read("hlen", 2, ks::hlen),
-    Command::read("hmget", -3, ks::hmget),
-    Command::write("hmset", -4, ks::hmset),
-    Command::write("hset", -4, ks::hset),
-    Command::read("hvals", 2, ks::hvals),
-    Command::write("incr", 2, ks::incr),
-    Command::write("incrby", 3, ks::incrby),
-    Command::node("info", -1, server::info),
-    Command::read("mget", -2, ks::mget),
-    Command::write("persist", 2, ks::persist),
-    Command::write("pexpire", -3, ks::pexpire),
-    Command::write("pexpireat", -3, ks::pexpireat),
-    Command::read("pexpiretime", 2, ks::pexpiretime),
-    Command::read("ping", -1, server::ping).when_subscribed(Answers(pubsub::ping)),
-    Command::write("psetex", 4, ks::psetex),
-    Command::client("psync", -3, replication::psync),
-    Command::read("pttl", 2, ks::pttl),
-    Command::node("publish", 3, pubsub::publish),
-    Command::client("quit", -1, server::quit).when_subscribed(Allowed),
-    Command::client("replicaof", 3, replication::replicaof),
-    Command::node("role", 1, replication::role),
-    Command::client("script", -2, scripting::script),
-    Command::node("select", 2, server::select),
-    Command::write("set", -3, ks::set),
-    Command::write("setex", 4, ks::setex),
-    Command::write("setnx", 3, ks::setnx),
-    Command::client("slaveof", 3, replication::replicaof),
-    Command::read("strlen", 2, ks::strlen),
-    Command::client("subscribe", -2, pubsub::subscribe).when_subscribed(Allowed),
-    Command::read("time", 1, server::time),
-    Command::read("ttl", 2, ks::ttl),
-    Command::read("type", 2, ks::type_of),
-    Command::write("unlink", -2, ks::del),
-    Command::client("unsubscribe", -1, pubsub::unsubscribe).when_subscribed(Allowed),
-    Command::client("wait", 3, replication::wait),
+    Command::client("client", AtLeast(2), server::client),
+    Command::client("command", AtLeast(1), server::command),
+    Command::read("dbsize", Exactly(1), server::dbsize),
+    Command::write("decr", Exactly(2), ks::decr),
+    Command::write("decrby", Exactly(3), ks::decrby),
+    Command::write("del", AtLeast(2), ks::del),
+    Command::read("echo", Exactly(2), server::echo),
+    Command::client("eval", AtLeast(3), scripting::eval),
+    Command::client("evalsha", AtLeast(3), scripting::evalsha),
+    Command::read("exists", AtLeast(2), ks::exists),
+    Command::write("expire", AtLeast(3), ks::EXPIRE),
+    Command::write("expireat", AtLeast(3), ks::EXPIREAT),
+    Command::read("expiretime", Exactly(2), ks::EXPIRETIME),
+    Command::write("flushall", AtLeast(1), ks::flush),
+    Command::write("flushdb", AtLeast(1), ks::flush),
+    Command::read("get", Exactly(2), ks::get),
+    Command::write("getset", Exactly(3), ks::getset),
+    Command::write("hdel", AtLeast(3), ks::hdel),
+    Command::read("hexists", Exactly(3), ks::hexists),
+    Command::read("hget", Exactly(3), ks::hget),
+    Command::read("hgetall", Exactly(2), ks::hgetall),
+    Command::write("hincrby", Exactly(4), ks::hincrby),
+    Command::read("hkeys", Exactly(2), ks::hkeys),
+    Command::read("hlen", Exactly(2), ks::hlen),
+    Command::read("hmget", AtLeast(3), ks::hmget),
+    Command::write("hmset", AtLeast(4), ks::hmset),
+    Command::write("hset", AtLeast(4), ks::hset),
+    Command::read("hvals", Exactly(2), ks::hvals),
+    Command::write("incr", Exactly(2), ks::incr),
+    Command::write("incrby", Exactly(3), ks::incrby),
+    Command::node("info", AtLeast(1), server::info),
+    Command::read("mget", AtLeast(2), ks::mget),
+    Command::write("persist", Exactly(2), ks::persist),
+    Command::write("pexpire", AtLeast(3), ks::PEXPIRE),
+    Command::write("pexpireat", AtLeast(3), ks::PEXPIREAT),
+    Command::read("pexpiretime", Exactly(2), ks::PEXPIRETIME),
+    Command::read("ping", AtLeast(1), server::ping).when_subscribed(Answers(pubsub::ping)),
+    Command::write("psetex", Exactly(4), ks::PSETEX),
+    Command::client("psync", AtLeast(3), replication::psync),
+    Command::read("pttl", Exactly(2), ks::PTTL),
+    Command::node("publish", Exactly(3), pubsub::publish),
+    Command::subscribed_client("quit", AtLeast(1), server::quit),
+    Command::client("replicaof", Exactly(3), replication::replicaof),
+    Command::node("role", Exactly(1), replication::role),
+    Command::client("script", AtLeast(2), scripting::script),
+    Command::node("select", Exactly(2), server::select),
+    Command::write("set", AtLeast(3), ks::set),
+    Command::write("setex", Exactly(4), ks::SETEX),
+    Command::write("setnx", Exactly(3), ks::setnx),
+    Command::client("slaveof", Exactly(3), replication::replicaof),
+    Command::read("strlen", Exactly(2), ks::strlen),
+    Command::subscribed_client("subscribe", AtLeast(2), pubsub::subscribe),
+    Command::read("time", Exactly(1), server::time),
+    Command::read("ttl", Exactly(2), ks::TTL),
+    Command::read("type", Exactly(2), ks::type_of),
+    Command::write("unlink", AtLeast(2), ks::del),
+    Command::subscribed_client("unsubscribe", AtLeast(1), pubsub::unsubscribe),
+    Command::client("wait", Exactly(3), replication::wait),
 ];
 
 /// Looks a command up by name, case-insensitively.

@@ -68,6 +68,7 @@ mod client;
 pub mod clock;
 mod commands;
 pub mod events;
+pub mod handle;
 pub mod keyspace;
 pub mod lua;
 pub mod node;
@@ -78,6 +79,6 @@ pub mod server;
 
 pub use clock::{ClockSpec, NodeClock};
 pub use events::{EventKind, EventSink, NodeEvent, Origin, Value};
-pub use node::{NodeConfig, NodeHandle, Role};
+pub use handle::{NodeConfig, NodeHandle, Role};
 pub use persistence::{CrashKind, Persistence};
 pub use server::{real_time, serve, serve_tcp, serve_tcp_listener};

@@ -15,7 +15,8 @@ use tokio::sync::mpsc;
 use tokio::task::spawn_local;
 
 use crate::commands::Out;
-use crate::node::{Node, NodeConfig, NodeHandle, Role};
+use crate::handle::{NodeConfig, NodeHandle, Role};
+use crate::node::Node;
 use crate::replication::{self, Net};
 use crate::resp::{Parse, Reply, parse_request};
 

@@ -8,15 +8,24 @@
 use std::collections::BTreeMap;
 
 use super::errors::{arity_error, int_arg, not_integer, syntax_error, wrongtype};
-use super::is_option;
+use super::{KeyspaceFn, is_option};
+use crate::handle::NodeHandle;
 use crate::keyspace::{Entry, Keyspace, Value};
-use crate::node::NodeHandle;
 use crate::resp::{Reply, string2ll};
 
 /// A handler's answer: `Err` is an error reply, returned early with `?`.
 type R = Result<Reply, Reply>;
 
 type HashFields = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// Times in seconds (`EXPIRE`, `TTL`, `SETEX`...): a unit of 1000 ms.
+const SECONDS: i64 = 1000;
+/// Times in milliseconds (`PEXPIRE`, `PTTL`, `PSETEX`...).
+const MILLISECONDS: i64 = 1;
+/// Deadlines counted from now (`EXPIRE`, `TTL`).
+const FROM_NOW: bool = true;
+/// Deadlines as Unix times (`EXPIREAT`, `EXPIRETIME`).
+const UNIX_TIME: bool = false;
 
 fn int_bytes(n: i64) -> Vec<u8> {
     n.to_string().into_bytes()
@@ -166,30 +175,31 @@ pub(crate) fn set(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
     Ok(old_reply)
 }
 
-/// `SETEX key seconds value`
-pub(crate) fn setex(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
-    set_with_ttl(ks, a, "setex", 1000)
-}
-
-/// `PSETEX key milliseconds value`
-pub(crate) fn psetex(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
-    set_with_ttl(ks, a, "psetex", 1)
-}
-
-/// SETEX and PSETEX: a TTL of `a[2]` units of `unit_ms`.
-fn set_with_ttl(ks: &mut Keyspace, a: &[Vec<u8>], name: &str, unit_ms: i64) -> R {
+/// `SETEX key seconds value` (`UNIT_MS` = [`SECONDS`]) and `PSETEX key
+/// milliseconds value` ([`MILLISECONDS`]).
+fn setex<const UNIT_MS: i64>(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
+    let name = if UNIT_MS == SECONDS {
+        "setex"
+    } else {
+        "psetex"
+    };
     let invalid = || Reply::err(format!("ERR invalid expire time in '{name}' command"));
     let n = int_arg(&a[2])?;
-    if n <= 0 || n > i64::MAX / unit_ms {
+    if n <= 0 || n > i64::MAX / UNIT_MS {
         return Err(invalid());
     }
-    let when = (n * unit_ms)
+    let when = (n * UNIT_MS)
         .checked_add(ks.now_ms)
         .filter(|w| *w > 0)
         .ok_or_else(invalid)?;
     ks.set(&a[1], Value::Str(a[3].clone()), Some(when));
     Ok(Reply::ok())
 }
+
+/// `SETEX key seconds value`
+pub(crate) const SETEX: KeyspaceFn = setex::<SECONDS>;
+/// `PSETEX key milliseconds value`
+pub(crate) const PSETEX: KeyspaceFn = setex::<MILLISECONDS>;
 
 /// `SETNX key value`
 pub(crate) fn setnx(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
@@ -279,55 +289,21 @@ fn incr_by(ks: &mut Keyspace, key: &[u8], incr: i64) -> R {
     Ok(Reply::Int(new))
 }
 
-/// The four ways to set a deadline: relative or absolute, seconds or ms.
-#[derive(Clone, Copy)]
-struct ExpireForm {
-    name: &'static str,
-    in_seconds: bool,
-    relative: bool,
-}
-
-/// `EXPIRE key seconds [NX|XX|GT|LT]`
-pub(crate) fn expire(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
-    let form = ExpireForm {
-        name: "expire",
-        in_seconds: true,
-        relative: true,
+/// `EXPIRE key seconds`, `PEXPIRE key ms`, `EXPIREAT key unix-seconds`
+/// and `PEXPIREAT key unix-ms`, each `[NX|XX|GT|LT]`: the deadline in
+/// `UNIT_MS` ([`SECONDS`] or [`MILLISECONDS`]), [`FROM_NOW`] or as a
+/// [`UNIX_TIME`].
+fn expire<const UNIT_MS: i64, const RELATIVE: bool>(
+    ks: &mut Keyspace,
+    a: &[Vec<u8>],
+    _: &NodeHandle,
+) -> R {
+    let name = match (UNIT_MS == SECONDS, RELATIVE) {
+        (true, FROM_NOW) => "expire",
+        (false, FROM_NOW) => "pexpire",
+        (true, UNIX_TIME) => "expireat",
+        (false, UNIX_TIME) => "pexpireat",
     };
-    set_expiry(ks, form, a)
-}
-
-/// `PEXPIRE key milliseconds [NX|XX|GT|LT]`
-pub(crate) fn pexpire(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
-    let form = ExpireForm {
-        name: "pexpire",
-        in_seconds: false,
-        relative: true,
-    };
-    set_expiry(ks, form, a)
-}
-
-/// `EXPIREAT key unix-seconds [NX|XX|GT|LT]`
-pub(crate) fn expireat(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
-    let form = ExpireForm {
-        name: "expireat",
-        in_seconds: true,
-        relative: false,
-    };
-    set_expiry(ks, form, a)
-}
-
-/// `PEXPIREAT key unix-milliseconds [NX|XX|GT|LT]`
-pub(crate) fn pexpireat(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
-    let form = ExpireForm {
-        name: "pexpireat",
-        in_seconds: false,
-        relative: false,
-    };
-    set_expiry(ks, form, a)
-}
-
-fn set_expiry(ks: &mut Keyspace, form: ExpireForm, a: &[Vec<u8>]) -> R {
     let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
     for opt in &a[3..] {
         if is_option(opt, "nx") {
@@ -355,20 +331,13 @@ fn set_expiry(ks: &mut Keyspace, form: ExpireForm, a: &[Vec<u8>]) -> R {
             "ERR GT and LT options at the same time are not compatible",
         ));
     }
+    let invalid = || Reply::err(format!("ERR invalid expire time in '{name}' command"));
     let mut when = int_arg(&a[2])?;
-    let invalid = || {
-        Reply::err(format!(
-            "ERR invalid expire time in '{}' command",
-            form.name
-        ))
-    };
-    if form.in_seconds {
-        if !(i64::MIN / 1000..=i64::MAX / 1000).contains(&when) {
-            return Err(invalid());
-        }
-        when *= 1000;
+    if !(i64::MIN / UNIT_MS..=i64::MAX / UNIT_MS).contains(&when) {
+        return Err(invalid());
     }
-    let base = if form.relative { ks.now_ms } else { 0 };
+    when *= UNIT_MS;
+    let base = if RELATIVE { ks.now_ms } else { 0 };
     if when > i64::MAX - base {
         return Err(invalid());
     }
@@ -394,38 +363,45 @@ fn set_expiry(ks: &mut Keyspace, form: ExpireForm, a: &[Vec<u8>]) -> R {
     Ok(Reply::Int(1))
 }
 
-/// The deadline commands' answer for `key`: -2 if absent, -1 if it has no
-/// deadline, else `of(deadline, remaining)` (both in ms).
-fn deadline_reply(ks: &mut Keyspace, key: &[u8], of: fn(i64, i64) -> i64) -> R {
+/// `EXPIRE key seconds [NX|XX|GT|LT]`
+pub(crate) const EXPIRE: KeyspaceFn = expire::<SECONDS, FROM_NOW>;
+/// `PEXPIRE key milliseconds [NX|XX|GT|LT]`
+pub(crate) const PEXPIRE: KeyspaceFn = expire::<MILLISECONDS, FROM_NOW>;
+/// `EXPIREAT key unix-seconds [NX|XX|GT|LT]`
+pub(crate) const EXPIREAT: KeyspaceFn = expire::<SECONDS, UNIX_TIME>;
+/// `PEXPIREAT key unix-milliseconds [NX|XX|GT|LT]`
+pub(crate) const PEXPIREAT: KeyspaceFn = expire::<MILLISECONDS, UNIX_TIME>;
+
+/// `TTL key`, `PTTL key`, `EXPIRETIME key` and `PEXPIRETIME key`: the
+/// deadline in `UNIT_MS` (rounded), [`FROM_NOW`] or as a [`UNIX_TIME`]; -2
+/// if the key is absent, -1 if it has no deadline.
+fn ttl<const UNIT_MS: i64, const RELATIVE: bool>(
+    ks: &mut Keyspace,
+    a: &[Vec<u8>],
+    _: &NodeHandle,
+) -> R {
     let now = ks.now_ms;
-    Ok(Reply::Int(match ks.get(key) {
+    Ok(Reply::Int(match ks.get(&a[1]) {
         None => -2,
         Some(Entry { deadline: None, .. }) => -1,
         Some(Entry {
             deadline: Some(d), ..
-        }) => of(*d, (d - now).max(0)),
+        }) => {
+            let remaining = (d - now).max(0);
+            let ms = if RELATIVE { remaining } else { *d };
+            (ms + UNIT_MS / 2) / UNIT_MS
+        }
     }))
 }
 
-/// `TTL key`: remaining seconds, rounded.
-pub(crate) fn ttl(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
-    deadline_reply(ks, &a[1], |_, ttl| (ttl + 500) / 1000)
-}
-
-/// `PTTL key`: remaining milliseconds.
-pub(crate) fn pttl(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
-    deadline_reply(ks, &a[1], |_, ttl| ttl)
-}
-
-/// `EXPIRETIME key`: the deadline in Unix seconds, rounded.
-pub(crate) fn expiretime(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
-    deadline_reply(ks, &a[1], |d, _| (d + 500) / 1000)
-}
-
+/// `TTL key`: seconds left.
+pub(crate) const TTL: KeyspaceFn = ttl::<SECONDS, FROM_NOW>;
+/// `PTTL key`: milliseconds left.
+pub(crate) const PTTL: KeyspaceFn = ttl::<MILLISECONDS, FROM_NOW>;
+/// `EXPIRETIME key`: the deadline in Unix seconds.
+pub(crate) const EXPIRETIME: KeyspaceFn = ttl::<SECONDS, UNIX_TIME>;
 /// `PEXPIRETIME key`: the deadline in Unix milliseconds.
-pub(crate) fn pexpiretime(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
-    deadline_reply(ks, &a[1], |d, _| d)
-}
+pub(crate) const PEXPIRETIME: KeyspaceFn = ttl::<MILLISECONDS, UNIX_TIME>;
 
 /// `PERSIST key`
 pub(crate) fn persist(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {

@@ -9,7 +9,8 @@
 use super::errors::{int_arg, timeout_arg};
 use super::{Out, is_option};
 use crate::client::Client;
-use crate::node::{Node, Role};
+use crate::handle::Role;
+use crate::node::Node;
 use crate::resp::Reply;
 
 /// `ROLE`: master with its offset and replicas, or replica with its master

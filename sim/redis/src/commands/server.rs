@@ -10,8 +10,9 @@
 use super::errors::{arity_error, int_arg, unknown_subcommand};
 use super::{Out, is_option};
 use crate::client::Client;
+use crate::handle::{NodeHandle, Role};
 use crate::keyspace::Keyspace;
-use crate::node::{Node, NodeHandle, Role};
+use crate::node::Node;
 use crate::resp::Reply;
 
 /// A handler's answer: `Err` is an error reply, returned early with `?`.
