@@ -97,16 +97,27 @@ pub fn parse_request(buf: &[u8]) -> Parse {
     }
 }
 
-fn parse_multibulk(buf: &[u8]) -> Parse {
+/// Where the `\r` ending a `*<count>` or `$<len>` header line in `buf` is,
+/// once the whole `\r\n` has arrived; `too_big` is the error for a header
+/// that grows past the inline limit without one.
+fn header_end(buf: &[u8], too_big: &'static str) -> Result<usize, Parse> {
     let Some(cr) = find(buf, b'\r') else {
         if buf.len() > INLINE_MAX {
-            return Parse::Error("Protocol error: too big mbulk count string", None);
+            return Err(Parse::Error(too_big, None));
         }
-        return Parse::Incomplete;
+        return Err(Parse::Incomplete);
     };
     if cr + 2 > buf.len() {
-        return Parse::Incomplete;
+        return Err(Parse::Incomplete);
     }
+    Ok(cr)
+}
+
+fn parse_multibulk(buf: &[u8]) -> Parse {
+    let cr = match header_end(buf, "Protocol error: too big mbulk count string") {
+        Ok(cr) => cr,
+        Err(p) => return p,
+    };
     let count = match string2ll(&buf[1..cr]) {
         Some(n) if n <= i64::from(i32::MAX) => n,
         _ => return Parse::Error("Protocol error: invalid multibulk length", None),
@@ -118,15 +129,10 @@ fn parse_multibulk(buf: &[u8]) -> Parse {
     let mut args = Vec::with_capacity(count.min(1024) as usize);
     for _ in 0..count {
         let rest = &buf[pos..];
-        let Some(cr) = find(rest, b'\r') else {
-            if rest.len() > INLINE_MAX {
-                return Parse::Error("Protocol error: too big bulk count string", None);
-            }
-            return Parse::Incomplete;
+        let cr = match header_end(rest, "Protocol error: too big bulk count string") {
+            Ok(cr) => cr,
+            Err(p) => return p,
         };
-        if cr + 2 > rest.len() {
-            return Parse::Incomplete;
-        }
         if rest[0] != b'$' {
             return Parse::Error("Protocol error: expected '$', got", Some(rest[0]));
         }
