@@ -82,11 +82,14 @@ pub enum Role {
     Replica(String),
 }
 
+/// A request the running node applies from the handle's control queue.
 #[derive(Debug)]
 pub(crate) enum Control {
+    /// Follow this master, or (`None`) become a master.
     ReplicaOf(Option<String>),
 }
 
+/// What a handle and all its clones share with the running node.
 pub(crate) struct Shared {
     pub(crate) config: NodeConfig,
     clock: Mutex<NodeClock>,

@@ -31,42 +31,71 @@ use crate::resp::Reply;
 // working.
 pub use crate::handle::{NodeConfig, NodeHandle, Role};
 
-/// A batch of effects streamed to replicas.
+/// A batch of effects streamed to replicas: the final state of every key
+/// one command (or script, or expiry cycle) changed.
 #[derive(Debug, Clone)]
 pub(crate) struct Batch {
+    /// The master's replication offset after this batch.
     pub(crate) offset: u64,
+    /// A full snapshot: keys it does not name are gone.
     pub(crate) full: bool,
+    /// Each key's new entry, `None` if deleted.
     pub(crate) states: Vec<KeyState>,
 }
 
+/// A master's view of one attached replica.
 pub(crate) struct ReplicaLink {
+    /// Where the replica's batches go (its connection sends them).
     pub(crate) tx: mpsc::UnboundedSender<Batch>,
+    /// The highest offset it acknowledged (what `WAIT` counts).
     pub(crate) ack: u64,
+    /// How `ROLE` and `INFO` name it.
     pub(crate) addr: String,
 }
 
+/// Everything a running node holds, behind one `RefCell` (commands run one
+/// at a time, so a borrow never outlives a command).
 pub(crate) struct State {
+    /// The keys, their deadlines, and the changes not yet committed.
     pub(crate) ks: Keyspace,
+    /// The id the next client gets.
     next_client: u64,
+    /// Pub/sub channels and their subscribers.
     pub(crate) channels: Channels,
+    /// Master, or replica of whom.
     pub(crate) role: Role,
+    /// Master: batches written; replica: the offset of the last batch applied.
     pub(crate) offset: u64,
+    /// Master: the attached replicas, by link id.
     pub(crate) replicas: BTreeMap<u64, ReplicaLink>,
+    /// The id the next replica link gets.
     next_link: u64,
+    /// Bumped by every `REPLICAOF` and promotion; a replication link of an
+    /// older generation stops.
     pub(crate) link_generation: u64,
+    /// Replica: whether the link to the master is up.
     pub(crate) link_up: bool,
+    /// The replication id (`INFO`'s `run_id` and `master_replid`); a
+    /// promotion draws a new one.
     pub(crate) replid: String,
+    /// Whether a replica ever attached: only then does the offset move.
     backlog: bool,
 }
 
 /// A running node (inside its host).
 pub struct Node {
+    /// The node's outside: config, clock, disk, sink, control queue.
     pub(crate) handle: NodeHandle,
+    /// The node's state.
     pub(crate) state: RefCell<State>,
+    /// The Lua engine and its script cache.
     pub(crate) lua: LuaEngine,
+    /// Notified when a replica acknowledges (wakes blocked `WAIT`s).
     pub(crate) acks: Notify,
 }
 
+/// The replication id of `name`'s `generation`: 40 hex digits, derived, not
+/// drawn, so runs are reproducible.
 fn replid(name: &str, generation: u64) -> String {
     let s = crate::lua::sha1_hex(format!("{name}/{generation}").as_bytes());
     s[..40].to_string()
@@ -254,6 +283,7 @@ impl Node {
         }
     }
 
+    /// Attaches a replica whose batches go to `tx`; returns its link id.
     pub(crate) fn add_replica(&self, tx: mpsc::UnboundedSender<Batch>, addr: String) -> u64 {
         let mut st = self.state.borrow_mut();
         let id = st.next_link;
@@ -264,10 +294,13 @@ impl Node {
         id
     }
 
+    /// Detaches the replica of link `id`.
     pub(crate) fn remove_replica(&self, id: u64) {
         self.state.borrow_mut().replicas.remove(&id);
     }
 
+    /// Records that the replica of link `id` applied offset `off`, and
+    /// wakes the blocked `WAIT`s.
     pub(crate) fn replica_ack(&self, id: u64, off: u64) {
         if let Some(l) = self.state.borrow_mut().replicas.get_mut(&id) {
             l.ack = l.ack.max(off);
