@@ -62,7 +62,7 @@
 //! The conformance suite (`tests/conformance.rs`) replays one list of
 //! command sequences against a real `redis-server` and against this node
 //! and requires identical replies. Deliberate differences are listed in the
-//! crate's README.md.
+//! crate's README.md, which also maps the source files.
 
 mod client;
 pub mod clock;

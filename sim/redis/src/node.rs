@@ -7,10 +7,10 @@
 //!
 //! Whatever changes keys (a client's command, a whole script, the active
 //! expiry cycle, a batch from the master, the restore at start-up) only
-//! records [`Change`]s in the keyspace; [`Node::commit`] then turns them
+//! records [`Change`]s in the keyspace; `Node::commit` then turns them
 //! into ground-truth events, persistence records and, on a master, one
 //! replication batch. Commands reach the node through the command table
-//! ([`crate::commands`]).
+//! (`commands.rs`), which decides when a command's changes are committed.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
