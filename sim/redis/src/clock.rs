@@ -130,23 +130,23 @@ impl NodeClock {
 mod tests {
     use super::*;
 
+    fn clock(epoch_ms: i64, offset_ms: i64, drift_ppm: f64) -> NodeClock {
+        NodeClock::new(ClockSpec {
+            epoch_ms,
+            offset_ms,
+            drift_ppm,
+        })
+    }
+
     #[test]
     fn a_clock_without_drift_reads_epoch_plus_elapsed() {
-        let c = NodeClock::new(ClockSpec {
-            epoch_ms: 1000,
-            offset_ms: 5,
-            drift_ppm: 0.0,
-        });
+        let c = clock(1000, 5, 0.0);
         assert_eq!(c.wall_ms_at(Duration::from_millis(250)), 1255);
     }
 
     #[test]
     fn drift_scales_elapsed_time_and_changes_continuously() {
-        let mut c = NodeClock::new(ClockSpec {
-            epoch_ms: 0,
-            offset_ms: 0,
-            drift_ppm: 1000.0,
-        });
+        let mut c = clock(0, 0, 1000.0);
         assert_eq!(c.wall_ms_at(Duration::from_secs(10)), 10_010);
         c.set_drift_at(0.0, Duration::from_secs(10));
         assert_eq!(c.wall_ms_at(Duration::from_secs(20)), 20_010);
@@ -154,11 +154,7 @@ mod tests {
 
     #[test]
     fn jumps_move_the_clock_both_ways() {
-        let mut c = NodeClock::new(ClockSpec {
-            epoch_ms: 0,
-            offset_ms: 0,
-            drift_ppm: 0.0,
-        });
+        let mut c = clock(0, 0, 0.0);
         c.jump(5000);
         assert_eq!(c.wall_ms_at(Duration::from_secs(1)), 6000);
         c.jump(-7000);

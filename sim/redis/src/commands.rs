@@ -1,113 +1,225 @@
-//! The command table and the keyspace commands.
+//! The command table, and the two ways into it: a client's request
+//! ([`Node::execute`]) and a script's `redis.call` ([`Node::call_from_script`]).
 //!
-//! Each command's arity and error texts follow Redis 7.0.15. Commands that
-//! touch only the keyspace run here ([`exec_keyspace`]); those needing the
-//! node (scripts, pub/sub, replication, client state) are handled in
-//! [`crate::node`], after the same arity check ([`lookup`]).
+//! A command's name is looked up once, in [`COMMANDS`]; its [`Command`]
+//! entry then says everything else: its arity, whether it writes (and so is
+//! refused on a replica), what a client in subscribed mode gets, and its
+//! [`Handler`]. The handler's kind says what the command needs, and with it
+//! how the node runs it:
+//!
+//! * [`Handler::Keyspace`]: the keyspace alone (and, for `TIME`, the clock).
+//!   For a client, the node freezes the keyspace's clock first, then commits
+//!   the command's changes and remembers the replication offset for `WAIT`.
+//!   Inside a script the clock stays frozen at the script's start and the
+//!   script's changes are committed together when it ends.
+//! * [`Handler::Node`]: node state beyond the keyspace (`INFO`, `ROLE`,
+//!   `PUBLISH`); changes no key.
+//! * [`Handler::Client`]: the caller's connection (its name, subscriptions,
+//!   what the connection does next). A script has no connection, so these
+//!   are the commands a script may not call.
+//!
+//! The handlers live in one file per family: [`keyspace`], [`server`],
+//! [`scripting`], [`pubsub`] and [`replication`]; [`errors`] holds the error
+//! replies they share. Arities and error texts follow Redis 7.0.15.
 
-use std::collections::BTreeMap;
+pub(crate) mod errors;
+pub(crate) mod keyspace;
+pub(crate) mod pubsub;
+pub(crate) mod replication;
+pub(crate) mod scripting;
+pub(crate) mod server;
 
-use crate::keyspace::{Keyspace, Value};
-use crate::resp::{Reply, string2ll};
+use crate::client::Client;
+use crate::events::Origin;
+use crate::handle::{NodeHandle, Role};
+use crate::keyspace::Keyspace;
+use crate::node::Node;
+use crate::resp::Reply;
 
-/// Where a command may run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// Reads the keyspace only.
-    Read,
-    /// Writes the keyspace (refused on a replica).
-    Write,
-    /// Needs the node (not allowed from scripts).
-    Node,
-    /// Needs the node but allowed from scripts.
-    NodeScriptOk,
+use errors::{arity_error, unknown_command};
+
+/// Runs a command against the keyspace; the handle gives `TIME` the node's
+/// clock. An `Err` is the error reply (so handlers can use `?`).
+pub(crate) type KeyspaceFn = fn(&mut Keyspace, &[Vec<u8>], &NodeHandle) -> Result<Reply, Reply>;
+
+/// Runs a command that reads (or signals through) node state.
+pub(crate) type NodeFn = fn(&Node, &[Vec<u8>]) -> Reply;
+
+/// Runs a command that needs the caller's connection.
+pub(crate) type ClientFn = fn(&Node, &mut Client, &[Vec<u8>]) -> Out;
+
+/// What runs a command, by what it needs (see the module docs).
+#[derive(Clone, Copy)]
+pub(crate) enum Handler {
+    /// Needs the keyspace only; callable from scripts.
+    Keyspace(KeyspaceFn),
+    /// Needs the node; callable from scripts.
+    Node(NodeFn),
+    /// Needs the caller's connection; not callable from scripts.
+    Client(ClientFn),
 }
 
-/// A command's static description.
-#[derive(Debug, Clone, Copy)]
-pub struct Spec {
-    /// Canonical lowercase name.
-    pub name: &'static str,
-    /// Redis arity: positive = exact, negative = at least |arity|.
-    pub arity: i32,
-    /// Where it may run.
-    pub kind: Kind,
+/// How many arguments a command takes, its name included (Redis writes
+/// `Exactly(n)` as arity `n` and `AtLeast(n)` as `-n`).
+#[derive(Clone, Copy)]
+pub(crate) enum Arity {
+    /// Exactly this many.
+    Exactly(usize),
+    /// This many or more.
+    AtLeast(usize),
 }
 
-macro_rules! spec {
-    ($n:literal, $a:expr, $k:ident) => {
-        Spec {
-            name: $n,
-            arity: $a,
-            kind: Kind::$k,
+/// What a client in subscribed mode (after `SUBSCRIBE`) gets for a command.
+#[derive(Clone, Copy)]
+pub(crate) enum Subscribed {
+    /// Redis's "only (P|S)SUBSCRIBE / ... are allowed in this context" error.
+    Refused,
+    /// The command runs as usual.
+    Allowed,
+    /// The command answers this way instead (`PING`'s push-style reply).
+    Answers(fn(&[Vec<u8>]) -> Reply),
+}
+
+/// One entry of the command table.
+#[derive(Clone, Copy)]
+pub(crate) struct Command {
+    /// Canonical lowercase name (also the name error replies quote).
+    pub(crate) name: &'static str,
+    /// How many arguments it takes, the name included.
+    pub(crate) arity: Arity,
+    /// Changes keys: refused on a replica (`READONLY`).
+    pub(crate) write: bool,
+    /// What a client in subscribed mode gets.
+    pub(crate) subscribed: Subscribed,
+    /// What runs it.
+    pub(crate) handler: Handler,
+}
+
+impl Command {
+    const fn new(name: &'static str, arity: Arity, handler: Handler) -> Command {
+        Command {
+            name,
+            arity,
+            write: false,
+            subscribed: Subscribed::Refused,
+            handler,
         }
-    };
+    }
+
+    /// A command that only reads the keyspace.
+    const fn read(name: &'static str, arity: Arity, run: KeyspaceFn) -> Command {
+        Command::new(name, arity, Handler::Keyspace(run))
+    }
+
+    /// A command that writes the keyspace.
+    const fn write(name: &'static str, arity: Arity, run: KeyspaceFn) -> Command {
+        Command {
+            write: true,
+            ..Command::new(name, arity, Handler::Keyspace(run))
+        }
+    }
+
+    /// A command that needs the node.
+    const fn node(name: &'static str, arity: Arity, run: NodeFn) -> Command {
+        Command::new(name, arity, Handler::Node(run))
+    }
+
+    /// A command that needs the caller's connection.
+    const fn client(name: &'static str, arity: Arity, run: ClientFn) -> Command {
+        Command::new(name, arity, Handler::Client(run))
+    }
+
+    /// A command that needs the caller's connection and stays allowed in
+    /// subscribed mode.
+    const fn subscribed_client(name: &'static str, arity: Arity, run: ClientFn) -> Command {
+        Command {
+            subscribed: Subscribed::Allowed,
+            ..Command::client(name, arity, run)
+        }
+    }
+
+    /// Sets what a client in subscribed mode gets.
+    const fn when_subscribed(self, subscribed: Subscribed) -> Command {
+        Command { subscribed, ..self }
+    }
+
+    /// Whether `argc` arguments (the name included) fit the arity.
+    pub(crate) fn arity_fits(&self, argc: usize) -> bool {
+        match self.arity {
+            Arity::Exactly(n) => argc == n,
+            Arity::AtLeast(n) => argc >= n,
+        }
+    }
 }
 
-/// Every command this node knows, sorted by name.
-pub const COMMANDS: &[Spec] = &[
-    spec!("client", -2, Node),
-    spec!("command", -1, Node),
-    spec!("dbsize", 1, Read),
-    spec!("decr", 2, Write),
-    spec!("decrby", 3, Write),
-    spec!("del", -2, Write),
-    spec!("echo", 2, Read),
-    spec!("eval", -3, Node),
-    spec!("evalsha", -3, Node),
-    spec!("exists", -2, Read),
-    spec!("expire", -3, Write),
-    spec!("expireat", -3, Write),
-    spec!("expiretime", 2, Read),
-    spec!("flushall", -1, Write),
-    spec!("flushdb", -1, Write),
-    spec!("get", 2, Read),
-    spec!("getset", 3, Write),
-    spec!("hdel", -3, Write),
-    spec!("hexists", 3, Read),
-    spec!("hget", 3, Read),
-    spec!("hgetall", 2, Read),
-    spec!("hincrby", 4, Write),
-    spec!("hkeys", 2, Read),
-    spec!("hlen", 2, Read),
-    spec!("hmget", -3, Read),
-    spec!("hmset", -4, Write),
-    spec!("hset", -4, Write),
-    spec!("hvals", 2, Read),
-    spec!("incr", 2, Write),
-    spec!("incrby", 3, Write),
-    spec!("info", -1, NodeScriptOk),
-    spec!("mget", -2, Read),
-    spec!("persist", 2, Write),
-    spec!("pexpire", -3, Write),
-    spec!("pexpireat", -3, Write),
-    spec!("pexpiretime", 2, Read),
-    spec!("ping", -1, Read),
-    spec!("psetex", 4, Write),
-    spec!("psync", -3, Node),
-    spec!("pttl", 2, Read),
-    spec!("publish", 3, NodeScriptOk),
-    spec!("quit", -1, Node),
-    spec!("replicaof", 3, Node),
-    spec!("role", 1, NodeScriptOk),
-    spec!("script", -2, Node),
-    spec!("select", 2, NodeScriptOk),
-    spec!("set", -3, Write),
-    spec!("setex", 4, Write),
-    spec!("setnx", 3, Write),
-    spec!("slaveof", 3, Node),
-    spec!("strlen", 2, Read),
-    spec!("subscribe", -2, Node),
-    spec!("time", 1, Read),
-    spec!("ttl", 2, Read),
-    spec!("type", 2, Read),
-    spec!("unlink", -2, Write),
-    spec!("unsubscribe", -1, Node),
-    spec!("wait", 3, Node),
+use Arity::{AtLeast, Exactly};
+use Subscribed::Answers;
+use keyspace as ks;
+
+/// Every command this node knows, sorted by name (for binary search).
+pub(crate) const COMMANDS: &[Command] = &[
+    Command::client("client", AtLeast(2), server::client),
+    Command::client("command", AtLeast(1), server::command),
+    Command::read("dbsize", Exactly(1), server::dbsize),
+    Command::write("decr", Exactly(2), ks::decr),
+    Command::write("decrby", Exactly(3), ks::decrby),
+    Command::write("del", AtLeast(2), ks::del),
+    Command::read("echo", Exactly(2), server::echo),
+    Command::client("eval", AtLeast(3), scripting::eval),
+    Command::client("evalsha", AtLeast(3), scripting::evalsha),
+    Command::read("exists", AtLeast(2), ks::exists),
+    Command::write("expire", AtLeast(3), ks::EXPIRE),
+    Command::write("expireat", AtLeast(3), ks::EXPIREAT),
+    Command::read("expiretime", Exactly(2), ks::EXPIRETIME),
+    Command::write("flushall", AtLeast(1), ks::flush),
+    Command::write("flushdb", AtLeast(1), ks::flush),
+    Command::read("get", Exactly(2), ks::get),
+    Command::write("getset", Exactly(3), ks::getset),
+    Command::write("hdel", AtLeast(3), ks::hdel),
+    Command::read("hexists", Exactly(3), ks::hexists),
+    Command::read("hget", Exactly(3), ks::hget),
+    Command::read("hgetall", Exactly(2), ks::hgetall),
+    Command::write("hincrby", Exactly(4), ks::hincrby),
+    Command::read("hkeys", Exactly(2), ks::hkeys),
+    Command::read("hlen", Exactly(2), ks::hlen),
+    Command::read("hmget", AtLeast(3), ks::hmget),
+    Command::write("hmset", AtLeast(4), ks::hmset),
+    Command::write("hset", AtLeast(4), ks::hset),
+    Command::read("hvals", Exactly(2), ks::hvals),
+    Command::write("incr", Exactly(2), ks::incr),
+    Command::write("incrby", Exactly(3), ks::incrby),
+    Command::node("info", AtLeast(1), server::info),
+    Command::read("mget", AtLeast(2), ks::mget),
+    Command::write("persist", Exactly(2), ks::persist),
+    Command::write("pexpire", AtLeast(3), ks::PEXPIRE),
+    Command::write("pexpireat", AtLeast(3), ks::PEXPIREAT),
+    Command::read("pexpiretime", Exactly(2), ks::PEXPIRETIME),
+    Command::read("ping", AtLeast(1), server::ping).when_subscribed(Answers(pubsub::ping)),
+    Command::write("psetex", Exactly(4), ks::PSETEX),
+    Command::client("psync", AtLeast(3), replication::psync),
+    Command::read("pttl", Exactly(2), ks::PTTL),
+    Command::node("publish", Exactly(3), pubsub::publish),
+    Command::subscribed_client("quit", AtLeast(1), server::quit),
+    Command::client("replicaof", Exactly(3), replication::replicaof),
+    Command::node("role", Exactly(1), replication::role),
+    Command::client("script", AtLeast(2), scripting::script),
+    Command::node("select", Exactly(2), server::select),
+    Command::write("set", AtLeast(3), ks::set),
+    Command::write("setex", Exactly(4), ks::SETEX),
+    Command::write("setnx", Exactly(3), ks::setnx),
+    Command::client("slaveof", Exactly(3), replication::replicaof),
+    Command::read("strlen", Exactly(2), ks::strlen),
+    Command::subscribed_client("subscribe", AtLeast(2), pubsub::subscribe),
+    Command::read("time", Exactly(1), server::time),
+    Command::read("ttl", Exactly(2), ks::TTL),
+    Command::read("type", Exactly(2), ks::type_of),
+    Command::write("unlink", AtLeast(2), ks::del),
+    Command::subscribed_client("unsubscribe", AtLeast(1), pubsub::unsubscribe),
+    Command::client("wait", Exactly(3), replication::wait),
 ];
 
 /// Looks a command up by name, case-insensitively.
-pub fn lookup(name: &[u8]) -> Option<&'static Spec> {
+pub(crate) fn lookup(name: &[u8]) -> Option<&'static Command> {
     let mut buf = [0u8; 16];
     if name.len() > buf.len() {
         return None;
@@ -117,563 +229,129 @@ pub fn lookup(name: &[u8]) -> Option<&'static Spec> {
     }
     let lower = &buf[..name.len()];
     COMMANDS
-        .binary_search_by(|s| s.name.as_bytes().cmp(lower))
+        .binary_search_by(|c| c.name.as_bytes().cmp(lower))
         .ok()
         .map(|i| &COMMANDS[i])
 }
 
-/// Whether `argc` arguments (command name included) fit `arity`.
-pub fn arity_ok(arity: i32, argc: usize) -> bool {
-    let argc = argc as i64;
-    let a = i64::from(arity);
-    if a > 0 { argc == a } else { argc >= -a }
+/// Whether an argument is the option (or subcommand) `name`, ignoring case
+/// as Redis does.
+pub(crate) fn is_option(arg: &[u8], name: &str) -> bool {
+    arg.eq_ignore_ascii_case(name.as_bytes())
 }
 
-/// `ERR wrong number of arguments for '<name>' command`
-pub fn arity_error(name: &str) -> Reply {
-    Reply::err(format!(
-        "ERR wrong number of arguments for '{name}' command"
-    ))
+/// What the connection must do after a command.
+pub(crate) enum Out {
+    /// Send this reply.
+    Reply(Reply),
+    /// Send these replies, in order.
+    Replies(Vec<Reply>),
+    /// Send this reply, then close the connection.
+    Quit(Reply),
+    /// Block until `numreplicas` replicas acknowledged the client's last
+    /// write, or `timeout_ms` passed (0: forever); answer the count.
+    Wait {
+        /// Replicas to wait for.
+        numreplicas: i64,
+        /// Timeout in ms; 0 waits forever.
+        timeout_ms: i64,
+    },
+    /// Hand the connection over to replication: the caller is a replica.
+    Psync,
 }
 
-/// The unknown-command error, formatted as Redis 7.0 formats it.
-pub fn unknown_command(args: &[Vec<u8>]) -> Reply {
-    let mut tail = String::new();
-    for a in &args[1..] {
-        if tail.len() >= 128 {
-            break;
-        }
-        let room = 128 - tail.len();
-        let s = String::from_utf8_lossy(a);
-        let s: String = s.chars().take(room).collect();
-        tail.push('\'');
-        tail.push_str(&s);
-        tail.push_str("' ");
+fn readonly_error() -> Reply {
+    Reply::err("READONLY You can't write against a read only replica.")
+}
+
+impl Node {
+    /// Whether `cmd` must be refused here: it writes and this node is a
+    /// replica.
+    fn refuses_write(&self, cmd: &Command) -> bool {
+        cmd.write && self.state.borrow().role != Role::Master
     }
-    let name: String = String::from_utf8_lossy(&args[0])
-        .chars()
-        .take(128)
-        .collect();
-    Reply::err(format!(
-        "ERR unknown command '{name}', with args beginning with: {tail}"
-    ))
-}
 
-/// The unknown-subcommand error (`ERR unknown subcommand 'x'. Try CMD HELP.`).
-pub fn unknown_subcommand(args: &[Vec<u8>]) -> Reply {
-    let sub: String = String::from_utf8_lossy(&args[1])
-        .chars()
-        .take(128)
-        .collect();
-    let cmd = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
-    Reply::err(format!("ERR unknown subcommand '{sub}'. Try {cmd} HELP."))
-}
-
-/// `WRONGTYPE ...`
-pub fn wrongtype() -> Reply {
-    Reply::err("WRONGTYPE Operation against a key holding the wrong kind of value")
-}
-
-/// `ERR value is not an integer or out of range`
-pub fn not_integer() -> Reply {
-    Reply::err("ERR value is not an integer or out of range")
-}
-
-/// `ERR syntax error`
-pub fn syntax_error() -> Reply {
-    Reply::err("ERR syntax error")
-}
-
-/// Parses an integer argument as Redis's `getLongLongFromObjectOrReply`.
-pub fn int_arg(a: &[u8]) -> Result<i64, Reply> {
-    string2ll(a).ok_or_else(not_integer)
-}
-
-fn eq_ic(a: &[u8], b: &str) -> bool {
-    a.eq_ignore_ascii_case(b.as_bytes())
-}
-
-fn int_bytes(n: i64) -> Vec<u8> {
-    n.to_string().into_bytes()
-}
-
-/// Runs a keyspace command. `args[0]` is the command name (already looked
-/// up as `spec`, arity already checked). `now_us` is the node clock in
-/// microseconds (for TIME).
-pub fn exec_keyspace(ks: &mut Keyspace, spec: &Spec, args: &[Vec<u8>], now_us: i64) -> Reply {
-    match run(ks, spec, args, now_us) {
-        Ok(r) | Err(r) => r,
-    }
-}
-
-type R = Result<Reply, Reply>;
-
-fn run(ks: &mut Keyspace, spec: &Spec, args: &[Vec<u8>], now_us: i64) -> R {
-    let a = args;
-    match spec.name {
-        "ping" => match a.len() {
-            1 => Ok(Reply::Status("PONG".into())),
-            2 => Ok(Reply::Bulk(a[1].clone())),
-            _ => Err(arity_error("ping")),
-        },
-        "echo" => Ok(Reply::Bulk(a[1].clone())),
-        "time" => Ok(Reply::Array(vec![
-            Reply::Bulk(int_bytes(now_us.div_euclid(1_000_000))),
-            Reply::Bulk(int_bytes(now_us.rem_euclid(1_000_000))),
-        ])),
-        "dbsize" => Ok(Reply::Int(ks.len() as i64)),
-        "flushall" | "flushdb" => {
-            if a.len() > 2 || (a.len() == 2 && !eq_ic(&a[1], "sync") && !eq_ic(&a[1], "async")) {
-                return Err(syntax_error());
-            }
-            ks.flush();
-            Ok(Reply::ok())
+    /// Executes one client command.
+    pub(crate) fn execute(&self, c: &mut Client, args: &[Vec<u8>]) -> Out {
+        let Some(cmd) = lookup(&args[0]) else {
+            return Out::Reply(unknown_command(args));
+        };
+        if !cmd.arity_fits(args.len()) {
+            return Out::Reply(arity_error(cmd.name));
         }
-        "get" => match ks.get(&a[1]) {
-            None => Ok(Reply::Nil),
-            Some(e) => match &e.value {
-                Value::Str(s) => Ok(Reply::Bulk(s.clone())),
-                _ => Err(wrongtype()),
-            },
-        },
-        "strlen" => match ks.get(&a[1]) {
-            None => Ok(Reply::Int(0)),
-            Some(e) => match &e.value {
-                Value::Str(s) => Ok(Reply::Int(s.len() as i64)),
-                _ => Err(wrongtype()),
-            },
-        },
-        "mget" => Ok(Reply::Array(
-            a[1..]
-                .iter()
-                .map(|k| match ks.get(k) {
-                    Some(Entry {
-                        value: Value::Str(s),
-                        ..
-                    }) => Reply::Bulk(s.clone()),
-                    _ => Reply::Nil,
-                })
-                .collect(),
-        )),
-        "set" => set(ks, a),
-        "setex" | "psetex" => {
-            let n = int_arg(&a[2])?;
-            let secs = spec.name == "setex";
-            if n <= 0 || (secs && n > i64::MAX / 1000) {
-                return Err(Reply::err(format!(
-                    "ERR invalid expire time in '{}' command",
-                    spec.name
-                )));
-            }
-            let ms = if secs { n * 1000 } else { n };
-            let when = ms
-                .checked_add(ks.now_ms)
-                .filter(|w| *w > 0)
-                .ok_or_else(|| {
-                    Reply::err(format!(
-                        "ERR invalid expire time in '{}' command",
-                        spec.name
-                    ))
-                })?;
-            ks.set(&a[1], Value::Str(a[3].clone()), Some(when));
-            Ok(Reply::ok())
-        }
-        "setnx" => {
-            if ks.exists(&a[1]) {
-                Ok(Reply::Int(0))
-            } else {
-                ks.set(&a[1], Value::Str(a[2].clone()), None);
-                Ok(Reply::Int(1))
-            }
-        }
-        "getset" => {
-            let old = match ks.get(&a[1]) {
-                None => Reply::Nil,
-                Some(e) => match &e.value {
-                    Value::Str(s) => Reply::Bulk(s.clone()),
-                    _ => return Err(wrongtype()),
-                },
-            };
-            ks.set(&a[1], Value::Str(a[2].clone()), None);
-            Ok(old)
-        }
-        "del" | "unlink" => Ok(Reply::Int(
-            a[1..].iter().filter(|k| ks.remove(k)).count() as i64
-        )),
-        "exists" => Ok(Reply::Int(
-            a[1..].iter().filter(|k| ks.exists(k)).count() as i64
-        )),
-        "type" => Ok(Reply::Status(
-            ks.get(&a[1]).map_or("none", |e| e.value.type_name()).into(),
-        )),
-        "expire" | "pexpire" | "expireat" | "pexpireat" => expire(ks, spec.name, a),
-        "ttl" | "pttl" | "expiretime" | "pexpiretime" => {
-            let now = ks.now_ms;
-            Ok(Reply::Int(match ks.get(&a[1]) {
-                None => -2,
-                Some(Entry { deadline: None, .. }) => -1,
-                Some(Entry {
-                    deadline: Some(d), ..
-                }) => {
-                    let ttl = (d - now).max(0);
-                    match spec.name {
-                        "ttl" => (ttl + 500) / 1000,
-                        "pttl" => ttl,
-                        "expiretime" => (d + 500) / 1000,
-                        _ => *d,
-                    }
+        if c.is_subscribed() {
+            match cmd.subscribed {
+                Subscribed::Refused => {
+                    return Out::Reply(Reply::err(format!(
+                        "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+                        cmd.name
+                    )));
                 }
-            }))
-        }
-        "persist" => {
-            let has = matches!(
-                ks.get(&a[1]),
-                Some(Entry {
-                    deadline: Some(_),
-                    ..
-                })
-            );
-            if has {
-                ks.set_deadline(&a[1], None);
+                Subscribed::Answers(answer) => return Out::Reply(answer(args)),
+                Subscribed::Allowed => {}
             }
-            Ok(Reply::Int(i64::from(has)))
         }
-        "incr" => incr_by(ks, &a[1], 1),
-        "decr" => incr_by(ks, &a[1], -1),
-        "incrby" => {
-            let n = int_arg(&a[2])?;
-            incr_by(ks, &a[1], n)
+        if self.refuses_write(cmd) {
+            return Out::Reply(readonly_error());
         }
-        "decrby" => {
-            let n = int_arg(&a[2])?;
-            if n == i64::MIN {
-                return Err(Reply::err("ERR decrement would overflow"));
+        match cmd.handler {
+            Handler::Keyspace(run) => {
+                let reply = {
+                    let mut st = self.state.borrow_mut();
+                    st.ks.now_ms = self.handle.now_ms();
+                    run(&mut st.ks, args, &self.handle).unwrap_or_else(|e| e)
+                };
+                self.commit(Origin::Client);
+                c.woff = self.state.borrow().offset;
+                Out::Reply(reply)
             }
-            incr_by(ks, &a[1], -n)
+            Handler::Node(run) => Out::Reply(run(self, args)),
+            Handler::Client(run) => run(self, c, args),
         }
-        "hset" | "hmset" => {
-            if a.len() % 2 == 1 {
-                return Err(arity_error(spec.name));
+    }
+
+    /// Executes one command for a running script (`redis.call`). The
+    /// script's changes are committed when the script ends.
+    pub(crate) fn call_from_script(&self, args: &[Vec<u8>]) -> Reply {
+        let Some(cmd) = lookup(&args[0]) else {
+            return Reply::err("ERR Unknown Redis command called from script");
+        };
+        if !cmd.arity_fits(args.len()) {
+            return Reply::err("ERR Wrong number of args calling Redis command from script");
+        }
+        match cmd.handler {
+            // A script has no connection of its own.
+            Handler::Client(_) => Reply::err("ERR This Redis command is not allowed from script"),
+            _ if self.refuses_write(cmd) => readonly_error(),
+            Handler::Keyspace(run) => {
+                let mut st = self.state.borrow_mut();
+                run(&mut st.ks, args, &self.handle).unwrap_or_else(|e| e)
             }
-            let key = &a[1];
-            let mut added = 0;
-            match ks.get_mut(key) {
-                Some(e) => match &mut e.value {
-                    Value::Hash(h) => {
-                        for fv in a[2..].chunks(2) {
-                            if h.insert(fv[0].clone(), fv[1].clone()).is_none() {
-                                added += 1;
-                            }
-                        }
-                    }
-                    _ => return Err(wrongtype()),
-                },
-                None => {
-                    let mut h = BTreeMap::new();
-                    for fv in a[2..].chunks(2) {
-                        if h.insert(fv[0].clone(), fv[1].clone()).is_none() {
-                            added += 1;
-                        }
-                    }
-                    ks.set(key, Value::Hash(h), None);
-                    return Ok(if spec.name == "hset" {
-                        Reply::Int(added)
-                    } else {
-                        Reply::ok()
-                    });
-                }
-            }
-            ks.mark_written(key);
-            Ok(if spec.name == "hset" {
-                Reply::Int(added)
-            } else {
-                Reply::ok()
-            })
+            Handler::Node(run) => run(self, args),
         }
-        "hget" => Ok(match hash(ks, &a[1])? {
-            None => Reply::Nil,
-            Some(h) => h.get(&a[2]).map_or(Reply::Nil, |v| Reply::Bulk(v.clone())),
-        }),
-        "hmget" => {
-            let h = hash(ks, &a[1])?;
-            Ok(Reply::Array(
-                a[2..]
-                    .iter()
-                    .map(|f| {
-                        h.and_then(|h| h.get(f))
-                            .map_or(Reply::Nil, |v| Reply::Bulk(v.clone()))
-                    })
-                    .collect(),
-            ))
-        }
-        "hexists" => Ok(Reply::Int(match hash(ks, &a[1])? {
-            Some(h) if h.contains_key(&a[2]) => 1,
-            _ => 0,
-        })),
-        "hlen" => Ok(Reply::Int(hash(ks, &a[1])?.map_or(0, |h| h.len() as i64))),
-        "hgetall" | "hkeys" | "hvals" => {
-            let h = hash(ks, &a[1])?;
-            let mut out = Vec::new();
-            if let Some(h) = h {
-                for (f, v) in h {
-                    if spec.name != "hvals" {
-                        out.push(Reply::Bulk(f.clone()));
-                    }
-                    if spec.name != "hkeys" {
-                        out.push(Reply::Bulk(v.clone()));
-                    }
-                }
-            }
-            Ok(Reply::Array(out))
-        }
-        "hdel" => {
-            let key = &a[1];
-            let (removed, empty) = match ks.get_mut(key) {
-                None => return Ok(Reply::Int(0)),
-                Some(e) => match &mut e.value {
-                    Value::Hash(h) => {
-                        let n = a[2..].iter().filter(|f| h.remove(*f).is_some()).count();
-                        (n, h.is_empty())
-                    }
-                    _ => return Err(wrongtype()),
-                },
-            };
-            if empty {
-                ks.remove(key);
-            } else if removed > 0 {
-                ks.mark_written(key);
-            }
-            Ok(Reply::Int(removed as i64))
-        }
-        "hincrby" => {
-            let incr = int_arg(&a[3])?;
-            let key = &a[1];
-            let field = &a[2];
-            let new = match ks.get_mut(key) {
-                Some(e) => match &mut e.value {
-                    Value::Hash(h) => {
-                        let cur = match h.get(field) {
-                            Some(v) => string2ll(v)
-                                .ok_or_else(|| Reply::err("ERR hash value is not an integer"))?,
-                            None => 0,
-                        };
-                        let new = cur.checked_add(incr).ok_or_else(|| {
-                            Reply::err("ERR increment or decrement would overflow")
-                        })?;
-                        h.insert(field.clone(), int_bytes(new));
-                        new
-                    }
-                    _ => return Err(wrongtype()),
-                },
-                None => {
-                    let mut h = BTreeMap::new();
-                    h.insert(field.clone(), int_bytes(incr));
-                    ks.set(key, Value::Hash(h), None);
-                    return Ok(Reply::Int(incr));
-                }
-            };
-            ks.mark_written(key);
-            Ok(Reply::Int(new))
-        }
-        other => Err(Reply::err(format!(
-            "ERR command '{other}' is not a keyspace command"
-        ))),
     }
 }
 
-use crate::keyspace::Entry;
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-type HashFields = BTreeMap<Vec<u8>, Vec<u8>>;
-
-fn hash<'a>(ks: &'a mut Keyspace, key: &[u8]) -> Result<Option<&'a HashFields>, Reply> {
-    match ks.get(key) {
-        None => Ok(None),
-        Some(e) => match &e.value {
-            Value::Hash(h) => Ok(Some(h)),
-            _ => Err(wrongtype()),
-        },
+    #[test]
+    fn the_table_is_sorted_for_binary_search() {
+        assert!(COMMANDS.windows(2).all(|w| w[0].name < w[1].name));
     }
-}
 
-fn incr_by(ks: &mut Keyspace, key: &[u8], incr: i64) -> R {
-    let (old, deadline) = match ks.get(key) {
-        None => (0, None),
-        Some(e) => match &e.value {
-            Value::Str(s) => (string2ll(s).ok_or_else(not_integer)?, e.deadline),
-            _ => return Err(wrongtype()),
-        },
-    };
-    let new = old
-        .checked_add(incr)
-        .ok_or_else(|| Reply::err("ERR increment or decrement would overflow"))?;
-    ks.set(key, Value::Str(int_bytes(new)), deadline);
-    Ok(Reply::Int(new))
-}
+    #[test]
+    fn lookup_ignores_case_and_knows_only_the_table() {
+        assert_eq!(lookup(b"GeT").map(|c| c.name), Some("get"));
+        assert!(lookup(b"keys").is_none());
+        assert!(lookup(b"a-name-longer-than-sixteen").is_none());
+    }
 
-fn set(ks: &mut Keyspace, a: &[Vec<u8>]) -> R {
-    #[derive(PartialEq, Clone, Copy)]
-    enum Unit {
-        Ex,
-        Px,
-        ExAt,
-        PxAt,
-    }
-    let (mut nx, mut xx, mut get, mut keepttl) = (false, false, false, false);
-    let mut expire: Option<(Unit, &[u8])> = None;
-    let mut j = 3;
-    while j < a.len() {
-        let opt = &a[j];
-        let has_next = j + 1 < a.len();
-        let unit = expire.map(|(u, _)| u);
-        if eq_ic(opt, "nx") && !xx {
-            nx = true;
-        } else if eq_ic(opt, "xx") && !nx {
-            xx = true;
-        } else if eq_ic(opt, "get") {
-            get = true;
-        } else if eq_ic(opt, "keepttl") && expire.is_none() {
-            keepttl = true;
-        } else if !keepttl && has_next && {
-            let u = if eq_ic(opt, "ex") {
-                Some(Unit::Ex)
-            } else if eq_ic(opt, "px") {
-                Some(Unit::Px)
-            } else if eq_ic(opt, "exat") {
-                Some(Unit::ExAt)
-            } else if eq_ic(opt, "pxat") {
-                Some(Unit::PxAt)
-            } else {
-                None
-            };
-            match u {
-                Some(u) if unit.is_none() || unit == Some(u) => {
-                    expire = Some((u, &a[j + 1]));
-                    true
-                }
-                _ => false,
-            }
-        } {
-            j += 1;
-        } else {
-            return Err(syntax_error());
-        }
-        j += 1;
-    }
-    let invalid = || Reply::err("ERR invalid expire time in 'set' command");
-    let when = match expire {
-        None => None,
-        Some((unit, v)) => {
-            let n = int_arg(v)?;
-            let secs = matches!(unit, Unit::Ex | Unit::ExAt);
-            if n <= 0 || (secs && n > i64::MAX / 1000) {
-                return Err(invalid());
-            }
-            let ms = if secs { n * 1000 } else { n };
-            let when = if matches!(unit, Unit::Ex | Unit::Px) {
-                ms.checked_add(ks.now_ms).ok_or_else(invalid)?
-            } else {
-                ms
-            };
-            if when <= 0 {
-                return Err(invalid());
-            }
-            Some(when)
-        }
-    };
-    let key = &a[1];
-    let old = ks.get(key).map(|e| (e.value.clone(), e.deadline));
-    let old_reply = if get {
-        match &old {
-            None => Reply::Nil,
-            Some((Value::Str(s), _)) => Reply::Bulk(s.clone()),
-            Some(_) => return Err(wrongtype()),
-        }
-    } else {
-        Reply::ok()
-    };
-    let found = old.is_some();
-    if (nx && found) || (xx && !found) {
-        return Ok(if get { old_reply } else { Reply::Nil });
-    }
-    let deadline = if keepttl {
-        old.and_then(|(_, d)| d)
-    } else {
-        when
-    };
-    ks.set(key, Value::Str(a[2].clone()), deadline);
-    Ok(old_reply)
-}
-
-fn expire(ks: &mut Keyspace, name: &str, a: &[Vec<u8>]) -> R {
-    let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
-    for opt in &a[3..] {
-        if eq_ic(opt, "nx") {
-            nx = true;
-        } else if eq_ic(opt, "xx") {
-            xx = true;
-        } else if eq_ic(opt, "gt") {
-            gt = true;
-        } else if eq_ic(opt, "lt") {
-            lt = true;
-        } else {
-            return Err(Reply::err(format!(
-                "ERR Unsupported option {}",
-                String::from_utf8_lossy(opt)
-            )));
+    #[test]
+    fn only_keyspace_handlers_write() {
+        for cmd in COMMANDS.iter().filter(|c| c.write) {
+            assert!(matches!(cmd.handler, Handler::Keyspace(_)), "{}", cmd.name);
         }
     }
-    if nx && (xx || gt || lt) {
-        return Err(Reply::err(
-            "ERR NX and XX, GT or LT options at the same time are not compatible",
-        ));
-    }
-    if gt && lt {
-        return Err(Reply::err(
-            "ERR GT and LT options at the same time are not compatible",
-        ));
-    }
-    let mut when = int_arg(&a[2])?;
-    let invalid = || Reply::err(format!("ERR invalid expire time in '{name}' command"));
-    if name == "expire" || name == "expireat" {
-        if !(i64::MIN / 1000..=i64::MAX / 1000).contains(&when) {
-            return Err(invalid());
-        }
-        when *= 1000;
-    }
-    let base = if name == "expire" || name == "pexpire" {
-        ks.now_ms
-    } else {
-        0
-    };
-    if when > i64::MAX - base {
-        return Err(invalid());
-    }
-    when += base;
-    let cur = match ks.get(&a[1]) {
-        None => return Ok(Reply::Int(0)),
-        Some(e) => e.deadline,
-    };
-    if (nx && cur.is_some())
-        || (xx && cur.is_none())
-        || (gt && cur.is_none_or(|c| when <= c))
-        || (lt && cur.is_some_and(|c| when >= c))
-    {
-        return Ok(Reply::Int(0));
-    }
-    if when <= ks.now_ms && !ks.hide_only {
-        ks.remove(&a[1]);
-    } else {
-        ks.set_deadline(&a[1], Some(when));
-    }
-    Ok(Reply::Int(1))
-}
-
-/// Parses a millisecond timeout as Redis's `getTimeoutFromObjectOrReply`.
-pub fn string2ll_timeout(a: &[u8]) -> Result<i64, Reply> {
-    let t =
-        string2ll(a).ok_or_else(|| Reply::err("ERR timeout is not an integer or out of range"))?;
-    if t < 0 {
-        return Err(Reply::err("ERR timeout is negative"));
-    }
-    Ok(t)
 }

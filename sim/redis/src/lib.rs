@@ -62,11 +62,13 @@
 //! The conformance suite (`tests/conformance.rs`) replays one list of
 //! command sequences against a real `redis-server` and against this node
 //! and requires identical replies. Deliberate differences are listed in the
-//! crate's README.md.
+//! crate's README.md, which also maps the source files.
 
+mod client;
 pub mod clock;
-pub mod commands;
+mod commands;
 pub mod events;
+pub mod handle;
 pub mod keyspace;
 pub mod lua;
 pub mod node;
@@ -77,6 +79,6 @@ pub mod server;
 
 pub use clock::{ClockSpec, NodeClock};
 pub use events::{EventKind, EventSink, NodeEvent, Origin, Value};
-pub use node::{NodeConfig, NodeHandle, Role};
+pub use handle::{NodeConfig, NodeHandle, Role};
 pub use persistence::{CrashKind, Persistence};
 pub use server::{real_time, serve, serve_tcp, serve_tcp_listener};

@@ -200,27 +200,12 @@ pub(crate) async fn follow(node: Rc<Node>, master: String, generation: u64, net:
         if node.state.borrow().link_generation != generation {
             return;
         }
+        let addr = (master.as_str(), port);
         match net {
             Net::Turmoil => {
-                if let Ok(Ok(s)) = timeout(
-                    REPLICA_TIMEOUT,
-                    turmoil::net::TcpStream::connect((master.as_str(), port)),
-                )
-                .await
-                {
-                    run_link(&node, s, generation).await;
-                }
+                dial(&node, turmoil::net::TcpStream::connect(addr), generation).await;
             }
-            Net::Tokio => {
-                if let Ok(Ok(s)) = timeout(
-                    REPLICA_TIMEOUT,
-                    tokio::net::TcpStream::connect((master.as_str(), port)),
-                )
-                .await
-                {
-                    run_link(&node, s, generation).await;
-                }
-            }
+            Net::Tokio => dial(&node, tokio::net::TcpStream::connect(addr), generation).await,
         }
         {
             let mut st = node.state.borrow_mut();
@@ -229,6 +214,20 @@ pub(crate) async fn follow(node: Rc<Node>, master: String, generation: u64, net:
             }
         }
         sleep(PING_EVERY).await;
+    }
+}
+
+/// Runs one link over the connection `connect` opens, if it opens within
+/// the replica timeout.
+async fn dial<S>(
+    node: &Rc<Node>,
+    connect: impl Future<Output = std::io::Result<S>>,
+    generation: u64,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    if let Ok(Ok(stream)) = timeout(REPLICA_TIMEOUT, connect).await {
+        run_link(node, stream, generation).await;
     }
 }
 

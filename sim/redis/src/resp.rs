@@ -97,16 +97,27 @@ pub fn parse_request(buf: &[u8]) -> Parse {
     }
 }
 
-fn parse_multibulk(buf: &[u8]) -> Parse {
+/// Where the `\r` ending a `*<count>` or `$<len>` header line in `buf` is,
+/// once the whole `\r\n` has arrived; `too_big` is the error for a header
+/// that grows past the inline limit without one.
+fn header_end(buf: &[u8], too_big: &'static str) -> Result<usize, Parse> {
     let Some(cr) = find(buf, b'\r') else {
         if buf.len() > INLINE_MAX {
-            return Parse::Error("Protocol error: too big mbulk count string", None);
+            return Err(Parse::Error(too_big, None));
         }
-        return Parse::Incomplete;
+        return Err(Parse::Incomplete);
     };
     if cr + 2 > buf.len() {
-        return Parse::Incomplete;
+        return Err(Parse::Incomplete);
     }
+    Ok(cr)
+}
+
+fn parse_multibulk(buf: &[u8]) -> Parse {
+    let cr = match header_end(buf, "Protocol error: too big mbulk count string") {
+        Ok(cr) => cr,
+        Err(p) => return p,
+    };
     let count = match string2ll(&buf[1..cr]) {
         Some(n) if n <= i64::from(i32::MAX) => n,
         _ => return Parse::Error("Protocol error: invalid multibulk length", None),
@@ -118,15 +129,10 @@ fn parse_multibulk(buf: &[u8]) -> Parse {
     let mut args = Vec::with_capacity(count.min(1024) as usize);
     for _ in 0..count {
         let rest = &buf[pos..];
-        let Some(cr) = find(rest, b'\r') else {
-            if rest.len() > INLINE_MAX {
-                return Parse::Error("Protocol error: too big bulk count string", None);
-            }
-            return Parse::Incomplete;
+        let cr = match header_end(rest, "Protocol error: too big bulk count string") {
+            Ok(cr) => cr,
+            Err(p) => return p,
         };
-        if cr + 2 > rest.len() {
-            return Parse::Incomplete;
-        }
         if rest[0] != b'$' {
             return Parse::Error("Protocol error: expected '$', got", Some(rest[0]));
         }
@@ -172,6 +178,30 @@ fn hex_val(c: u8) -> u8 {
     }
 }
 
+/// The byte that the text at the start of `rest` stands for inside `quote`
+/// quotes, and how many bytes past the first one it takes: double quotes
+/// know `\xHH` and C escapes, single quotes only `\'`.
+fn unescape(quote: u8, rest: &[u8]) -> (u8, usize) {
+    match (quote, rest) {
+        (b'"', [b'\\', b'x', hi, lo, ..]) if hi.is_ascii_hexdigit() && lo.is_ascii_hexdigit() => {
+            (hex_val(*hi) * 16 + hex_val(*lo), 3)
+        }
+        (b'"', [b'\\', c, ..]) => {
+            let byte = match c {
+                b'n' => b'\n',
+                b'r' => b'\r',
+                b't' => b'\t',
+                b'b' => 8,
+                b'a' => 7,
+                other => *other,
+            };
+            (byte, 1)
+        }
+        (b'\'', [b'\\', b'\'', ..]) => (b'\'', 1),
+        _ => (rest[0], 0),
+    }
+}
+
 fn is_space(c: u8) -> bool {
     matches!(c, b' ' | b'\n' | b'\r' | b'\t' | 0x0b | 0x0c)
 }
@@ -191,66 +221,31 @@ pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
             return Some(args);
         }
         let mut cur = Vec::new();
-        let mut inq = false;
-        let mut insq = false;
+        let mut quote: Option<u8> = None;
         loop {
-            if inq {
+            if let Some(q) = quote {
                 if i >= n {
+                    // Unbalanced quotes.
                     return None;
                 }
-                let c = line[i];
-                if c == b'\\'
-                    && i + 3 < n
-                    && line[i + 1] == b'x'
-                    && line[i + 2].is_ascii_hexdigit()
-                    && line[i + 3].is_ascii_hexdigit()
-                {
-                    cur.push(hex_val(line[i + 2]) * 16 + hex_val(line[i + 3]));
-                    i += 3;
-                } else if c == b'\\' && i + 1 < n {
-                    i += 1;
-                    cur.push(match line[i] {
-                        b'n' => b'\n',
-                        b'r' => b'\r',
-                        b't' => b'\t',
-                        b'b' => 8,
-                        b'a' => 7,
-                        other => other,
-                    });
-                } else if c == b'"' {
+                if line[i] == q {
+                    // A closing quote must end the argument.
                     if i + 1 < n && !is_space(line[i + 1]) {
                         return None;
                     }
                     i += 1;
                     break;
-                } else {
-                    cur.push(c);
                 }
-            } else if insq {
-                if i >= n {
-                    return None;
-                }
-                let c = line[i];
-                if c == b'\\' && i + 1 < n && line[i + 1] == b'\'' {
-                    i += 1;
-                    cur.push(b'\'');
-                } else if c == b'\'' {
-                    if i + 1 < n && !is_space(line[i + 1]) {
-                        return None;
-                    }
-                    i += 1;
-                    break;
-                } else {
-                    cur.push(c);
-                }
+                let (byte, extra) = unescape(q, &line[i..]);
+                cur.push(byte);
+                i += extra;
             } else {
                 if i >= n {
                     break;
                 }
                 match line[i] {
                     b' ' | b'\n' | b'\r' | b'\t' | 0 => break,
-                    b'"' => inq = true,
-                    b'\'' => insq = true,
+                    q @ (b'"' | b'\'') => quote = Some(q),
                     c => cur.push(c),
                 }
             }

@@ -14,7 +14,9 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::task::spawn_local;
 
-use crate::node::{Node, NodeConfig, NodeHandle, Out, Role};
+use crate::commands::Out;
+use crate::handle::{NodeConfig, NodeHandle, Role};
+use crate::node::Node;
 use crate::replication::{self, Net};
 use crate::resp::{Parse, Reply, parse_request};
 
@@ -163,8 +165,7 @@ where
                                 }
                                 out.clear();
                             }
-                            let n = wait(&node, node.client_woff(&client), numreplicas, timeout_ms)
-                                .await;
+                            let n = wait(&node, client.woff, numreplicas, timeout_ms).await;
                             Reply::Int(n).encode(&mut out);
                         }
                         Out::Psync => {

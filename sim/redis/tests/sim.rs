@@ -50,6 +50,32 @@ async fn set_nx_px(con: &mut MultiplexedConnection, key: &str, val: &str, ms: u6
     r.is_some()
 }
 
+/// Hosts "master" and "replica" (following it `delay` behind) in `sim`.
+fn master_and_replica(
+    sim: &mut turmoil::Sim<'static>,
+    delay: Duration,
+) -> (NodeHandle, NodeHandle) {
+    let master = NodeHandle::new(NodeConfig::new("master"));
+    let replica = NodeHandle::new(
+        NodeConfig::new("replica")
+            .replica_of("master")
+            .replication_delay(delay),
+    );
+    let (m, r) = (master.clone(), replica.clone());
+    sim.host("master", move || serve(m.clone()));
+    sim.host("replica", move || serve(r.clone()));
+    (master, replica)
+}
+
+/// Waits for the replica's first sync, then takes "lock" on the master as
+/// "A"; returns the connection.
+async fn lock_on_master_once_synced() -> redis::RedisResult<MultiplexedConnection> {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut con = connect("master").await?;
+    assert!(set_nx_px(&mut con, "lock", "A", 30_000).await);
+    Ok(con)
+}
+
 type Events = Arc<Mutex<Vec<NodeEvent>>>;
 
 fn record(h: &NodeHandle) -> Events {
@@ -126,20 +152,9 @@ fn a_forward_clock_jump_expires_a_lock_key_early_and_deterministically() {
 #[test]
 fn a_lock_is_lost_after_failover_when_the_replica_had_not_received_it() {
     let mut sim = sim(3);
-    let master = NodeHandle::new(NodeConfig::new("master"));
-    let replica = NodeHandle::new(
-        NodeConfig::new("replica")
-            .replica_of("master")
-            .replication_delay(Duration::from_millis(500)),
-    );
-    let (m, r) = (master.clone(), replica.clone());
-    sim.host("master", move || serve(m.clone()));
-    sim.host("replica", move || serve(r.clone()));
+    let (_, replica) = master_and_replica(&mut sim, Duration::from_millis(500));
     sim.client("a", async {
-        // Let the replica sync first.
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        let mut con = connect("master").await?;
-        assert!(set_nx_px(&mut con, "lock", "A", 30_000).await);
+        lock_on_master_once_synced().await?;
         Ok(())
     });
     // Run until A holds the lock, then crash the master before the
@@ -166,19 +181,9 @@ fn a_lock_is_lost_after_failover_when_the_replica_had_not_received_it() {
 #[test]
 fn a_replica_receives_writes_and_wait_counts_its_acknowledgement() {
     let mut sim = sim(4);
-    let master = NodeHandle::new(NodeConfig::new("master"));
-    let replica = NodeHandle::new(
-        NodeConfig::new("replica")
-            .replica_of("master")
-            .replication_delay(Duration::from_millis(50)),
-    );
-    let (m, r) = (master.clone(), replica.clone());
-    sim.host("master", move || serve(m.clone()));
-    sim.host("replica", move || serve(r.clone()));
+    master_and_replica(&mut sim, Duration::from_millis(50));
     sim.client("app", async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        let mut con = connect("master").await?;
-        assert!(set_nx_px(&mut con, "lock", "A", 30_000).await);
+        let mut con = lock_on_master_once_synced().await?;
         let n: i64 = redis::cmd("WAIT")
             .arg(1)
             .arg(1000)

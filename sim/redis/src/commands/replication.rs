@@ -1,0 +1,92 @@
+//! The replication commands: `ROLE`, `WAIT`, `REPLICAOF` / `SLAVEOF`, and
+//! `PSYNC`, with which a replica's link turns its connection into a
+//! replication stream.
+//!
+//! The link itself (snapshot, batches, acknowledgements) is
+//! [`crate::replication`]; these commands only read or switch the node's
+//! role and tell the connection what to do next.
+
+use super::errors::{int_arg, timeout_arg};
+use super::{Out, is_option};
+use crate::client::Client;
+use crate::handle::Role;
+use crate::node::Node;
+use crate::resp::Reply;
+
+/// `ROLE`: master with its offset and replicas, or replica with its master
+/// and link state.
+pub(crate) fn role(node: &Node, _: &[Vec<u8>]) -> Reply {
+    let st = node.state.borrow();
+    let bulk = |s: &str| Reply::Bulk(s.as_bytes().to_vec());
+    match &st.role {
+        Role::Master => Reply::Array(vec![
+            bulk("master"),
+            Reply::Int(st.offset as i64),
+            Reply::Array(
+                st.replicas
+                    .values()
+                    .map(|l| {
+                        Reply::Array(vec![bulk(&l.addr), bulk("6379"), bulk(&l.ack.to_string())])
+                    })
+                    .collect(),
+            ),
+        ]),
+        Role::Replica(m) => Reply::Array(vec![
+            bulk("slave"),
+            bulk(m),
+            Reply::Int(i64::from(node.handle.config().port)),
+            bulk(if st.link_up { "connected" } else { "connect" }),
+            Reply::Int(st.offset as i64),
+        ]),
+    }
+}
+
+/// `WAIT numreplicas timeout`: answers at once if enough replicas already
+/// acknowledged the client's last write, else the connection blocks.
+pub(crate) fn wait(node: &Node, c: &mut Client, a: &[Vec<u8>]) -> Out {
+    if node.state.borrow().role != Role::Master {
+        return Out::Reply(Reply::err(
+            "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.",
+        ));
+    }
+    let parsed = int_arg(&a[1]).and_then(|n| Ok((n, timeout_arg(&a[2])?)));
+    let (numreplicas, timeout_ms) = match parsed {
+        Ok(p) => p,
+        Err(e) => return Out::Reply(e),
+    };
+    let acked = node.acked(c.woff);
+    if acked >= numreplicas {
+        return Out::Reply(Reply::Int(acked));
+    }
+    Out::Wait {
+        numreplicas,
+        timeout_ms,
+    }
+}
+
+/// `REPLICAOF host port | NO ONE` (and its old name `SLAVEOF`). The switch
+/// to a new master happens through the handle's control queue, as a
+/// scenario's would.
+pub(crate) fn replicaof(node: &Node, _: &mut Client, a: &[Vec<u8>]) -> Out {
+    if is_option(&a[1], "no") && is_option(&a[2], "one") {
+        node.set_replicaof(None);
+        return Out::Reply(Reply::ok());
+    }
+    if int_arg(&a[2]).is_err() {
+        return Out::Reply(Reply::err("ERR Invalid master port"));
+    }
+    let host = String::from_utf8_lossy(&a[1]).into_owned();
+    if node.state.borrow().role == Role::Replica(host.clone()) {
+        return Out::Reply(Reply::Status(
+            "OK Already connected to specified master".into(),
+        ));
+    }
+    node.handle.replicaof(Some(host));
+    Out::Reply(Reply::ok())
+}
+
+/// `PSYNC replid offset`: the caller is a replica; the connection becomes
+/// its replication stream.
+pub(crate) fn psync(_: &Node, _: &mut Client, _: &[Vec<u8>]) -> Out {
+    Out::Psync
+}

@@ -1,0 +1,121 @@
+//! The scripting commands: `EVAL`, `EVALSHA` and `SCRIPT LOAD | EXISTS |
+//! FLUSH`.
+//!
+//! A script runs atomically: the keyspace's clock is frozen at its start,
+//! its `redis.call`s go through [`Node::call_from_script`], and all its
+//! changes are committed together when it ends, as one replication batch.
+//! The Lua side (the engine, the script cache, conversions) is
+//! [`crate::lua`].
+
+use super::errors::{arity_error, int_arg, unknown_subcommand};
+use super::{Out, is_option};
+use crate::client::Client;
+use crate::events::Origin;
+use crate::node::Node;
+use crate::resp::Reply;
+
+fn no_script() -> Reply {
+    Reply::err("NOSCRIPT No matching script. Please use EVAL.")
+}
+
+/// `EVAL script numkeys key... arg...`
+pub(crate) fn eval(node: &Node, c: &mut Client, a: &[Vec<u8>]) -> Out {
+    let reply = run(node, Body::Source, a);
+    c.woff = node.state.borrow().offset;
+    Out::Reply(reply)
+}
+
+/// `EVALSHA sha1 numkeys key... arg...`
+pub(crate) fn evalsha(node: &Node, c: &mut Client, a: &[Vec<u8>]) -> Out {
+    let reply = run(node, Body::Sha, a);
+    c.woff = node.state.borrow().offset;
+    Out::Reply(reply)
+}
+
+/// How `EVAL`-like commands name their script.
+#[derive(Clone, Copy, PartialEq)]
+enum Body {
+    /// The script's source (loaded and cached first).
+    Source,
+    /// The SHA1 of a cached script.
+    Sha,
+}
+
+fn run(node: &Node, body: Body, a: &[Vec<u8>]) -> Reply {
+    if body == Body::Sha && a[1].len() != 40 {
+        return no_script();
+    }
+    let numkeys = match int_arg(&a[2]) {
+        Ok(n) => n,
+        Err(e) => return e,
+    };
+    if numkeys > (a.len() - 3) as i64 {
+        return Reply::err("ERR Number of keys can't be greater than number of args");
+    }
+    if numkeys < 0 {
+        return Reply::err("ERR Number of keys can't be negative");
+    }
+    let sha = match body {
+        Body::Sha => {
+            let s = String::from_utf8_lossy(&a[1]).to_ascii_lowercase();
+            if !node.lua.exists(&s) {
+                return no_script();
+            }
+            s
+        }
+        Body::Source => match node.lua.load(&a[1]) {
+            Ok(s) => s,
+            Err(e) => return e,
+        },
+    };
+    let k = 3 + numkeys as usize;
+    node.state.borrow_mut().ks.now_ms = node.handle.now_ms();
+    let reply = node
+        .lua
+        .run(&sha, &a[3..k], &a[k..])
+        .unwrap_or_else(no_script);
+    node.commit(Origin::Client);
+    reply
+}
+
+/// `SCRIPT LOAD script | EXISTS sha1... | FLUSH [SYNC|ASYNC]`
+pub(crate) fn script(node: &Node, _: &mut Client, a: &[Vec<u8>]) -> Out {
+    Out::Reply(script_subcommand(node, a).unwrap_or_else(|e| e))
+}
+
+fn script_subcommand(node: &Node, a: &[Vec<u8>]) -> Result<Reply, Reply> {
+    let sub = &a[1];
+    if is_option(sub, "load") {
+        if a.len() != 3 {
+            return Err(arity_error("script|load"));
+        }
+        let sha = node.lua.load(&a[2])?;
+        Ok(Reply::Bulk(sha.into_bytes()))
+    } else if is_option(sub, "exists") {
+        if a.len() < 3 {
+            return Err(arity_error("script|exists"));
+        }
+        Ok(Reply::Array(
+            a[2..]
+                .iter()
+                .map(|s| {
+                    let s = String::from_utf8_lossy(s).to_ascii_lowercase();
+                    Reply::Int(i64::from(node.lua.exists(&s)))
+                })
+                .collect(),
+        ))
+    } else if is_option(sub, "flush") {
+        if a.len() > 3 {
+            return Err(arity_error("script|flush"));
+        }
+        if a.len() == 3 && !is_option(&a[2], "sync") && !is_option(&a[2], "async") {
+            return Err(Reply::err(
+                "ERR SCRIPT FLUSH only support SYNC|ASYNC option",
+            ));
+        }
+        node.lua.flush();
+        Ok(Reply::ok())
+    } else {
+        Err(unknown_subcommand(a))
+    }
+}

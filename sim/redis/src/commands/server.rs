@@ -1,0 +1,174 @@
+//! The server commands: about the connection and the node rather than its
+//! keys (`PING`, `ECHO`, `TIME`, `DBSIZE`, `INFO`, `SELECT`, `COMMAND`,
+//! `CLIENT`, `QUIT`).
+//!
+//! `PING`, `ECHO`, `TIME` and `DBSIZE` run like keyspace commands (they are
+//! allowed in scripts, and a client's call records its `WAIT` offset, as
+//! every keyspace command does); `INFO` and `SELECT` read node state;
+//! `CLIENT`, `COMMAND` and `QUIT` belong to the connection.
+
+use super::errors::{arity_error, int_arg, unknown_subcommand};
+use super::{Out, is_option};
+use crate::client::Client;
+use crate::handle::{NodeHandle, Role};
+use crate::keyspace::Keyspace;
+use crate::node::Node;
+use crate::resp::Reply;
+
+/// A handler's answer: `Err` is an error reply, returned early with `?`.
+type R = Result<Reply, Reply>;
+
+/// `PING [message]`
+pub(crate) fn ping(_: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
+    match a.len() {
+        1 => Ok(Reply::Status("PONG".into())),
+        2 => Ok(Reply::Bulk(a[1].clone())),
+        _ => Err(arity_error("ping")),
+    }
+}
+
+/// `ECHO message`
+pub(crate) fn echo(_: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
+    Ok(Reply::Bulk(a[1].clone()))
+}
+
+/// `TIME`: the node's own clock (seconds and microseconds), read now.
+pub(crate) fn time(_: &mut Keyspace, _: &[Vec<u8>], node: &NodeHandle) -> R {
+    let now_us = node.now_us();
+    let part = |n: i64| Reply::Bulk(n.to_string().into_bytes());
+    Ok(Reply::Array(vec![
+        part(now_us.div_euclid(1_000_000)),
+        part(now_us.rem_euclid(1_000_000)),
+    ]))
+}
+
+/// `DBSIZE`: keys stored, expired ones not yet reclaimed included.
+pub(crate) fn dbsize(ks: &mut Keyspace, _: &[Vec<u8>], _: &NodeHandle) -> R {
+    Ok(Reply::Int(ks.len() as i64))
+}
+
+/// `SELECT index`: only database 0 exists.
+pub(crate) fn select(_: &Node, a: &[Vec<u8>]) -> Reply {
+    match int_arg(&a[1]) {
+        Ok(0) => Reply::ok(),
+        Ok(_) => Reply::err("ERR DB index is out of range"),
+        Err(e) => e,
+    }
+}
+
+/// `INFO [section]`: the `server`, `replication` and `keyspace` sections.
+pub(crate) fn info(node: &Node, a: &[Vec<u8>]) -> Reply {
+    Reply::Bulk(info_text(node, a.get(1)).into_bytes())
+}
+
+fn info_text(node: &Node, section: Option<&Vec<u8>>) -> String {
+    let sec = section
+        .map(|s| String::from_utf8_lossy(s).to_ascii_lowercase())
+        .unwrap_or_else(|| "default".into());
+    let st = node.state.borrow();
+    let port = node.handle.config().port;
+    let mut out = String::new();
+    let all = matches!(sec.as_str(), "default" | "all" | "everything");
+    if all || sec == "server" {
+        out.push_str("# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n");
+        out.push_str(&format!("run_id:{}\r\ntcp_port:{port}\r\n", st.replid));
+        if all {
+            out.push_str("\r\n");
+        }
+    }
+    if all || sec == "replication" {
+        out.push_str("# Replication\r\n");
+        match &st.role {
+            Role::Master => {
+                out.push_str("role:master\r\n");
+                out.push_str(&format!("connected_slaves:{}\r\n", st.replicas.len()));
+                for (i, l) in st.replicas.values().enumerate() {
+                    out.push_str(&format!(
+                        "slave{i}:ip={},port=6379,state=online,offset={},lag=0\r\n",
+                        l.addr, l.ack
+                    ));
+                }
+                out.push_str("master_failover_state:no-failover\r\n");
+            }
+            Role::Replica(m) => {
+                out.push_str("role:slave\r\n");
+                out.push_str(&format!("master_host:{m}\r\nmaster_port:{port}\r\n"));
+                out.push_str(&format!(
+                    "master_link_status:{}\r\n",
+                    if st.link_up { "up" } else { "down" }
+                ));
+                out.push_str(&format!(
+                    "slave_repl_offset:{}\r\nslave_read_only:1\r\nconnected_slaves:0\r\n",
+                    st.offset
+                ));
+            }
+        }
+        out.push_str(&format!(
+            "master_replid:{}\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:{}\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
+            st.replid, st.offset
+        ));
+    }
+    if all || sec == "keyspace" {
+        if all {
+            out.push_str("\r\n");
+        }
+        out.push_str("# Keyspace\r\n");
+        if !st.ks.is_empty() {
+            out.push_str(&format!(
+                "db0:keys={},expires={},avg_ttl=0\r\n",
+                st.ks.len(),
+                st.ks.expires_len()
+            ));
+        }
+    }
+    out
+}
+
+/// `COMMAND`: an empty array (enough for clients that probe it).
+pub(crate) fn command(_: &Node, _: &mut Client, _: &[Vec<u8>]) -> Out {
+    Out::Reply(Reply::Array(Vec::new()))
+}
+
+/// `QUIT`: OK, then the connection closes.
+pub(crate) fn quit(_: &Node, _: &mut Client, _: &[Vec<u8>]) -> Out {
+    Out::Quit(Reply::ok())
+}
+
+/// `CLIENT ID | GETNAME | SETNAME name`
+pub(crate) fn client(_: &Node, c: &mut Client, a: &[Vec<u8>]) -> Out {
+    Out::Reply(client_subcommand(c, a).unwrap_or_else(|e| e))
+}
+
+fn client_subcommand(c: &mut Client, a: &[Vec<u8>]) -> R {
+    let sub = &a[1];
+    let arity = |n: usize, sub: &str| {
+        if a.len() == n {
+            Ok(())
+        } else {
+            Err(arity_error(&format!("client|{sub}")))
+        }
+    };
+    if is_option(sub, "id") {
+        arity(2, "id")?;
+        Ok(Reply::Int(c.id as i64))
+    } else if is_option(sub, "getname") {
+        arity(2, "getname")?;
+        Ok(c.name.clone().map_or(Reply::Nil, Reply::Bulk))
+    } else if is_option(sub, "setname") {
+        arity(3, "setname")?;
+        let name = &a[2];
+        if name.iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
+            return Err(Reply::err(
+                "ERR Client names cannot contain spaces, newlines or special characters.",
+            ));
+        }
+        c.name = if name.is_empty() {
+            None
+        } else {
+            Some(name.clone())
+        };
+        Ok(Reply::ok())
+    } else {
+        Err(unknown_subcommand(a))
+    }
+}
