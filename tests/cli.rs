@@ -1,36 +1,10 @@
 //! The `locklab` command line, driven through the binary cargo built for
 //! the tests (no second release build).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn locklab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_locklab"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run locklab")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// A fresh folder for one test's output.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("locklab-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
-}
-
-fn path(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
-}
+use common::{locklab, path, scratch, stderr, stdout};
+use std::path::Path;
 
 #[test]
 fn ladder_json_lists_the_eleven_rungs_in_ladder_order() {
@@ -39,22 +13,8 @@ fn ladder_json_lists_the_eleven_rungs_in_ladder_order() {
     let rungs: serde_json::Value = serde_json::from_str(stdout(&out).trim()).expect("json");
     let rungs = rungs.as_array().expect("array");
     let ids: Vec<&str> = rungs.iter().map(|r| r["id"].as_str().unwrap()).collect();
-    assert_eq!(
-        ids,
-        [
-            "no-lock",
-            "setnx",
-            "setnx-expire",
-            "set-timestamp",
-            "set-nx-px",
-            "get-check-del",
-            "lua-release",
-            "reentrant",
-            "watchdog",
-            "redlock",
-            "fenced"
-        ]
-    );
+    assert_eq!(ids, locks::ids());
+    assert_eq!(ids.len(), 11);
     for (i, rung) in rungs.iter().enumerate() {
         assert_eq!(rung["rung"].as_u64(), Some(i as u64));
         assert!(rung["fixes"].is_string() && rung["flaw"].is_string());
@@ -196,19 +156,7 @@ fn the_tour_tells_every_rung_from_live_runs() {
     let out = locklab(&["tour"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    for rung in [
-        "no-lock",
-        "setnx",
-        "setnx-expire",
-        "set-timestamp",
-        "set-nx-px",
-        "get-check-del",
-        "lua-release",
-        "reentrant",
-        "watchdog",
-        "redlock",
-        "fenced",
-    ] {
+    for rung in locks::ids() {
         assert!(text.contains(&format!(": {rung} ━━")), "no stop for {rung}");
     }
     assert!(text.contains("VIOLATED") && text.contains("DEADLOCK") && text.contains("SAFE"));

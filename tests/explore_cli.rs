@@ -1,23 +1,9 @@
 //! `locklab explore` through the binary: it finds, shrinks, writes and
 //! names a replayable counterexample; the JSON summary; exit codes.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn locklab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_locklab"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run locklab")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("locklab-explore-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
-}
+use common::{locklab, scratch};
 
 #[test]
 fn explore_finds_writes_and_replays_a_counterexample() {

@@ -1,0 +1,40 @@
+//! What the command-line tests share: running the `locklab` binary that
+//! cargo built for the tests (no second release build), reading its
+//! output, and a fresh folder per test.
+
+#![allow(dead_code)] // each test file uses its own part of the helpers
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs `locklab` with `args` from the project's root.
+pub fn locklab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run locklab")
+}
+
+/// Standard output as text.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Standard error as text.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A fresh, empty folder for one test's output, unique to this process.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("locklab-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// A path as a command-line argument.
+pub fn path(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
