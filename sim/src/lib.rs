@@ -8,13 +8,27 @@
 //! completion, every fault, and the nodes' own record of the lock key.
 //! The checkers then judge the history.
 //!
-//! The pieces, one concept per module:
+//! The words used here (rung, cycle, host, holding, fault point, verdict)
+//! are defined in `docs/ladder.md`; `docs/architecture.md` follows one
+//! run's data through these modules. The pieces, one concept per module:
 //!
-//! - [`scenario`], [`fault`]: the file format and its validation;
-//! - [`freeze`], [`client_clock`], [`dial`], [`hook`]: how a simulated
-//!   client is paused, skewed, connected and hit at fault points;
+//! - [`scenario`], [`fault`], [`host`]: the file format, its validation,
+//!   and the hosts a scenario names;
+//! - [`run`], [`world`], [`agenda`], [`nemesis`]: running one cell: the
+//!   world, the driver's timed actions, and the one place faults are
+//!   carried out;
+//! - [`client_host`], [`freeze`], [`client_clock`], [`dial`], [`hook`]:
+//!   a simulated client: its state across restarts, how it is paused,
+//!   skewed, connected and hit at fault points;
 //! - [`workload`], [`resource`]: what a client does, and what it guards;
-//! - [`nodes`], [`recorder`], [`run`]: the world and its driver.
+//! - [`nodes`]: the simulated Redis nodes and the store;
+//! - [`recorder`], [`mailbox`], [`directory`]: what the hosts share with
+//!   the driver: the history sink, fault requests, and where `master`
+//!   points;
+//! - [`history`], [`check`], [`verdict`], [`cell`]: the history and its
+//!   judgement;
+//! - [`output`], [`timeline`], [`matrix`], [`suite`], [`tour`],
+//!   [`explore`], [`exit`]: what the commands show and return.
 
 pub mod agenda;
 pub mod cell;

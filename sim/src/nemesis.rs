@@ -7,7 +7,7 @@
 //! client, is done by [`fire_at_point`] (a pause or clock jump of the
 //! client itself, or stopping it before it crashes); the rest needs the
 //! turmoil simulation, which only the driver holds, so it goes through the
-//! [`Mailbox`](crate::mailbox::Mailbox) and is done by [`World::apply`]
+//! [`Mailbox`](crate::mailbox::Mailbox) and is done by `World::apply`
 //! after the step. Every fault writes `fault` events (`start`, `end` or
 //! `instant`) into the history; their meaning is in `docs/ladder.md`.
 

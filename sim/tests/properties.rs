@@ -31,7 +31,11 @@ const ASSUMED_CASES: u32 = 32;
 /// need a rarer schedule: about 1 case in 100 breaks it, so 800 cases miss
 /// with odds below 1 in 3000).
 fn search_bound(rung: &str) -> u32 {
-    if rung == "redlock" { 800 } else { 300 }
+    if locks::rung(rung).is_some_and(|r| r.multi_node) {
+        800
+    } else {
+        300
+    }
 }
 /// The seed every property test draws its cases from.
 const PROPERTY_SEED: u64 = 20_261_123;

@@ -3,13 +3,13 @@
 //! Hand-written scenarios show the flaws we know. This module searches for
 //! the ones nobody wrote down:
 //!
-//! 1. [`generate`] turns a seed into a [`Case`] (a workload, a topology and
+//! 1. [`generate`](mod@generate) turns a seed into a [`Case`] (a workload, a topology and
 //!    a fault schedule), swarm style: each case draws from a random subset
 //!    of the fault kinds ([`FaultKind`]). [`FaultMode::Assumed`] draws only
-//!    schedules within the rung's [`assumptions`].
-//! 2. [`search`] runs many cases (split into shards by seed), judges each
+//!    schedules within the rung's [`assumptions`](mod@assumptions).
+//! 2. [`search`](mod@search) runs many cases (split into shards by seed), judges each
 //!    with the usual checkers, and keeps the first counterexample.
-//! 3. [`shrink`] cuts a counterexample down (fewer faults, clients, cycles,
+//! 3. [`shrink`](mod@shrink) cuts a counterexample down (fewer faults, clients, cycles,
 //!    shorter durations) while it still fails the same way; [`strategy`]
 //!    offers the same cases and the same shrinking to proptest.
 //! 4. A case maps to a [`crate::scenario::Scenario`], so a counterexample is
