@@ -59,8 +59,9 @@ pub fn run(scenario: &Scenario, rung: &str, seed: u64) -> Result<RunOutput, RunE
 /// has finished and nothing is left on the agenda. Before each step, the
 /// due actions of the agenda run, then the faults clients asked for.
 fn drive(world: &mut World<'_>) -> Result<(), RunError> {
-    let end = Duration::from_millis(world.scenario.duration_ms);
-    let max_steps = (end.as_micros() / TICK.as_micros()) as u64 + 1;
+    let end = world.origin + Duration::from_millis(world.scenario.duration_ms);
+    let left = end.saturating_sub(world.now());
+    let max_steps = (left.as_micros() / TICK.as_micros()) as u64 + 1;
     for _step in 0..max_steps {
         while let Some(action) = world.agenda.pop_due(world.now_us()) {
             world.act(action);

@@ -52,6 +52,9 @@ pub struct World<'s> {
     pub(crate) clients: Vec<Arc<ClientState>>,
     /// What the driver does when.
     pub(crate) agenda: Agenda,
+    /// When the workload starts (the store is stocked): the origin of every
+    /// time in the scenario file (`at_ms`, `start_ms`, `duration_ms`).
+    pub(crate) origin: Duration,
 }
 
 impl<'s> World<'s> {
@@ -83,16 +86,17 @@ impl<'s> World<'s> {
             nodes,
             clients: Vec::new(),
             agenda: Agenda::new(),
+            origin: Duration::ZERO,
         };
         world.stock_the_store(scenario.resource.stock)?;
+        world.origin = world.now();
         for i in 0..scenario.client_count() {
             world.add_client(i, rung, seed)?;
         }
         for (i, fault) in scenario.faults.iter().enumerate() {
             if let (Some(at_ms), None) = fault.when() {
-                world
-                    .agenda
-                    .schedule(Duration::from_millis(at_ms), Action::Start(i));
+                let at = world.origin + Duration::from_millis(at_ms);
+                world.agenda.schedule(at, Action::Start(i));
             }
         }
         Ok(world)
