@@ -479,11 +479,41 @@ fn describe_toml_error(text: &str, err: &toml::de::Error) -> String {
     let message = err.message().trim().to_string();
     match err.span() {
         Some(span) => {
-            let (line, column) = line_column(text, span.start);
+            let (mut line, mut column) = line_column(text, span.start);
+            // A tagged table (a fault) is read whole, so its errors point at
+            // its `[[faults]]` header: point at the field itself instead.
+            if let Some((field_line, field_column)) = field_in_table(text, line, &message) {
+                (line, column) = (field_line, field_column);
+            }
             format!("line {line}, column {column}: {message}")
         }
         None => message,
     }
+}
+
+/// For an error about field `X` (``unknown field `X` ``, ``missing field
+/// `X` `` is left alone) reported at a table header on line `header`, the
+/// line and column of `X = ...` inside that table.
+fn field_in_table(text: &str, header: usize, message: &str) -> Option<(usize, usize)> {
+    let field = message
+        .strip_prefix("unknown field `")?
+        .split('`')
+        .next()?;
+    let lines: Vec<&str> = text.lines().collect();
+    if !lines.get(header - 1)?.trim_start().starts_with('[') {
+        return None;
+    }
+    lines
+        .iter()
+        .enumerate()
+        .skip(header)
+        .take_while(|(_, l)| !l.trim_start().starts_with('['))
+        .find(|(_, l)| {
+            l.trim_start()
+                .strip_prefix(field)
+                .is_some_and(|r| r.trim_start().starts_with('='))
+        })
+        .map(|(i, l)| (i + 1, l.len() - l.trim_start().len() + 1))
 }
 
 /// Where in the file a validation message's field is: the message starts
@@ -515,6 +545,13 @@ fn locate(text: &str, message: &str) -> Option<(usize, usize)> {
         })
     };
     if let Some(h) = lines.iter().position(|l| l.trim() == format!("[{path}]")) {
+        return Some(at(h));
+    }
+    // `clients`: an array of tables, named by its first header.
+    if let Some(h) = lines
+        .iter()
+        .position(|l| l.trim() == format!("[[{path}]]"))
+    {
         return Some(at(h));
     }
     match path.rsplit_once('.') {

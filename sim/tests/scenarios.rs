@@ -239,6 +239,26 @@ fn a_scenario_with_a_wrong_type_names_the_file_line_and_column() {
 }
 
 #[test]
+fn an_unknown_field_inside_a_fault_is_reported_at_its_own_line() {
+    let text = "rungs = [\"setnx\"]\nduration_ms = 1000\n[[clients]]\n\n[[faults]]\nkind = \"pause\"\nat_ms = 5\nduration_ms = 5\ntarget = \"client-0\"\nbogus = 3\n";
+    let message = Scenario::parse(text, "f.toml", "f")
+        .expect_err("must fail")
+        .to_string();
+    assert!(message.starts_with("f.toml: line 10, column 1:"), "{message}");
+    assert!(message.contains("unknown field `bogus`"), "{message}");
+}
+
+#[test]
+fn a_client_count_error_names_the_clients_line() {
+    let text = "rungs = [\"setnx\"]\nduration_ms = 1000\n\n[[clients]]\ncount = 300\n";
+    let message = Scenario::parse(text, "c.toml", "c")
+        .expect_err("must fail")
+        .to_string();
+    assert!(message.starts_with("c.toml: line 4, column 1:"), "{message}");
+    assert!(message.contains("at most 256 clients"), "{message}");
+}
+
+#[test]
 fn old_spellings_still_load_with_a_note_naming_the_new_one() {
     let old = "variants = [\"setnx\"]\nduration_ms = 10\n[[clients]]\nops = 2\n\n[[faults]]\nkind = \"pause\"\nduration_ms = 5\non = { client = 0, op = 2, point = \"after-acquire\" }\n";
     let new = "rungs = [\"setnx\"]\nduration_ms = 10\n[[clients]]\ncycles = 2\n\n[[faults]]\nkind = \"pause\"\nduration_ms = 5\non = { client = 0, cycle = 2, point = \"after-acquire\" }\n";
