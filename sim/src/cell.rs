@@ -30,7 +30,7 @@ pub struct Judged {
 /// What the checkers need to know about a scenario and rung.
 pub fn check_config(scenario: &Scenario, rung: &str) -> CheckConfig {
     CheckConfig {
-        resource: Some(scenario.resource),
+        resource: Some(scenario.resource_of(rung)),
         liveness_bound: Duration::from_millis(scenario.liveness_bound_ms()),
         // A fencing rung's claim is about the resource, not about who
         // holds the lock (`docs/ladder.md`, verdict rules).

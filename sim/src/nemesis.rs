@@ -112,7 +112,7 @@ pub fn fire_at_point(
 impl World<'_> {
     /// Carries out what a client asked for at a fault point.
     pub(crate) fn handle_request(&mut self, request: FaultRequest) {
-        let spec = self.scenario.faults[request.fault].clone();
+        let spec = self.faults[request.fault].clone();
         match (&spec, request.started_us) {
             (FaultSpec::Pause { duration_ms, .. }, Some(_)) => {
                 if let Some(target) = spec.target_host() {
@@ -132,7 +132,7 @@ impl World<'_> {
             }
             Action::Heal(i) => self.heal(i),
             Action::Release(i) => {
-                if let FaultSpec::Delay { a, b, .. } = &self.scenario.faults[i] {
+                if let FaultSpec::Delay { a, b, .. } = &self.faults[i] {
                     for (x, y) in self.pairs(a, b) {
                         self.sim.release(x.as_str(), y.as_str());
                     }
@@ -140,7 +140,7 @@ impl World<'_> {
                 }
             }
             Action::Unslow(i) => {
-                if let FaultSpec::SlowLink { a, b, .. } = &self.scenario.faults[i] {
+                if let FaultSpec::SlowLink { a, b, .. } = &self.faults[i] {
                     let base = Duration::from_millis(self.scenario.network.latency_ms);
                     for (x, y) in self.pairs(a, b) {
                         self.sim.set_link_latency(x.as_str(), y.as_str(), base);
@@ -168,7 +168,7 @@ impl World<'_> {
 
     /// Applies scenario fault `i` to the world now.
     pub(crate) fn apply(&mut self, i: usize) {
-        let spec = self.scenario.faults[i].clone();
+        let spec = self.faults[i].clone();
         let target = spec.target_host().map(|t| self.shared.directory.resolve(t));
         match &spec {
             FaultSpec::Pause { duration_ms, .. } => {
@@ -354,7 +354,7 @@ impl World<'_> {
 
     /// Heals the partition of scenario fault `i`.
     fn heal(&mut self, i: usize) {
-        if let FaultSpec::Partition { a, b, oneway, .. } = &self.scenario.faults[i] {
+        if let FaultSpec::Partition { a, b, oneway, .. } = &self.faults[i] {
             for (x, y) in self.pairs(a, b) {
                 if *oneway {
                     self.sim.repair_oneway(x.as_str(), y.as_str());

@@ -49,9 +49,17 @@ pub struct Scenario {
     /// The guarded resource.
     #[serde(default)]
     pub resource: ResourceSpec,
+    /// Per-rung resources: a rung named here guards this one instead.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub resource_for: BTreeMap<String, ResourceSpec>,
     /// The faults, timed or aimed at fault points.
     #[serde(default)]
     pub faults: Vec<FaultSpec>,
+    /// Per-rung fault lists: a rung named here gets this list instead of
+    /// `faults`, so that one story can be told against rungs that need
+    /// different faults.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub faults_for: BTreeMap<String, Vec<FaultSpec>>,
     /// The verdict each rung should get.
     #[serde(default)]
     pub expect: BTreeMap<String, Verdict>,
@@ -337,6 +345,19 @@ impl Scenario {
         self.topology_for.get(rung).unwrap_or(&self.topology)
     }
 
+    /// The faults a rung gets in this scenario.
+    pub fn faults_of(&self, rung: &str) -> &[FaultSpec] {
+        self.faults_for.get(rung).unwrap_or(&self.faults)
+    }
+
+    /// The resource a rung guards in this scenario.
+    pub fn resource_of(&self, rung: &str) -> ResourceSpec {
+        self.resource_for
+            .get(rung)
+            .copied()
+            .unwrap_or(self.resource)
+    }
+
     /// Total number of clients.
     pub fn client_count(&self) -> usize {
         self.clients.iter().map(|g| g.count).sum()
@@ -377,9 +398,13 @@ impl Scenario {
                 return Err(format!("`expect.{r}`: {r:?} is not in `rungs`"));
             }
         }
-        for r in self.topology_for.keys() {
-            if !self.rungs.contains(r) {
-                return Err(format!("`topology_for.{r}`: {r:?} is not in `rungs`"));
+        for (table, keys) in [
+            ("topology_for", self.topology_for.keys().collect::<Vec<_>>()),
+            ("faults_for", self.faults_for.keys().collect()),
+            ("resource_for", self.resource_for.keys().collect()),
+        ] {
+            if let Some(r) = keys.into_iter().find(|r| !self.rungs.contains(r)) {
+                return Err(format!("`{table}.{r}`: {r:?} is not in `rungs`"));
             }
         }
         if self.seeds.iter().any(|&s| s >= 1 << 53) {
@@ -415,6 +440,13 @@ impl Scenario {
             fault
                 .validate(self)
                 .map_err(|e| format!("`faults[{i}]` ({}): {e}", fault.name()))?;
+        }
+        for (rung, faults) in &self.faults_for {
+            for (i, fault) in faults.iter().enumerate() {
+                fault
+                    .validate(self)
+                    .map_err(|e| format!("`faults_for.{rung}[{i}]` ({}): {e}", fault.name()))?;
+            }
         }
         Ok(())
     }
@@ -495,10 +527,7 @@ fn describe_toml_error(text: &str, err: &toml::de::Error) -> String {
 /// `X` `` is left alone) reported at a table header on line `header`, the
 /// line and column of `X = ...` inside that table.
 fn field_in_table(text: &str, header: usize, message: &str) -> Option<(usize, usize)> {
-    let field = message
-        .strip_prefix("unknown field `")?
-        .split('`')
-        .next()?;
+    let field = message.strip_prefix("unknown field `")?.split('`').next()?;
     let lines: Vec<&str> = text.lines().collect();
     if !lines.get(header - 1)?.trim_start().starts_with('[') {
         return None;
@@ -548,10 +577,7 @@ fn locate(text: &str, message: &str) -> Option<(usize, usize)> {
         return Some(at(h));
     }
     // `clients`: an array of tables, named by its first header.
-    if let Some(h) = lines
-        .iter()
-        .position(|l| l.trim() == format!("[[{path}]]"))
-    {
+    if let Some(h) = lines.iter().position(|l| l.trim() == format!("[[{path}]]")) {
         return Some(at(h));
     }
     match path.rsplit_once('.') {

@@ -10,6 +10,7 @@ use crate::client_clock::EPOCH_MS;
 use crate::client_host::{self, ClientSetup, ClientState};
 use crate::dial::SimDialer;
 use crate::directory::Directory;
+use crate::fault::FaultSpec;
 use crate::freeze::Freeze;
 use crate::history::EventKind;
 use crate::hook::AimedFault;
@@ -42,6 +43,8 @@ pub struct World<'s> {
     pub(crate) scenario: &'s Scenario,
     /// The rung's deployment in that scenario.
     pub(crate) topology: Topology,
+    /// The rung's faults in that scenario.
+    pub(crate) faults: Vec<FaultSpec>,
     /// turmoil's simulation.
     pub(crate) sim: turmoil::Sim<'static>,
     /// What the hosts share.
@@ -81,6 +84,7 @@ impl<'s> World<'s> {
         let mut world = World {
             scenario,
             topology,
+            faults: scenario.faults_of(rung).to_vec(),
             sim,
             shared,
             nodes,
@@ -88,12 +92,12 @@ impl<'s> World<'s> {
             agenda: Agenda::new(),
             origin: Duration::ZERO,
         };
-        world.stock_the_store(scenario.resource.stock)?;
+        world.stock_the_store(scenario.resource_of(rung).stock)?;
         world.origin = world.now();
         for i in 0..scenario.client_count() {
             world.add_client(i, rung, seed)?;
         }
-        for (i, fault) in scenario.faults.iter().enumerate() {
+        for (i, fault) in scenario.faults_of(rung).iter().enumerate() {
             if let (Some(at_ms), None) = fault.when() {
                 let at = world.origin + Duration::from_millis(at_ms);
                 world.agenda.schedule(at, Action::Start(i));
@@ -118,7 +122,7 @@ impl<'s> World<'s> {
             .cloned()
             .ok_or_else(|| RunError::BadInput(format!("client {i} has no group")))?;
         let aimed = scenario
-            .faults
+            .faults_of(rung)
             .iter()
             .enumerate()
             .filter_map(|(index, spec)| {
@@ -138,7 +142,7 @@ impl<'s> World<'s> {
             group,
             key: lock.key.clone(),
             targets: self.lock_targets(),
-            resource: scenario.resource.kind,
+            resource: scenario.resource_of(rung).kind,
             aimed,
             conn: ConnConfig {
                 connect_timeout: Duration::from_millis(lock.response_timeout_ms),

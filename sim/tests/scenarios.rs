@@ -4,7 +4,7 @@
 
 use sim::cell::{Judged, run_cell};
 use sim::check::{Check, Checker};
-use sim::history::{EventKind, Op, Outcome};
+use sim::history::{EventKind, FaultName, Op, Outcome};
 use sim::scenario::Scenario;
 use sim::verdict::Verdict;
 use std::path::PathBuf;
@@ -239,12 +239,69 @@ fn a_scenario_with_a_wrong_type_names_the_file_line_and_column() {
 }
 
 #[test]
+fn a_rung_named_in_faults_for_and_resource_for_gets_its_own_faults_and_resource() {
+    let text = r#"
+rungs = ["set-nx-px", "fenced"]
+duration_ms = 3000
+
+[[clients]]
+count = 2
+critical_section_ms = 10
+
+[[faults]]
+kind = "pause"
+on = { client = 0, cycle = 1, point = "after-acquire" }
+duration_ms = 20
+
+[[faults_for.fenced]]
+kind = "clock-jump"
+at_ms = 5
+target = "redis-0"
+jump_ms = 1
+
+[resource_for.fenced]
+kind = "fenced"
+stock = 50
+"#;
+    let scenario = Scenario::parse(text, "per-rung.toml", "per-rung").expect("loads");
+    let faults_in = |rung: &str| -> Vec<FaultName> {
+        let judged = sim::cell::run_cell(&scenario, rung, 1).expect("runs");
+        judged
+            .history
+            .events()
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Fault { fault, .. } => Some(*fault),
+                _ => None,
+            })
+            .collect()
+    };
+    assert!(
+        faults_in("set-nx-px")
+            .iter()
+            .all(|f| *f == FaultName::Pause)
+    );
+    assert_eq!(faults_in("fenced"), [FaultName::ClockJump]);
+    assert_eq!(scenario.resource_of("fenced").stock, 50);
+    assert_eq!(scenario.resource_of("set-nx-px").stock, 200);
+
+    let unknown = text.replace("[[faults_for.fenced]]", "[[faults_for.redlock]]");
+    let message = Scenario::parse(&unknown, "bad.toml", "bad")
+        .expect_err("redlock is not in rungs")
+        .to_string();
+    assert!(message.contains("`faults_for.redlock`"), "{message}");
+}
+
+#[test]
 fn an_unknown_field_inside_a_fault_is_reported_at_its_own_line() {
     let text = "rungs = [\"setnx\"]\nduration_ms = 1000\n[[clients]]\n\n[[faults]]\nkind = \"pause\"\nat_ms = 5\nduration_ms = 5\ntarget = \"client-0\"\nbogus = 3\n";
     let message = Scenario::parse(text, "f.toml", "f")
         .expect_err("must fail")
         .to_string();
-    assert!(message.starts_with("f.toml: line 10, column 1:"), "{message}");
+    assert!(
+        message.starts_with("f.toml: line 10, column 1:"),
+        "{message}"
+    );
     assert!(message.contains("unknown field `bogus`"), "{message}");
 }
 
@@ -254,7 +311,10 @@ fn a_client_count_error_names_the_clients_line() {
     let message = Scenario::parse(text, "c.toml", "c")
         .expect_err("must fail")
         .to_string();
-    assert!(message.starts_with("c.toml: line 4, column 1:"), "{message}");
+    assert!(
+        message.starts_with("c.toml: line 4, column 1:"),
+        "{message}"
+    );
     assert!(message.contains("at most 256 clients"), "{message}");
 }
 

@@ -78,6 +78,8 @@ impl Case {
                 stock: 200,
             },
             faults: self.faults.clone(),
+            faults_for: BTreeMap::new(),
+            resource_for: BTreeMap::new(),
             expect: BTreeMap::new(),
             liveness_bound_ms: Some(bound),
             notes: Vec::new(),

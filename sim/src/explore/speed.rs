@@ -45,6 +45,8 @@ pub fn standard_scenario() -> Scenario {
             stock: 1_000_000,
         },
         faults: Vec::new(),
+        faults_for: Default::default(),
+        resource_for: Default::default(),
         expect: Default::default(),
         liveness_bound_ms: None,
         notes: Vec::new(),
