@@ -8,7 +8,7 @@
 
 use crate::client_clock::SimClock;
 use crate::dial::SimDialer;
-use crate::freeze::Freeze;
+use crate::freeze::{Freeze, LinkHolds};
 use crate::hook::{AimedFault, SimHook};
 use crate::host::Host;
 use crate::resource::{ResourceKind, Store};
@@ -40,6 +40,9 @@ pub struct ClientState {
     pub finished: AtomicBool,
     /// Whether it crashed and will not restart.
     pub crashed_for_good: AtomicBool,
+    /// One-way holds on its links (a machine's network, so they outlive a
+    /// restart of the process).
+    pub links: Arc<LinkHolds>,
 }
 
 impl ClientState {
@@ -55,6 +58,7 @@ impl ClientState {
             incarnation: AtomicU32::new(0),
             finished: AtomicBool::new(false),
             crashed_for_good: AtomicBool::new(false),
+            links: Arc::new(LinkHolds::default()),
         }
     }
 
@@ -127,7 +131,8 @@ fn start_process(
     let i = state.index;
     let dial = |host: Host| {
         ReconnectingConnection::new(
-            SimDialer::new(host, shared.directory.clone(), state.freeze.clone()),
+            SimDialer::new(host, shared.directory.clone(), state.freeze.clone())
+                .with_links(state.links.clone()),
             setup.conn,
         )
     };

@@ -2,7 +2,7 @@
 //! network, with a socket that stands still while the client is paused.
 
 use crate::directory::Directory;
-use crate::freeze::{Freeze, FrozenStream};
+use crate::freeze::{Freeze, FrozenStream, LinkHolds};
 use crate::host::Host;
 use locks::{BoxFuture, Dialer};
 use std::sync::Arc;
@@ -16,6 +16,7 @@ pub struct SimDialer {
     host: Host,
     directory: Arc<Directory>,
     freeze: Arc<Freeze>,
+    links: Option<Arc<LinkHolds>>,
 }
 
 impl SimDialer {
@@ -26,7 +27,14 @@ impl SimDialer {
             host,
             directory,
             freeze,
+            links: None,
         }
+    }
+
+    /// The same, with the one-way holds of the client's links applied.
+    pub fn with_links(mut self, links: Arc<LinkHolds>) -> Self {
+        self.links = Some(links);
+        self
     }
 }
 
@@ -34,12 +42,18 @@ impl Dialer for SimDialer {
     type Stream = FrozenStream<turmoil::net::TcpStream>;
 
     fn dial(&self) -> BoxFuture<'static, std::io::Result<Self::Stream>> {
-        let host = self.directory.resolve(self.host).to_string();
+        let resolved = self.directory.resolve(self.host);
+        let link = self
+            .links
+            .as_ref()
+            .map(|l| l.gates(resolved))
+            .unwrap_or_default();
+        let host = resolved.to_string();
         let freeze = self.freeze.clone();
         Box::pin(async move {
             freeze.wait().await;
             let stream = turmoil::net::TcpStream::connect((host.as_str(), REDIS_PORT)).await?;
-            Ok(FrozenStream::new(stream, freeze))
+            Ok(FrozenStream::new(stream, freeze, link))
         })
     }
 }

@@ -151,6 +151,10 @@ pub enum FaultSpec {
         a: Vec<Host>,
         /// The other side.
         b: Vec<Host>,
+        /// Only messages from `a` to `b` are held (one side must be
+        /// clients: a client's requests, or the replies it receives).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        oneway: bool,
         /// How long messages are held.
         duration_ms: u64,
     },
@@ -302,6 +306,19 @@ impl FaultSpec {
                 }
                 for host in a.iter().chain(b) {
                     check_host(*host, scenario)?;
+                }
+                if let FaultSpec::Delay { oneway: true, .. } = self {
+                    let clients = |side: &[Host]| side.iter().all(|h| h.client().is_some());
+                    let no_clients = |side: &[Host]| side.iter().all(|h| h.client().is_none());
+                    let one_client_side =
+                        (clients(a) && no_clients(b)) || (no_clients(a) && clients(b));
+                    if !one_client_side {
+                        return Err(
+                            "`oneway`: a one-way delay needs clients on exactly one side \
+                             (their requests, or the replies they receive, are held)"
+                                .into(),
+                        );
+                    }
                 }
             }
             FaultSpec::ClockJump { target, .. } | FaultSpec::ClockDrift { target, .. } => {

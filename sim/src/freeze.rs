@@ -7,8 +7,11 @@
 //! paused client do nothing and send nothing, and resume where it stopped,
 //! still believing what it believed, like a process in a long GC pause.
 
+use crate::host::Host;
+use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -67,28 +70,88 @@ impl Freeze {
     }
 }
 
-/// A socket that stands still while its client is paused.
+/// Which way a one-way hold stops messages on a client's link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// What the client sends (its requests).
+    Requests,
+    /// What the client receives (the replies).
+    Replies,
+}
+
+/// The two gates of one link of a client, one per direction.
+#[derive(Debug, Clone, Default)]
+pub struct LinkGates {
+    /// Shut while the client's requests on this link are held.
+    pub requests: Arc<Freeze>,
+    /// Shut while the replies on this link are held.
+    pub replies: Arc<Freeze>,
+}
+
+/// One-way holds on a client's links, by the remote host. turmoil can hold
+/// a link only in both directions; a client's own socket can hold one.
+#[derive(Debug, Default)]
+pub struct LinkHolds {
+    links: Mutex<BTreeMap<Host, LinkGates>>,
+}
+
+impl LinkHolds {
+    /// The gates of the link to `host` (open until a hold shuts them).
+    pub fn gates(&self, host: Host) -> LinkGates {
+        self.links
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(host)
+            .or_default()
+            .clone()
+    }
+
+    /// Holds one direction of the link to `host` until `until` (true
+    /// simulated time); what is held then moves on at once.
+    pub fn hold(&self, host: Host, direction: Direction, until: Duration) {
+        let gates = self.gates(host);
+        match direction {
+            Direction::Requests => gates.requests.freeze_until(until),
+            Direction::Replies => gates.replies.freeze_until(until),
+        }
+    }
+}
+
+/// A socket that stands still while its client is paused, and holds one
+/// direction while a one-way delay holds its link.
 pub struct FrozenStream<S> {
     inner: S,
-    freeze: std::sync::Arc<Freeze>,
+    freeze: Arc<Freeze>,
+    link: LinkGates,
     sleep: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
 impl<S> FrozenStream<S> {
-    /// Wraps a stream of the client whose gate is `freeze`.
-    pub fn new(inner: S, freeze: std::sync::Arc<Freeze>) -> Self {
+    /// Wraps a stream of the client whose gate is `freeze`, on a link
+    /// whose one-way holds are `link`.
+    pub fn new(inner: S, freeze: Arc<Freeze>, link: LinkGates) -> Self {
         FrozenStream {
             inner,
             freeze,
+            link,
             sleep: None,
         }
     }
 
-    /// Ready when the gate is open; otherwise arms a timer for when it
-    /// opens and returns pending.
-    fn poll_thawed(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+    /// Ready when the client's gate and the link's gate for `direction`
+    /// are open; otherwise arms a timer for when they open and returns
+    /// pending.
+    fn poll_open(&mut self, cx: &mut Context<'_>, direction: Direction) -> Poll<()> {
         loop {
-            match self.freeze.remaining() {
+            let gate = match direction {
+                Direction::Requests => &self.link.requests,
+                Direction::Replies => &self.link.replies,
+            };
+            let remaining = match (self.freeze.remaining(), gate.remaining()) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            match remaining {
                 None => {
                     self.sleep = None;
                     return Poll::Ready(());
@@ -115,7 +178,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for FrozenStream<S> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
         let this = self.get_mut();
-        ready!(this.poll_thawed(cx));
+        ready!(this.poll_open(cx, Direction::Replies));
         Pin::new(&mut this.inner).poll_read(cx, buf)
     }
 }
@@ -127,13 +190,13 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for FrozenStream<S> {
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
         let this = self.get_mut();
-        ready!(this.poll_thawed(cx));
+        ready!(this.poll_open(cx, Direction::Requests));
         Pin::new(&mut this.inner).poll_write(cx, buf)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         let this = self.get_mut();
-        ready!(this.poll_thawed(cx));
+        ready!(this.poll_open(cx, Direction::Requests));
         Pin::new(&mut this.inner).poll_flush(cx)
     }
 

@@ -14,6 +14,7 @@
 use crate::agenda::Action;
 use crate::client_host::ClientState;
 use crate::fault::{FaultSpec, crash_name};
+use crate::freeze::Direction;
 use crate::freeze::sim_now;
 use crate::history::{EventKind, FaultName, FaultTarget, Phase};
 use crate::hook::AimedFault;
@@ -132,9 +133,12 @@ impl World<'_> {
             }
             Action::Heal(i) => self.heal(i),
             Action::Release(i) => {
-                if let FaultSpec::Delay { a, b, .. } = &self.faults[i] {
-                    for (x, y) in self.pairs(a, b) {
-                        self.sim.release(x.as_str(), y.as_str());
+                if let FaultSpec::Delay { a, b, oneway, .. } = &self.faults[i] {
+                    // A one-way hold opens by itself at its deadline.
+                    if !*oneway {
+                        for (x, y) in self.pairs(a, b) {
+                            self.sim.release(x.as_str(), y.as_str());
+                        }
                     }
                     self.record(FaultName::Delay, sides(a, b), Phase::End, "");
                 }
@@ -217,12 +221,22 @@ impl World<'_> {
                 }
             }
             FaultSpec::Delay {
-                a, b, duration_ms, ..
+                a,
+                b,
+                duration_ms,
+                oneway,
+                ..
             } => {
-                for (x, y) in self.pairs(a, b) {
-                    self.sim.hold(x.as_str(), y.as_str());
+                if *oneway {
+                    let until = self.now() + Duration::from_millis(*duration_ms);
+                    self.hold_one_way(a, b, until);
+                } else {
+                    for (x, y) in self.pairs(a, b) {
+                        self.sim.hold(x.as_str(), y.as_str());
+                    }
                 }
-                let detail = format!("{duration_ms} ms");
+                let way = if *oneway { " one-way" } else { "" };
+                let detail = format!("{duration_ms} ms{way}");
                 self.record(FaultName::Delay, sides(a, b), Phase::Start, &detail);
                 self.schedule_in(*duration_ms, Action::Release(i));
             }
@@ -366,10 +380,21 @@ impl World<'_> {
         }
     }
 
-    /// Host pairs between two sides, by turmoil name, aliases resolved
-    /// (`master` follows failover); hosts this rung's world lacks are left
-    /// out.
-    fn pairs(&self, a: &[Host], b: &[Host]) -> Vec<(String, String)> {
+    /// Holds the messages from side `a` to side `b` until `until`, in the
+    /// sockets of the clients (validation made one side clients).
+    fn hold_one_way(&self, a: &[Host], b: &[Host], until: Duration) {
+        for (x, y) in self.host_pairs(a, b) {
+            if let Some(client) = self.client(x) {
+                client.links.hold(y, Direction::Requests, until);
+            } else if let Some(client) = self.client(y) {
+                client.links.hold(x, Direction::Replies, until);
+            }
+        }
+    }
+
+    /// Host pairs between two sides, aliases resolved (`master` follows
+    /// failover); hosts this rung's world lacks are left out.
+    fn host_pairs(&self, a: &[Host], b: &[Host]) -> Vec<(Host, Host)> {
         let mut out = Vec::new();
         for &x in a {
             for &y in b {
@@ -378,11 +403,19 @@ impl World<'_> {
                     self.shared.directory.resolve(y),
                 );
                 if self.host_exists(x) && self.host_exists(y) && x != y {
-                    out.push((x.to_string(), y.to_string()));
+                    out.push((x, y));
                 }
             }
         }
         out
+    }
+
+    /// The same pairs by turmoil name.
+    fn pairs(&self, a: &[Host], b: &[Host]) -> Vec<(String, String)> {
+        self.host_pairs(a, b)
+            .into_iter()
+            .map(|(x, y)| (x.to_string(), y.to_string()))
+            .collect()
     }
 
     /// Restarts a crashed host.

@@ -370,6 +370,7 @@ fn draw_fault(
                         on,
                         a: a_side,
                         b: b_side,
+                        oneway: false,
                         duration_ms: duration,
                     }
                 }
