@@ -20,6 +20,7 @@ pub mod faults;
 pub mod holds;
 pub mod liveness;
 pub mod mutual_exclusion;
+pub mod order;
 pub mod resource;
 
 use crate::history::History;
