@@ -96,6 +96,12 @@ impl Hist {
         self.complete_with(ms, client, Op::Write, outcome, Some(value), fence)
     }
 
+    /// The accepted completion of a write invoked earlier (with
+    /// `invoke(.., Op::Write)`); returns its index.
+    fn written(&mut self, ms: u64, client: usize, value: i64, fence: Option<u64>) -> usize {
+        self.complete_with(ms, client, Op::Write, Outcome::Ok, Some(value), fence)
+    }
+
     fn fault(&mut self, ms: u64, fault: FaultName, target: &str, phase: Phase) -> usize {
         self.0.push(
             ms * 1000,
@@ -380,7 +386,7 @@ fn a_fenced_store_accepting_a_stale_token_is_a_violation() {
     let stale = h.write(7, 0, 9, Some(1), Outcome::Ok);
     h.final_value(8, 9);
     let (check, damage) = resource::check(&h.0, &FENCED);
-    assert_eq!(witness(&check), vec![newer, stale]);
+    assert_eq!(witness(&check), vec![newer, stale - 1, stale]);
     assert_eq!(damage.stale_writes_accepted, Some(1));
     assert_eq!(damage.repeated_tokens, Some(0));
     assert_eq!(damage.lost_updates, Some(1));
@@ -412,6 +418,203 @@ fn two_clients_writing_with_the_same_token_is_a_repeated_token() {
     assert_eq!(witness(&check), vec![first, second]);
     assert_eq!(damage.repeated_tokens, Some(1));
     assert_eq!(damage.stale_writes_accepted, Some(0));
+}
+
+// ---------------------------------------------------------------------------
+// Real-time order: an operation proves something about another only if it
+// completed before the other was invoked.
+
+#[test]
+fn a_write_invoked_after_a_higher_token_completed_is_a_stale_write_even_in_the_same_millisecond() {
+    let mut h = Hist::default();
+    h.read(0, 0, 10, Some(1));
+    let newer = h.read(5, 1, 10, Some(2));
+    let invoked = h.invoke(5, 0, Op::Write);
+    let stale = h.written(9, 0, 9, Some(1));
+    h.write(10, 1, 9, Some(2), Outcome::Ok);
+    h.final_value(11, 9);
+    let (check, damage) = resource::check(&h.0, &FENCED);
+    assert_eq!(witness(&check), vec![newer, invoked, stale]);
+    assert_eq!(damage.stale_writes_accepted, Some(1));
+}
+
+#[test]
+fn a_write_in_flight_while_a_newer_holder_reads_is_not_a_stale_write() {
+    // Client 0's write leaves at 2 and is slow to return; the store runs it
+    // before client 1's read, which sees its 9. Its completion comes after
+    // the read with token 2, but the store was right to accept it.
+    let mut h = Hist::default();
+    h.read(0, 0, 10, Some(1));
+    h.invoke(2, 0, Op::Write);
+    h.read(5, 1, 9, Some(2));
+    h.written(8, 0, 9, Some(1));
+    h.write(9, 1, 8, Some(2), Outcome::Ok);
+    h.final_value(10, 8);
+    let (check, damage) = resource::check(&h.0, &FENCED);
+    assert_eq!(check, Check::Valid);
+    assert_eq!(damage.stale_writes_accepted, Some(0));
+    assert_eq!(damage.repeated_tokens, Some(0));
+    assert_eq!(damage.lost_updates, Some(0));
+}
+
+#[test]
+fn a_write_in_flight_while_a_newer_holder_writes_is_not_a_stale_write() {
+    let mut h = Hist::default();
+    h.read(0, 0, 10, Some(1));
+    h.invoke(1, 0, Op::Write);
+    h.read(5, 1, 9, Some(2));
+    h.write(6, 1, 8, Some(2), Outcome::Ok);
+    h.written(20, 0, 9, Some(1));
+    h.final_value(21, 8);
+    let (check, damage) = resource::check(&h.0, &FENCED);
+    assert_eq!(check, Check::Valid);
+    assert_eq!(damage.stale_writes_accepted, Some(0));
+}
+
+#[test]
+fn a_write_without_its_invoke_proves_no_stale_write() {
+    let mut h = Hist::default();
+    h.read(0, 0, 10, Some(1));
+    h.read(5, 1, 10, Some(2));
+    h.write(6, 1, 9, Some(2), Outcome::Ok);
+    h.written(7, 0, 8, Some(1));
+    let (check, damage) = resource::check(&h.0, &FENCED);
+    assert!(!check.is_invalid(), "{check:?}");
+    assert_eq!(damage.stale_writes_accepted, Some(0));
+}
+
+#[test]
+fn overlapping_writes_of_two_clients_with_the_same_token_are_still_a_repeated_token() {
+    let mut h = Hist::default();
+    h.read(0, 0, 10, Some(3));
+    h.read(0, 1, 10, Some(3));
+    h.invoke(1, 0, Op::Write);
+    h.invoke(2, 1, Op::Write);
+    let first = h.written(4, 1, 9, Some(3));
+    let second = h.written(5, 0, 9, Some(3));
+    h.final_value(6, 9);
+    let (check, damage) = resource::check(&h.0, &FENCED);
+    assert_eq!(witness(&check), vec![first, second]);
+    assert_eq!(damage.repeated_tokens, Some(1));
+    assert_eq!(damage.stale_writes_accepted, Some(0));
+}
+
+#[test]
+fn repeated_tokens_count_the_fewest_reuses_that_real_time_allows() {
+    // Client 0 writes twice with token 3; client 1 once, while client 0's
+    // first write is in flight. Client 1's write completes first, but the
+    // store may have run client 0's first: then only client 1's write is a
+    // reuse. Counting by completion would make it two (client 0's).
+    let mut h = Hist::default();
+    h.read(0, 0, 10, Some(3));
+    h.read(0, 1, 10, Some(3));
+    h.invoke(1, 0, Op::Write);
+    h.invoke(2, 1, Op::Write);
+    h.written(3, 1, 9, Some(3));
+    h.written(10, 0, 9, Some(3));
+    h.read(11, 0, 9, Some(3));
+    h.write(12, 0, 8, Some(3), Outcome::Ok);
+    h.final_value(14, 8);
+    let (check, damage) = resource::check(&h.0, &FENCED);
+    assert!(check.is_invalid(), "{check:?}");
+    assert_eq!(damage.repeated_tokens, Some(1));
+}
+
+#[test]
+fn a_token_reused_after_the_first_user_finished_counts_every_write_of_the_other_client() {
+    let mut h = Hist::default();
+    h.read(0, 0, 10, Some(3));
+    h.write(1, 0, 9, Some(3), Outcome::Ok);
+    h.read(2, 1, 9, Some(3));
+    h.write(3, 1, 8, Some(3), Outcome::Ok);
+    h.read(4, 1, 8, Some(3));
+    h.write(5, 1, 7, Some(3), Outcome::Ok);
+    h.final_value(6, 7);
+    let (_, damage) = resource::check(&h.0, &FENCED);
+    assert_eq!(damage.repeated_tokens, Some(2));
+}
+
+#[test]
+fn two_sales_that_wrote_the_same_value_lost_an_update_whatever_their_order() {
+    // The writes overlap, so their order is not proven, but both sales
+    // read 10 (each wrote 9), which no serial order of whole sales gives.
+    let mut h = Hist::default();
+    let ra = h.read(0, 0, 10, None);
+    let rb = h.read(0, 1, 10, None);
+    h.invoke(1, 0, Op::Write);
+    h.invoke(2, 1, Op::Write);
+    let wb = h.written(8, 1, 9, None);
+    let wa = h.written(9, 0, 9, None);
+    h.final_value(10, 9);
+    let (check, damage) = resource::check(&h.0, &INVENTORY);
+    assert_eq!(witness(&check), vec![ra, rb, wb, wa]);
+    assert_eq!(damage.lost_updates, Some(1));
+}
+
+#[test]
+fn a_sale_that_read_a_write_still_in_flight_lost_nothing() {
+    let mut h = Hist::default();
+    h.read(0, 0, 10, None);
+    h.invoke(1, 0, Op::Write);
+    h.read(3, 1, 9, None);
+    h.write(4, 1, 8, None, Outcome::Ok);
+    h.written(9, 0, 9, None);
+    h.final_value(10, 8);
+    let (check, damage) = resource::check(&h.0, &INVENTORY);
+    assert_eq!(check, Check::Valid);
+    assert_eq!(damage.lost_updates, Some(0));
+}
+
+#[test]
+fn overselling_is_witnessed_by_the_completion_that_took_the_accepted_sales_past_the_stock() {
+    // Client 0's sale came first (client 1 read its 0), but its write
+    // returned last: by its completion two sales had been accepted from a
+    // stock of one, whichever order they ran in.
+    let spec = ResourceSpec {
+        kind: ResourceKind::Inventory,
+        stock: 1,
+    };
+    let mut h = Hist::default();
+    h.read(0, 0, 1, None);
+    h.invoke(1, 0, Op::Write);
+    h.read(3, 1, 0, None);
+    h.write(4, 1, -1, None, Outcome::Ok);
+    let second = h.written(10, 0, 0, None);
+    let f = h.final_value(11, -1);
+    let (check, damage) = resource::check(&h.0, &spec);
+    assert_eq!(witness(&check), vec![second, f]);
+    assert_eq!(damage.oversold, Some(1));
+    assert_eq!(damage.lost_updates, Some(0));
+}
+
+#[test]
+fn an_acquire_that_completes_while_the_holders_release_is_in_flight_does_not_overlap() {
+    // Holding ends when the release is invoked, so the two holds are
+    // ordered by a completion after an invoke: no overlap.
+    let mut h = Hist::default();
+    h.acquire(0, 1, 0, Outcome::Ok);
+    h.invoke(2, 1, Op::Acquire);
+    h.invoke(10, 0, Op::Release);
+    h.complete(15, 1, Op::Acquire, Outcome::Ok);
+    h.complete(20, 0, Op::Release, Outcome::Ok);
+    h.release(30, 1);
+    let (check, damage) = h.mutex();
+    assert_eq!(check, Check::Valid);
+    assert_eq!(damage.overlap_pairs, 0);
+}
+
+#[test]
+fn an_acquire_that_completes_before_the_holder_invokes_its_release_overlaps() {
+    let mut h = Hist::default();
+    let a = h.acquire(0, 1, 0, Outcome::Ok);
+    h.invoke(2, 1, Op::Acquire);
+    let b = h.complete(9, 1, Op::Acquire, Outcome::Ok);
+    let a_end = h.invoke(10, 0, Op::Release);
+    h.complete(20, 0, Op::Release, Outcome::Ok);
+    let b_end = h.release(30, 1);
+    let (check, damage) = h.mutex();
+    assert_eq!(witness(&check), vec![a, b, a_end, b_end]);
+    assert_eq!(damage.overlap_ms, 1.0);
 }
 
 // ---------------------------------------------------------------------------

@@ -14,6 +14,16 @@
 //! its successful acquire (or extend): the client's own view of its lease,
 //! so holding ends then at the latest. Such a hold ends just before the
 //! first event at or after that instant.
+//!
+//! # Ordering
+//!
+//! A hold is bounded by one client's own events, which come in program
+//! order, so no order between clients is assumed here. It begins at a
+//! *completion* and ends at an *invoke* (or a crash, a failed check, the
+//! client's own deadline): the part of the client's life in which it
+//! certainly acts as holder. Checkers that compare holds of different
+//! clients ([`super::mutual_exclusion`]) thereby compare a completion with
+//! an invoke, the real-time rule of [`super::order`].
 
 use crate::history::{Event, EventKind, FaultName, History, Op, Outcome, Phase};
 use std::collections::BTreeMap;

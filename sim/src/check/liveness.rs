@@ -17,6 +17,19 @@
 //!
 //! The bound must leave room for a legitimate holder to finish (critical
 //! section plus TTL): acquiring is the only progress this checker sees.
+//!
+//! # Ordering
+//!
+//! Liveness orders operations against the heal, not against each other,
+//! and in history order (true time). A lock is proven wanted after the
+//! heal by an acquire invoked at or after it, or invoked before it and not
+//! completed by it. Progress is an `ok` *completion* at or after the heal:
+//! the client can use the lock from its completion on, so an acquire in
+//! flight at the heal that completes after it counts, even if the server
+//! granted it before. A self-block compares one client's own operations,
+//! which come in program order: the nested acquire failed while the hold
+//! lasted, and since a client starts no acquire while another of its own
+//! is in flight, it was also invoked within the hold.
 
 use super::Check;
 use super::faults::last_heal;

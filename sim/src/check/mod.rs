@@ -15,11 +15,17 @@
 //!
 //! [`check_all`] runs them all; [`crate::verdict`] turns the results into a
 //! cell's verdict and `verdict.json`.
+//!
+//! Every checker orders operations by real time, as Jepsen's do
+//! ([`order`]): an operation proves it took effect before another only if
+//! it completed before the other was invoked. Each checker's module says
+//! how it applies the rule.
 
 pub mod faults;
 pub mod holds;
 pub mod liveness;
 pub mod mutual_exclusion;
+pub mod order;
 pub mod resource;
 
 use crate::history::History;

@@ -8,6 +8,19 @@
 //! validity ran out before the other's acquire completed). So two
 //! holds that meet within the same simulated microsecond still count when
 //! the second began before the first ended; their overlap then lasts 0 ms.
+//!
+//! # Ordering
+//!
+//! This is the real-time rule of [`super::order`] applied to holds. A hold
+//! is the inner part of the client's operations: it begins when the
+//! acquire *completes* and ends when the release is *invoked*, the stretch
+//! in which the client certainly acts as holder, whenever the server
+//! granted or freed the key within those operations. An overlap is proven
+//! by one client's acquire completing before the other's release was
+//! invoked; an acquire that completes while the holder's release is in
+//! flight is not an overlap, even if the server granted it before the old
+//! key was deleted (a lock node's own record, the `server` events, could
+//! show that order; this checker judges the clients' view).
 
 use super::Check;
 use super::holds::{Hold, holds};

@@ -11,18 +11,47 @@
 //! and the two writes.
 //!
 //! Fenced: additionally, an accepted write whose token is lower than the
-//! token of an earlier accepted operation (an `ok` read or write carrying a
-//! `fence`) is a stale write accepted, and two accepted writes by different
-//! clients with the same token are a repeated token; either is a violation.
-//! Reads count as "seen" because a write that lands between a newer
-//! holder's read and its write loses that holder's update, whatever the
-//! store checks.
+//! token of an accepted operation (an `ok` read or write carrying a
+//! `fence`) that completed before the write was invoked is a stale write
+//! accepted, and two accepted writes by different clients with the same
+//! token are a repeated token; either is a violation. Reads count as
+//! "seen" because a write that lands between a newer holder's read and its
+//! write loses that holder's update, whatever the store checks.
 //!
 //! Without a `final` event the lost updates cannot be counted: the result
 //! is unknown unless another proof (same value written twice, stale or
 //! repeated token) already shows a violation.
+//!
+//! # Ordering
+//!
+//! Only real-time order proves that one operation took effect before
+//! another ([`super::order`]): it completed before the other was invoked.
+//!
+//! - **Stale write**: the higher token must have been accepted by an
+//!   operation that *completed before the stale write was invoked*; only
+//!   then had the store seen it before it executed the write. A write in
+//!   flight while a newer holder reads or writes may have been executed
+//!   first, correctly, and is not counted. The witness is the operation
+//!   with the higher token and the stale write's invoke and completion.
+//! - **Repeated token**: needs no order. Two clients presenting the same
+//!   token is wrong whichever came first. The figure counts, per token,
+//!   the accepted writes by clients other than the one that used it first,
+//!   choosing among the writes that may have been first (those no other
+//!   write of that token completed before) the one that makes the count
+//!   smallest: it counts what is proven.
+//! - **Same value written twice**: needs no order. Every write is the
+//!   value its sale read minus one, so equal values mean both sales read
+//!   the same stock, which no serial order of whole sales can produce.
+//! - **Lost updates** and **oversold** are counts: accepted sales against
+//!   the initial and final stock, which need no order so long as the
+//!   `final` event (the driver's read of the store after the run) follows
+//!   every accepted write, as it does when the clients finished within the
+//!   run's duration. The oversold
+//!   witness is the completion by which more sales had been accepted than
+//!   there was stock, a fact that holds whatever the order of the sales.
 
 use super::Check;
+use super::order::{Operation, operations};
 use crate::history::{EventKind, History, Op, Outcome};
 pub use crate::resource::{ResourceKind, ResourceSpec};
 use serde::{Deserialize, Serialize};
@@ -53,6 +82,37 @@ struct Accepted {
     read: Option<usize>,
 }
 
+/// An operation the fenced store accepted with a token, and the highest
+/// token accepted by it or any operation that completed before it.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    /// Index of its `complete`.
+    completed: usize,
+    /// The highest token accepted up to and including it.
+    highest: u64,
+    /// Index of the completion that carried `highest`.
+    highest_at: usize,
+}
+
+/// The accepted writes that reused a token another client had used,
+/// counted as [the module doc](self) says: per token, the writes of
+/// clients other than the first user, with the first user chosen among
+/// the writes nothing else of that token preceded so as to count least.
+fn repeated_count(by_token: &BTreeMap<u64, Vec<(usize, Operation<'_>)>>) -> u64 {
+    let mut count = 0;
+    for writes in by_token.values() {
+        let could_be_first = writes
+            .iter()
+            .filter(|(_, w)| !writes.iter().any(|(_, other)| other.precedes(w)));
+        let first_users_writes = could_be_first
+            .map(|(client, _)| writes.iter().filter(|(c, _)| c == client).count())
+            .max()
+            .unwrap_or(0);
+        count += (writes.len() - first_users_writes) as u64;
+    }
+    count
+}
+
 /// Checks the resource against `spec`.
 pub fn check(history: &History, spec: &ResourceSpec) -> (Check, ResourceDamage) {
     let fenced = spec.kind == ResourceKind::Fenced;
@@ -62,85 +122,97 @@ pub fn check(history: &History, spec: &ResourceSpec) -> (Check, ResourceDamage) 
     let mut accepted: i64 = 0;
     let mut exceeded_at: Option<usize> = None;
     let mut final_value: Option<(usize, i64)> = None;
-    // Fencing: highest token seen on an accepted op, and who used it.
-    let mut highest: Option<(u64, usize)> = None;
+    // Fencing: every accepted operation with a token, in completion order.
+    let mut seen: Vec<Seen> = Vec::new();
     let mut writer_of_token: BTreeMap<u64, (usize, usize)> = BTreeMap::new();
-    let (mut stale, mut repeated) = (0u64, 0u64);
-    let mut stale_proof: Option<(usize, usize, u64, u64)> = None;
+    let mut writes_by_token: BTreeMap<u64, Vec<(usize, Operation<'_>)>> = BTreeMap::new();
+    let mut stale = 0u64;
+    let mut stale_proof: Option<(usize, usize, usize, u64, u64)> = None;
     let mut repeated_proof: Option<(usize, usize, u64)> = None;
 
+    for op in operations(history) {
+        let event = op.complete;
+        let EventKind::Complete {
+            client,
+            op: kind @ (Op::Read | Op::Write),
+            outcome: Outcome::Ok,
+            fence,
+            value,
+            ..
+        } = &event.kind
+        else {
+            continue;
+        };
+        if *kind == Op::Read {
+            last_read.insert(*client, event.i);
+        } else {
+            accepted += 1;
+            if accepted > spec.stock {
+                exceeded_at.get_or_insert(event.i);
+            }
+            let this = Accepted {
+                client: *client,
+                at: event.i,
+                read: last_read.get(client).copied(),
+            };
+            if let Some(v) = value {
+                match by_value.get(v) {
+                    Some(first) if first.client != *client => {
+                        if duplicate.is_none() {
+                            duplicate = Some((*first, this, *v));
+                        }
+                    }
+                    Some(_) => {}
+                    None => {
+                        by_value.insert(*v, this);
+                    }
+                }
+            }
+        }
+        let (true, Some(token)) = (fenced, *fence) else {
+            continue;
+        };
+        if *kind == Op::Write {
+            // The highest token of the operations that completed before
+            // this write was invoked: the store had seen it before it ran
+            // the write. Later ones may have run after it.
+            let before = seen.partition_point(|s| s.completed < op.invoked);
+            if let Some(s) = before.checked_sub(1).map(|k| seen[k])
+                && token < s.highest
+            {
+                stale += 1;
+                stale_proof.get_or_insert((s.highest_at, op.invoked, event.i, s.highest, token));
+            }
+            match writer_of_token.get(&token) {
+                Some(&(other, at)) if other != *client => {
+                    repeated_proof.get_or_insert((at, event.i, token));
+                }
+                Some(_) => {}
+                None => {
+                    writer_of_token.insert(token, (*client, event.i));
+                }
+            }
+            writes_by_token
+                .entry(token)
+                .or_default()
+                .push((*client, op));
+        }
+        let (highest, highest_at) = match seen.last() {
+            Some(s) if s.highest >= token => (s.highest, s.highest_at),
+            _ => (token, event.i),
+        };
+        seen.push(Seen {
+            completed: event.i,
+            highest,
+            highest_at,
+        });
+    }
     for event in history.events() {
-        match &event.kind {
-            EventKind::Complete {
-                client,
-                op: Op::Read,
-                outcome: Outcome::Ok,
-                fence,
-                ..
-            } => {
-                last_read.insert(*client, event.i);
-                if let (true, Some(token)) = (fenced, fence)
-                    && highest.is_none_or(|(t, _)| *token > t)
-                {
-                    highest = Some((*token, event.i));
-                }
-            }
-            EventKind::Complete {
-                client,
-                op: Op::Write,
-                outcome: Outcome::Ok,
-                fence,
-                value,
-                ..
-            } => {
-                accepted += 1;
-                if accepted > spec.stock {
-                    exceeded_at.get_or_insert(event.i);
-                }
-                let this = Accepted {
-                    client: *client,
-                    at: event.i,
-                    read: last_read.get(client).copied(),
-                };
-                if let Some(v) = value {
-                    match by_value.get(v) {
-                        Some(first) if first.client != *client => {
-                            if duplicate.is_none() {
-                                duplicate = Some((*first, this, *v));
-                            }
-                        }
-                        Some(_) => {}
-                        None => {
-                            by_value.insert(*v, this);
-                        }
-                    }
-                }
-                if let (true, Some(token)) = (fenced, fence) {
-                    if let Some((high, at)) = highest
-                        && *token < high
-                    {
-                        stale += 1;
-                        stale_proof.get_or_insert((at, event.i, high, *token));
-                    }
-                    match writer_of_token.get(token) {
-                        Some(&(other, at)) if other != *client => {
-                            repeated += 1;
-                            repeated_proof.get_or_insert((at, event.i, *token));
-                        }
-                        Some(_) => {}
-                        None => {
-                            writer_of_token.insert(*token, (*client, event.i));
-                        }
-                    }
-                    if highest.is_none_or(|(t, _)| *token > t) {
-                        highest = Some((*token, event.i));
-                    }
-                }
-            }
-            EventKind::Final { value } => final_value = Some((event.i, *value)),
-            _ => {}
+        if let EventKind::Final { value } = event.kind {
+            final_value = Some((event.i, value));
         }
     }
+    let repeated = repeated_count(&writes_by_token);
 
     let lost = final_value.map(|(_, f)| (accepted - (spec.stock - f)).max(0));
     let oversold = (accepted - spec.stock).max(0);
@@ -151,12 +223,13 @@ pub fn check(history: &History, spec: &ResourceSpec) -> (Check, ResourceDamage) 
         repeated_tokens: fenced.then_some(repeated),
     };
 
-    let check = if let Some((high_at, at, high, token)) = stale_proof {
+    let check = if let Some((high_at, invoked, at, high, token)) = stale_proof {
         Check::invalid(
-            vec![high_at, at],
+            vec![high_at, invoked, at],
             format!(
-                "stale write accepted: event {at} wrote with token {token} after event \
-                 {high_at} had used token {high} ({stale} stale write(s) accepted)"
+                "stale write accepted: event {at} wrote with token {token}, invoked at event \
+                 {invoked} after event {high_at} had completed with token {high} ({stale} stale \
+                 write(s) accepted)"
             ),
         )
     } else if let Some((first, second, token)) = repeated_proof {
@@ -185,8 +258,8 @@ pub fn check(history: &History, spec: &ResourceSpec) -> (Check, ResourceDamage) 
         Check::invalid(
             witness,
             format!(
-                "oversold: {accepted} sales accepted from a stock of {} (event {at} was \
-                 sale {}); {oversold} oversold",
+                "oversold: {accepted} sales accepted from a stock of {}; by event {at}, \
+                 {} had been accepted; {oversold} oversold",
                 spec.stock,
                 spec.stock + 1
             ),
