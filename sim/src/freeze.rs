@@ -123,7 +123,11 @@ pub struct FrozenStream<S> {
     inner: S,
     freeze: Arc<Freeze>,
     link: LinkGates,
+    /// The timer of the client's pause gate.
     sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// One timer per held direction: a read held until one instant must not
+    /// lose its wake-up when a write passes.
+    link_sleeps: [Option<Pin<Box<tokio::time::Sleep>>>; 2],
 }
 
 impl<S> FrozenStream<S> {
@@ -135,6 +139,7 @@ impl<S> FrozenStream<S> {
             freeze,
             link,
             sleep: None,
+            link_sleeps: [None, None],
         }
     }
 
@@ -142,29 +147,36 @@ impl<S> FrozenStream<S> {
     /// are open; otherwise arms a timer for when they open and returns
     /// pending.
     fn poll_open(&mut self, cx: &mut Context<'_>, direction: Direction) -> Poll<()> {
-        loop {
-            let gate = match direction {
-                Direction::Requests => &self.link.requests,
-                Direction::Replies => &self.link.replies,
-            };
-            let remaining = match (self.freeze.remaining(), gate.remaining()) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            };
-            match remaining {
-                None => {
-                    self.sleep = None;
-                    return Poll::Ready(());
+        ready!(poll_gate(&self.freeze, &mut self.sleep, cx));
+        let (gate, sleep) = match direction {
+            Direction::Requests => (&self.link.requests, &mut self.link_sleeps[0]),
+            Direction::Replies => (&self.link.replies, &mut self.link_sleeps[1]),
+        };
+        poll_gate(gate, sleep, cx)
+    }
+}
+
+/// Ready when `gate` is open; otherwise arms `sleep` for when it opens
+/// (keeping it when the deadline is the same) and returns pending.
+fn poll_gate(
+    gate: &Freeze,
+    sleep: &mut Option<Pin<Box<tokio::time::Sleep>>>,
+    cx: &mut Context<'_>,
+) -> Poll<()> {
+    loop {
+        match gate.remaining() {
+            None => {
+                *sleep = None;
+                return Poll::Ready(());
+            }
+            Some(left) => {
+                let deadline = tokio::time::Instant::now() + left;
+                match sleep.as_mut() {
+                    Some(armed) if armed.deadline() == deadline => {}
+                    _ => *sleep = Some(Box::pin(tokio::time::sleep_until(deadline))),
                 }
-                Some(left) => {
-                    let deadline = tokio::time::Instant::now() + left;
-                    match self.sleep.as_mut() {
-                        Some(sleep) if sleep.deadline() == deadline => {}
-                        _ => self.sleep = Some(Box::pin(tokio::time::sleep_until(deadline))),
-                    }
-                    if let Some(sleep) = self.sleep.as_mut() {
-                        ready!(sleep.as_mut().poll(cx));
-                    }
+                if let Some(armed) = sleep.as_mut() {
+                    ready!(armed.as_mut().poll(cx));
                 }
             }
         }

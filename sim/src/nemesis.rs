@@ -96,6 +96,30 @@ pub fn fire_at_point(
             );
             false
         }
+        FaultSpec::Delay {
+            a,
+            b,
+            oneway: true,
+            duration_ms,
+            ..
+        } => {
+            // This client's own requests must not leave before the driver
+            // gets to the hold after this step: hold them (or the replies
+            // it is about to read) on its own socket at once.
+            let until = sim_now() + Duration::from_millis(*duration_ms);
+            let resolve = |h: &Host| shared.directory.resolve(*h);
+            if a.contains(&me) {
+                for &node in b {
+                    state.links.hold(resolve(&node), Direction::Requests, until);
+                }
+            } else if b.contains(&me) {
+                for &node in a {
+                    state.links.hold(resolve(&node), Direction::Replies, until);
+                }
+            }
+            request(None);
+            false
+        }
         FaultSpec::Crash { .. } if aimed_at_me => {
             // Nothing more may run or leave this process: shut the gate
             // for good; the driver crashes the host after this step.

@@ -4,7 +4,7 @@
 
 use sim::cell::{Judged, run_cell};
 use sim::check::{Check, Checker};
-use sim::history::{EventKind, FaultName, Op, Outcome};
+use sim::history::{EventKind, FaultName, KeyChange, Op, Outcome, Phase};
 use sim::scenario::Scenario;
 use sim::verdict::Verdict;
 use std::path::PathBuf;
@@ -290,6 +290,87 @@ stock = 50
         .expect_err("redlock is not in rungs")
         .to_string();
     assert!(message.contains("`faults_for.redlock`"), "{message}");
+}
+
+/// When the node deleted the lock key, and when the client's release
+/// completed, ms after a one-way hold of 200 ms from side `a` to side `b`
+/// began at the start of the release.
+fn deleted_and_released_ms(a: &str, b: &str) -> (u64, u64) {
+    let text = format!(
+        "rungs = [\"set-nx-px\"]\nduration_ms = 3000\n[[clients]]\n\n[[faults]]\nkind = \"delay\"\non = {{ client = 0, cycle = 1, point = \"release-start\" }}\na = [\"{a}\"]\nb = [\"{b}\"]\noneway = true\nduration_ms = 200\n"
+    );
+    let scenario = Scenario::parse(&text, "oneway.toml", "oneway").expect("loads");
+    let judged = run_cell(&scenario, "set-nx-px", 1).expect("runs");
+    let at = |want: &dyn Fn(&EventKind) -> bool| {
+        judged
+            .history
+            .events()
+            .iter()
+            .find(|e| want(&e.kind))
+            .map(|e| e.at_us / 1000)
+            .expect("the event happened")
+    };
+    let held = at(&|k| {
+        matches!(
+            k,
+            EventKind::Fault {
+                phase: Phase::Start,
+                ..
+            }
+        )
+    });
+    let deleted = at(&|k| {
+        matches!(
+            k,
+            EventKind::Server {
+                what: KeyChange::Deleted,
+                ..
+            }
+        )
+    });
+    let released = at(&|k| {
+        matches!(
+            k,
+            EventKind::Complete {
+                op: Op::Release,
+                outcome: Outcome::Ok,
+                ..
+            }
+        )
+    });
+    (deleted - held, released - held)
+}
+
+#[test]
+fn a_one_way_delay_of_replies_lets_the_node_act_long_before_the_client_hears() {
+    let (deleted, released) = deleted_and_released_ms("redis-0", "client-0");
+    assert!(
+        deleted < 20,
+        "the request went through: deleted after {deleted} ms"
+    );
+    assert!(
+        released >= 200,
+        "the reply was held: released after {released} ms"
+    );
+}
+
+#[test]
+fn a_one_way_delay_of_requests_holds_them_before_the_node_sees_them() {
+    let (deleted, released) = deleted_and_released_ms("client-0", "redis-0");
+    assert!(
+        deleted >= 200,
+        "the request was held: deleted after {deleted} ms"
+    );
+    assert!(released >= deleted, "released after {released} ms");
+}
+
+#[test]
+fn a_one_way_delay_needs_clients_on_exactly_one_side() {
+    let text = "rungs = [\"set-nx-px\"]\nduration_ms = 3000\n[topology]\nkind = \"replicated\"\nreplicas = 1\n[[clients]]\n\n[[faults]]\nkind = \"delay\"\nat_ms = 0\na = [\"redis-0\"]\nb = [\"redis-1\"]\noneway = true\nduration_ms = 200\n";
+    let message = Scenario::parse(text, "n.toml", "n")
+        .expect_err("must fail")
+        .to_string();
+    assert!(message.contains("clients on exactly one side"), "{message}");
 }
 
 #[test]
