@@ -257,7 +257,11 @@ pub(crate) enum Out {
         timeout_ms: i64,
     },
     /// Hand the connection over to replication: the caller is a replica.
-    Psync,
+    Psync {
+        /// How long each write stays in this master's buffer for the
+        /// replica before it is sent (the replica's `replication_delay`).
+        lag: std::time::Duration,
+    },
 }
 
 fn readonly_error() -> Reply {

@@ -28,7 +28,11 @@ pub struct NodeConfig {
     pub clock: ClockSpec,
     /// Host name of the master to replicate at start-up, if any.
     pub replica_of: Option<String>,
-    /// Delay between a replica receiving a write and applying it.
+    /// On a replica: how long its master holds each write in its
+    /// replication buffer for this replica before sending it. The replica
+    /// applies a write this delay plus the link's latency after the master
+    /// acknowledged it, and a master that dies within the delay loses it
+    /// (see [`crate::replication`]).
     pub replication_delay: Duration,
     /// TCP port the node listens on (in the simulation), and that replicas
     /// dial on their master.
@@ -66,7 +70,7 @@ impl NodeConfig {
         self
     }
 
-    /// Sets the replication delay.
+    /// Sets the replication delay (see [`NodeConfig::replication_delay`]).
     pub fn replication_delay(mut self, d: Duration) -> Self {
         self.replication_delay = d;
         self

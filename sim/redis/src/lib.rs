@@ -53,7 +53,10 @@
 //! # Replication, failover, persistence
 //!
 //! [`NodeConfig::replica_of`] makes a node follow a master ([`replication`]);
-//! [`NodeHandle::promote`] fails over. [`Persistence`] chooses what survives
+//! [`NodeHandle::promote`] fails over. A replica's
+//! [`NodeConfig::replication_delay`] is time its writes wait in the master's
+//! buffer, so a master that crashes within it loses writes it has already
+//! acknowledged. [`Persistence`] chooses what survives
 //! a crash; declare the kind of crash with [`NodeHandle::set_crash_kind`]
 //! before `Sim::crash`, and restart with `Sim::bounce`.
 //!

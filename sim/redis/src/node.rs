@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::rc::{Rc, Weak};
 
 use tokio::sync::{Notify, mpsc};
+use tokio::time::Instant;
 
 use crate::client::Client;
 use crate::commands::pubsub::Channels;
@@ -43,10 +44,16 @@ pub(crate) struct Batch {
     pub(crate) states: Vec<KeyState>,
 }
 
+/// A batch as the master's commit path hands it to a replica's link: with
+/// the moment it entered the replication buffer, from which the link counts
+/// the replica's lag.
+pub(crate) type Queued = (Instant, Batch);
+
 /// A master's view of one attached replica.
 pub(crate) struct ReplicaLink {
-    /// Where the replica's batches go (its connection sends them).
-    pub(crate) tx: mpsc::UnboundedSender<Batch>,
+    /// Where the replica's batches go: its link holds them (the master's
+    /// buffer for this replica) until they are due, then sends them.
+    pub(crate) tx: mpsc::UnboundedSender<Queued>,
     /// The highest offset it acknowledged (what `WAIT` counts).
     pub(crate) ack: u64,
     /// How `ROLE` and `INFO` name it.
@@ -228,7 +235,11 @@ impl Node {
                 full: false,
                 states: effects,
             };
-            st.replicas.retain(|_, l| l.tx.send(batch.clone()).is_ok());
+            // Stamped now, as the reply to the client is: the lag counts
+            // from the acknowledgement, not from when the link task wakes.
+            let now = Instant::now();
+            st.replicas
+                .retain(|_, l| l.tx.send((now, batch.clone())).is_ok());
             self.handle.set_offset(st.offset);
         }
     }
@@ -284,7 +295,7 @@ impl Node {
     }
 
     /// Attaches a replica whose batches go to `tx`; returns its link id.
-    pub(crate) fn add_replica(&self, tx: mpsc::UnboundedSender<Batch>, addr: String) -> u64 {
+    pub(crate) fn add_replica(&self, tx: mpsc::UnboundedSender<Queued>, addr: String) -> u64 {
         let mut st = self.state.borrow_mut();
         let id = st.next_link;
         st.next_link += 1;

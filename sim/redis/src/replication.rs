@@ -1,12 +1,29 @@
 //! Asynchronous replication over the (simulated) network.
 //!
-//! A replica dials its master and sends `PSYNC ? -1`. The master answers
-//! with a full snapshot, then streams one batch per write command (or per
-//! script: its effects), each carrying the new state of every key it touched
-//! with absolute deadlines, the way Redis 7 propagates `PEXPIREAT`-style
-//! times, and the master's deletions of expired keys. The replica applies a
-//! batch `replication_delay` after receiving it and acknowledges the offset
-//! (`REPLCONF ACK`), which is what `WAIT` counts.
+//! A replica dials its master and sends `PSYNC ? -1 LAG-MS <ms>`, naming its
+//! configured `replication_delay`. The master answers with a full snapshot,
+//! then streams one batch per write command (or per script: its effects),
+//! each carrying the new state of every key it touched with absolute
+//! deadlines, the way Redis 7 propagates `PEXPIREAT`-style times, and the
+//! master's deletions of expired keys. The replica applies each batch as it
+//! reads it and acknowledges the offset (`REPLCONF ACK`), which is what
+//! `WAIT` counts.
+//!
+//! # Where the lag is spent
+//!
+//! In Redis a write enters the master's replication buffer when the command
+//! runs (the client's reply goes out at the same moment) and leaves as the
+//! replica's link drains it; whatever is still in the master's buffers dies
+//! with the master process, while bytes already on the wire arrive. So the
+//! lag is modelled on the master's side: each batch is stamped when it is
+//! committed and held in this replica's link on the master for exactly the
+//! configured delay, then written to the connection. The replica therefore
+//! applies a write the delay plus the link's latency after the master
+//! acknowledged it, and a master that crashes (kill or power loss) within the
+//! delay takes the held batches with it: a replica promoted afterwards never
+//! sees them. Batches already written are in the network and arrive even if
+//! the master is gone. The snapshot that starts a link is not held (Redis
+//! sends the RDB as soon as it is ready), nor are the master's pings.
 //!
 //! The link runs over the network, so a partition cuts it. A turmoil TCP
 //! connection stays wedged after a partition heals, so both ends time out:
@@ -14,7 +31,7 @@
 //! full) after a second of silence; the master drops a replica that has not
 //! acknowledged anything for two seconds.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -23,7 +40,7 @@ use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep, sleep_until, timeout};
 
 use crate::keyspace::{Entry, Value};
-use crate::node::{Batch, Node};
+use crate::node::{Batch, Node, Queued};
 use crate::resp::{Parse, Reply, encode_request, parse_reply, parse_request, string2ll};
 
 /// Which network a node's outgoing connections use.
@@ -135,13 +152,19 @@ fn decode_batch(r: Reply) -> Option<Batch> {
     })
 }
 
-/// Master side: serves one replica on a connection that sent `PSYNC`.
-pub(crate) async fn serve_replica<R, W>(node: Rc<Node>, mut rd: R, mut wr: W, mut buf: Vec<u8>)
-where
+/// Master side: serves one replica on a connection that sent `PSYNC`,
+/// holding each batch for `lag` after it was committed before sending it.
+pub(crate) async fn serve_replica<R, W>(
+    node: Rc<Node>,
+    mut rd: R,
+    mut wr: W,
+    mut buf: Vec<u8>,
+    lag: Duration,
+) where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
-    let (tx, mut rx) = mpsc::unbounded_channel::<Batch>();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Queued>();
     let snap = node.snapshot();
     let id = node.add_replica(tx, format!("replica-{}", node.state.borrow().offset));
     let mut out = Vec::new();
@@ -150,15 +173,21 @@ where
         node.remove_replica(id);
         return;
     }
+    // The master's replication buffer for this replica: batches committed
+    // but not yet sent, oldest first. It lives in this task, so it dies with
+    // the master's process.
+    let mut held: VecDeque<Queued> = VecDeque::new();
     let mut tick = tokio::time::interval(PING_EVERY);
     let mut last_ack = Instant::now();
     loop {
         out.clear();
+        let due = held.front().map(|(at, _)| *at + lag);
         tokio::select! {
             b = rx.recv() => match b {
-                Some(b) => encode_batch(&b, &mut out),
+                Some(b) => held.push_back(b),
                 None => break,
             },
+            _ = sleep_until(due.unwrap_or_else(Instant::now)), if due.is_some() => {}
             n = rd.read_buf(&mut buf) => {
                 match n {
                     Ok(0) | Err(_) => break,
@@ -183,6 +212,16 @@ where
                 }
                 let off = node.state.borrow().offset;
                 Reply::Array(vec![Reply::Bulk(b"ping".to_vec()), Reply::Int(off as i64)]).encode(&mut out);
+            }
+        }
+        // Whatever branch woke us, send every batch that has waited its
+        // lag (with no lag, the one just committed), in commit order.
+        let now = Instant::now();
+        while let Some((at, _)) = held.front()
+            && *at + lag <= now
+        {
+            if let Some((_, b)) = held.pop_front() {
+                encode_batch(&b, &mut out);
             }
         }
         if !out.is_empty() && wr.write_all(&out).await.is_err() {
@@ -235,19 +274,29 @@ async fn run_link<S>(node: &Rc<Node>, stream: S, generation: u64)
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let delay = node.handle.config().replication_delay;
+    // The master spends the lag (see the module docs); the replica only
+    // names it.
+    let lag_ms = node
+        .handle
+        .config()
+        .replication_delay
+        .as_millis()
+        .to_string();
     let (mut rd, mut wr) = tokio::io::split(stream);
     let mut out = Vec::new();
-    encode_request(&[b"PSYNC", b"?", b"-1"], &mut out);
+    encode_request(
+        &[b"PSYNC", b"?", b"-1", b"LAG-MS", lag_ms.as_bytes()],
+        &mut out,
+    );
     if wr.write_all(&out).await.is_err() {
         return;
     }
     let mut buf = Vec::with_capacity(4096);
     loop {
-        let received = match timeout(REPLICA_TIMEOUT, rd.read_buf(&mut buf)).await {
-            Ok(Ok(n)) if n > 0 => Instant::now(),
+        match timeout(REPLICA_TIMEOUT, rd.read_buf(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => {}
             _ => return,
-        };
+        }
         let mut used = 0;
         let mut frames = Vec::new();
         loop {
@@ -267,9 +316,6 @@ where
                 let Some(batch) = decode_batch(f) else {
                     return;
                 };
-                if !delay.is_zero() {
-                    sleep_until(received + delay).await;
-                }
                 if node.state.borrow().link_generation != generation {
                     return;
                 }

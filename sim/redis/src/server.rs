@@ -168,13 +168,13 @@ where
                             let n = wait(&node, client.woff, numreplicas, timeout_ms).await;
                             Reply::Int(n).encode(&mut out);
                         }
-                        Out::Psync => {
+                        Out::Psync { lag } => {
                             if !out.is_empty() && wr.write_all(&out).await.is_err() {
                                 break 'conn;
                             }
                             buf.drain(..used);
                             node.drop_client(&client);
-                            replication::serve_replica(node.clone(), rd, wr, buf).await;
+                            replication::serve_replica(node.clone(), rd, wr, buf, lag).await;
                             return;
                         }
                     }

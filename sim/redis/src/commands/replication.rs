@@ -6,12 +6,14 @@
 //! [`crate::replication`]; these commands only read or switch the node's
 //! role and tell the connection what to do next.
 
+use std::time::Duration;
+
 use super::errors::{int_arg, timeout_arg};
 use super::{Out, is_option};
 use crate::client::Client;
 use crate::handle::Role;
 use crate::node::Node;
-use crate::resp::Reply;
+use crate::resp::{Reply, string2ll};
 
 /// `ROLE`: master with its offset and replicas, or replica with its master
 /// and link state.
@@ -85,8 +87,16 @@ pub(crate) fn replicaof(node: &Node, _: &mut Client, a: &[Vec<u8>]) -> Out {
     Out::Reply(Reply::ok())
 }
 
-/// `PSYNC replid offset`: the caller is a replica; the connection becomes
-/// its replication stream.
-pub(crate) fn psync(_: &Node, _: &mut Client, _: &[Vec<u8>]) -> Out {
-    Out::Psync
+/// `PSYNC replid offset [LAG-MS ms]`: the caller is a replica; the
+/// connection becomes its replication stream. The simulated replica names
+/// its lag (its `replication_delay`) in the trailing option, which Redis's
+/// own `PSYNC` would ignore, since the master is where the lag is spent.
+pub(crate) fn psync(_: &Node, _: &mut Client, a: &[Vec<u8>]) -> Out {
+    let lag = match a {
+        [_, _, _, opt, ms] if is_option(opt, "lag-ms") => string2ll(ms).unwrap_or(0).max(0),
+        _ => 0,
+    };
+    Out::Psync {
+        lag: Duration::from_millis(lag as u64),
+    }
 }
