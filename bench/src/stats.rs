@@ -112,7 +112,9 @@ impl Waits {
                 lower_bound: false,
             };
         }
-        let us = all.value_at_quantile(q);
+        // A bucket's highest equivalent value may pass the exact longest
+        // wait; no quantile can.
+        let us = all.value_at_quantile(q).min(self.max_us.max(1));
         // The rank hdrhistogram looks for. The value is exact when the
         // completed waits alone reach it: however long the open waits
         // really were, at least that many waits are no longer than `us`.
@@ -250,6 +252,7 @@ mod tests {
         let p99 = waits.quantile(0.99);
         assert!((100..=101).contains(&p99.us) && !p99.lower_bound, "{p99:?}");
         assert!(!waits.max_is_lower_bound());
+        assert_eq!(waits.quantile(1.0).us, 100, "no quantile passes the max");
         // The lowest quantile is the open wait itself: it may have lasted
         // longer, so it is only a lower bound.
         assert!(waits.quantile(0.0001).lower_bound);
