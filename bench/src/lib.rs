@@ -16,7 +16,13 @@
 //! Compared implementations run interleaved (round r runs each one slice,
 //! in an order rotated by r), every figure is a median over rounds with its
 //! range, and ratios are medians of round-by-round ratios, so the drift of
-//! a shared, noisy machine cancels out. The report goes to `--out`
+//! a shared, noisy machine cancels out. In the contention figures, a wait
+//! still open when a slice ends counts in the wait percentiles at its open
+//! time (right-censored, see [`stats::Waits`]), so a worker that never got
+//! the lock is not left out; each row says which wait figures are thereby
+//! only lower bounds (`wait_lower_bounds`), how many waits were open
+//! (`waits_open`) and how many workers starved in the worst round
+//! (`starved_workers`). The report goes to `--out`
 //! (`bench.md`, `bench.json`, SVG plots).
 //!
 //! Against a server it did not start, the run touches only keys and

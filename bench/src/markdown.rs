@@ -1,7 +1,7 @@
 //! `bench.md`: the report's figures as Markdown tables, with the settings,
 //! the placement and what the targets mean.
 
-use crate::report::{Ratios, Report, Subject, UncontendedRow};
+use crate::report::{ContentionRow, Ratios, Report, Subject, UncontendedRow};
 use crate::stats::round3;
 use crate::targets::TARGETS;
 use crate::write::PLOTS;
@@ -208,7 +208,9 @@ impl Report {
                 "p99 µs",
                 "p99.9 µs",
                 "max µs",
+                "open waits",
                 "fairness",
+                "starved",
                 "errors",
             ],
         );
@@ -217,15 +219,25 @@ impl Report {
                 r.workers.to_string(),
                 r.keys.to_string(),
                 rate_range(r.acq_per_s, r.acq_per_s_min, r.acq_per_s_max),
-                r.wait_p50_us.to_string(),
-                r.wait_p99_us.to_string(),
-                r.wait_p999_us.to_string(),
-                r.wait_max_us.to_string(),
+                wait_cell(r, "wait_p50_us", r.wait_p50_us),
+                wait_cell(r, "wait_p99_us", r.wait_p99_us),
+                wait_cell(r, "wait_p999_us", r.wait_p999_us),
+                wait_cell(r, "wait_max_us", r.wait_max_us),
+                r.waits_open.to_string(),
                 format!("{:.2}", r.fairness),
+                r.starved_workers.to_string(),
                 r.errors.to_string(),
             ];
             table.subject_row(&r.subject, &figures, &r.ratios);
         }
+        let _ = writeln!(
+            s,
+            "\nA wait still open when a slice ended counts in the wait percentiles at its open time \
+             (right-censored: it lasted at least that long), so every waiter counts, the starved ones \
+             too; *open waits* is how many there were over all rounds. A figure marked ≥ is only a \
+             lower bound: open waits counted at or below it may in truth have lasted longer. \
+             *starved* is the most workers that never got the lock in any one round's slice."
+        );
     }
 
     fn write_inventory(&self, s: &mut String) {
@@ -290,6 +302,15 @@ impl Report {
             self.touched.key_prefix,
             self.touched.keys_deleted
         );
+    }
+}
+
+/// A wait figure of `row`, marked `≥` when `field` is only a lower bound.
+fn wait_cell(row: &ContentionRow, field: &str, us: u64) -> String {
+    if row.wait_lower_bounds.iter().any(|f| f == field) {
+        format!("≥ {us}")
+    } else {
+        us.to_string()
     }
 }
 

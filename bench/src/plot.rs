@@ -217,7 +217,7 @@ pub fn wait_p999(path: &Path, report: &Report) -> PlotResult {
     versus_workers(
         path,
         report,
-        "Contention on one key: p99.9 wait",
+        "Contention on one key: p99.9 wait, open waits included",
         "p99.9 wait (µs, log scale)",
         |r| r.wait_p999_us as f64,
     )

@@ -128,7 +128,9 @@ pub struct ContentionRow {
     pub acq_per_s_min: f64,
     /// Fastest round.
     pub acq_per_s_max: f64,
-    /// Wait from acquire call to lease, all rounds merged.
+    /// Wait from acquire call to lease, all rounds merged; a wait still
+    /// open at a slice's end counts at its open time (right-censored), so
+    /// every waiter counts, starved ones too.
     pub wait_p50_us: u64,
     /// 99th percentile.
     pub wait_p99_us: u64,
@@ -136,8 +138,18 @@ pub struct ContentionRow {
     pub wait_p999_us: u64,
     /// Longest wait, including waits still running at a slice's end.
     pub wait_max_us: u64,
+    /// Which of the wait figures above (`wait_p50_us`, `wait_p99_us`,
+    /// `wait_p999_us`, `wait_max_us`) are only lower bounds: the open
+    /// waits counted at or below them may in truth have lasted longer.
+    pub wait_lower_bounds: Vec<String>,
+    /// Waits still open at a slice's end (the censored ones), summed over
+    /// rounds.
+    pub waits_open: u64,
     /// Fewest / most acquisitions of any worker (median over rounds).
     pub fairness: f64,
+    /// Workers that never got the lock in a slice: the most in any one
+    /// round (out of `workers`).
+    pub starved_workers: usize,
     /// Failed acquires or releases.
     pub errors: u64,
     /// Its rate against the floor's and rslock's.

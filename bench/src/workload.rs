@@ -3,7 +3,7 @@
 //! implementations round after round.
 
 use crate::client::{Client, Floor, info_field};
-use crate::stats::{histogram, record};
+use crate::stats::{Waits, histogram, record};
 use hdrhistogram::Histogram;
 use locks::Owner;
 use redis::aio::MultiplexedConnection;
@@ -107,10 +107,9 @@ pub struct ContentionSample {
     pub errors: u64,
     /// Time measured.
     pub elapsed: Duration,
-    /// Wait (acquire call to lease) of each acquisition, µs.
-    pub wait: Histogram<u64>,
-    /// Longest wait, counting waits still running when the slice ended.
-    pub wait_max_us: u64,
+    /// Wait (acquire call to lease) of each acquisition, and of each wait
+    /// still open when the slice ended (at its open time: a lower bound).
+    pub waits: Waits,
     /// Acquisitions of each worker.
     pub per_worker: Vec<u64>,
 }
@@ -131,14 +130,63 @@ impl ContentionSample {
             fewest as f64 / most as f64
         }
     }
+
+    /// Workers that never got the lock in the slice.
+    pub fn starved(&self) -> usize {
+        self.per_worker.iter().filter(|n| **n == 0).count()
+    }
+
+    /// The sample of the `workers` of one slice that took `elapsed`.
+    pub fn of_workers(
+        workers: impl IntoIterator<Item = WorkerCount>,
+        elapsed: Duration,
+    ) -> ContentionSample {
+        let mut sample = ContentionSample {
+            acquisitions: 0,
+            errors: 0,
+            elapsed,
+            waits: Waits::default(),
+            per_worker: Vec::new(),
+        };
+        for worker in workers {
+            sample.waits.add(&worker.waits);
+            sample.acquisitions += worker.acquisitions;
+            sample.errors += worker.errors;
+            sample.per_worker.push(worker.acquisitions);
+        }
+        sample
+    }
 }
 
-/// What one contention task counted.
-struct Worker {
-    wait: Histogram<u64>,
-    acquisitions: u64,
-    errors: u64,
-    wait_max_us: u64,
+/// What one contention worker counted in a slice. The worker's loop only
+/// reports what happened; the bookkeeping is here, so a made-up run can
+/// drive it without Redis.
+#[derive(Debug, Default)]
+pub struct WorkerCount {
+    /// Its waits, completed and (at most one) still open at the end.
+    pub waits: Waits,
+    /// Acquisitions.
+    pub acquisitions: u64,
+    /// Failed acquires or releases.
+    pub errors: u64,
+}
+
+impl WorkerCount {
+    /// Got the lock after waiting `us`.
+    pub fn acquired(&mut self, us: u64) {
+        self.waits.completed(us);
+        self.acquisitions += 1;
+    }
+
+    /// An acquire or a release failed.
+    pub fn failed(&mut self) {
+        self.errors += 1;
+    }
+
+    /// The slice ended `us` into a wait: it lasted at least that long.
+    pub fn still_waiting_at_end(&mut self, us: u64) {
+        self.waits.still_open(us);
+    }
 }
 
 /// What one buyer counted.
@@ -217,8 +265,7 @@ pub async fn contention(
         async move {
             let owner = Owner::new(format!("bench-{}", std::process::id()), w as u64);
             let mut rng = XorShift(0x9E37_79B9_7F4A_7C15 ^ (w as u64 + 1));
-            let mut wait = histogram();
-            let (mut count, mut errors, mut max_us) = (0u64, 0u64, 0u64);
+            let mut counted = WorkerCount::default();
             for _ in 0..MAX_OPS {
                 let now = Instant::now();
                 if now >= deadline {
@@ -229,45 +276,23 @@ pub async fn contention(
                 match tokio::time::timeout(deadline - now, client.acquire(&key, &owner, ttl)).await
                 {
                     Ok(Ok(held)) => {
-                        let us = t0.elapsed().as_micros() as u64;
-                        record(&mut wait, us);
-                        max_us = max_us.max(us);
-                        count += 1;
+                        counted.acquired(t0.elapsed().as_micros() as u64);
                         if client.release(&key, held).await.is_err() {
-                            errors += 1;
+                            counted.failed();
                         }
                     }
-                    Ok(Err(_)) => errors += 1,
-                    // Still waiting at the end: a lower bound on that wait.
-                    Err(_) => max_us = max_us.max(t0.elapsed().as_micros() as u64),
+                    Ok(Err(_)) => counted.failed(),
+                    // Still waiting at the end: a lower bound on that wait,
+                    // which must count, or a starved worker would not.
+                    Err(_) => counted.still_waiting_at_end(t0.elapsed().as_micros() as u64),
                 }
             }
-            Worker {
-                wait,
-                acquisitions: count,
-                errors,
-                wait_max_us: max_us,
-            }
+            counted
         }
     })
     .await;
-    let mut sample = ContentionSample {
-        acquisitions: 0,
-        errors: 0,
-        elapsed: Duration::ZERO,
-        wait: histogram(),
-        wait_max_us: 0,
-        per_worker: Vec::new(),
-    };
-    for worker in run.results {
-        let _ = sample.wait.add(&worker.wait);
-        sample.acquisitions += worker.acquisitions;
-        sample.errors += worker.errors;
-        sample.wait_max_us = sample.wait_max_us.max(worker.wait_max_us);
-        sample.per_worker.push(worker.acquisitions);
-    }
-    sample.elapsed = slice.max(run.elapsed.min(slice + Duration::from_millis(1)));
-    sample
+    let elapsed = slice.max(run.elapsed.min(slice + Duration::from_millis(1)));
+    ContentionSample::of_workers(run.results, elapsed)
 }
 
 /// What one inventory slice measured.

@@ -101,11 +101,23 @@ fn a_tiny_run_writes_the_report_plots_and_json() {
                 "wait_p99_us",
                 "wait_p999_us",
                 "wait_max_us",
+                "wait_lower_bounds",
+                "waits_open",
                 "fairness",
+                "starved_workers",
             ],
             "contention",
         );
+        // How many starve depends on the machine; that they are among the
+        // workers does not.
+        let starved = row["starved_workers"].as_u64().unwrap();
+        assert!(starved <= row["workers"].as_u64().unwrap(), "{row}");
     }
+    let md = std::fs::read_to_string(out.join("bench.md")).unwrap();
+    assert!(
+        md.contains("| starved |") && md.contains("right-censored"),
+        "bench.md does not show the starved workers and the censoring"
+    );
     for row in arr("raw_rtt") {
         has_all(row, &["placement", "rtt_p50_us", "ops_per_s"], "raw_rtt");
     }
