@@ -20,6 +20,7 @@
 use crate::error::LockError;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
+use crate::lock::Unsettled;
 use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
 use crate::scripts;
 use redis::aio::ConnectionLike;
@@ -127,7 +128,12 @@ impl<C: NodeConn> Reentrant<C> {
 impl<C: NodeConn> RungSteps for Reentrant<C> {
     const RUNG: &'static Rung = &RUNG;
 
-    async fn attempt(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+    async fn attempt(
+        &self,
+        resource: &str,
+        owner: &Owner,
+        _unsettled: &Unsettled,
+    ) -> Result<Option<Lease>, LockError> {
         let field = owner.field();
         let started = self.ctx.clock.monotonic();
         let mut conn = self.conn.clone();

@@ -24,6 +24,7 @@ use crate::error::LockError;
 use crate::fault::FaultPoint;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
+use crate::lock::Unsettled;
 use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
 
 /// Ladder metadata of `set-timestamp`.
@@ -64,7 +65,12 @@ impl<C: NodeConn> RungSteps for SetTimestamp<C> {
 
     // The plain path is one command; `acquire-mid` exists only on the
     // stale-lock path (between the stale check and the DEL).
-    async fn attempt(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+    async fn attempt(
+        &self,
+        resource: &str,
+        owner: &Owner,
+        _unsettled: &Unsettled,
+    ) -> Result<Option<Lease>, LockError> {
         let mut conn = self.conn.clone();
         if let Some(lease) = self.try_set(&mut conn, resource, owner).await? {
             return Ok(Some(lease));

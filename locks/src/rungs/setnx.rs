@@ -19,6 +19,7 @@
 use crate::error::LockError;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
+use crate::lock::Unsettled;
 use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
 
 /// Ladder metadata of `setnx`.
@@ -40,7 +41,12 @@ pub type Setnx<C> = OneNode<C, { RUNG.number }>;
 impl<C: NodeConn> RungSteps for Setnx<C> {
     const RUNG: &'static Rung = &RUNG;
 
-    async fn attempt(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+    async fn attempt(
+        &self,
+        resource: &str,
+        owner: &Owner,
+        _unsettled: &Unsettled,
+    ) -> Result<Option<Lease>, LockError> {
         let started = self.ctx.clock.monotonic();
         let mut conn = self.conn.clone();
         let created = common::setnx(&mut conn, resource, "1").await?;

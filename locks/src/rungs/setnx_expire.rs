@@ -20,6 +20,7 @@ use crate::error::LockError;
 use crate::fault::FaultPoint;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
+use crate::lock::Unsettled;
 use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
 use redis::aio::ConnectionLike;
 use std::time::Duration;
@@ -61,7 +62,12 @@ async fn expire<C: ConnectionLike>(
 impl<C: NodeConn> RungSteps for SetnxExpire<C> {
     const RUNG: &'static Rung = &RUNG;
 
-    async fn attempt(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+    async fn attempt(
+        &self,
+        resource: &str,
+        owner: &Owner,
+        _unsettled: &Unsettled,
+    ) -> Result<Option<Lease>, LockError> {
         let started = self.ctx.clock.monotonic();
         let mut conn = self.conn.clone();
         if !common::setnx(&mut conn, resource, "1").await? {
