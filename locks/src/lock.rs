@@ -17,7 +17,9 @@ pub trait Lock: Send + Sync {
     fn rung(&self) -> &'static Rung;
 
     /// Acquires `resource` for `owner`, waiting (by the configured
-    /// [`WaitStrategy`], within [`LockConfig::max_wait`]) while others hold it.
+    /// [`WaitStrategy`], within [`LockConfig::max_wait`]) while others hold
+    /// it, and trying again while Redis is down or does not answer (see
+    /// [`retry_acquire`]).
     fn acquire<'a>(
         &'a self,
         resource: &'a str,
@@ -94,7 +96,8 @@ impl WaitStrategy {
 pub struct LockConfig {
     /// The lease's time to live on the server.
     pub ttl: Duration,
-    /// How long an acquire keeps trying before it gives up.
+    /// How long an acquire keeps trying before it gives up, whether the
+    /// lock was taken or Redis did not answer.
     pub max_wait: Duration,
     /// How it waits between attempts.
     pub wait: WaitStrategy,

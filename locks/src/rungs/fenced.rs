@@ -2,7 +2,10 @@
 //! token. One acquire script does `SET key token NX PX ttl` and, only if
 //! that set the key, `INCR <key>:fence`, returning the counter with the
 //! grant ([`Lease::fence`]). Release is the owner-checked script of
-//! `lua-release`.
+//! `lua-release`. After an attempt whose reply was lost, the acquire sends
+//! the same token again and, if the key is taken, recognises its own lost
+//! grant as `lua-release` does, with a script that also returns that
+//! grant's fencing token.
 //!
 //! # Fixes
 //! The guarded resource rejects writes whose token is lower than one it

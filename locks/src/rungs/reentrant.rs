@@ -14,6 +14,13 @@
 //! The lease can still expire while the holder works: a critical section
 //! longer than the TTL lets a second owner in.
 //!
+//! An acquire tries again through errors and timeouts, and a retry after a
+//! lost reply cannot tell its own lost grant from a re-entry: the script
+//! finds the owner's field the lost one created and counts up once more.
+//! The holder then gets a hold count one too high (its lease's `depth`
+//! says so), and the key outlives its outermost release by up to one TTL;
+//! the lock only waits, it never lets two owners in.
+//!
 //! # Shown by
 //! `scenarios/long-critical-section.toml`: two holders.
 

@@ -1,6 +1,13 @@
 //! Rung 4, `set-nx-px`: `SET key token NX PX ttl` with a random token;
 //! release by a plain `DEL key`.
 //!
+//! After an attempt whose reply was lost, the acquire sends the same token
+//! again and, if the key is taken, asks the owner-checked extend script
+//! whether it holds that token: if so, the lost `SET` landed and is this
+//! acquire's grant, re-armed for a whole TTL
+//! ([`attempt_set_nx_px`](common::attempt_set_nx_px); the same for
+//! `get-check-del` and `lua-release`).
+//!
 //! # Fixes
 //! The lock no longer trusts client clocks: only the server's TTL ends it,
 //! and nobody deletes a lock because it looks old.

@@ -16,6 +16,11 @@
 //! like the same owner to the release. A nested acquire by the holder waits
 //! for its own lock (or, once it judges its own lock stale, deletes it).
 //!
+//! For the same reason an acquire that tries again after a lost reply does
+//! not claim a key that shows its own earlier timestamp (another client
+//! may have written the same millisecond): it waits for its own key like
+//! anyone else's, until the TTL or its stale check removes it.
+//!
 //! # Shown by
 //! `scenarios/client-clock-skew.toml`: a waiter whose clock is ahead by
 //! more than the TTL deletes the holder's lock and enters beside it.

@@ -12,6 +12,12 @@
 //! (it never answers `NotHeld`), and a nested acquire by the holder waits
 //! for its own lock.
 //!
+//! For the same reason a lost reply is fatal. An acquire tries again
+//! through errors and timeouts, but a `SETNX` whose reply never came may
+//! have created the key, and the retry cannot recognise that key as its
+//! own: it waits for it like everyone else, for ever, and the acquire ends
+//! after its wait with the last error (outcome unknown).
+//!
 //! # Shown by
 //! `scenarios/crash-in-critical-section.toml`: the holder crashes after
 //! acquiring; no one acquires again.

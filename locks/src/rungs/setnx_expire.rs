@@ -12,6 +12,11 @@
 //! lock is never free again. The release is still a blind `DEL` (never
 //! `NotHeld`), and a nested acquire by the holder waits for its own lock.
 //!
+//! A lost reply does the same: the acquire tries again through errors and
+//! timeouts, but a `SETNX` (or `EXPIRE`) whose reply never came may have
+//! left the key, maybe without a TTL, and the value `1` does not let the
+//! retry recognise it as its own; it waits for it like everyone else.
+//!
 //! # Shown by
 //! `scenarios/crash-between-setnx-and-expire.toml`: crash at `acquire-mid`
 //! → deadlock.
