@@ -61,4 +61,61 @@ impl LockError {
     pub fn outcome_unknown(&self) -> bool {
         matches!(self, LockError::Redis(_))
     }
+
+    /// Whether the same request may succeed later: a connection refused,
+    /// broken or timed out, or a server that says to wait (`LOADING`,
+    /// `MASTERDOWN`, `TRYAGAIN`, `READONLY` after a failover, ...). An
+    /// acquire goes on trying through these until its wait budget is spent.
+    /// The redis crate's own retry advice decides, so that an answer that
+    /// can never change (a wrong type, a script error, a reply of the wrong
+    /// shape) still ends the acquire at once.
+    pub fn transient(&self) -> bool {
+        match self {
+            LockError::Redis(e) => !matches!(e.retry_method(), redis::RetryMethod::NoRetry),
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io;
+
+    fn io_error(kind: io::ErrorKind) -> LockError {
+        LockError::Redis(redis::RedisError::from(io::Error::new(kind, "test")))
+    }
+
+    #[test]
+    fn connection_failures_and_timeouts_are_transient_and_their_outcome_unknown() {
+        for kind in [
+            io::ErrorKind::ConnectionRefused,
+            io::ErrorKind::ConnectionReset,
+            io::ErrorKind::BrokenPipe,
+            io::ErrorKind::TimedOut,
+            io::ErrorKind::UnexpectedEof,
+        ] {
+            let err = io_error(kind);
+            assert!(err.transient(), "{kind:?}");
+            assert!(err.outcome_unknown(), "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn answers_that_cannot_change_are_not_transient() {
+        let wrong_type = LockError::Redis(redis::RedisError::from((
+            redis::ErrorKind::UnexpectedReturnType,
+            "not an integer",
+        )));
+        assert!(!wrong_type.transient());
+        let protocol = LockError::Protocol {
+            command: "x",
+            reply: "y".into(),
+        };
+        assert!(!protocol.transient());
+        let not_held = LockError::NotHeld {
+            resource: "k".into(),
+        };
+        assert!(!not_held.transient());
+    }
 }

@@ -63,6 +63,6 @@ pub use error::LockError;
 pub use fault::{FaultHook, FaultPoint, NoFaults};
 pub use ladder::{LADDER, Rung, UnknownRung, build, excluding, ids, rung};
 pub use lease::{Lease, Owner};
-pub use lock::{Lock, LockConfig, LockContext, WaitStrategy, retry_acquire};
+pub use lock::{Lock, LockConfig, LockContext, Unsettled, WaitStrategy, retry_acquire};
 pub use notify::ReleaseNotifier;
 pub use token::TokenSource;

@@ -17,7 +17,9 @@ pub trait Lock: Send + Sync {
     fn rung(&self) -> &'static Rung;
 
     /// Acquires `resource` for `owner`, waiting (by the configured
-    /// [`WaitStrategy`], within [`LockConfig::max_wait`]) while others hold it.
+    /// [`WaitStrategy`], within [`LockConfig::max_wait`]) while others hold
+    /// it, and trying again while Redis is down or does not answer (see
+    /// [`retry_acquire`]).
     fn acquire<'a>(
         &'a self,
         resource: &'a str,
@@ -94,7 +96,8 @@ impl WaitStrategy {
 pub struct LockConfig {
     /// The lease's time to live on the server.
     pub ttl: Duration,
-    /// How long an acquire keeps trying before it gives up.
+    /// How long an acquire keeps trying before it gives up, whether the
+    /// lock was taken or Redis did not answer.
     pub max_wait: Duration,
     /// How it waits between attempts.
     pub wait: WaitStrategy,
@@ -184,10 +187,18 @@ impl std::fmt::Debug for LockContext {
 }
 
 /// The retry loop shared by every rung: calls `attempt` until it yields a
-/// lease, an error, or the wait budget (time and attempts) is spent.
+/// lease, an error that ends the acquire, or the wait budget (time and
+/// attempts) is spent.
 ///
 /// `attempt` returns `Ok(Some(lease))` when acquired, `Ok(None)` when the
-/// lock is taken by someone else (try again), `Err` to stop.
+/// lock is taken by someone else (try again), `Err` when it could not tell.
+/// A [transient](LockError::transient) error (Redis down, a connection
+/// refused, broken or timed out) is tried through like a taken lock, so a
+/// client that starts during an outage gets the lock once the server is
+/// back; any other error ends the acquire at once. When the budget runs
+/// out after such an error, the acquire ends with the last one, not with
+/// [`LockError::NotAcquired`]: an attempt that got no answer may have set
+/// the key, so whether this client holds it is unknown.
 pub async fn retry_acquire<F, Fut>(
     ctx: &LockContext,
     config: &LockConfig,
@@ -201,27 +212,30 @@ where
     if let (WaitStrategy::Notify { fallback }, Some(notifier)) = (config.wait, &ctx.notifier) {
         return acquire_notified(ctx, config, notifier, fallback, resource, attempt).await;
     }
-    let budget = WaitBudget::start(ctx, config, resource);
-    let mut attempts = 0u32;
+    let mut budget = WaitBudget::start(ctx, config, resource);
     loop {
-        attempts += 1;
-        if let Some(lease) = attempt().await? {
+        if let Some(lease) = budget.attempt(attempt()).await? {
             return Ok(lease);
         }
-        let left = budget.left(attempts)?;
-        let pause = config.wait.pause(attempts, &ctx.tokens).min(left);
+        let left = budget.left()?;
+        let pause = config.wait.pause(budget.attempts, &ctx.tokens).min(left);
         ctx.clock.sleep(pause).await;
     }
 }
 
 /// An acquire's wait budget: [`LockConfig::max_wait`] by the client's
-/// monotonic clock, and [`LockConfig::max_attempts`].
+/// monotonic clock, and [`LockConfig::max_attempts`]; and what its
+/// attempts so far have shown.
 pub(crate) struct WaitBudget<'a> {
     ctx: &'a LockContext,
     config: &'a LockConfig,
     resource: &'a str,
     started: Duration,
     max_attempts: u32,
+    /// Attempts made so far.
+    pub(crate) attempts: u32,
+    /// The last transient error an attempt met, if any did.
+    last_error: Option<LockError>,
 }
 
 impl<'a> WaitBudget<'a> {
@@ -233,21 +247,206 @@ impl<'a> WaitBudget<'a> {
             resource,
             started: ctx.clock.monotonic(),
             max_attempts: config.max_attempts(),
+            attempts: 0,
+            last_error: None,
         }
     }
 
-    /// The time left after `attempts` attempts, or the
-    /// [`LockError::NotAcquired`] that ends the acquire once time or
-    /// attempts are spent.
-    pub(crate) fn left(&self, attempts: u32) -> Result<Duration, LockError> {
+    /// Makes one attempt and counts it: the lease when granted, `None`
+    /// to try again (the lock is taken, or the attempt met a
+    /// [transient](LockError::transient) error, which is kept), `Err` when
+    /// the error ends the acquire.
+    pub(crate) async fn attempt(
+        &mut self,
+        attempt: impl Future<Output = Result<Option<Lease>, LockError>>,
+    ) -> Result<Option<Lease>, LockError> {
+        self.attempts += 1;
+        match attempt.await {
+            Err(e) if e.transient() => {
+                self.last_error = Some(e);
+                Ok(None)
+            }
+            other => other,
+        }
+    }
+
+    /// The time left, or the error that ends the acquire once time or
+    /// attempts are spent: the last transient error if an attempt met one
+    /// (its outcome is unknown), else [`LockError::NotAcquired`].
+    pub(crate) fn left(&mut self) -> Result<Duration, LockError> {
         let waited = self.ctx.clock.monotonic().saturating_sub(self.started);
-        if waited >= self.config.max_wait || attempts >= self.max_attempts {
-            return Err(LockError::NotAcquired {
+        if waited >= self.config.max_wait || self.attempts >= self.max_attempts {
+            return Err(self.last_error.take().unwrap_or(LockError::NotAcquired {
                 resource: self.resource.to_string(),
                 waited,
-                attempts,
-            });
+                attempts: self.attempts,
+            }));
         }
         Ok(self.config.max_wait - waited)
+    }
+}
+
+/// What one acquire carries from attempt to attempt: the token of an
+/// attempt whose outcome is unknown (its `SET` may have landed although no
+/// answer came).
+///
+/// The rungs whose token is random (`set-nx-px`, `get-check-del`,
+/// `lua-release`, `fenced`) send that same token again in every later
+/// attempt of the acquire, and when the key is taken, ask (with one
+/// owner-checked script) whether it holds their token, re-arming its TTL if
+/// so: the lost `SET` is then recognised as their own grant instead of a
+/// stranger's lock to wait out. The other rungs cannot tell their own key
+/// from another's and ignore it (see their docs).
+#[derive(Debug, Default)]
+pub struct Unsettled {
+    token: std::sync::Mutex<Option<String>>,
+}
+
+impl Unsettled {
+    /// The token the next attempt sends, and whether it is one an earlier
+    /// attempt already sent without an answer (then a taken key may be its
+    /// own). A fresh token is drawn only when no attempt is unsettled, so
+    /// an acquire that meets no error draws exactly as before.
+    pub fn token(&self, ctx: &LockContext) -> (String, bool) {
+        match self.lock().clone() {
+            Some(token) => (token, true),
+            None => (ctx.tokens.token(), false),
+        }
+    }
+
+    /// Keeps `token` for the later attempts when its attempt ended in an
+    /// error whose outcome is unknown. Once kept it stays for the rest of
+    /// the acquire: a `SET` still in flight may land at any later time.
+    pub fn note<T>(&self, token: &str, result: &Result<T, LockError>) {
+        if let Err(e) = result
+            && e.outcome_unknown()
+        {
+            *self.lock() = Some(token.to_string());
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<String>> {
+        self.token.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::SystemClock;
+    use std::cell::Cell;
+
+    fn ctx() -> LockContext {
+        LockContext::new(Arc::new(SystemClock::new()), 1)
+    }
+
+    fn config(max_wait_ms: u64) -> LockConfig {
+        LockConfig {
+            max_wait: Duration::from_millis(max_wait_ms),
+            wait: WaitStrategy::Fixed {
+                interval: Duration::from_millis(1),
+            },
+            ..LockConfig::default()
+        }
+    }
+
+    fn refused() -> LockError {
+        LockError::Redis(redis::RedisError::from(std::io::Error::new(
+            std::io::ErrorKind::ConnectionRefused,
+            "redis is down",
+        )))
+    }
+
+    fn lease() -> Lease {
+        Lease::new("k", "t".into(), &Owner::new("c", 1), Duration::ZERO)
+    }
+
+    #[tokio::test]
+    async fn an_acquire_tries_through_transient_errors_until_it_is_granted() {
+        let tries = Cell::new(0);
+        let got = retry_acquire(&ctx(), &config(1_000), "k", || {
+            tries.set(tries.get() + 1);
+            let n = tries.get();
+            async move {
+                if n < 4 {
+                    Err(refused())
+                } else {
+                    Ok(Some(lease()))
+                }
+            }
+        })
+        .await;
+        assert!(got.is_ok(), "{got:?}");
+        assert_eq!(tries.get(), 4);
+    }
+
+    #[tokio::test]
+    async fn an_acquire_that_meets_only_errors_ends_after_max_wait_with_the_last_one() {
+        let started = std::time::Instant::now();
+        let tries = Cell::new(0);
+        let got = retry_acquire(&ctx(), &config(30), "k", || {
+            tries.set(tries.get() + 1);
+            async { Err(refused()) }
+        })
+        .await;
+        assert!(started.elapsed() >= Duration::from_millis(30));
+        assert!(tries.get() > 1);
+        let err = got.expect_err("never granted");
+        assert!(err.outcome_unknown() && err.transient(), "{err:?}");
+    }
+
+    #[tokio::test]
+    async fn an_error_before_a_wait_that_runs_out_leaves_the_outcome_unknown() {
+        // The first attempt got no answer (its SET may have landed), the
+        // others found the lock taken: the acquire cannot say "not
+        // acquired" for sure.
+        let tries = Cell::new(0);
+        let got = retry_acquire(&ctx(), &config(20), "k", || {
+            tries.set(tries.get() + 1);
+            let first = tries.get() == 1;
+            async move { if first { Err(refused()) } else { Ok(None) } }
+        })
+        .await;
+        assert!(got.expect_err("taken").outcome_unknown());
+    }
+
+    #[tokio::test]
+    async fn an_error_that_cannot_change_ends_the_acquire_at_once() {
+        let tries = Cell::new(0);
+        let got = retry_acquire(&ctx(), &config(1_000), "k", || {
+            tries.set(tries.get() + 1);
+            async {
+                Err(LockError::Protocol {
+                    command: "script",
+                    reply: "?".into(),
+                })
+            }
+        })
+        .await;
+        assert!(matches!(got, Err(LockError::Protocol { .. })), "{got:?}");
+        assert_eq!(tries.get(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_lock_that_stays_taken_without_errors_is_not_acquired() {
+        let got = retry_acquire(&ctx(), &config(10), "k", || async { Ok(None) }).await;
+        assert!(matches!(got, Err(LockError::NotAcquired { .. })), "{got:?}");
+    }
+
+    #[test]
+    fn an_unanswered_token_is_sent_again_and_a_fresh_one_drawn_otherwise() {
+        let ctx = ctx();
+        let unsettled = Unsettled::default();
+        let (first, resent) = unsettled.token(&ctx);
+        assert!(!resent);
+        unsettled.note(&first, &Ok::<_, LockError>(false));
+        let (second, resent) = unsettled.token(&ctx);
+        assert!(!resent);
+        assert_ne!(first, second, "a definite answer settles the attempt");
+        unsettled.note(&second, &Err::<bool, _>(refused()));
+        assert_eq!(unsettled.token(&ctx), (second.clone(), true));
+        // Kept for the rest of the acquire, whatever later attempts hear.
+        unsettled.note(&second, &Ok::<_, LockError>(false));
+        assert_eq!(unsettled.token(&ctx), (second, true));
     }
 }

@@ -22,7 +22,10 @@
 //! 3. Everything degrades to polling every `fallback`: no notifier in the
 //!    context (the simulator), a rung whose release does not publish, a lost
 //!    message, a broken subscriber connection, a holder that died (its key
-//!    expires by its TTL and nobody publishes). Queued tasks also try every
+//!    expires by its TTL and nobody publishes), Redis down (an attempt that
+//!    meets a connection error or a timeout is tried again after
+//!    `fallback`, within the wait budget, as in
+//!    [`retry_acquire`](crate::retry_acquire)). Queued tasks also try every
 //!    `fallback`, so a holder re-entering its own reentrant lock is not stuck
 //!    behind a waiter who waits for that very holder.
 //!
@@ -306,9 +309,8 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<Option<Lease>, LockError>>,
 {
-    let budget = WaitBudget::start(ctx, config, resource);
+    let mut budget = WaitBudget::start(ctx, config, resource);
     let fallback = fallback.max(Duration::from_micros(100));
-    let mut attempts = 0u32;
     let interest = notifier.interest(resource);
 
     // 1. Queue behind this client's other waiters, if there are any.
@@ -318,12 +320,11 @@ where
         Err(_) => {
             let mut queued = std::pin::pin!(gate.lock_owned());
             loop {
-                let pause = fallback.min(budget.left(attempts)?);
+                let pause = fallback.min(budget.left()?);
                 tokio::select! {
                     turn = &mut queued => break turn,
                     () = ctx.clock.sleep(pause) => {
-                        attempts += 1;
-                        if let Some(lease) = attempt().await? {
+                        if let Some(lease) = budget.attempt(attempt()).await? {
                             return Ok(lease);
                         }
                     }
@@ -334,13 +335,15 @@ where
 
     // 2. At the head of the queue: try; subscribe; wait for a release.
     // `subscribed`: whether this task has made sure of the subscription.
+    // An attempt that meets a transient error is tried again after
+    // `fallback` like a taken lock (no release message will say when Redis
+    // is back).
     let mut subscribed = false;
     loop {
-        attempts += 1;
-        if let Some(lease) = attempt().await? {
+        if let Some(lease) = budget.attempt(attempt()).await? {
             return Ok(lease);
         }
-        let pause = fallback.min(budget.left(attempts)?);
+        let pause = fallback.min(budget.left()?);
         if !subscribed {
             subscribed = true;
             match interest.inner.sync(resource).await {

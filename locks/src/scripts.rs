@@ -20,6 +20,9 @@ pub const REENTRANT_RELEASE_LUA: &str = include_str!("lua/reentrant_release.lua"
 pub const REENTRANT_RENEW_LUA: &str = include_str!("lua/reentrant_renew.lua");
 /// Source of the acquire that also hands out a fencing token (`fenced`).
 pub const FENCED_ACQUIRE_LUA: &str = include_str!("lua/fenced_acquire.lua");
+/// Source of the check by which a `fenced` acquire recognises a grant whose
+/// reply was lost.
+pub const FENCED_RECLAIM_LUA: &str = include_str!("lua/fenced_reclaim.lua");
 
 /// Source of the owner-checked release that also publishes on the lock's
 /// release channel (the [`WaitStrategy::Notify`](crate::WaitStrategy::Notify)
@@ -47,6 +50,8 @@ pub static REENTRANT_RELEASE: LazyLock<Script> =
 pub static REENTRANT_RENEW: LazyLock<Script> = LazyLock::new(|| Script::new(REENTRANT_RENEW_LUA));
 /// Fenced acquire: the new fencing token, or nil.
 pub static FENCED_ACQUIRE: LazyLock<Script> = LazyLock::new(|| Script::new(FENCED_ACQUIRE_LUA));
+/// Fenced reclaim: the fencing token of my lost grant (TTL re-armed), or nil.
+pub static FENCED_RECLAIM: LazyLock<Script> = LazyLock::new(|| Script::new(FENCED_RECLAIM_LUA));
 
 /// Every script of the ladder, by name, for conformance tests and docs.
 pub fn all() -> Vec<(&'static str, &'static str)> {
@@ -57,5 +62,6 @@ pub fn all() -> Vec<(&'static str, &'static str)> {
         ("reentrant_release", REENTRANT_RELEASE_LUA),
         ("reentrant_renew", REENTRANT_RENEW_LUA),
         ("fenced_acquire", FENCED_ACQUIRE_LUA),
+        ("fenced_reclaim", FENCED_RECLAIM_LUA),
     ]
 }

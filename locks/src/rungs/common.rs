@@ -7,7 +7,7 @@ use crate::error::LockError;
 use crate::fault::FaultPoint;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
-use crate::lock::{Lock, LockConfig, LockContext, retry_acquire};
+use crate::lock::{Lock, LockConfig, LockContext, Unsettled, retry_acquire};
 use crate::scripts;
 use redis::aio::ConnectionLike;
 use std::time::Duration;
@@ -59,7 +59,7 @@ impl<C, const NUMBER: u8> Configured for OneNode<C, NUMBER> {
 /// every rung that retries, and follows from these steps:
 ///
 /// - `acquire` retries [`attempt`](Self::attempt) by the wait strategy
-///   ([`retry_acquire`]), hands the lease to
+///   ([`retry_acquire`]), through transient errors too, hands the lease to
 ///   [`start_holding`](Self::start_holding), then passes `after-acquire`;
 /// - `release` and `extend` are [`release`](Self::release) and
 ///   [`extend`](Self::extend);
@@ -70,13 +70,18 @@ pub trait RungSteps: Configured + Send + Sync {
     const RUNG: &'static Rung;
 
     /// One try at the lock: `Some(lease)` when granted, `None` when it is
-    /// taken (the retry loop tries again). An attempt of one command or
-    /// script has no `acquire-mid` point: a fault aimed there lands at
-    /// `after-acquire`.
+    /// taken (the retry loop tries again), `Err` when Redis did not answer
+    /// (the retry loop tries again while the error is
+    /// [transient](LockError::transient)). `unsettled` is what the
+    /// acquire's earlier attempts left unknown: a rung that can recognise
+    /// its own key sends the same token again (see [`Unsettled`]). An
+    /// attempt of one command or script has no `acquire-mid` point: a fault
+    /// aimed there lands at `after-acquire`.
     fn attempt(
         &self,
         resource: &str,
         owner: &Owner,
+        unsettled: &Unsettled,
     ) -> impl Future<Output = Result<Option<Lease>, LockError>> + Send;
 
     /// What the rung does as soon as an acquire is granted, before
@@ -111,8 +116,9 @@ impl<R: RungSteps> Lock for R {
         owner: &'a Owner,
     ) -> BoxFuture<'a, Result<Lease, LockError>> {
         Box::pin(async move {
+            let unsettled = Unsettled::default();
             let mut lease = retry_acquire(self.ctx(), self.config(), resource, || {
-                self.attempt(resource, owner)
+                self.attempt(resource, owner, &unsettled)
             })
             .await?;
             self.start_holding(&mut lease);
@@ -165,18 +171,35 @@ pub async fn between_release_points<T>(
 
 /// One attempt of the lease that `set-nx-px`, `get-check-del` and
 /// `lua-release` share: `SET key token NX PX ttl` with a fresh random token.
+///
+/// After an attempt of this acquire got no answer, the same token is sent
+/// again, and if the key is taken, the owner-checked extend script asks
+/// whether it holds that token: if so, the lost `SET` landed, and the key,
+/// re-armed for a whole TTL from now, is this acquire's grant. Re-arming
+/// matters: the key's first TTL began when the lost `SET` landed, and a
+/// holder that trusted what is left of it would start with less lease than
+/// any other. Without this, the acquire would wait for its own key to
+/// expire, and take a lease it does not know it has for a stranger's.
 pub async fn attempt_set_nx_px<C: NodeConn>(
     conn: &C,
     ctx: &LockContext,
     config: &LockConfig,
     resource: &str,
     owner: &Owner,
+    unsettled: &Unsettled,
 ) -> Result<Option<Lease>, LockError> {
-    let token = ctx.tokens.token();
+    let (token, resent) = unsettled.token(ctx);
     let started = ctx.clock.monotonic();
     let mut conn = conn.clone();
-    let granted = set_nx_px(&mut conn, resource, &token, config.ttl).await?;
-    Ok(granted.then(|| Lease::new(resource, token, owner, started)))
+    let granted = async {
+        if set_nx_px(&mut conn, resource, &token, config.ttl).await? {
+            return Ok(true);
+        }
+        Ok(resent && extend_script(&mut conn, resource, &token, config.ttl).await? == 1)
+    }
+    .await;
+    unsettled.note(&token, &granted);
+    Ok(granted?.then(|| Lease::new(resource, token, owner, started)))
 }
 
 /// The blind release of the rungs that do not look at the owner: one plain

@@ -2,7 +2,10 @@
 //! token. One acquire script does `SET key token NX PX ttl` and, only if
 //! that set the key, `INCR <key>:fence`, returning the counter with the
 //! grant ([`Lease::fence`]). Release is the owner-checked script of
-//! `lua-release`.
+//! `lua-release`. After an attempt whose reply was lost, the acquire sends
+//! the same token again and, if the key is taken, recognises its own lost
+//! grant as `lua-release` does, with a script that also returns that
+//! grant's fencing token.
 //!
 //! # Fixes
 //! The guarded resource rejects writes whose token is lower than one it
@@ -35,6 +38,7 @@
 use crate::error::LockError;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
+use crate::lock::Unsettled;
 use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
 use crate::scripts;
 
@@ -66,18 +70,43 @@ pub type Fenced<C> = OneNode<C, { RUNG.number }>;
 impl<C: NodeConn> RungSteps for Fenced<C> {
     const RUNG: &'static Rung = &RUNG;
 
-    async fn attempt(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
-        let token = self.ctx.tokens.token();
+    // As `lua-release` after an attempt that got no answer: the same token
+    // again, and a taken key recognised as this acquire's own lost grant,
+    // re-armed, by one script that also reads that grant's fencing token
+    // (atomically: a token read later could be the next holder's).
+    async fn attempt(
+        &self,
+        resource: &str,
+        owner: &Owner,
+        unsettled: &Unsettled,
+    ) -> Result<Option<Lease>, LockError> {
+        let (token, resent) = unsettled.token(&self.ctx);
         let started = self.ctx.clock.monotonic();
         let mut conn = self.conn.clone();
-        let fence: Option<u64> = scripts::FENCED_ACQUIRE
-            .key(resource)
-            .key(fence_key(resource))
-            .arg(&token)
-            .arg(common::ttl_ms(self.config.ttl))
-            .invoke_async(&mut conn)
-            .await?;
-        Ok(fence.map(|fence| {
+        let ttl_ms = common::ttl_ms(self.config.ttl);
+        let fence = async {
+            let granted: Option<u64> = scripts::FENCED_ACQUIRE
+                .key(resource)
+                .key(fence_key(resource))
+                .arg(&token)
+                .arg(ttl_ms)
+                .invoke_async(&mut conn)
+                .await?;
+            if granted.is_some() || !resent {
+                return Ok(granted);
+            }
+            let reclaimed: Option<u64> = scripts::FENCED_RECLAIM
+                .key(resource)
+                .key(fence_key(resource))
+                .arg(&token)
+                .arg(ttl_ms)
+                .invoke_async(&mut conn)
+                .await?;
+            Ok::<_, LockError>(reclaimed)
+        }
+        .await;
+        unsettled.note(&token, &fence);
+        Ok(fence?.map(|fence| {
             let mut lease = Lease::new(resource, token, owner, started);
             lease.fence = Some(fence);
             lease

@@ -32,7 +32,7 @@
 use crate::error::LockError;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
-use crate::lock::{LockConfig, LockContext};
+use crate::lock::{LockConfig, LockContext, Unsettled};
 use crate::rungs::common::{self, Configured, NodeConn, RungSteps};
 use std::time::Duration;
 
@@ -130,8 +130,15 @@ impl<C: NodeConn> RungSteps for Redlock<C> {
     const RUNG: &'static Rung = &RUNG;
 
     // One concurrent round of single commands: `acquire-mid` lands at
-    // `after-acquire`.
-    async fn attempt(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+    // `after-acquire`. A round never fails: a master's error is a missing
+    // vote, and a failed round is undone on every master (answered or
+    // not), so no token is left unsettled and each round draws a fresh one.
+    async fn attempt(
+        &self,
+        resource: &str,
+        owner: &Owner,
+        _unsettled: &Unsettled,
+    ) -> Result<Option<Lease>, LockError> {
         let token = self.ctx.tokens.token();
         let ttl = self.config.ttl;
         let started = self.ctx.clock.monotonic();

@@ -14,12 +14,20 @@
 //! The lease can still expire while the holder works: a critical section
 //! longer than the TTL lets a second owner in.
 //!
+//! An acquire tries again through errors and timeouts, and a retry after a
+//! lost reply cannot tell its own lost grant from a re-entry: the script
+//! finds the owner's field the lost one created and counts up once more.
+//! The holder then gets a hold count one too high (its lease's `depth`
+//! says so), and the key outlives its outermost release by up to one TTL;
+//! the lock only waits, it never lets two owners in.
+//!
 //! # Shown by
 //! `scenarios/long-critical-section.toml`: two holders.
 
 use crate::error::LockError;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
+use crate::lock::Unsettled;
 use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
 use crate::scripts;
 use redis::aio::ConnectionLike;
@@ -127,7 +135,12 @@ impl<C: NodeConn> Reentrant<C> {
 impl<C: NodeConn> RungSteps for Reentrant<C> {
     const RUNG: &'static Rung = &RUNG;
 
-    async fn attempt(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+    async fn attempt(
+        &self,
+        resource: &str,
+        owner: &Owner,
+        _unsettled: &Unsettled,
+    ) -> Result<Option<Lease>, LockError> {
         let field = owner.field();
         let started = self.ctx.clock.monotonic();
         let mut conn = self.conn.clone();

@@ -1,6 +1,13 @@
 //! Rung 4, `set-nx-px`: `SET key token NX PX ttl` with a random token;
 //! release by a plain `DEL key`.
 //!
+//! After an attempt whose reply was lost, the acquire sends the same token
+//! again and, if the key is taken, asks the owner-checked extend script
+//! whether it holds that token: if so, the lost `SET` landed and is this
+//! acquire's grant, re-armed for a whole TTL
+//! ([`attempt_set_nx_px`](common::attempt_set_nx_px); the same for
+//! `get-check-del` and `lua-release`).
+//!
 //! # Fixes
 //! The lock no longer trusts client clocks: only the server's TTL ends it,
 //! and nobody deletes a lock because it looks old.
@@ -19,6 +26,7 @@
 use crate::error::LockError;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
+use crate::lock::Unsettled;
 use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
 
 /// Ladder metadata of `set-nx-px`.
@@ -39,8 +47,21 @@ pub type SetNxPx<C> = OneNode<C, { RUNG.number }>;
 impl<C: NodeConn> RungSteps for SetNxPx<C> {
     const RUNG: &'static Rung = &RUNG;
 
-    async fn attempt(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
-        common::attempt_set_nx_px(&self.conn, &self.ctx, &self.config, resource, owner).await
+    async fn attempt(
+        &self,
+        resource: &str,
+        owner: &Owner,
+        unsettled: &Unsettled,
+    ) -> Result<Option<Lease>, LockError> {
+        common::attempt_set_nx_px(
+            &self.conn,
+            &self.ctx,
+            &self.config,
+            resource,
+            owner,
+            unsettled,
+        )
+        .await
     }
 
     async fn release(&self, lease: &Lease) -> Result<(), LockError> {

@@ -16,6 +16,11 @@
 //! like the same owner to the release. A nested acquire by the holder waits
 //! for its own lock (or, once it judges its own lock stale, deletes it).
 //!
+//! For the same reason an acquire that tries again after a lost reply does
+//! not claim a key that shows its own earlier timestamp (another client
+//! may have written the same millisecond): it waits for its own key like
+//! anyone else's, until the TTL or its stale check removes it.
+//!
 //! # Shown by
 //! `scenarios/client-clock-skew.toml`: a waiter whose clock is ahead by
 //! more than the TTL deletes the holder's lock and enters beside it.
@@ -24,6 +29,7 @@ use crate::error::LockError;
 use crate::fault::FaultPoint;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
+use crate::lock::Unsettled;
 use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
 
 /// Ladder metadata of `set-timestamp`.
@@ -64,7 +70,12 @@ impl<C: NodeConn> RungSteps for SetTimestamp<C> {
 
     // The plain path is one command; `acquire-mid` exists only on the
     // stale-lock path (between the stale check and the DEL).
-    async fn attempt(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+    async fn attempt(
+        &self,
+        resource: &str,
+        owner: &Owner,
+        _unsettled: &Unsettled,
+    ) -> Result<Option<Lease>, LockError> {
         let mut conn = self.conn.clone();
         if let Some(lease) = self.try_set(&mut conn, resource, owner).await? {
             return Ok(Some(lease));

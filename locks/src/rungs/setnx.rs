@@ -12,6 +12,12 @@
 //! (it never answers `NotHeld`), and a nested acquire by the holder waits
 //! for its own lock.
 //!
+//! For the same reason a lost reply is fatal. An acquire tries again
+//! through errors and timeouts, but a `SETNX` whose reply never came may
+//! have created the key, and the retry cannot recognise that key as its
+//! own: it waits for it like everyone else, for ever, and the acquire ends
+//! after its wait with the last error (outcome unknown).
+//!
 //! # Shown by
 //! `scenarios/crash-in-critical-section.toml`: the holder crashes after
 //! acquiring; no one acquires again.
@@ -19,6 +25,7 @@
 use crate::error::LockError;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
+use crate::lock::Unsettled;
 use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
 
 /// Ladder metadata of `setnx`.
@@ -40,7 +47,12 @@ pub type Setnx<C> = OneNode<C, { RUNG.number }>;
 impl<C: NodeConn> RungSteps for Setnx<C> {
     const RUNG: &'static Rung = &RUNG;
 
-    async fn attempt(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+    async fn attempt(
+        &self,
+        resource: &str,
+        owner: &Owner,
+        _unsettled: &Unsettled,
+    ) -> Result<Option<Lease>, LockError> {
         let started = self.ctx.clock.monotonic();
         let mut conn = self.conn.clone();
         let created = common::setnx(&mut conn, resource, "1").await?;

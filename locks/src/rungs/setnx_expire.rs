@@ -12,6 +12,11 @@
 //! lock is never free again. The release is still a blind `DEL` (never
 //! `NotHeld`), and a nested acquire by the holder waits for its own lock.
 //!
+//! A lost reply does the same: the acquire tries again through errors and
+//! timeouts, but a `SETNX` (or `EXPIRE`) whose reply never came may have
+//! left the key, maybe without a TTL, and the value `1` does not let the
+//! retry recognise it as its own; it waits for it like everyone else.
+//!
 //! # Shown by
 //! `scenarios/crash-between-setnx-and-expire.toml`: crash at `acquire-mid`
 //! → deadlock.
@@ -20,6 +25,7 @@ use crate::error::LockError;
 use crate::fault::FaultPoint;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
+use crate::lock::Unsettled;
 use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
 use redis::aio::ConnectionLike;
 use std::time::Duration;
@@ -61,7 +67,12 @@ async fn expire<C: ConnectionLike>(
 impl<C: NodeConn> RungSteps for SetnxExpire<C> {
     const RUNG: &'static Rung = &RUNG;
 
-    async fn attempt(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+    async fn attempt(
+        &self,
+        resource: &str,
+        owner: &Owner,
+        _unsettled: &Unsettled,
+    ) -> Result<Option<Lease>, LockError> {
         let started = self.ctx.clock.monotonic();
         let mut conn = self.conn.clone();
         if !common::setnx(&mut conn, resource, "1").await? {

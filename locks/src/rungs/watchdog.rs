@@ -30,7 +30,7 @@ use crate::clock::Clock;
 use crate::error::LockError;
 use crate::ladder::Rung;
 use crate::lease::{Lease, LostFlag, Owner};
-use crate::lock::{LockConfig, LockContext};
+use crate::lock::{LockConfig, LockContext, Unsettled};
 use crate::rungs::common::{self, Configured, NodeConn, RungSteps};
 use crate::rungs::reentrant::{Reentrant, renew_hash};
 use redis::aio::ConnectionLike;
@@ -207,8 +207,9 @@ impl<C: NodeConn> RungSteps for Watchdog<C> {
         &self,
         resource: &str,
         owner: &Owner,
+        unsettled: &Unsettled,
     ) -> impl Future<Output = Result<Option<Lease>, LockError>> + Send {
-        self.hash.attempt(resource, owner)
+        self.hash.attempt(resource, owner, unsettled)
     }
 
     /// The watchdog runs from the moment the lock is granted, as in
