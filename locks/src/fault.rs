@@ -1,7 +1,9 @@
 //! Named fault points: where in a rung's code a fault can be aimed.
 //!
-//! There are five points, the same for every rung, in the order a lock
-//! cycle passes them ([`FaultPoint::ALL`]). A rung calls
+//! There are six points, in the order a lock cycle passes them
+//! ([`FaultPoint::ALL`]); `acquire-reply` exists only in multi-node rungs,
+//! which pass it once per reply of their round, so that a fault can land
+//! between the replies of a quorum. A rung calls
 //! [`FaultHook::reached`] at each point its code really has; outside the
 //! simulator the hook is [`NoFaults`] and costs one virtual call. Inside the
 //! simulator the hook may pause the client there (the future completes
@@ -26,6 +28,9 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FaultPoint {
+    /// A multi-node acquire has received one more reply of its round (the
+    /// n-th time this point is passed in a cycle, n replies have come back).
+    AcquireReply,
     /// Between the commands of a two-command acquire (e.g. SETNX and EXPIRE).
     AcquireMid,
     /// The acquire has succeeded; the holder has not done anything yet.
@@ -40,7 +45,8 @@ pub enum FaultPoint {
 
 impl FaultPoint {
     /// Every point, in the order a lock cycle passes them.
-    pub const ALL: [FaultPoint; 5] = [
+    pub const ALL: [FaultPoint; 6] = [
+        FaultPoint::AcquireReply,
         FaultPoint::AcquireMid,
         FaultPoint::AfterAcquire,
         FaultPoint::BeforeWrite,
@@ -51,6 +57,7 @@ impl FaultPoint {
     /// The name used in scenario files and histories.
     pub fn name(self) -> &'static str {
         match self {
+            FaultPoint::AcquireReply => "acquire-reply",
             FaultPoint::AcquireMid => "acquire-mid",
             FaultPoint::AfterAcquire => "after-acquire",
             FaultPoint::BeforeWrite => "before-write",

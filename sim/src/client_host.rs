@@ -15,8 +15,8 @@ use crate::resource::{ResourceKind, Store};
 use crate::scenario::ClientGroup;
 use crate::workload::Client;
 use crate::world::Shared;
-use locks::{ConnConfig, LockConfig, LockContext, Owner, ReconnectingConnection};
-use std::collections::BTreeSet;
+use locks::{ConnConfig, FaultPoint, LockConfig, LockContext, Owner, ReconnectingConnection};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -34,6 +34,9 @@ pub struct ClientState {
     /// The scenario faults already fired at its fault points: a fault
     /// fires once per run, restarts included.
     pub fired: Mutex<BTreeSet<usize>>,
+    /// How many times it has passed each fault point, by cycle (kept
+    /// across restarts, like the cycle itself).
+    pub passes: Mutex<BTreeMap<(u32, FaultPoint), u32>>,
     /// How many times its process has started.
     pub incarnation: AtomicU32,
     /// Whether its workload has finished.
@@ -55,11 +58,21 @@ impl ClientState {
             freeze,
             cycle: Arc::new(AtomicU32::new(0)),
             fired: Mutex::new(BTreeSet::new()),
+            passes: Mutex::new(BTreeMap::new()),
             incarnation: AtomicU32::new(0),
             finished: AtomicBool::new(false),
             crashed_for_good: AtomicBool::new(false),
             links: Arc::new(LinkHolds::default()),
         }
+    }
+
+    /// Counts one more pass of `point` in `cycle`; returns how many there
+    /// have been.
+    pub fn pass(&self, cycle: u32, point: FaultPoint) -> u32 {
+        let mut passes = self.passes.lock().unwrap_or_else(|p| p.into_inner());
+        let count = passes.entry((cycle, point)).or_insert(0);
+        *count += 1;
+        *count
     }
 
     /// Its host.

@@ -22,10 +22,18 @@ pub struct PointTrigger {
     /// Which of its lock cycles, from 1 (`op` in older files).
     #[serde(default = "one", alias = "op")]
     pub cycle: u32,
-    /// The fault point (`acquire-mid`, `after-acquire`, `before-write`,
-    /// `release-start`, `release-mid`).
+    /// The fault point (`acquire-reply`, `acquire-mid`, `after-acquire`,
+    /// `before-write`, `release-start`, `release-mid`).
     #[serde(with = "point_name")]
     pub point: FaultPoint,
+    /// The n-th time the client passes that point in the cycle, from 1
+    /// (`acquire-reply` is passed once per reply of a multi-node round).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub nth: u32,
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// Fault points by the names scenario files give them.
@@ -259,10 +267,9 @@ impl FaultSpec {
         explicit.or_else(|| on.map(|t| Host::Client(t.client)))
     }
 
-    /// The client, lock cycle and fault point it is aimed at.
-    pub fn point(&self) -> Option<(usize, u32, FaultPoint)> {
-        let (_, on) = self.when();
-        on.map(|t| (t.client, t.cycle, t.point))
+    /// What it is aimed at, when a fault point triggers it.
+    pub fn trigger(&self) -> Option<&PointTrigger> {
+        self.when().1
     }
 
     /// Checks the fault against the scenario it is in.
@@ -283,6 +290,9 @@ impl FaultSpec {
             }
             if t.cycle == 0 {
                 return Err("`on.cycle` counts lock cycles from 1".into());
+            }
+            if t.nth == 0 {
+                return Err("`on.nth` counts passes of the point from 1".into());
             }
         }
         match self {

@@ -24,6 +24,8 @@ pub struct AimedFault {
     pub cycle: u32,
     /// The point.
     pub point: FaultPoint,
+    /// Which pass of the point in the cycle, from 1.
+    pub nth: u32,
     /// The fault.
     pub spec: FaultSpec,
 }
@@ -45,13 +47,17 @@ impl SimHook {
         }
     }
 
-    /// The faults that fire on reaching `point` now, marked as fired.
+    /// The faults that fire on reaching `point` now, marked as fired: those
+    /// of this cycle aimed at an earlier point, or at this one when this is
+    /// its `nth` pass in the cycle.
     fn due(&self, point: FaultPoint) -> Vec<AimedFault> {
         let cycle = self.state.cycle.load(Ordering::SeqCst);
+        let passes = self.state.pass(cycle, point);
         let mut fired = self.state.fired.lock().unwrap_or_else(|p| p.into_inner());
         let mut due = Vec::new();
         for fault in &self.aimed {
-            if fault.cycle == cycle && fault.point <= point && fired.insert(fault.index) {
+            let reached = fault.point < point || (fault.point == point && passes >= fault.nth);
+            if fault.cycle == cycle && reached && fired.insert(fault.index) {
                 due.push(fault.clone());
             }
         }

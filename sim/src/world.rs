@@ -126,11 +126,12 @@ impl<'s> World<'s> {
             .iter()
             .enumerate()
             .filter_map(|(index, spec)| {
-                let (client, cycle, point) = spec.point()?;
-                (client == i).then(|| AimedFault {
+                let trigger = spec.trigger()?;
+                (trigger.client == i).then(|| AimedFault {
                     index,
-                    cycle,
-                    point,
+                    cycle: trigger.cycle,
+                    point: trigger.point,
+                    nth: trigger.nth,
                     spec: spec.clone(),
                 })
             })

@@ -365,6 +365,104 @@ fn a_one_way_delay_of_requests_holds_them_before_the_node_sees_them() {
 }
 
 #[test]
+fn a_pause_can_land_between_the_replies_of_a_redlock_round() {
+    let text = r#"
+rungs = ["redlock"]
+duration_ms = 8000
+
+[topology]
+kind = "independent"
+masters = 5
+
+[lock]
+ttl_ms = 1000
+
+[[clients]]
+count = 1
+
+[[clients]]
+count = 1
+start_ms = 100
+
+[[faults]]
+kind = "pause"
+on = { client = 0, cycle = 1, point = "acquire-reply", nth = 3 }
+duration_ms = 1500
+"#;
+    let scenario = Scenario::parse(text, "mid-round.toml", "mid-round").expect("loads");
+    let judged = run_cell(&scenario, "redlock", 1).expect("runs");
+    let events = judged.history.events();
+    let pause = events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::Fault {
+                fault: FaultName::Pause,
+                phase: Phase::Start,
+                detail,
+                ..
+            } => Some((e.at_us, detail.clone())),
+            _ => None,
+        })
+        .expect("the pause fired");
+    assert!(
+        pause.1.contains("at acquire-reply of cycle 1"),
+        "{}",
+        pause.1
+    );
+    // The round was under way: client 0's first acquire began before the
+    // pause and ended after it, with the lease it won already expired.
+    let first_acquire = |kind: fn(&EventKind) -> bool| {
+        events
+            .iter()
+            .find(|e| kind(&e.kind))
+            .map(|e| e.at_us)
+            .expect("client 0 acquired")
+    };
+    let invoked = first_acquire(|k| {
+        matches!(
+            k,
+            EventKind::Invoke {
+                client: 0,
+                op: Op::Acquire,
+                ..
+            }
+        )
+    });
+    let completed = first_acquire(|k| {
+        matches!(
+            k,
+            EventKind::Complete {
+                client: 0,
+                op: Op::Acquire,
+                ..
+            }
+        )
+    });
+    assert!(invoked < pause.0 && pause.0 + 1_500_000 <= completed);
+    // Redlock checks the time its round took: a lease that ran out during
+    // the pause is not used, and nobody else is harmed.
+    assert_eq!(
+        judged.verdict,
+        Verdict::Safe,
+        "{}",
+        sim::output::describe(&judged)
+    );
+    let later = text.replace("nth = 3", "nth = 6");
+    let scenario = Scenario::parse(&later, "late.toml", "late").expect("loads");
+    let judged = run_cell(&scenario, "redlock", 1).expect("runs");
+    let detail = judged
+        .history
+        .events()
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::Fault { detail, .. } => Some(detail.clone()),
+            _ => None,
+        })
+        .expect("a fault aimed past the last reply fires at the next point");
+    assert!(detail.contains("at after-acquire of cycle 1"), "{detail}");
+}
+
+#[test]
 fn a_one_way_delay_needs_clients_on_exactly_one_side() {
     let text = "rungs = [\"set-nx-px\"]\nduration_ms = 3000\n[topology]\nkind = \"replicated\"\nreplicas = 1\n[[clients]]\n\n[[faults]]\nkind = \"delay\"\nat_ms = 0\na = [\"redis-0\"]\nb = [\"redis-1\"]\noneway = true\nduration_ms = 200\n";
     let message = Scenario::parse(text, "n.toml", "n")

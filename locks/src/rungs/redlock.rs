@@ -30,6 +30,7 @@
 //! `scenarios/pause-before-write.toml`.
 
 use crate::error::LockError;
+use crate::fault::FaultPoint;
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
 use crate::lock::{LockConfig, LockContext, Unsettled};
@@ -81,8 +82,14 @@ impl<C: NodeConn> Redlock<C> {
     }
 
     /// Runs `op` on every master concurrently, each bounded by the node
-    /// timeout; the replies come back in node order.
-    async fn on_every_node<T, F, Fut>(&self, op: F) -> Vec<Result<T, LockError>>
+    /// timeout; the replies come back in node order. With `reporting`, the
+    /// `acquire-reply` fault point is passed as each reply comes in (the
+    /// round of an acquire), so a fault can land between the replies.
+    async fn on_every_node<T, F, Fut>(
+        &self,
+        reporting: Option<&str>,
+        op: F,
+    ) -> Vec<Result<T, LockError>>
     where
         F: Fn(C) -> Fut,
         Fut: Future<Output = Result<T, LockError>>,
@@ -91,9 +98,13 @@ impl<C: NodeConn> Redlock<C> {
         let requests = self.nodes.iter().map(|conn| {
             let request = op(conn.clone());
             async move {
-                tokio::time::timeout(timeout, request)
+                let reply = tokio::time::timeout(timeout, request)
                     .await
-                    .unwrap_or_else(|_| Err(node_timed_out()))
+                    .unwrap_or_else(|_| Err(node_timed_out()));
+                if let Some(resource) = reporting {
+                    self.ctx.point(FaultPoint::AcquireReply, resource).await;
+                }
+                reply
             }
         });
         futures::future::join_all(requests).await
@@ -102,7 +113,7 @@ impl<C: NodeConn> Redlock<C> {
     /// The owner-checked release on every master; how many deleted it.
     async fn release_everywhere(&self, resource: &str, token: &str) -> Vec<Result<i64, LockError>> {
         let notify = self.config.wait.notifies();
-        self.on_every_node(|mut conn| async move {
+        self.on_every_node(None, |mut conn| async move {
             common::release_checked(&mut conn, resource, token, notify).await
         })
         .await
@@ -129,8 +140,8 @@ impl<C> Configured for Redlock<C> {
 impl<C: NodeConn> RungSteps for Redlock<C> {
     const RUNG: &'static Rung = &RUNG;
 
-    // One concurrent round of single commands: `acquire-mid` lands at
-    // `after-acquire`. A round never fails: a master's error is a missing
+    // One concurrent round of single commands, passing `acquire-reply` as
+    // each reply comes in; `acquire-mid` lands at `after-acquire`. A round never fails: a master's error is a missing
     // vote, and a failed round is undone on every master (answered or
     // not), so no token is left unsettled and each round draws a fresh one.
     async fn attempt(
@@ -143,7 +154,7 @@ impl<C: NodeConn> RungSteps for Redlock<C> {
         let ttl = self.config.ttl;
         let started = self.ctx.clock.monotonic();
         let replies = self
-            .on_every_node(|mut conn| {
+            .on_every_node(Some(resource), |mut conn| {
                 let token = &token;
                 async move { common::set_nx_px(&mut conn, resource, token, ttl).await }
             })
@@ -186,7 +197,7 @@ impl<C: NodeConn> RungSteps for Redlock<C> {
         let started = self.ctx.clock.monotonic();
         let (resource, token) = (lease.resource.as_str(), lease.token.as_str());
         let replies = self
-            .on_every_node(|mut conn| async move {
+            .on_every_node(None, |mut conn| async move {
                 common::extend_script(&mut conn, resource, token, ttl).await
             })
             .await;
