@@ -463,6 +463,51 @@ duration_ms = 1500
 }
 
 #[test]
+fn a_fault_aimed_at_master_hits_whichever_node_is_master_then() {
+    let text = r#"
+rungs = ["set-nx-px"]
+duration_ms = 3000
+
+[topology]
+kind = "replicated"
+replicas = 1
+
+[[clients]]
+
+[[faults]]
+kind = "failover"
+at_ms = 50
+promote_after_ms = 10
+
+[[faults]]
+kind = "crash"
+at_ms = 500
+target = "master"
+restart_after_ms = 100
+"#;
+    let scenario = Scenario::parse(text, "master.toml", "master").expect("`master` is a host");
+    let judged = run_cell(&scenario, "set-nx-px", 1).expect("runs");
+    let crashed = judged
+        .history
+        .events()
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::Fault {
+                fault: FaultName::Crash,
+                phase: Phase::Start,
+                target,
+                ..
+            } => Some(target.to_string()),
+            _ => None,
+        })
+        .expect("the crash fired");
+    assert_eq!(
+        crashed, "redis-1",
+        "the promoted replica is the master by then"
+    );
+}
+
+#[test]
 fn a_one_way_delay_needs_clients_on_exactly_one_side() {
     let text = "rungs = [\"set-nx-px\"]\nduration_ms = 3000\n[topology]\nkind = \"replicated\"\nreplicas = 1\n[[clients]]\n\n[[faults]]\nkind = \"delay\"\nat_ms = 0\na = [\"redis-0\"]\nb = [\"redis-1\"]\noneway = true\nduration_ms = 200\n";
     let message = Scenario::parse(text, "n.toml", "n")
