@@ -12,6 +12,7 @@
 //! `instant`) into the history; their meaning is in `docs/ladder.md`.
 
 use crate::agenda::Action;
+use crate::client_clock::SimClock;
 use crate::client_host::ClientState;
 use crate::fault::{FaultSpec, crash_name};
 use crate::freeze::Direction;
@@ -20,6 +21,7 @@ use crate::history::{EventKind, FaultName, FaultTarget, Phase};
 use crate::hook::AimedFault;
 use crate::host::Host;
 use crate::mailbox::FaultRequest;
+use crate::nodes::Nodes;
 use crate::recorder::Recorder;
 use crate::scenario::TopologyKind;
 use crate::world::{Shared, World};
@@ -281,44 +283,45 @@ impl World<'_> {
                     self.schedule_in(*d, Action::Unslow(i));
                 }
             }
-            FaultSpec::ClockJump { jump_ms, .. } => {
-                let Some(target) = target else { return };
-                if let Some(client) = self.client(target) {
-                    client.clock.jump(*jump_ms);
-                } else if self.nodes.has(target) {
-                    self.nodes.jump_clock(target, *jump_ms);
-                } else {
-                    return;
-                }
-                let detail = format!("{jump_ms:+} ms");
-                self.record(
-                    FaultName::ClockJump,
-                    FaultTarget::Host(target),
-                    Phase::Instant,
-                    &detail,
-                );
-            }
-            FaultSpec::ClockDrift { ppm, .. } => {
-                let Some(target) = target else { return };
-                if let Some(client) = self.client(target) {
-                    client.clock.set_drift(*ppm);
-                } else if self.nodes.has(target) {
-                    self.nodes.set_drift(target, *ppm);
-                } else {
-                    return;
-                }
-                let detail = format!("{ppm:+} ppm");
-                self.record(
-                    FaultName::ClockDrift,
-                    FaultTarget::Host(target),
-                    Phase::Instant,
-                    &detail,
-                );
-            }
+            FaultSpec::ClockJump { jump_ms, .. } => self.change_clock(
+                target,
+                FaultName::ClockJump,
+                &format!("{jump_ms:+} ms"),
+                |clock| clock.jump(*jump_ms),
+                |nodes, node| nodes.jump_clock(node, *jump_ms),
+            ),
+            FaultSpec::ClockDrift { ppm, .. } => self.change_clock(
+                target,
+                FaultName::ClockDrift,
+                &format!("{ppm:+} ppm"),
+                |clock| clock.set_drift(*ppm),
+                |nodes, node| nodes.set_drift(node, *ppm),
+            ),
             FaultSpec::Failover {
                 promote_after_ms, ..
             } => self.fail_over(i, *promote_after_ms),
         }
+    }
+
+    /// Changes the clock of a client (`on_client`) or a node (`on_node`)
+    /// and records the instant; a host this world lacks is left alone.
+    fn change_clock(
+        &self,
+        target: Option<Host>,
+        fault: FaultName,
+        detail: &str,
+        on_client: impl FnOnce(&SimClock),
+        on_node: impl FnOnce(&Nodes, Host),
+    ) {
+        let Some(target) = target else { return };
+        if let Some(client) = self.client(target) {
+            on_client(&client.clock);
+        } else if self.nodes.has(target) {
+            on_node(&self.nodes, target);
+        } else {
+            return;
+        }
+        self.record(fault, FaultTarget::Host(target), Phase::Instant, detail);
     }
 
     /// Crashes a host; it restarts after `restart_after_ms` if given.

@@ -51,6 +51,14 @@ fn assert_survives(name: &str, rung: &str) {
     );
 }
 
+/// The message of a scenario text that must not load.
+fn load_error(text: &str, file: &str) -> String {
+    match Scenario::parse(text, file, "s") {
+        Ok(_) => panic!("{file} loaded, but must not"),
+        Err(e) => e.to_string(),
+    }
+}
+
 #[test]
 fn no_lock_oversells_the_inventory_and_setnx_does_not() {
     let judged = judge("inventory-contention", "no-lock");
@@ -286,9 +294,7 @@ stock = 50
     assert_eq!(scenario.resource_of("set-nx-px").stock, 200);
 
     let unknown = text.replace("[[faults_for.fenced]]", "[[faults_for.redlock]]");
-    let message = Scenario::parse(&unknown, "bad.toml", "bad")
-        .expect_err("redlock is not in rungs")
-        .to_string();
+    let message = load_error(&unknown, "bad.toml");
     assert!(message.contains("`faults_for.redlock`"), "{message}");
 }
 
@@ -510,18 +516,14 @@ restart_after_ms = 100
 #[test]
 fn a_one_way_delay_needs_clients_on_exactly_one_side() {
     let text = "rungs = [\"set-nx-px\"]\nduration_ms = 3000\n[topology]\nkind = \"replicated\"\nreplicas = 1\n[[clients]]\n\n[[faults]]\nkind = \"delay\"\nat_ms = 0\na = [\"redis-0\"]\nb = [\"redis-1\"]\noneway = true\nduration_ms = 200\n";
-    let message = Scenario::parse(text, "n.toml", "n")
-        .expect_err("must fail")
-        .to_string();
+    let message = load_error(text, "n.toml");
     assert!(message.contains("clients on exactly one side"), "{message}");
 }
 
 #[test]
 fn an_unknown_field_inside_a_fault_is_reported_at_its_own_line() {
     let text = "rungs = [\"setnx\"]\nduration_ms = 1000\n[[clients]]\n\n[[faults]]\nkind = \"pause\"\nat_ms = 5\nduration_ms = 5\ntarget = \"client-0\"\nbogus = 3\n";
-    let message = Scenario::parse(text, "f.toml", "f")
-        .expect_err("must fail")
-        .to_string();
+    let message = load_error(text, "f.toml");
     assert!(
         message.starts_with("f.toml: line 10, column 1:"),
         "{message}"
@@ -532,9 +534,7 @@ fn an_unknown_field_inside_a_fault_is_reported_at_its_own_line() {
 #[test]
 fn a_client_count_error_names_the_clients_line() {
     let text = "rungs = [\"setnx\"]\nduration_ms = 1000\n\n[[clients]]\ncount = 300\n";
-    let message = Scenario::parse(text, "c.toml", "c")
-        .expect_err("must fail")
-        .to_string();
+    let message = load_error(text, "c.toml");
     assert!(
         message.starts_with("c.toml: line 4, column 1:"),
         "{message}"
@@ -566,9 +566,7 @@ fn a_host_name_that_is_not_canonical_is_rejected_with_the_expected_spellings() {
         let text = format!(
             "rungs = [\"setnx\"]\nduration_ms = 10\n[[clients]]\n\n[[faults]]\nkind = \"crash\"\nat_ms = 5\ntarget = \"{host}\"\n"
         );
-        let message = Scenario::parse(&text, "h.toml", "h")
-            .expect_err("must fail")
-            .to_string();
+        let message = load_error(&text, "h.toml");
         assert!(
             message.starts_with("h.toml: line 5, column 1:"),
             "{message}"
@@ -583,9 +581,7 @@ fn a_host_name_that_is_not_canonical_is_rejected_with_the_expected_spellings() {
 #[test]
 fn a_scenario_with_an_unknown_rung_or_fault_point_says_what_was_expected() {
     let text = "rungs = [\"setnxx\"]\nduration_ms = 10\n[[clients]]\n";
-    let message = Scenario::parse(text, "a.toml", "a")
-        .expect_err("must fail")
-        .to_string();
+    let message = load_error(text, "a.toml");
     assert!(message.contains("unknown rung \"setnxx\""), "{message}");
     assert!(
         message.starts_with("a.toml: line 1, column 1:"),
@@ -594,9 +590,7 @@ fn a_scenario_with_an_unknown_rung_or_fault_point_says_what_was_expected() {
     assert!(message.contains("set-nx-px"), "{message}");
 
     let text = "rungs = [\"setnx\"]\nduration_ms = 10\n[[clients]]\n\n[[faults]]\nkind = \"pause\"\nduration_ms = 5\non = { client = 0, point = \"middle\" }\n";
-    let message = Scenario::parse(text, "b.toml", "b")
-        .expect_err("must fail")
-        .to_string();
+    let message = load_error(text, "b.toml");
     assert!(
         message.starts_with("b.toml: line 5, column 1:"),
         "{message}"
@@ -607,9 +601,7 @@ fn a_scenario_with_an_unknown_rung_or_fault_point_says_what_was_expected() {
     );
 
     let text = "rungs = [\"setnx\"]\nduration_ms = 10\nclients = 3\n";
-    let message = Scenario::parse(text, "c.toml", "c")
-        .expect_err("must fail")
-        .to_string();
+    let message = load_error(text, "c.toml");
     assert!(message.contains("line 3"), "{message}");
 }
 
