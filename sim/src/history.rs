@@ -20,7 +20,7 @@
 //! | `token`, `fence`, `depth`, `valid_for_us`, `value`, `error` | what the completion carried |
 
 use crate::host::{BadHost, Host};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::io::{self, Write};
 use std::str::FromStr;
@@ -222,8 +222,9 @@ pub enum KeyChange {
     Deleted,
 }
 
-/// What a fault hit.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// What a fault hit; written as text (see [`FaultTarget`]'s `Display`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub enum FaultTarget {
     /// One host: written as its name.
     Host(Host),
@@ -281,16 +282,17 @@ impl FromStr for FaultTarget {
     }
 }
 
-impl Serialize for FaultTarget {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
+impl From<FaultTarget> for String {
+    fn from(target: FaultTarget) -> String {
+        target.to_string()
     }
 }
 
-impl<'de> Deserialize<'de> for FaultTarget {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<FaultTarget, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        text.parse().map_err(serde::de::Error::custom)
+impl TryFrom<String> for FaultTarget {
+    type Error = BadHost;
+
+    fn try_from(text: String) -> Result<FaultTarget, BadHost> {
+        text.parse()
     }
 }
 

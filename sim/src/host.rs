@@ -12,12 +12,13 @@
 //! so a name either means exactly one host or is rejected with the
 //! spellings that are expected.
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-/// A host of a simulated run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// A host of a simulated run; written as its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub enum Host {
     /// A client process: `client-N`.
     Client(usize),
@@ -97,16 +98,17 @@ impl FromStr for Host {
     }
 }
 
-impl Serialize for Host {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
+impl From<Host> for String {
+    fn from(host: Host) -> String {
+        host.to_string()
     }
 }
 
-impl<'de> Deserialize<'de> for Host {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Host, D::Error> {
-        let name = String::deserialize(deserializer)?;
-        name.parse().map_err(serde::de::Error::custom)
+impl TryFrom<String> for Host {
+    type Error = BadHost;
+
+    fn try_from(name: String) -> Result<Host, BadHost> {
+        name.parse()
     }
 }
 
