@@ -162,3 +162,83 @@ fn the_tour_tells_every_rung_from_live_runs() {
     assert!(text.contains("VIOLATED") && text.contains("DEADLOCK") && text.contains("SAFE"));
     assert!(text.contains("the next rung"));
 }
+
+#[test]
+fn run_reads_a_piped_scenario_once_and_its_run_folder_replays() {
+    let dir = scratch("pipe");
+    let source =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/pause-at-release-start.toml");
+    let text = std::fs::read_to_string(&source).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .args([
+            "run",
+            "/dev/stdin",
+            "--rung",
+            "set-nx-px",
+            "--out",
+            path(&dir),
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::fs::File::open(&source).unwrap())
+        .output()
+        .expect("run locklab");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let run = dir.join("runs/stdin/set-nx-px/1");
+    let kept = std::fs::read_to_string(run.join("scenario.toml")).unwrap();
+    assert_eq!(kept, text, "the run folder must keep the text that was run");
+    let replay = locklab(&["replay", path(&run)]);
+    assert_eq!(replay.status.code(), Some(0), "{}", stdout(&replay));
+}
+
+#[test]
+fn run_refuses_a_scenario_larger_than_1_mib_and_an_endless_one() {
+    let dir = scratch("large");
+    let file = dir.join("large.toml");
+    let mut text = std::fs::read_to_string("scenarios/pause-at-release-start.toml").unwrap();
+    text.push_str(&format!("# {}\n", "x".repeat(1 << 20)));
+    std::fs::write(&file, text).unwrap();
+    for input in [path(&file), "/dev/zero"] {
+        let out = locklab(&["run", input, "--out", path(&dir)]);
+        assert_eq!(out.status.code(), Some(3), "{input}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains(input) && err.contains("file too large: more than 1 MiB"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn an_empty_seeds_list_is_bad_input_naming_the_line() {
+    let dir = scratch("seeds");
+    let file = dir.join("noseeds.toml");
+    std::fs::write(
+        &file,
+        "rungs = [\"setnx\"]\nseeds = []\nduration_ms = 100\n[[clients]]\ncount = 1\n",
+    )
+    .unwrap();
+    let out = locklab(&["run", path(&file), "--out", path(&dir)]);
+    assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("noseeds.toml: line 2") && err.contains("`seeds`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn explore_with_a_huge_time_is_bad_input_not_a_panic() {
+    for time in [
+        "99999999999999999999999h",
+        "1000000000000000000000s",
+        "8785h",
+    ] {
+        let out = locklab(&["explore", "--rung", "set-nx-px", "--time", time]);
+        assert_eq!(out.status.code(), Some(3), "{time}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("--time") && err.contains("too long") && !err.contains("panicked"),
+            "{err}"
+        );
+    }
+}

@@ -8,7 +8,7 @@
 
 use crate::history::FaultName;
 use crate::host::Host;
-use crate::scenario::Scenario;
+use crate::scenario::{MAX_MS, MAX_PPM, Scenario};
 use locks::FaultPoint;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use simredis::CrashKind;
@@ -294,7 +294,24 @@ impl FaultSpec {
             if t.nth == 0 {
                 return Err("`on.nth` counts passes of the point from 1".into());
             }
+            // A client runs only its group's cycles: a later one never comes.
+            let cycles = scenario.group_of(t.client).map_or(0, |g| g.cycles);
+            if t.cycle > cycles {
+                return Err(format!(
+                    "`on.cycle`: client {} runs {cycles} lock cycle(s), so cycle {} never comes; expected 1 to {cycles}",
+                    t.client, t.cycle
+                ));
+            }
         }
+        if let Some(at_ms) = at
+            && at_ms >= scenario.duration_ms
+        {
+            return Err(format!(
+                "`at_ms` is {at_ms}, but the run lasts {} ms (`duration_ms`), so it never fires; expected below {}",
+                scenario.duration_ms, scenario.duration_ms
+            ));
+        }
+        check_sizes(self)?;
         match self {
             FaultSpec::Pause { .. } => {
                 let host = self
@@ -343,6 +360,55 @@ impl FaultSpec {
             FaultSpec::Failover { .. } => {}
         }
         Ok(())
+    }
+}
+
+/// Bounds every time and size a fault gives, so that no accepted value
+/// wraps around when the simulator turns it into µs or scales it by a
+/// drift (see [`MAX_MS`] and [`MAX_PPM`]).
+fn check_sizes(fault: &FaultSpec) -> Result<(), String> {
+    let mut times: Vec<(&str, u64)> = Vec::new();
+    match fault {
+        FaultSpec::Pause { duration_ms, .. } | FaultSpec::Delay { duration_ms, .. } => {
+            times.push(("duration_ms", *duration_ms));
+        }
+        FaultSpec::Crash {
+            restart_after_ms, ..
+        } => times.extend(restart_after_ms.map(|ms| ("restart_after_ms", ms))),
+        FaultSpec::Partition { duration_ms, .. } => {
+            times.extend(duration_ms.map(|ms| ("duration_ms", ms)));
+        }
+        FaultSpec::SlowLink {
+            latency_ms,
+            duration_ms,
+            ..
+        } => {
+            times.push(("latency_ms", *latency_ms));
+            times.extend(duration_ms.map(|ms| ("duration_ms", ms)));
+        }
+        FaultSpec::ClockJump { jump_ms, .. } => {
+            if jump_ms.unsigned_abs() > MAX_MS {
+                return Err(format!(
+                    "`jump_ms` is {jump_ms}; expected between -{MAX_MS} and {MAX_MS}"
+                ));
+            }
+        }
+        FaultSpec::ClockDrift { ppm, .. } => {
+            if !(-MAX_PPM..=MAX_PPM).contains(ppm) {
+                return Err(format!(
+                    "`ppm` is {ppm}; expected between -{MAX_PPM} and {MAX_PPM}"
+                ));
+            }
+        }
+        FaultSpec::Failover {
+            promote_after_ms, ..
+        } => times.push(("promote_after_ms", *promote_after_ms)),
+    }
+    match times.into_iter().find(|(_, ms)| *ms > MAX_MS) {
+        Some((name, ms)) => Err(format!(
+            "`{name}` is {ms}; expected at most {MAX_MS} (one simulated hour)"
+        )),
+        None => Ok(()),
     }
 }
 

@@ -304,19 +304,58 @@ pub struct ScenarioError {
     pub message: String,
 }
 
+/// The longest time a scenario may give anywhere (`duration_ms`, a lease,
+/// a timeout, a fault's duration), ms: one simulated hour. Every time is
+/// turned into µs and scaled by a clock's drift, in signed 64-bit
+/// arithmetic; below this bound none of that can wrap around.
+pub const MAX_MS: u64 = 3_600_000;
+
+/// The largest clock drift a fault may give, in parts per million either
+/// way: -1,000,000 stops a clock, +1,000,000 runs it at double speed.
+pub const MAX_PPM: i64 = 1_000_000;
+
+/// The largest initial stock, far above any sale count a run can reach.
+pub const MAX_STOCK: i64 = 1_000_000_000_000;
+
+/// The largest scenario file read, in bytes: a scenario is a page of
+/// TOML, and a larger input (or an endless one such as `/dev/zero`) is
+/// refused rather than read into memory without bound.
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+
 impl Scenario {
     /// Loads and validates a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        Scenario::load_text(path).map(|(scenario, _)| scenario)
+    }
+
+    /// Loads and validates a scenario file, and returns the text it was
+    /// read from. The file is read once, so that a run can keep a copy of
+    /// exactly what it ran even when the file is a pipe; it is read up to
+    /// [`MAX_FILE_BYTES`].
+    pub fn load_text(path: &Path) -> Result<(Scenario, String), ScenarioError> {
+        use std::io::Read as _;
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        let fail = |message: String| ScenarioError {
             file: file.clone(),
-            message: format!("cannot read: {e}"),
-        })?;
+            message,
+        };
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(|e| fail(format!("cannot read: {e}")))?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(fail(
+                "file too large: more than 1 MiB; a scenario file is a page of TOML".into(),
+            ));
+        }
+        let text = String::from_utf8(bytes)
+            .map_err(|e| fail(format!("cannot read: not UTF-8 text ({e})")))?;
         let stem = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        Scenario::parse(&text, &file, &stem)
+        let scenario = Scenario::parse(&text, &file, &stem)?;
+        Ok((scenario, text))
     }
 
     /// Parses and validates scenario text; `file` names it in errors and
@@ -326,17 +365,25 @@ impl Scenario {
             file: file.to_string(),
             message: describe_toml_error(text, &e),
         })?;
-        if scenario.name.is_empty() {
+        // A name given in the file must be a plain file name: it names the
+        // run's folder, and `..` or a `/` would put that folder elsewhere.
+        // A stem comes from a file name and is one already.
+        let named = if scenario.name.is_empty() {
             scenario.name = stem.to_string();
-        }
+            Ok(())
+        } else {
+            check_name(&scenario.name)
+        };
         scenario.notes = old_spellings(text);
-        scenario.validate().map_err(|message| ScenarioError {
-            file: file.to_string(),
-            message: match locate(text, &message) {
-                Some((line, column)) => format!("line {line}, column {column}: {message}"),
-                None => message,
-            },
-        })?;
+        named
+            .and_then(|()| scenario.validate())
+            .map_err(|message| ScenarioError {
+                file: file.to_string(),
+                message: match locate(text, &message) {
+                    Some((line, column)) => format!("line {line}, column {column}: {message}"),
+                    None => message,
+                },
+            })?;
         Ok(scenario)
     }
 
@@ -407,6 +454,9 @@ impl Scenario {
                 return Err(format!("`{table}.{r}`: {r:?} is not in `rungs`"));
             }
         }
+        if self.seeds.is_empty() {
+            return Err("`seeds` is empty; expected at least one seed, such as [1]".into());
+        }
         if self.seeds.iter().any(|&s| s >= 1 << 53) {
             return Err(
                 "`seeds`: every seed must be below 2^53 (JSON readers keep them exact)".into(),
@@ -414,6 +464,14 @@ impl Scenario {
         }
         if self.duration_ms == 0 || self.duration_ms > 3_600_000 {
             return Err("`duration_ms` must be between 1 and 3600000".into());
+        }
+        // Each group is bounded before the groups are summed, so that the
+        // sum cannot wrap around.
+        if let Some((i, g)) = self.clients.iter().enumerate().find(|(_, g)| g.count > 256) {
+            return Err(format!(
+                "`clients[{i}]`: `count` is {}; expected at most 256 clients",
+                g.count
+            ));
         }
         if self.clients.is_empty() || self.client_count() == 0 {
             return Err("`clients`: expected at least one client".into());
@@ -426,6 +484,70 @@ impl Scenario {
         }
         if self.lock.retry_ms == 0 {
             return Err("`lock.retry_ms` must be at least 1".into());
+        }
+        // A zero timeout fails every request before its reply can arrive
+        // (a reply takes at least one 1 ms step): nothing could ever be
+        // acquired. `max_wait_ms = 0` is meaningful: one attempt.
+        if self.lock.response_timeout_ms == 0 {
+            return Err(
+                "`lock.response_timeout_ms` must be at least 1 (0 would time out every reply)"
+                    .into(),
+            );
+        }
+        if self.lock.node_timeout_ms == 0 {
+            return Err(
+                "`lock.node_timeout_ms` must be at least 1 (0 would time out every node)".into(),
+            );
+        }
+        let mut times = vec![
+            ("lock.ttl_ms".to_string(), self.lock.ttl_ms),
+            ("lock.max_wait_ms".into(), self.lock.max_wait_ms),
+            ("lock.retry_ms".into(), self.lock.retry_ms),
+            ("lock.node_timeout_ms".into(), self.lock.node_timeout_ms),
+            (
+                "lock.response_timeout_ms".into(),
+                self.lock.response_timeout_ms,
+            ),
+            ("network.latency_ms".into(), self.network.latency_ms),
+            ("network.jitter_ms".into(), self.network.jitter_ms),
+        ];
+        if let Some(bound) = self.liveness_bound_ms {
+            times.push(("liveness_bound_ms".into(), bound));
+        }
+        for (i, g) in self.clients.iter().enumerate() {
+            times.push((
+                format!("clients[{i}]` `critical_section_ms"),
+                g.critical_section_ms,
+            ));
+            times.push((format!("clients[{i}]` `think_ms"), g.think_ms));
+            times.push((format!("clients[{i}]` `start_ms"), g.start_ms));
+        }
+        for (name, topo) in std::iter::once(("topology".to_string(), &self.topology)).chain(
+            self.topology_for
+                .iter()
+                .map(|(k, t)| (format!("topology_for.{k}"), t)),
+        ) {
+            times.push((
+                format!("{name}.replication_delay_ms"),
+                topo.replication_delay_ms,
+            ));
+        }
+        if let Some((name, ms)) = times.into_iter().find(|(_, ms)| *ms > MAX_MS) {
+            return Err(format!(
+                "`{name}` is {ms}; expected at most {MAX_MS} (one simulated hour)"
+            ));
+        }
+        for (name, resource) in std::iter::once(("resource".to_string(), &self.resource)).chain(
+            self.resource_for
+                .iter()
+                .map(|(k, r)| (format!("resource_for.{k}"), r)),
+        ) {
+            if !(0..=MAX_STOCK).contains(&resource.stock) {
+                return Err(format!(
+                    "`{name}.stock` is {}; expected between 0 and {MAX_STOCK}",
+                    resource.stock
+                ));
+            }
         }
         for (name, topo) in std::iter::once(("topology".to_string(), &self.topology)).chain(
             self.topology_for
@@ -450,6 +572,21 @@ impl Scenario {
         }
         Ok(())
     }
+}
+
+/// Checks a `name` given in a scenario file: a plain file name of ASCII
+/// letters, digits, `-`, `_` and `.`, not `.` or `..`, because it names
+/// the run's folder.
+fn check_name(name: &str) -> Result<(), String> {
+    let plain = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !plain || name == "." || name == ".." || name.len() > 100 {
+        return Err(format!(
+            "`name`: {name:?} is not a plain file name; expected up to 100 letters, digits, `-`, `_` or `.` (not `.` or `..` alone), because it names the run's folder"
+        ));
+    }
+    Ok(())
 }
 
 /// The old spellings a scenario text uses, each as a note naming the new

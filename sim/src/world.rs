@@ -74,6 +74,16 @@ impl<'s> World<'s> {
             .min_message_latency(latency)
             .max_message_latency(latency + Duration::from_millis(scenario.network.jitter_ms))
             .simulation_duration(Duration::from_millis(scenario.duration_ms) + AUDIT_LIMIT * 2)
+            // turmoil's default (64) bounds both a listener's queue of
+            // connections not yet accepted and a stream's queue of
+            // segments: 65 clients dialing one node at start overflow the
+            // first, and turmoil panics. A scenario has at most 256
+            // clients, each dialing the store and every node once (again
+            // after a restart), so 1024 leaves room. The larger stream
+            // queue only matters to a stream that had 64 segments waiting
+            // to be read; no scenario here has one, and their histories
+            // are byte for byte what they were with the default.
+            .tcp_capacity(1024)
             .build();
         let shared = Arc::new(Shared::default());
         let watched = vec![scenario.lock.key.clone()];
