@@ -14,9 +14,9 @@
 //!
 //! - [`scenario`], [`fault`], [`host`]: the file format, its validation,
 //!   and the hosts a scenario names;
-//! - [`run`], [`world`], [`agenda`], [`nemesis`]: running one cell: the
-//!   world, the driver's timed actions, and the one place faults are
-//!   carried out;
+//! - [`run`], [`world`], [`agenda`], [`nemesis`], [`links`]: running one
+//!   cell: the world, the driver's timed actions, the one place faults are
+//!   carried out, and the link faults in force;
 //! - [`client_host`], [`freeze`], [`client_clock`], [`dial`], [`hook`]:
 //!   a simulated client: its state across restarts, how it is paused,
 //!   skewed, connected and hit at fault points;
@@ -44,6 +44,7 @@ pub mod freeze;
 pub mod history;
 pub mod hook;
 pub mod host;
+pub mod links;
 pub mod mailbox;
 pub mod matrix;
 pub mod nemesis;

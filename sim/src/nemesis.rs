@@ -20,6 +20,7 @@ use crate::freeze::sim_now;
 use crate::history::{EventKind, FaultName, FaultTarget, Phase};
 use crate::hook::AimedFault;
 use crate::host::Host;
+use crate::links::LinkCall;
 use crate::mailbox::FaultRequest;
 use crate::nodes::Nodes;
 use crate::recorder::Recorder;
@@ -159,14 +160,15 @@ impl World<'_> {
             }
             Action::Heal(i) => self.heal(i),
             Action::Release(i) => {
-                if let FaultSpec::Delay { a, b, oneway, .. } = &self.faults[i] {
+                if let FaultSpec::Delay { a, b, oneway, .. } = self.faults[i].clone() {
                     // A one-way hold opens by itself at its deadline.
-                    if !*oneway {
-                        for (x, y) in self.pairs(a, b) {
-                            self.sim.release(x.as_str(), y.as_str());
+                    if !oneway {
+                        for (x, y) in self.host_pairs(&a, &b) {
+                            let calls = self.links.release(x, y);
+                            self.make(calls);
                         }
                     }
-                    self.record(FaultName::Delay, sides(a, b), Phase::End, "");
+                    self.record(FaultName::Delay, sides(&a, &b), Phase::End, "");
                 }
             }
             Action::Unslow(i) => {
@@ -233,12 +235,9 @@ impl World<'_> {
                 duration_ms,
                 ..
             } => {
-                for (x, y) in self.pairs(a, b) {
-                    if *oneway {
-                        self.sim.partition_oneway(x.as_str(), y.as_str());
-                    } else {
-                        self.sim.partition(x.as_str(), y.as_str());
-                    }
+                for (x, y) in self.host_pairs(a, b) {
+                    let calls = self.links.partition(x, y, *oneway);
+                    self.make(calls);
                 }
                 let detail = if *oneway { "one-way" } else { "two-way" };
                 self.record(FaultName::Partition, sides(a, b), Phase::Start, detail);
@@ -257,8 +256,9 @@ impl World<'_> {
                     let until = self.now() + Duration::from_millis(*duration_ms);
                     self.hold_one_way(a, b, until);
                 } else {
-                    for (x, y) in self.pairs(a, b) {
-                        self.sim.hold(x.as_str(), y.as_str());
+                    for (x, y) in self.host_pairs(a, b) {
+                        let calls = self.links.hold(x, y);
+                        self.make(calls);
                     }
                 }
                 let way = if *oneway { " one-way" } else { "" };
@@ -352,9 +352,11 @@ impl World<'_> {
             if how == CrashKind::PowerLoss {
                 // A machine that loses power sends no FIN or RST: its
                 // peers learn of it only by timeouts.
+                self.powered_off.insert(target);
                 for other in self.all_hosts() {
                     if other != target {
-                        self.sim.partition(target.to_string(), other.to_string());
+                        let calls = self.links.partition(target, other, false);
+                        self.make(calls);
                     }
                 }
             }
@@ -395,15 +397,27 @@ impl World<'_> {
 
     /// Heals the partition of scenario fault `i`.
     fn heal(&mut self, i: usize) {
-        if let FaultSpec::Partition { a, b, oneway, .. } = &self.faults[i] {
-            for (x, y) in self.pairs(a, b) {
-                if *oneway {
-                    self.sim.repair_oneway(x.as_str(), y.as_str());
-                } else {
-                    self.sim.repair(x.as_str(), y.as_str());
-                }
+        if let FaultSpec::Partition { a, b, oneway, .. } = self.faults[i].clone() {
+            for (x, y) in self.host_pairs(&a, &b) {
+                let calls = self.links.heal(x, y, oneway);
+                self.make(calls);
             }
-            self.record(FaultName::Partition, sides(a, b), Phase::End, "");
+            self.record(FaultName::Partition, sides(&a, &b), Phase::End, "");
+        }
+    }
+
+    /// Makes turmoil's link calls.
+    fn make(&mut self, calls: Vec<LinkCall>) {
+        for call in calls {
+            let name = |h: Host| h.to_string();
+            match call {
+                LinkCall::Partition(x, y) => self.sim.partition(name(x), name(y)),
+                LinkCall::PartitionOneway(x, y) => self.sim.partition_oneway(name(x), name(y)),
+                LinkCall::Repair(x, y) => self.sim.repair(name(x), name(y)),
+                LinkCall::RepairOneway(x, y) => self.sim.repair_oneway(name(x), name(y)),
+                LinkCall::Hold(x, y) => self.sim.hold(name(x), name(y)),
+                LinkCall::Release(x, y) => self.sim.release(name(x), name(y)),
+            }
         }
     }
 
@@ -454,9 +468,17 @@ impl World<'_> {
             return;
         }
         if self.nodes.has(host) {
+            // The silence of a power loss ends; partitions and delays of
+            // scenario faults still in force stay.
+            let powered_off = self.powered_off.remove(&host);
             for other in self.all_hosts() {
                 if other != host {
-                    self.sim.repair(name.as_str(), other.to_string());
+                    let calls = if powered_off {
+                        self.links.heal(host, other, false)
+                    } else {
+                        self.links.repair_all(host, other)
+                    };
+                    self.make(calls);
                 }
             }
         }

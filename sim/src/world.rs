@@ -15,6 +15,7 @@ use crate::freeze::Freeze;
 use crate::history::EventKind;
 use crate::hook::AimedFault;
 use crate::host::Host;
+use crate::links::Links;
 use crate::mailbox::Mailbox;
 use crate::nodes::Nodes;
 use crate::recorder::Recorder;
@@ -22,6 +23,7 @@ use crate::resource::STOCK_KEY;
 use crate::run::{AUDIT_LIMIT, RunError, TICK};
 use crate::scenario::{Scenario, Topology, TopologyKind};
 use locks::{ConnConfig, LockConfig, ReconnectingConnection, WaitStrategy};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, UNIX_EPOCH};
@@ -55,6 +57,10 @@ pub struct World<'s> {
     pub(crate) clients: Vec<Arc<ClientState>>,
     /// What the driver does when.
     pub(crate) agenda: Agenda,
+    /// The link faults in force, counted.
+    pub(crate) links: Links,
+    /// Hosts that lost power and have not restarted: their links are cut.
+    pub(crate) powered_off: BTreeSet<Host>,
     /// When the workload starts (the store is stocked): the origin of every
     /// time in the scenario file (`at_ms`, `start_ms`, `duration_ms`).
     pub(crate) origin: Duration,
@@ -100,6 +106,8 @@ impl<'s> World<'s> {
             nodes,
             clients: Vec::new(),
             agenda: Agenda::new(),
+            links: Links::new(),
+            powered_off: BTreeSet::new(),
             origin: Duration::ZERO,
         };
         world.stock_the_store(scenario.resource_of(rung).stock)?;

@@ -513,6 +513,53 @@ restart_after_ms = 100
     );
 }
 
+/// When client 0's first acquire completed `ok`, ms into the run, with the
+/// fault tables `faults` between it and the node.
+fn first_grant_ms(faults: &str) -> u64 {
+    let text = format!(
+        "rungs = [\"set-nx-px\"]\nduration_ms = 5000\n[lock]\nmax_wait_ms = 4000\nresponse_timeout_ms = 100\n[[clients]]\nstart_ms = 300\n{faults}"
+    );
+    let scenario = Scenario::parse(&text, "links.toml", "links").expect("loads");
+    let judged = run_cell(&scenario, "set-nx-px", 1).expect("runs");
+    judged
+        .history
+        .events()
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::Complete {
+                op: Op::Acquire,
+                outcome: Outcome::Ok,
+                ..
+            } => Some(e.at_us / 1000),
+            _ => None,
+        })
+        .expect("the client acquired in the end")
+}
+
+#[test]
+fn the_inner_of_two_overlapping_partitions_does_not_heal_the_outer_one() {
+    let partition = |at: u64, ms: u64| {
+        format!(
+            "[[faults]]\nkind = \"partition\"\nat_ms = {at}\na = [\"client-0\"]\nb = [\"redis-0\"]\nduration_ms = {ms}\n"
+        )
+    };
+    let granted = first_grant_ms(&(partition(0, 1500) + &partition(100, 100)));
+    assert!(
+        granted >= 1500,
+        "granted at {granted} ms, inside the outer partition"
+    );
+}
+
+#[test]
+fn a_node_restart_does_not_heal_a_partition_still_in_force() {
+    let faults = "[[faults]]\nkind = \"partition\"\nat_ms = 0\na = [\"client-0\"]\nb = [\"redis-0\"]\nduration_ms = 1500\n\n[[faults]]\nkind = \"crash\"\nat_ms = 100\ntarget = \"redis-0\"\nhow = \"power-loss\"\nrestart_after_ms = 100\n";
+    let granted = first_grant_ms(faults);
+    assert!(
+        granted >= 1500,
+        "granted at {granted} ms, inside the partition"
+    );
+}
+
 #[test]
 fn a_one_way_delay_needs_clients_on_exactly_one_side() {
     let text = "rungs = [\"set-nx-px\"]\nduration_ms = 3000\n[topology]\nkind = \"replicated\"\nreplicas = 1\n[[clients]]\n\n[[faults]]\nkind = \"delay\"\nat_ms = 0\na = [\"redis-0\"]\nb = [\"redis-1\"]\noneway = true\nduration_ms = 200\n";
