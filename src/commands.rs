@@ -93,27 +93,42 @@ pub fn run(path: &Path, rung: Option<&str>, seed: Option<u64>, out: &Path) -> Ex
     let seeds = seed
         .map(|s| vec![s])
         .unwrap_or_else(|| scenario.seeds.clone());
+    // A failure of one cell (or of writing its folder) neither stops the
+    // others nor hides their verdicts.
     let mut verdicts = Vec::new();
+    let mut failed = false;
     for rung in &rungs {
         for &seed in &seeds {
             let judged = match run_cell(&scenario, rung, seed) {
                 Ok(j) => j,
                 Err(e) => {
-                    eprintln!("error: {}: {rung}: {e}", path.display());
-                    return ExitCode::BadInput;
+                    eprintln!("error: {}: {rung} seed {seed}: {e}", path.display());
+                    failed = true;
+                    continue;
                 }
             };
             out!("{}", output::describe(&judged));
-            let dir = output::run_dir(out, &judged);
-            if let Err(e) = output::write_run(&dir, &judged, &text) {
-                eprintln!("error: cannot write {}: {e}", dir.display());
-                return ExitCode::BadInput;
-            }
-            outln!("  written to {}\n", dir.display());
             verdicts.push(judged.verdict);
+            let dir = output::run_dir(out, &judged);
+            match output::write_run(&dir, &judged, &text) {
+                Ok(()) => outln!("  written to {}\n", dir.display()),
+                Err(e) => {
+                    eprintln!("error: cannot write {}: {e}", dir.display());
+                    failed = true;
+                }
+            }
         }
     }
-    ExitCode::of_verdict(worst(&verdicts))
+    run_exit(worst(&verdicts), failed)
+}
+
+/// The exit of `run`: a violation, deadlock or unknown verdict is never
+/// hidden by a failure elsewhere; a failure turns a safe run into bad input.
+fn run_exit(worst: Verdict, failed: bool) -> ExitCode {
+    match (worst, failed) {
+        (Verdict::Safe, true) => ExitCode::BadInput,
+        (verdict, _) => ExitCode::of_verdict(verdict),
+    }
 }
 
 /// `locklab replay DIR`: 0 when the new history is byte-identical, 1 when

@@ -242,3 +242,28 @@ fn explore_with_a_huge_time_is_bad_input_not_a_panic() {
         );
     }
 }
+
+#[test]
+fn a_run_folder_that_cannot_be_written_hides_no_verdict_and_skips_no_rung() {
+    let dir = scratch("unwritable");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "not a folder").unwrap();
+    let out = locklab(&[
+        "run",
+        "scenarios/pause-at-release-start.toml",
+        "--out",
+        path(&file.join("runs")),
+    ]);
+    // set-nx-px is violated, get-check-del safe: both are judged and shown,
+    // the write errors are named, and the violation decides the exit.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("set-nx-px: violated"), "{text}");
+    assert!(text.contains("get-check-del: safe"), "{text}");
+    assert_eq!(
+        stderr(&out).matches("cannot write").count(),
+        2,
+        "{}",
+        stderr(&out)
+    );
+}
