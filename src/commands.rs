@@ -458,6 +458,12 @@ pub fn explore(args: ExploreArgs) -> ExitCode {
     } else {
         outln!("no counterexample found");
     }
+    if outcome.stats.seeds_exhausted {
+        eprintln!(
+            "note: the seeds ran out (each must be below 2^53) after {} cases; the search stopped early",
+            outcome.stats.cases
+        );
+    }
     if args.json {
         outln!("{}", s::json_summary(&config, &outcome, path.as_deref()));
     }

@@ -91,3 +91,29 @@ fn explore_rejects_bad_input_with_exit_3() {
         assert_eq!(out.status.code(), Some(3), "{args:?}");
     }
 }
+
+#[test]
+fn a_search_whose_seeds_run_out_says_so() {
+    let dir = scratch("exhausted");
+    let out = locklab(&[
+        "explore",
+        "--rung",
+        "setnx",
+        "--seed",
+        "9007199254740990",
+        "--cases",
+        "10",
+        "--no-shrink",
+        "--jobs",
+        "1",
+        "--json",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary: serde_json::Value =
+        serde_json::from_str(stdout.lines().last().expect("a last line")).expect("json");
+    assert_eq!(summary["cases"], 2, "only two seeds are left below 2^53");
+    assert_eq!(summary["seeds_exhausted"], true);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the seeds ran out"));
+}

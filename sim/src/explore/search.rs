@@ -67,6 +67,9 @@ pub struct Stats {
     pub sim_s: f64,
     /// Wall time, s.
     pub wall_s: f64,
+    /// Whether the search stopped because its seeds ran out (every seed is
+    /// below 2^53), before its case count or time limit.
+    pub seeds_exhausted: bool,
 }
 
 impl Stats {
@@ -199,6 +202,10 @@ pub fn search(config: &SearchConfig, progress: &(dyn Fn(&Stats) + Sync)) -> Outc
                             break;
                         }
                         let Some(seed) = case_seed(config.seed, config.shard, k) else {
+                            stats
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .seeds_exhausted = true;
                             break;
                         };
                         let case = generate(&config.rung, &config.mode, seed);
@@ -343,6 +350,7 @@ pub fn json_summary(config: &SearchConfig, outcome: &Outcome, path: Option<&Path
         "deadlocks": s.deadlocks,
         "unknown": s.unknown,
         "errors": s.errors,
+        "seeds_exhausted": s.seeds_exhausted,
         "faults": config.mode.to_string(),
         "seed": config.seed,
         "shard": format!("{}/{}", config.shard.0, config.shard.1),
