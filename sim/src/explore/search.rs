@@ -383,8 +383,17 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     if !secs.is_finite() || secs <= 0.0 {
         return Err(format!("{text:?}: expected a positive duration"));
     }
+    if secs > MAX_SEARCH_SECS {
+        return Err(format!(
+            "{text:?}: too long; expected at most 8784h (a year), such as 90s, 10m or 1h"
+        ));
+    }
     Ok(Duration::from_secs_f64(secs))
 }
+
+/// The longest search `--time` takes: a year, far below what a `Duration`
+/// can hold, so no time a user gives can overflow it.
+pub const MAX_SEARCH_SECS: f64 = 8784.0 * 3600.0;
 
 /// Parses `I/N` with 0 ≤ I < N.
 pub fn parse_shard(text: &str) -> Result<(u64, u64), String> {
