@@ -159,6 +159,24 @@ impl Topology {
         (0..self.node_count()).map(Host::Node).collect()
     }
 
+    /// A field set to something this kind of deployment ignores, if any:
+    /// a value that would silently mean nothing is an error instead.
+    pub fn ignored_field(&self) -> Option<&'static str> {
+        match self.kind {
+            TopologyKind::Standalone if self.masters != 1 => Some("masters"),
+            TopologyKind::Standalone | TopologyKind::Independent if self.replicas != 0 => {
+                Some("replicas")
+            }
+            TopologyKind::Standalone | TopologyKind::Independent
+                if self.replication_delay_ms != 0 =>
+            {
+                Some("replication_delay_ms")
+            }
+            TopologyKind::Replicated if self.masters != 1 => Some("masters"),
+            _ => None,
+        }
+    }
+
     /// How many Redis nodes the deployment has.
     pub fn node_count(&self) -> usize {
         match self.kind {
@@ -556,6 +574,20 @@ impl Scenario {
         ) {
             if topo.node_count() == 0 || topo.node_count() > 9 {
                 return Err(format!("`{name}`: between 1 and 9 nodes"));
+            }
+            if let Some(field) = topo.ignored_field() {
+                return Err(format!(
+                    "`{name}.{field}`: a {} deployment has no use for it; remove it or change `kind`",
+                    format!("{:?}", topo.kind).to_lowercase()
+                ));
+            }
+        }
+        for (i, group) in self.clients.iter().enumerate() {
+            if group.start_ms >= self.duration_ms {
+                return Err(format!(
+                    "`clients[{i}].start_ms` is {}, but the run lasts {} ms, so these clients never start; expected below {}",
+                    group.start_ms, self.duration_ms, self.duration_ms
+                ));
             }
         }
         for (i, fault) in self.faults.iter().enumerate() {

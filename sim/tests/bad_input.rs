@@ -362,3 +362,35 @@ fn two_hundred_fifty_six_clients_run_to_a_verdict() {
     redlock.topology.masters = 5;
     run_cell(&redlock, "redlock", 1).unwrap_or_else(|e| panic!("{e}"));
 }
+
+#[test]
+fn a_topology_field_the_deployment_ignores_is_refused() {
+    let text = BASE.replacen(
+        "[network]",
+        "[topology]\nkind = \"standalone\"\nreplicas = 2\n\n[network]",
+        1,
+    );
+    refused(
+        &text,
+        line_of(&text, "replicas"),
+        &["`topology.replicas`", "standalone"],
+    );
+    let text = BASE.replacen(
+        "[network]",
+        "[topology]\nkind = \"independent\"\nmasters = 3\nreplication_delay_ms = 5\n\n[network]",
+        1,
+    );
+    refused(
+        &text,
+        line_of(&text, "replication_delay_ms"),
+        &["`topology.replication_delay_ms`", "independent"],
+    );
+}
+
+#[test]
+fn clients_that_would_start_after_the_run_ends_are_refused() {
+    let text = with("start_ms", "start_ms = 2000");
+    let message = error(&text);
+    assert!(message.contains("`clients[0].start_ms`"), "{message}");
+    assert!(message.contains("never start"), "{message}");
+}
