@@ -193,16 +193,8 @@ fn replay_inner(dir: &Path) -> Result<Option<String>, String> {
 
 /// `locklab suite`: exit 0 only when every cell is as expected.
 pub fn suite(dir: &Path, out: &Path, jobs: Option<usize>) -> ExitCode {
-    let loaded = sim::suite::load_all(dir);
-    if let Ok(all) = &loaded {
-        print_notes(&all.iter().collect::<Vec<_>>());
-    }
-    let scenarios = match loaded {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::BadInput;
-        }
+    let Some(scenarios) = load_all(dir, "") else {
+        return ExitCode::BadInput;
     };
     let workers = jobs.unwrap_or_else(|| {
         std::thread::available_parallelism()
@@ -246,17 +238,9 @@ pub fn suite(dir: &Path, out: &Path, jobs: Option<usize>) -> ExitCode {
 
 /// `locklab tour`.
 pub fn tour(dir: &Path, only: Option<&str>) -> ExitCode {
-    let loaded = sim::suite::load_all(dir);
-    if let Ok(all) = &loaded {
-        print_notes(&all.iter().collect::<Vec<_>>());
-    }
-    let scenarios = match loaded {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            eprintln!("(run the tour from the project's root, or pass --scenarios DIR)");
-            return ExitCode::BadInput;
-        }
+    let hint = "\n(run the tour from the project's root, or pass --scenarios DIR)";
+    let Some(scenarios) = load_all(dir, hint) else {
+        return ExitCode::BadInput;
     };
     if let Some(id) = only
         && locks::rung(id).is_none()
@@ -319,29 +303,42 @@ pub fn sim_server(bind: std::net::IpAddr, port: u16) -> ExitCode {
 }
 
 /// The arguments of `locklab explore`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct ExploreArgs {
-    /// The rung (required unless `bench`).
+    /// The rung to search.
+    #[arg(long, alias = "variant", required_unless_present = "bench")]
     pub rung: Option<String>,
-    /// `all`, `assumed` or a list of kinds.
+    /// `all`, `assumed` (within the rung's assumptions) or a list such
+    /// as `pause,crash,restart,partition,delay,slow-link,clock-jump,clock-drift,failover`.
+    #[arg(long, default_value = "all")]
     pub faults: String,
-    /// How many cases.
+    /// How many cases (default 256).
+    #[arg(long, conflicts_with = "time")]
     pub cases: Option<u64>,
-    /// Or for how long.
+    /// Search for this long instead, e.g. 90s or 10m.
+    #[arg(long)]
     pub time: Option<String>,
-    /// The first seed.
+    /// The first seed (case k of shard I/N has seed S + k*N + I).
+    #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// `I/N`.
+    /// This machine's share of the seeds: I/N with 0 <= I < N.
+    #[arg(long, default_value = "0/1")]
     pub shard: String,
-    /// Print the JSON summary last.
+    /// Print a JSON summary as the last line of standard output.
+    #[arg(long)]
     pub json: bool,
-    /// Reports folder.
+    /// Where counterexamples go (`<out>/found/`).
+    #[arg(long, default_value = "reports")]
     pub out: std::path::PathBuf,
-    /// Worker threads.
+    /// Simulations run at once (default: the number of CPUs).
+    #[arg(long)]
     pub jobs: Option<usize>,
-    /// Shrink the first counterexample.
-    pub shrink: bool,
-    /// Measure speed instead.
+    /// Keep the first counterexample as found.
+    #[arg(long)]
+    pub no_shrink: bool,
+    /// Measure speed on the standard case instead (writes
+    /// `<out>/explore-speed.md`).
+    #[arg(long)]
     pub bench: bool,
 }
 
@@ -395,7 +392,7 @@ pub fn explore(args: ExploreArgs) -> ExitCode {
         seed: args.seed,
         shard,
         workers,
-        shrink: args.shrink,
+        shrink: !args.no_shrink,
         shrink_runs: 600,
     };
     let what = match limit {
@@ -530,6 +527,21 @@ fn explore_bench(out: &Path, workers: usize) -> ExitCode {
     }
     outln!("written to {}", out.join("explore-speed.md").display());
     ExitCode::Success
+}
+
+/// Every scenario of a folder, their notes printed; `None` (the error and
+/// `hint` printed) when one cannot be loaded.
+fn load_all(dir: &Path, hint: &str) -> Option<Vec<Scenario>> {
+    match sim::suite::load_all(dir) {
+        Ok(all) => {
+            print_notes(&all.iter().collect::<Vec<_>>());
+            Some(all)
+        }
+        Err(e) => {
+            eprintln!("error: {e}{hint}");
+            None
+        }
+    }
 }
 
 /// Prints each scenario's notes (old spellings and the like) to standard

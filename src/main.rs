@@ -98,43 +98,7 @@ enum Command {
     },
     /// Swarm search for fault schedules that break a rung; shrinks the
     /// first counterexample and writes it as a scenario file.
-    Explore {
-        /// The rung to search.
-        #[arg(long, alias = "variant", required_unless_present = "bench")]
-        rung: Option<String>,
-        /// `all`, `assumed` (within the rung's assumptions) or a list such
-        /// as `pause,crash,restart,partition,delay,slow-link,clock-jump,clock-drift,failover`.
-        #[arg(long, default_value = "all")]
-        faults: String,
-        /// How many cases (default 256).
-        #[arg(long, conflicts_with = "time")]
-        cases: Option<u64>,
-        /// Search for this long instead, e.g. 90s or 10m.
-        #[arg(long)]
-        time: Option<String>,
-        /// The first seed (case k of shard I/N has seed S + k*N + I).
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// This machine's share of the seeds: I/N with 0 <= I < N.
-        #[arg(long, default_value = "0/1")]
-        shard: String,
-        /// Print a JSON summary as the last line of standard output.
-        #[arg(long)]
-        json: bool,
-        /// Where counterexamples go (`<out>/found/`).
-        #[arg(long, default_value = "reports")]
-        out: PathBuf,
-        /// Simulations run at once (default: the number of CPUs).
-        #[arg(long)]
-        jobs: Option<usize>,
-        /// Keep the first counterexample as found.
-        #[arg(long)]
-        no_shrink: bool,
-        /// Measure speed on the standard case instead (writes
-        /// `<out>/explore-speed.md`).
-        #[arg(long)]
-        bench: bool,
-    },
+    Explore(commands::ExploreArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -191,31 +155,7 @@ fn main() -> std::process::ExitCode {
                 ExitCode::BadInput
             }
         },
-        Command::Explore {
-            rung,
-            faults,
-            cases,
-            time,
-            seed,
-            shard,
-            json,
-            out,
-            jobs,
-            no_shrink,
-            bench,
-        } => commands::explore(commands::ExploreArgs {
-            rung,
-            faults,
-            cases,
-            time,
-            seed,
-            shard,
-            json,
-            out,
-            jobs,
-            shrink: !no_shrink,
-            bench,
-        }),
+        Command::Explore(args) => commands::explore(args),
     };
     code.into()
 }
