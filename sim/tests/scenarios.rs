@@ -51,6 +51,14 @@ fn assert_survives(name: &str, rung: &str) {
     );
 }
 
+/// Asserts that `text` is refused at the start of `line` with `words`.
+fn refused_at(text: &str, line: usize, words: &str) {
+    let message = load_error(text, "s.toml");
+    let at = format!("s.toml: line {line}, column 1:");
+    assert!(message.starts_with(&at), "{message}");
+    assert!(message.contains(words), "{message}");
+}
+
 /// The message of a scenario text that must not load.
 fn load_error(text: &str, file: &str) -> String {
     match Scenario::parse(text, file, "s") {
@@ -570,23 +578,13 @@ fn a_one_way_delay_needs_clients_on_exactly_one_side() {
 #[test]
 fn an_unknown_field_inside_a_fault_is_reported_at_its_own_line() {
     let text = "rungs = [\"setnx\"]\nduration_ms = 1000\n[[clients]]\n\n[[faults]]\nkind = \"pause\"\nat_ms = 5\nduration_ms = 5\ntarget = \"client-0\"\nbogus = 3\n";
-    let message = load_error(text, "f.toml");
-    assert!(
-        message.starts_with("f.toml: line 10, column 1:"),
-        "{message}"
-    );
-    assert!(message.contains("unknown field `bogus`"), "{message}");
+    refused_at(text, 10, "unknown field `bogus`");
 }
 
 #[test]
 fn a_client_count_error_names_the_clients_line() {
     let text = "rungs = [\"setnx\"]\nduration_ms = 1000\n\n[[clients]]\ncount = 300\n";
-    let message = load_error(text, "c.toml");
-    assert!(
-        message.starts_with("c.toml: line 4, column 1:"),
-        "{message}"
-    );
-    assert!(message.contains("at most 256 clients"), "{message}");
+    refused_at(text, 4, "at most 256 clients");
 }
 
 #[test]
@@ -613,15 +611,7 @@ fn a_host_name_that_is_not_canonical_is_rejected_with_the_expected_spellings() {
         let text = format!(
             "rungs = [\"setnx\"]\nduration_ms = 10\n[[clients]]\n\n[[faults]]\nkind = \"crash\"\nat_ms = 5\ntarget = \"{host}\"\n"
         );
-        let message = load_error(&text, "h.toml");
-        assert!(
-            message.starts_with("h.toml: line 5, column 1:"),
-            "{message}"
-        );
-        assert!(
-            message.contains("expected client-N, redis-N, store or master"),
-            "{message}"
-        );
+        refused_at(&text, 5, "expected client-N, redis-N, store or master");
     }
 }
 
