@@ -141,10 +141,10 @@ impl<C: NodeConn> RungSteps for Redlock<C> {
     const RUNG: &'static Rung = &RUNG;
 
     // One concurrent round of single commands, passing `acquire-reply` as
-    // each reply comes in; `acquire-mid` lands at `after-acquire`.
-    // A round never fails: a master's error is a missing
-    // vote, and a failed round is undone on every master (answered or
-    // not), so no token is left unsettled and each round draws a fresh one.
+    // each reply comes in; `acquire-mid` lands at `after-acquire`. A round
+    // never fails: a master's error is a missing vote, and a failed round
+    // is undone on every master (answered or not), so no token is left
+    // unsettled and each round draws a fresh one.
     async fn attempt(&self, at: &Attempt<'_>) -> Result<Option<Lease>, LockError> {
         let token = self.ctx.tokens.token();
         let (resource, ttl) = (at.resource, self.config.ttl);
