@@ -209,10 +209,10 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<Option<Lease>, LockError>>,
 {
-    if let (WaitStrategy::Notify { fallback }, Some(notifier)) = (config.wait, &ctx.notifier) {
-        return acquire_notified(ctx, config, notifier, fallback, resource, attempt).await;
-    }
     let mut budget = WaitBudget::start(ctx, config, resource);
+    if let (WaitStrategy::Notify { fallback }, Some(notifier)) = (config.wait, &ctx.notifier) {
+        return acquire_notified(budget, notifier, fallback, attempt).await;
+    }
     loop {
         if let Some(lease) = budget.attempt(attempt()).await? {
             return Ok(lease);
@@ -227,9 +227,11 @@ where
 /// monotonic clock, and [`LockConfig::max_attempts`]; and what its
 /// attempts so far have shown.
 pub(crate) struct WaitBudget<'a> {
-    ctx: &'a LockContext,
+    /// The acquiring client's context.
+    pub(crate) ctx: &'a LockContext,
     config: &'a LockConfig,
-    resource: &'a str,
+    /// The lock's key.
+    pub(crate) resource: &'a str,
     started: Duration,
     max_attempts: u32,
     /// Attempts made so far.

@@ -37,7 +37,7 @@ use crate::clock::BoxFuture;
 use crate::conn::{ConnConfig, Dialer};
 use crate::error::LockError;
 use crate::lease::Lease;
-use crate::lock::{LockConfig, LockContext, WaitBudget};
+use crate::lock::WaitBudget;
 use futures::StreamExt;
 use redis::aio::{PubSub, PubSubSink};
 use redis::{RedisConnectionInfo, RedisError};
@@ -296,20 +296,19 @@ impl Drop for Interest {
 
 /// The acquire loop of [`WaitStrategy::Notify`](crate::WaitStrategy::Notify)
 /// with a notifier: queue locally, try, wait for a release message or
-/// `fallback`. Same contract as [`retry_acquire`](crate::retry_acquire).
-pub async fn acquire_notified<F, Fut>(
-    ctx: &LockContext,
-    config: &LockConfig,
+/// `fallback`. Same contract as [`retry_acquire`](crate::retry_acquire),
+/// which starts the `budget` (one place for both ways of waiting).
+pub(crate) async fn acquire_notified<F, Fut>(
+    mut budget: WaitBudget<'_>,
     notifier: &ReleaseNotifier,
     fallback: Duration,
-    resource: &str,
     mut attempt: F,
 ) -> Result<Lease, LockError>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<Option<Lease>, LockError>>,
 {
-    let mut budget = WaitBudget::start(ctx, config, resource);
+    let (ctx, resource) = (budget.ctx, budget.resource);
     let fallback = fallback.max(Duration::from_micros(100));
     let interest = notifier.interest(resource);
 

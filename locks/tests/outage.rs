@@ -169,13 +169,14 @@ fn stallable_server() -> harness::RedisServer {
 /// Runs one acquire of `id` during which the server stalls for 500 ms:
 /// the first attempt's `SET` waits in the server past the reply timeout
 /// (its reply is lost: the client has given up on that connection), and
-/// runs when the stall ends. Returns what the acquire answered, and a raw
+/// runs when the stall ends. Returns the rung's own key
+/// (`locklab:test:lost-reply:<id>`), what the acquire answered, and a raw
 /// connection to look at the server.
 async fn acquire_through_a_stall(
     id: &str,
-    key: &str,
     config: LockConfig,
 ) -> (
+    String,
     Result<locks::Lease, LockError>,
     Box<dyn Lock>,
     Conn,
@@ -197,9 +198,10 @@ async fn acquire_through_a_stall(
         let _: String = raw(&staller, &["DEBUG", "SLEEP", "0.5"]).await;
     });
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let got = lock.acquire(key, &owner("a", 1)).await;
+    let key = format!("locklab:test:lost-reply:{id}");
+    let got = lock.acquire(&key, &owner("a", 1)).await;
     stall.await.expect("stall ended");
-    (got, lock, raw_conn, server)
+    (key, got, lock, raw_conn, server)
 }
 
 #[tokio::test]
@@ -208,8 +210,7 @@ async fn a_lost_reply_is_recognised_as_the_acquires_own_grant_on_the_rungs_with_
     // stranger's lock would wait for it in vain.
     let config = config(10_000, 2_000);
     for id in ["set-nx-px", "get-check-del", "lua-release", "fenced"] {
-        let key = format!("locklab:test:lost-reply:{id}");
-        let (got, lock, raw_conn, _server) = acquire_through_a_stall(id, &key, config).await;
+        let (key, got, lock, raw_conn, _server) = acquire_through_a_stall(id, config).await;
         let lease = got.unwrap_or_else(|e| panic!("{id}: {e}"));
         let value: Option<String> = raw(&raw_conn, &["GET", &key]).await;
         assert_eq!(value.as_deref(), Some(lease.token.as_str()), "{id}");
@@ -231,9 +232,8 @@ async fn after_a_lost_reply_setnx_waits_for_its_own_key_which_never_expires() {
     // SETNX created the key, the acquire cannot tell it is its own, and
     // the key has no TTL. It ends after max_wait with the last error.
     for id in ["setnx", "setnx-expire"] {
-        let key = format!("locklab:test:lost-reply:{id}");
-        let (got, _lock, raw_conn, _server) =
-            acquire_through_a_stall(id, &key, config(2_000, 1_000)).await;
+        let (key, got, _lock, raw_conn, _server) =
+            acquire_through_a_stall(id, config(2_000, 1_000)).await;
         let err = got.expect_err("its own key blocks it");
         assert!(err.outcome_unknown(), "{id}: {err:?}");
         assert_eq!(pttl(&raw_conn, &key).await, -1, "{id}: a key with no TTL");
@@ -246,9 +246,8 @@ async fn after_a_lost_reply_the_reentrant_rungs_count_the_lost_grant_too() {
     // owner's field that the lost one created and counts up. The key then
     // outlives the release by one TTL.
     for id in ["reentrant", "watchdog"] {
-        let key = format!("locklab:test:lost-reply:{id}");
-        let (got, lock, raw_conn, _server) =
-            acquire_through_a_stall(id, &key, config(10_000, 2_000)).await;
+        let (key, got, lock, raw_conn, _server) =
+            acquire_through_a_stall(id, config(10_000, 2_000)).await;
         let lease = got.unwrap_or_else(|e| panic!("{id}: {e}"));
         assert_eq!(lease.depth, 2, "{id}");
         lock.release(&lease).await.expect(id);

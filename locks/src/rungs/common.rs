@@ -55,6 +55,27 @@ impl<C, const NUMBER: u8> Configured for OneNode<C, NUMBER> {
     }
 }
 
+/// What one attempt of an acquire is for, handed to
+/// [`RungSteps::attempt`] as one value so that each rung's `attempt` says
+/// only what it does differently.
+pub struct Attempt<'a> {
+    /// The lock's key.
+    pub resource: &'a str,
+    /// Who acquires.
+    pub owner: &'a Owner,
+    /// What the acquire's earlier attempts left unknown.
+    pub unsettled: &'a Unsettled,
+}
+
+impl Attempt<'_> {
+    /// The lease this attempt was granted: `token` in the key, taken by the
+    /// client's monotonic clock at `started` (read by the rung, where its
+    /// attempt begins).
+    pub fn lease(&self, token: String, started: Duration) -> Lease {
+        Lease::new(self.resource, token, self.owner, started)
+    }
+}
+
 /// What a rung does its own way. The rest of its [`Lock`] is the same on
 /// every rung that retries, and follows from these steps:
 ///
@@ -72,16 +93,14 @@ pub trait RungSteps: Configured + Send + Sync {
     /// One try at the lock: `Some(lease)` when granted, `None` when it is
     /// taken (the retry loop tries again), `Err` when Redis did not answer
     /// (the retry loop tries again while the error is
-    /// [transient](LockError::transient)). `unsettled` is what the
+    /// [transient](LockError::transient)). `at.unsettled` is what the
     /// acquire's earlier attempts left unknown: a rung that can recognise
     /// its own key sends the same token again (see [`Unsettled`]). An
     /// attempt of one command or script has no `acquire-mid` point: a fault
     /// aimed there lands at `after-acquire`.
     fn attempt(
         &self,
-        resource: &str,
-        owner: &Owner,
-        unsettled: &Unsettled,
+        at: &Attempt<'_>,
     ) -> impl Future<Output = Result<Option<Lease>, LockError>> + Send;
 
     /// What the rung does as soon as an acquire is granted, before
@@ -117,10 +136,13 @@ impl<R: RungSteps> Lock for R {
     ) -> BoxFuture<'a, Result<Lease, LockError>> {
         Box::pin(async move {
             let unsettled = Unsettled::default();
-            let mut lease = retry_acquire(self.ctx(), self.config(), resource, || {
-                self.attempt(resource, owner, &unsettled)
-            })
-            .await?;
+            let at = Attempt {
+                resource,
+                owner,
+                unsettled: &unsettled,
+            };
+            let mut lease =
+                retry_acquire(self.ctx(), self.config(), resource, || self.attempt(&at)).await?;
             self.start_holding(&mut lease);
             self.ctx().point(FaultPoint::AfterAcquire, resource).await;
             Ok(lease)
@@ -180,26 +202,23 @@ pub async fn between_release_points<T>(
 /// holder that trusted what is left of it would start with less lease than
 /// any other. Without this, the acquire would wait for its own key to
 /// expire, and take a lease it does not know it has for a stranger's.
-pub async fn attempt_set_nx_px<C: NodeConn>(
-    conn: &C,
-    ctx: &LockContext,
-    config: &LockConfig,
-    resource: &str,
-    owner: &Owner,
-    unsettled: &Unsettled,
+pub async fn attempt_set_nx_px<C: NodeConn, const NUMBER: u8>(
+    node: &OneNode<C, NUMBER>,
+    at: &Attempt<'_>,
 ) -> Result<Option<Lease>, LockError> {
-    let (token, resent) = unsettled.token(ctx);
-    let started = ctx.clock.monotonic();
-    let mut conn = conn.clone();
+    let (token, resent) = at.unsettled.token(&node.ctx);
+    let started = node.ctx.clock.monotonic();
+    let mut conn = node.conn.clone();
+    let (resource, ttl) = (at.resource, node.config.ttl);
     let granted = async {
-        if set_nx_px(&mut conn, resource, &token, config.ttl).await? {
+        if set_nx_px(&mut conn, resource, &token, ttl).await? {
             return Ok(true);
         }
-        Ok(resent && extend_script(&mut conn, resource, &token, config.ttl).await? == 1)
+        Ok(resent && extend_script(&mut conn, resource, &token, ttl).await? == 1)
     }
     .await;
-    unsettled.note(&token, &granted);
-    Ok(granted?.then(|| Lease::new(resource, token, owner, started)))
+    at.unsettled.note(&token, &granted);
+    Ok(granted?.then(|| at.lease(token, started)))
 }
 
 /// The blind release of the rungs that do not look at the owner: one plain

@@ -37,10 +37,10 @@
 
 use crate::error::LockError;
 use crate::ladder::Rung;
-use crate::lease::{Lease, Owner};
-use crate::lock::Unsettled;
-use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
+use crate::lease::Lease;
+use crate::rungs::common::{self, Attempt, NodeConn, OneNode, RungSteps};
 use crate::scripts;
+use std::time::Duration;
 
 /// Ladder metadata of `fenced`.
 pub const RUNG: Rung = Rung {
@@ -62,6 +62,25 @@ pub fn fence_key(resource: &str) -> String {
     format!("{resource}:fence")
 }
 
+/// One of the two fencing scripts (acquire, or reclaim of a lost grant),
+/// which take the same keys and arguments: the grant's fencing token, or
+/// `None` when the key is not (or no longer) this token's.
+async fn fence_script<C: NodeConn>(
+    script: &redis::Script,
+    conn: &mut C,
+    at: &Attempt<'_>,
+    token: &str,
+    ttl: Duration,
+) -> Result<Option<u64>, LockError> {
+    Ok(script
+        .key(at.resource)
+        .key(fence_key(at.resource))
+        .arg(token)
+        .arg(common::ttl_ms(ttl))
+        .invoke_async(conn)
+        .await?)
+}
+
 /// The `fenced` lock: its steps below on one node.
 pub type Fenced<C> = OneNode<C, { RUNG.number }>;
 
@@ -74,42 +93,24 @@ impl<C: NodeConn> RungSteps for Fenced<C> {
     // again, and a taken key recognised as this acquire's own lost grant,
     // re-armed, by one script that also reads that grant's fencing token
     // (atomically: a token read later could be the next holder's).
-    async fn attempt(
-        &self,
-        resource: &str,
-        owner: &Owner,
-        unsettled: &Unsettled,
-    ) -> Result<Option<Lease>, LockError> {
-        let (token, resent) = unsettled.token(&self.ctx);
+    async fn attempt(&self, at: &Attempt<'_>) -> Result<Option<Lease>, LockError> {
+        let (token, resent) = at.unsettled.token(&self.ctx);
         let started = self.ctx.clock.monotonic();
         let mut conn = self.conn.clone();
-        let ttl_ms = common::ttl_ms(self.config.ttl);
+        let ttl = self.config.ttl;
         let fence = async {
-            let granted: Option<u64> = scripts::FENCED_ACQUIRE
-                .key(resource)
-                .key(fence_key(resource))
-                .arg(&token)
-                .arg(ttl_ms)
-                .invoke_async(&mut conn)
-                .await?;
+            let granted =
+                fence_script(&scripts::FENCED_ACQUIRE, &mut conn, at, &token, ttl).await?;
             if granted.is_some() || !resent {
                 return Ok(granted);
             }
-            let reclaimed: Option<u64> = scripts::FENCED_RECLAIM
-                .key(resource)
-                .key(fence_key(resource))
-                .arg(&token)
-                .arg(ttl_ms)
-                .invoke_async(&mut conn)
-                .await?;
-            Ok::<_, LockError>(reclaimed)
+            fence_script(&scripts::FENCED_RECLAIM, &mut conn, at, &token, ttl).await
         }
         .await;
-        unsettled.note(&token, &fence);
-        Ok(fence?.map(|fence| {
-            let mut lease = Lease::new(resource, token, owner, started);
-            lease.fence = Some(fence);
-            lease
+        at.unsettled.note(&token, &fence);
+        Ok(fence?.map(|fence| Lease {
+            fence: Some(fence),
+            ..at.lease(token, started)
         }))
     }
 

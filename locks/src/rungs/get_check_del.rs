@@ -18,9 +18,8 @@
 
 use crate::error::LockError;
 use crate::ladder::Rung;
-use crate::lease::{Lease, Owner};
-use crate::lock::Unsettled;
-use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
+use crate::lease::Lease;
+use crate::rungs::common::{self, Attempt, NodeConn, OneNode, RungSteps};
 
 /// Ladder metadata of `get-check-del`.
 pub const RUNG: Rung = Rung {
@@ -46,21 +45,8 @@ async fn still_mine<C: NodeConn>(conn: &mut C, lease: &Lease) -> Result<(), Lock
 impl<C: NodeConn> RungSteps for GetCheckDel<C> {
     const RUNG: &'static Rung = &RUNG;
 
-    async fn attempt(
-        &self,
-        resource: &str,
-        owner: &Owner,
-        unsettled: &Unsettled,
-    ) -> Result<Option<Lease>, LockError> {
-        common::attempt_set_nx_px(
-            &self.conn,
-            &self.ctx,
-            &self.config,
-            resource,
-            owner,
-            unsettled,
-        )
-        .await
+    async fn attempt(&self, at: &Attempt<'_>) -> Result<Option<Lease>, LockError> {
+        common::attempt_set_nx_px(self, at).await
     }
 
     async fn release(&self, lease: &Lease) -> Result<(), LockError> {

@@ -32,9 +32,9 @@
 use crate::error::LockError;
 use crate::fault::FaultPoint;
 use crate::ladder::Rung;
-use crate::lease::{Lease, Owner};
-use crate::lock::{LockConfig, LockContext, Unsettled};
-use crate::rungs::common::{self, Configured, NodeConn, RungSteps};
+use crate::lease::Lease;
+use crate::lock::{LockConfig, LockContext};
+use crate::rungs::common::{self, Attempt, Configured, NodeConn, RungSteps};
 use std::time::Duration;
 
 /// Ladder metadata of `redlock`.
@@ -141,17 +141,13 @@ impl<C: NodeConn> RungSteps for Redlock<C> {
     const RUNG: &'static Rung = &RUNG;
 
     // One concurrent round of single commands, passing `acquire-reply` as
-    // each reply comes in; `acquire-mid` lands at `after-acquire`. A round never fails: a master's error is a missing
-    // vote, and a failed round is undone on every master (answered or
-    // not), so no token is left unsettled and each round draws a fresh one.
-    async fn attempt(
-        &self,
-        resource: &str,
-        owner: &Owner,
-        _unsettled: &Unsettled,
-    ) -> Result<Option<Lease>, LockError> {
+    // each reply comes in; `acquire-mid` lands at `after-acquire`. A round
+    // never fails: a master's error is a missing vote, and a failed round
+    // is undone on every master (answered or not), so no token is left
+    // unsettled and each round draws a fresh one.
+    async fn attempt(&self, at: &Attempt<'_>) -> Result<Option<Lease>, LockError> {
         let token = self.ctx.tokens.token();
-        let ttl = self.config.ttl;
+        let (resource, ttl) = (at.resource, self.config.ttl);
         let started = self.ctx.clock.monotonic();
         let replies = self
             .on_every_node(Some(resource), |mut conn| {
@@ -163,9 +159,10 @@ impl<C: NodeConn> RungSteps for Redlock<C> {
         let elapsed = self.ctx.clock.monotonic().saturating_sub(started);
         let valid_for = validity(ttl, elapsed);
         if granted >= self.quorum() && !valid_for.is_zero() {
-            let mut lease = Lease::new(resource, token, owner, started);
-            lease.validity = Some(valid_for);
-            return Ok(Some(lease));
+            return Ok(Some(Lease {
+                validity: Some(valid_for),
+                ..at.lease(token, started)
+            }));
         }
         // Failed: undo everywhere, also where no answer came (the SET may
         // have landed after the timeout). Its outcome does not matter: a

@@ -26,9 +26,8 @@
 
 use crate::error::LockError;
 use crate::ladder::Rung;
-use crate::lease::{Lease, Owner};
-use crate::lock::Unsettled;
-use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
+use crate::lease::Lease;
+use crate::rungs::common::{self, Attempt, NodeConn, OneNode, RungSteps};
 use crate::scripts;
 use redis::aio::ConnectionLike;
 use std::time::Duration;
@@ -135,20 +134,14 @@ impl<C: NodeConn> Reentrant<C> {
 impl<C: NodeConn> RungSteps for Reentrant<C> {
     const RUNG: &'static Rung = &RUNG;
 
-    async fn attempt(
-        &self,
-        resource: &str,
-        owner: &Owner,
-        _unsettled: &Unsettled,
-    ) -> Result<Option<Lease>, LockError> {
-        let field = owner.field();
+    async fn attempt(&self, at: &Attempt<'_>) -> Result<Option<Lease>, LockError> {
+        let field = at.owner.field();
         let started = self.ctx.clock.monotonic();
         let mut conn = self.conn.clone();
-        let depth = acquire_hash(&mut conn, resource, &field, self.config.ttl).await?;
-        Ok(depth.map(|depth| {
-            let mut lease = Lease::new(resource, field, owner, started);
-            lease.depth = depth;
-            lease
+        let depth = acquire_hash(&mut conn, at.resource, &field, self.config.ttl).await?;
+        Ok(depth.map(|depth| Lease {
+            depth,
+            ..at.lease(field, started)
         }))
     }
 

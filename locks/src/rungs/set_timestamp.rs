@@ -28,9 +28,8 @@
 use crate::error::LockError;
 use crate::fault::FaultPoint;
 use crate::ladder::Rung;
-use crate::lease::{Lease, Owner};
-use crate::lock::Unsettled;
-use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
+use crate::lease::Lease;
+use crate::rungs::common::{self, Attempt, NodeConn, OneNode, RungSteps};
 
 /// Ladder metadata of `set-timestamp`.
 pub const RUNG: Rung = Rung {
@@ -49,16 +48,11 @@ pub type SetTimestamp<C> = OneNode<C, { RUNG.number }>;
 
 impl<C: NodeConn> SetTimestamp<C> {
     /// One `SET NX PX` with the current wall time as the value.
-    async fn try_set(
-        &self,
-        conn: &mut C,
-        resource: &str,
-        owner: &Owner,
-    ) -> Result<Option<Lease>, LockError> {
+    async fn try_set(&self, conn: &mut C, at: &Attempt<'_>) -> Result<Option<Lease>, LockError> {
         let started = self.ctx.clock.monotonic();
         let stamp = self.ctx.clock.wall_ms().to_string();
-        let granted = common::set_nx_px(conn, resource, &stamp, self.config.ttl).await?;
-        Ok(granted.then(|| Lease::new(resource, stamp, owner, started)))
+        let granted = common::set_nx_px(conn, at.resource, &stamp, self.config.ttl).await?;
+        Ok(granted.then(|| at.lease(stamp, started)))
     }
 }
 
@@ -70,14 +64,10 @@ impl<C: NodeConn> RungSteps for SetTimestamp<C> {
 
     // The plain path is one command; `acquire-mid` exists only on the
     // stale-lock path (between the stale check and the DEL).
-    async fn attempt(
-        &self,
-        resource: &str,
-        owner: &Owner,
-        _unsettled: &Unsettled,
-    ) -> Result<Option<Lease>, LockError> {
+    async fn attempt(&self, at: &Attempt<'_>) -> Result<Option<Lease>, LockError> {
+        let resource = at.resource;
         let mut conn = self.conn.clone();
-        if let Some(lease) = self.try_set(&mut conn, resource, owner).await? {
+        if let Some(lease) = self.try_set(&mut conn, at).await? {
             return Ok(Some(lease));
         }
         let Some(value) = common::get(&mut conn, resource).await? else {
@@ -96,7 +86,7 @@ impl<C: NodeConn> RungSteps for SetTimestamp<C> {
         // the lock may change hands in between, and the DEL cannot tell.
         self.ctx.point(FaultPoint::AcquireMid, resource).await;
         common::del(&mut conn, resource).await?;
-        self.try_set(&mut conn, resource, owner).await
+        self.try_set(&mut conn, at).await
     }
 
     async fn release(&self, lease: &Lease) -> Result<(), LockError> {

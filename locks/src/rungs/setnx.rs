@@ -24,9 +24,8 @@
 
 use crate::error::LockError;
 use crate::ladder::Rung;
-use crate::lease::{Lease, Owner};
-use crate::lock::Unsettled;
-use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
+use crate::lease::Lease;
+use crate::rungs::common::{self, Attempt, NodeConn, OneNode, RungSteps};
 
 /// Ladder metadata of `setnx`.
 pub const RUNG: Rung = Rung {
@@ -47,16 +46,11 @@ pub type Setnx<C> = OneNode<C, { RUNG.number }>;
 impl<C: NodeConn> RungSteps for Setnx<C> {
     const RUNG: &'static Rung = &RUNG;
 
-    async fn attempt(
-        &self,
-        resource: &str,
-        owner: &Owner,
-        _unsettled: &Unsettled,
-    ) -> Result<Option<Lease>, LockError> {
+    async fn attempt(&self, at: &Attempt<'_>) -> Result<Option<Lease>, LockError> {
         let started = self.ctx.clock.monotonic();
         let mut conn = self.conn.clone();
-        let created = common::setnx(&mut conn, resource, "1").await?;
-        Ok(created.then(|| Lease::new(resource, "1".to_string(), owner, started)))
+        let created = common::setnx(&mut conn, at.resource, "1").await?;
+        Ok(created.then(|| at.lease("1".to_string(), started)))
     }
 
     async fn release(&self, lease: &Lease) -> Result<(), LockError> {

@@ -24,9 +24,8 @@
 use crate::error::LockError;
 use crate::fault::FaultPoint;
 use crate::ladder::Rung;
-use crate::lease::{Lease, Owner};
-use crate::lock::Unsettled;
-use crate::rungs::common::{self, NodeConn, OneNode, RungSteps};
+use crate::lease::Lease;
+use crate::rungs::common::{self, Attempt, NodeConn, OneNode, RungSteps};
 use redis::aio::ConnectionLike;
 use std::time::Duration;
 
@@ -67,21 +66,16 @@ async fn expire<C: ConnectionLike>(
 impl<C: NodeConn> RungSteps for SetnxExpire<C> {
     const RUNG: &'static Rung = &RUNG;
 
-    async fn attempt(
-        &self,
-        resource: &str,
-        owner: &Owner,
-        _unsettled: &Unsettled,
-    ) -> Result<Option<Lease>, LockError> {
+    async fn attempt(&self, at: &Attempt<'_>) -> Result<Option<Lease>, LockError> {
         let started = self.ctx.clock.monotonic();
         let mut conn = self.conn.clone();
-        if !common::setnx(&mut conn, resource, "1").await? {
+        if !common::setnx(&mut conn, at.resource, "1").await? {
             return Ok(None);
         }
         // The gap the flaw lives in: the key exists and has no TTL yet.
-        self.ctx.point(FaultPoint::AcquireMid, resource).await;
-        expire(&mut conn, resource, self.config.ttl).await?;
-        Ok(Some(Lease::new(resource, "1".to_string(), owner, started)))
+        self.ctx.point(FaultPoint::AcquireMid, at.resource).await;
+        expire(&mut conn, at.resource, self.config.ttl).await?;
+        Ok(Some(at.lease("1".to_string(), started)))
     }
 
     async fn release(&self, lease: &Lease) -> Result<(), LockError> {

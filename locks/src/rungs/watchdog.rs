@@ -29,9 +29,9 @@
 use crate::clock::Clock;
 use crate::error::LockError;
 use crate::ladder::Rung;
-use crate::lease::{Lease, LostFlag, Owner};
-use crate::lock::{LockConfig, LockContext, Unsettled};
-use crate::rungs::common::{self, Configured, NodeConn, RungSteps};
+use crate::lease::{Lease, LostFlag};
+use crate::lock::{LockConfig, LockContext};
+use crate::rungs::common::{self, Attempt, Configured, NodeConn, RungSteps};
 use crate::rungs::reentrant::{Reentrant, renew_hash};
 use redis::aio::ConnectionLike;
 use std::collections::BTreeMap;
@@ -205,11 +205,9 @@ impl<C: NodeConn> RungSteps for Watchdog<C> {
     // Acquires as `reentrant` does.
     fn attempt(
         &self,
-        resource: &str,
-        owner: &Owner,
-        unsettled: &Unsettled,
+        at: &Attempt<'_>,
     ) -> impl Future<Output = Result<Option<Lease>, LockError>> + Send {
-        self.hash.attempt(resource, owner, unsettled)
+        self.hash.attempt(at)
     }
 
     /// The watchdog runs from the moment the lock is granted, as in

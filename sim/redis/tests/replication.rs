@@ -8,10 +8,12 @@
 //! latency varies between `MIN_LATENCY` and `MAX_LATENCY` (turmoil draws it
 //! per message from the seed).
 
+mod common;
+
+use common::connect;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use redis::aio::MultiplexedConnection;
 use simredis::{CrashKind, EventKind, NodeConfig, NodeEvent, NodeHandle, Origin, Role, serve};
 
 const SEEDS: std::ops::RangeInclusive<u64> = 1..=10;
@@ -28,23 +30,6 @@ fn sim(seed: u64) -> turmoil::Sim<'static> {
         .min_message_latency(MIN_LATENCY)
         .max_message_latency(MAX_LATENCY)
         .build()
-}
-
-async fn connect(host: &str) -> redis::RedisResult<MultiplexedConnection> {
-    let stream = tokio::time::timeout(
-        Duration::from_secs(1),
-        turmoil::net::TcpStream::connect((host, 6379)),
-    )
-    .await
-    .map_err(|_| redis::RedisError::from(std::io::Error::other("connect timeout")))??;
-    let (con, driver) = MultiplexedConnection::new_with_config(
-        &redis::RedisConnectionInfo::default(),
-        stream,
-        redis::AsyncConnectionConfig::new().set_response_timeout(Some(Duration::from_secs(1))),
-    )
-    .await?;
-    tokio::spawn(driver);
-    Ok(con)
 }
 
 type Events = Arc<Mutex<Vec<NodeEvent>>>;

@@ -2,6 +2,9 @@
 //! clock jumps, failover, persistence, WAIT, ground-truth events, and the
 //! real-TCP server mode.
 
+mod common;
+
+use common::connect;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -18,23 +21,6 @@ fn sim(seed: u64) -> turmoil::Sim<'static> {
         .min_message_latency(Duration::from_millis(1))
         .max_message_latency(Duration::from_millis(1))
         .build()
-}
-
-async fn connect(host: &str) -> redis::RedisResult<MultiplexedConnection> {
-    let stream = tokio::time::timeout(
-        Duration::from_secs(1),
-        turmoil::net::TcpStream::connect((host, 6379)),
-    )
-    .await
-    .map_err(|_| redis::RedisError::from(std::io::Error::other("connect timeout")))??;
-    let (con, driver) = MultiplexedConnection::new_with_config(
-        &redis::RedisConnectionInfo::default(),
-        stream,
-        redis::AsyncConnectionConfig::new().set_response_timeout(Some(Duration::from_secs(1))),
-    )
-    .await?;
-    tokio::spawn(driver);
-    Ok(con)
 }
 
 async fn set_nx_px(con: &mut MultiplexedConnection, key: &str, val: &str, ms: u64) -> bool {
