@@ -64,3 +64,31 @@ impl From<harness::Error> for BenchError {
         BenchError::Servers(e)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn a_failed_write_names_the_path_that_failed_and_where_the_json_went() {
+        let failed = || WriteError {
+            path: PathBuf::from("/full/disk/bench.json"),
+            error: std::io::Error::other("no space left on device"),
+        };
+        let kept = BenchError::Write {
+            failed: failed(),
+            saved: Saved::File(PathBuf::from("/tmp/locklab-bench-1-2.json")),
+        }
+        .to_string();
+        assert!(kept.contains("/full/disk/bench.json"), "{kept}");
+        assert!(kept.contains("/tmp/locklab-bench-1-2.json"), "{kept}");
+        let printed = BenchError::Write {
+            failed: failed(),
+            saved: Saved::Stdout,
+        }
+        .to_string();
+        assert!(printed.contains("/full/disk/bench.json"), "{printed}");
+        assert!(printed.contains("standard output"), "{printed}");
+    }
+}

@@ -17,7 +17,9 @@ use tokio::runtime::Runtime;
 /// the report. Progress goes to standard error; with `json`, `bench.json`
 /// is also the last line of standard output. Servers we started are
 /// stopped on every outcome (also on panic); keys on servers we did not
-/// start are deleted after success, failure and Ctrl-C alike.
+/// start are deleted after success, failure and Ctrl-C alike. An
+/// unwritable `out` fails before any server starts; a write that fails
+/// after measuring keeps `bench.json` elsewhere and names both places.
 pub fn run(options: BenchOptions) -> Result<Report, BenchError> {
     let sizes = Sizes::from(&options);
     let machine = Machine::detect();
@@ -69,6 +71,11 @@ pub fn run(options: BenchOptions) -> Result<Report, BenchError> {
         // The folder passed the check but failed now (a full disk): keep
         // the figures rather than lose the run.
         let saved = write::keep(&json);
+        // `--json` promised the figures on standard output: keep that too,
+        // once.
+        if options.json && saved != write::Saved::Stdout {
+            println!("{json}");
+        }
         return Err(BenchError::Write { failed, saved });
     }
     print_targets(&report);
