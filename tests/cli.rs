@@ -267,3 +267,40 @@ fn a_run_folder_that_cannot_be_written_hides_no_verdict_and_skips_no_rung() {
         stderr(&out)
     );
 }
+
+#[test]
+fn bench_to_an_unwritable_out_is_bad_input_naming_the_path_before_measuring() {
+    let dir = scratch("bench-unwritable");
+    // A folder under a regular file cannot be made, whoever runs this.
+    let file = dir.join("a-file");
+    std::fs::write(&file, b"not a folder").unwrap();
+    let target = file.join("reports");
+    let out = locklab(&["bench", "--quick", "--no-pin", "--out", path(&target)]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains(path(&target)), "{err}");
+    assert!(err.contains("nothing was measured"), "{err}");
+    assert!(!err.contains("starting"), "servers were started: {err}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn bench_with_a_malformed_redis_url_is_bad_input_naming_the_url() {
+    let dir = scratch("bench-bad-url");
+    let out = locklab(&[
+        "bench",
+        "--quick",
+        "--no-pin",
+        "--redis",
+        "redis://127.0.0.1:notaport",
+        "--out",
+        path(&dir),
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("redis://127.0.0.1:notaport") && err.contains("redis://host:port"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

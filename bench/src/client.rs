@@ -22,22 +22,61 @@ pub struct Node {
 }
 
 impl Node {
-    /// A node from a `redis://host:port[/]` URL (no password, db 0).
+    /// A node from a `redis://host:port[/]` URL (no password, db 0). The
+    /// error names the URL and the form expected.
     pub fn from_url(url: &str) -> anyhow::Result<Node> {
+        let expected = "expected redis://host:port (no password, no db)";
         let rest = url
             .strip_prefix("redis://")
-            .ok_or_else(|| anyhow::anyhow!("{url}: only redis://host:port URLs are supported"))?;
-        let addr = rest.trim_end_matches('/');
+            .ok_or_else(|| anyhow::anyhow!("{url:?}: {expected}"))?;
+        let addr = rest.strip_suffix('/').unwrap_or(rest);
+        let Some((host, port)) = addr.rsplit_once(':') else {
+            anyhow::bail!("{url:?}: no port; {expected}");
+        };
         anyhow::ensure!(
-            !addr.contains('@') && !addr.contains('/') && addr.contains(':'),
-            "{url}: expected redis://host:port (no password, no db)"
+            !host.is_empty() && !addr.contains('@') && !addr.contains('/'),
+            "{url:?}: {expected}"
+        );
+        // Checked here, not at the first connection minutes later.
+        anyhow::ensure!(
+            port.parse::<u16>().is_ok_and(|p| p > 0),
+            "{url:?}: port {port:?} is not a number from 1 to 65535; {expected}"
         );
         Ok(Node {
             addr: addr.to_string(),
             url: format!("redis://{addr}/"),
         })
     }
+
+    /// Connects and sends `PING`, all within [`ANSWER_WITHIN`]: a server
+    /// given by URL that is down, or that accepts but never answers, stops
+    /// the run at its start with an error naming the URL, instead of
+    /// hanging it.
+    pub async fn check_answers(&self) -> anyhow::Result<()> {
+        let ping = async {
+            let mut c = raw_connection(&self.addr).await?;
+            let _: String = redis::cmd("PING").query_async(&mut c).await?;
+            anyhow::Ok(())
+        };
+        match tokio::time::timeout(ANSWER_WITHIN, ping).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(anyhow::anyhow!(
+                "{}: no Redis server answering: {e:#}",
+                self.url
+            )),
+            Err(_) => Err(anyhow::anyhow!(
+                "{}: no answer to PING within {} s; expected a Redis server there",
+                self.url,
+                ANSWER_WITHIN.as_secs()
+            )),
+        }
+    }
 }
+
+/// How long a server may take to accept a connection and answer: far
+/// beyond any working server's, short enough that a dead one is reported
+/// at once rather than after the operating system gives up (minutes).
+pub const ANSWER_WITHIN: Duration = Duration::from_secs(5);
 
 /// How a rung waits, as the bench names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -280,15 +319,25 @@ pub struct Floor {
 
 /// Opens one multiplexed connection to `addr` the way the ladder does
 /// (tokio stream, the crate's RESP codec), without the reconnect wrapper.
+/// Dialing and the handshake are bounded by [`ANSWER_WITHIN`], each reply
+/// by 5 s: a server that stops answering fails the run, never hangs it.
 pub async fn raw_connection(addr: &str) -> anyhow::Result<MultiplexedConnection> {
-    let stream = tokio::net::TcpStream::connect(addr).await?;
-    stream.set_nodelay(true)?;
-    let config = AsyncConnectionConfig::new().set_response_timeout(Some(Duration::from_secs(5)));
-    let (conn, driver) =
-        MultiplexedConnection::new_with_config(&RedisConnectionInfo::default(), stream, config)
-            .await?;
-    tokio::spawn(driver);
-    Ok(conn)
+    let connect = async {
+        let stream = tokio::net::TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        let config =
+            AsyncConnectionConfig::new().set_response_timeout(Some(Duration::from_secs(5)));
+        let (conn, driver) =
+            MultiplexedConnection::new_with_config(&RedisConnectionInfo::default(), stream, config)
+                .await?;
+        tokio::spawn(driver);
+        anyhow::Ok(conn)
+    };
+    tokio::time::timeout(ANSWER_WITHIN, connect)
+        .await
+        .map_err(|_| {
+            anyhow::anyhow!("{addr}: no connection within {} s", ANSWER_WITHIN.as_secs())
+        })?
 }
 
 /// What follows `field` on its line of `INFO section` (e.g. `redis_version:`

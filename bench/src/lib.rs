@@ -25,6 +25,12 @@
 //! (`starved_workers`). The report goes to `--out`
 //! (`bench.md`, `bench.json`, SVG plots).
 //!
+//! Failures come early and named: the `--out` folder is probed before any
+//! server starts, and every `--redis` URL must parse and its server answer
+//! `PING` within [`client::ANSWER_WITHIN`] before anything is measured. A
+//! write that still fails at the end keeps `bench.json` in a temporary file
+//! (or on standard output) and says where.
+//!
 //! Against a server it did not start, the run touches only keys and
 //! channels under one unique prefix, deletes exactly those at the end
 //! (also after Ctrl-C), never flushes, and says what it touched.

@@ -17,12 +17,20 @@ use tokio::runtime::Runtime;
 /// the report. Progress goes to standard error; with `json`, `bench.json`
 /// is also the last line of standard output. Servers we started are
 /// stopped on every outcome (also on panic); keys on servers we did not
-/// start are deleted after success, failure and Ctrl-C alike.
+/// start are deleted after success, failure and Ctrl-C alike. An
+/// unwritable `out` fails before any server starts; a write that fails
+/// after measuring keeps `bench.json` elsewhere and names both places.
 pub fn run(options: BenchOptions) -> Result<Report, BenchError> {
     let sizes = Sizes::from(&options);
     let machine = Machine::detect();
-    // Servers first (ours are killed on drop), then the pinning.
+    // The report folder before anything else: minutes of measuring must
+    // not end in a folder that cannot be written.
+    write::check_writable(&options.out).map_err(BenchError::OutUnwritable)?;
+    // Servers next (ours are killed on drop), then the pinning.
     let servers = Servers::start_or_use(&options.redis)?;
+    if !servers.are_own() {
+        check_answering(&servers)?;
+    }
     let pinning = Pinning::apply(options.pin, servers.pids(), machine.cpus);
     let prefix = key_prefix();
     if !servers.are_own() {
@@ -57,7 +65,19 @@ pub fn run(options: BenchOptions) -> Result<Report, BenchError> {
         },
     };
     drop(servers);
-    let json = write::report_files(&options.out, &report, &measurement.latency_cdf)?;
+    let json = write::json(&report);
+    if let Err(failed) = write::report_files(&options.out, &report, &json, &measurement.latency_cdf)
+    {
+        // The folder passed the check but failed now (a full disk): keep
+        // the figures rather than lose the run.
+        let saved = write::keep(&json);
+        // `--json` promised the figures on standard output: keep that too,
+        // once.
+        if options.json && saved != write::Saved::Stdout {
+            println!("{json}");
+        }
+        return Err(BenchError::Write { failed, saved });
+    }
     print_targets(&report);
     if options.json {
         println!("{json}");
@@ -112,6 +132,18 @@ fn clean_up(servers: &Servers, prefix: &str, urls: &[String]) -> Result<u64, Ben
         urls.join(", ")
     );
     Ok(deleted)
+}
+
+/// Fails, naming the URL, unless every server given by URL answers within
+/// [`ANSWER_WITHIN`](crate::client::ANSWER_WITHIN): a wrong URL is found
+/// before anything is measured, and never hangs the run.
+fn check_answering(servers: &Servers) -> Result<(), BenchError> {
+    let rt = runtime()?;
+    for node in servers.nodes() {
+        rt.block_on(node.check_answers())
+            .map_err(BenchError::BadUrl)?;
+    }
+    Ok(())
 }
 
 /// How the run was sized, for the report.
