@@ -106,6 +106,19 @@ const HOOK_EVERY: u32 = 10_000;
 /// The reply of a script aborted for running too long.
 pub const SCRIPT_ABORTED: &str = "ERR Script aborted: it ran past the node's script limit";
 
+thread_local! {
+    /// Scripts aborted by the hook on this thread (see [`aborted_scripts`]).
+    static ABORTED: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many scripts the hook has aborted on this thread, in any node. A
+/// simulation runs on one thread, so a harness compares the count before
+/// and after a run to learn that a runaway script cut it short (the
+/// nodes live inside turmoil's hosts, out of its reach).
+pub fn aborted_scripts() -> u64 {
+    ABORTED.with(Cell::get)
+}
+
 /// What a running script may still spend, checked by the count hook.
 struct Budget {
     /// The node's clock (ms); see [`LuaEngine::set_limits`].
@@ -492,6 +505,7 @@ impl LuaEngine {
         // `pcall` in the script may even have caught it: the hook raises it
         // again at its next check), its caller gets one plain text.
         Some(if b.aborted.get() {
+            ABORTED.with(|n| n.set(n.get() + 1));
             Reply::Error(format!("{SCRIPT_ABORTED} (script: {sha})"))
         } else {
             reply
@@ -612,6 +626,7 @@ mod tests {
     fn a_runaway_script_is_aborted_after_the_instruction_limit_and_the_engine_goes_on() {
         let e = engine();
         e.set_limits(1_000_000, i64::MAX, None);
+        let before = aborted_scripts();
         for body in [
             "while true do end",
             "while true do pcall(function () while true do end end) end",
@@ -625,6 +640,8 @@ mod tests {
         }
         assert_eq!(eval(&e, "return 1"), Reply::Int(1));
         assert!(!e.last_aborted());
+        // What a simulation run checks to refuse judging a cut-short run.
+        assert_eq!(aborted_scripts() - before, 2);
     }
 
     #[test]
