@@ -26,6 +26,12 @@ pub enum RunError {
     /// The simulation itself failed.
     #[error("simulation failed: {0}")]
     Simulation(String),
+    /// A node aborted a Lua script that ran past its instruction limit
+    /// (an endless script would otherwise hang the run): the history is
+    /// cut short by something no lock is meant to face, so it is not
+    /// judged.
+    #[error("run not judged: {0}")]
+    ScriptAborted(String),
 }
 
 /// What a run produced.
@@ -46,9 +52,17 @@ pub fn run(scenario: &Scenario, rung: &str, seed: u64) -> Result<RunOutput, RunE
             scenario.rungs.join(", ")
         )));
     }
+    let aborted_before = simredis::lua::aborted_scripts();
     let mut world = World::build(scenario, rung, seed)?;
     drive(&mut world)?;
     world.audit()?;
+    let aborted = simredis::lua::aborted_scripts() - aborted_before;
+    if aborted > 0 {
+        return Err(RunError::ScriptAborted(format!(
+            "{aborted} Lua script(s) ran past the node's limit of {} instructions and were aborted",
+            simredis::handle::SCRIPT_INSTRUCTION_LIMIT
+        )));
+    }
     Ok(RunOutput {
         history: world.shared.recorder.history(),
         sim_elapsed: world.sim.elapsed(),

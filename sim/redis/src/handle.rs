@@ -37,7 +37,21 @@ pub struct NodeConfig {
     /// TCP port the node listens on (in the simulation), and that replicas
     /// dial on their master.
     pub port: u16,
+    /// How long a script may run on the node's clock before it is aborted
+    /// with an error to its caller (Redis's `busy-reply-threshold`, 5000 ms
+    /// by default). Only the real-TCP server's clock moves during a script:
+    /// in a simulation time stands still while a script runs, so there
+    /// [`NodeConfig::script_instruction_limit`] bounds it instead.
+    pub script_time_limit: Duration,
+    /// How many Lua VM instructions a script may run before it is aborted
+    /// with an error to its caller. Deterministic: it bounds a runaway
+    /// script inside a simulation, where the clock does not move.
+    pub script_instruction_limit: u64,
 }
+
+/// The default [`NodeConfig::script_instruction_limit`]: far above any
+/// lock script (a few hundred instructions), about a second of a tight loop.
+pub const SCRIPT_INSTRUCTION_LIMIT: u64 = 100_000_000;
 
 impl NodeConfig {
     /// A master named `name`, no persistence, default clock, port 6379.
@@ -49,6 +63,8 @@ impl NodeConfig {
             replica_of: None,
             replication_delay: Duration::ZERO,
             port: 6379,
+            script_time_limit: Duration::from_millis(5000),
+            script_instruction_limit: SCRIPT_INSTRUCTION_LIMIT,
         }
     }
 

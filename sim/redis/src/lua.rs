@@ -6,11 +6,11 @@
 //! `script_lua.c`), so failing scripts print exactly what Redis prints, e.g.
 //! `ERR user_script:1: boom script: <sha>, on @user_script:1.`.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use mlua::{Function, Lua, MultiValue, Table, Value as LuaValue};
+use mlua::{Function, HookTriggers, Lua, MultiValue, Table, Value as LuaValue, VmState};
 
 use crate::resp::Reply;
 
@@ -20,7 +20,7 @@ pub type CallFn = Rc<dyn Fn(&[Vec<u8>]) -> Reply>;
 /// The Lua side of the library: the error handler, `redis.call` and
 /// `redis.pcall` wrappers, global protection. Runs once per state.
 const LIB: &str = r#"
-local raw_call, raw_call_raise, sha1hex, push_error, to_err_table = ...
+local raw_call, raw_call_raise, sha1hex, push_error, to_err_table, aborted = ...
 local error = error
 local type = type
 local xpcall = xpcall
@@ -30,6 +30,7 @@ local raw_pcall = pcall
 local unpack = unpack
 pcall = function (...)
   local r = {raw_pcall(...)}
+  if not r[1] and aborted() then error(r[2], 0) end
   if not r[1] then r[2] = to_err_table(r[2]) end
   return unpack(r, 1, table.maxn(r))
 end
@@ -95,6 +96,60 @@ pub struct LuaEngine {
     lua: Lua,
     run: Function,
     scripts: RefCell<BTreeMap<String, Function>>,
+    budget: Rc<Budget>,
+}
+
+/// How often (in VM instructions) the hook looks at a running script.
+/// Coarse, so that normal scripts pay next to nothing for it.
+const HOOK_EVERY: u32 = 10_000;
+
+/// The reply of a script aborted for running too long.
+pub const SCRIPT_ABORTED: &str = "ERR Script aborted: it ran past the node's script limit";
+
+thread_local! {
+    /// Scripts aborted by the hook on this thread (see [`aborted_scripts`]).
+    static ABORTED: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many scripts the hook has aborted on this thread, in any node. A
+/// simulation runs on one thread, so a harness compares the count before
+/// and after a run to learn that a runaway script cut it short (the
+/// nodes live inside turmoil's hosts, out of its reach).
+pub fn aborted_scripts() -> u64 {
+    ABORTED.with(Cell::get)
+}
+
+/// What a running script may still spend, checked by the count hook.
+struct Budget {
+    /// The node's clock (ms); see [`LuaEngine::set_limits`].
+    now_ms: RefCell<Option<Rc<dyn Fn() -> i64>>>,
+    time_limit_ms: Cell<i64>,
+    instruction_limit: Cell<u64>,
+    /// When the running script started, on the node's clock.
+    started_ms: Cell<i64>,
+    /// Instructions the running script has run (in steps of the hook).
+    instructions: Cell<u64>,
+    /// Whether the last script was aborted by the hook.
+    aborted: Cell<bool>,
+}
+
+impl Budget {
+    /// Called every [`HOOK_EVERY`] instructions: an error aborts the script.
+    fn check(&self) -> mlua::Result<()> {
+        let n = self.instructions.get() + u64::from(HOOK_EVERY);
+        self.instructions.set(n);
+        let over_time = match &*self.now_ms.borrow() {
+            Some(now) => now() - self.started_ms.get() >= self.time_limit_ms.get(),
+            None => false,
+        };
+        if n >= self.instruction_limit.get() || over_time {
+            self.aborted.set(true);
+            return Err(mlua::Error::runtime(
+                "Script aborted: it ran past the node's script limit",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The SHA1 of a script body, lowercase hex (as Redis names scripts).
@@ -364,17 +419,38 @@ impl LuaEngine {
             Ok(t)
         })?;
         lua.globals().raw_set("__redis_error_handler", handler)?;
+        let budget = Rc::new(Budget {
+            now_ms: RefCell::new(None),
+            time_limit_ms: Cell::new(i64::MAX),
+            instruction_limit: Cell::new(crate::handle::SCRIPT_INSTRUCTION_LIMIT),
+            started_ms: Cell::new(0),
+            instructions: Cell::new(0),
+            aborted: Cell::new(false),
+        });
+        // The script's `pcall` must not swallow the abort: it raises it on.
+        let b = budget.clone();
+        let aborted = lua.create_function(move |_, ()| Ok(b.aborted.get()))?;
         let run: Function = lua.load(LIB).set_name("@redis_lib").call((
             raw_call,
             raw_call_raise,
             sha1hex,
             push_error,
             to_err_table,
+            aborted,
         ))?;
+        // Commands run synchronously inside the node, so an endless script
+        // would stop the whole node (and a simulation) for ever: the count
+        // hook is the only place left to stop it.
+        let b = budget.clone();
+        lua.set_hook(
+            HookTriggers::new().every_nth_instruction(HOOK_EVERY),
+            move |_, _| b.check().map(|()| VmState::Continue),
+        )?;
         Ok(LuaEngine {
             lua,
             run,
             scripts: RefCell::new(BTreeMap::new()),
+            budget,
         })
     }
 
@@ -415,10 +491,46 @@ impl LuaEngine {
     /// Runs a cached script with KEYS and ARGV. `None` if not cached.
     pub fn run(&self, sha: &str, keys: &[Vec<u8>], argv: &[Vec<u8>]) -> Option<Reply> {
         let f = self.scripts.borrow().get(sha).cloned()?;
-        Some(match self.try_run(sha, f, keys, argv) {
+        let b = &self.budget;
+        b.instructions.set(0);
+        b.aborted.set(false);
+        if let Some(now) = &*b.now_ms.borrow() {
+            b.started_ms.set(now());
+        }
+        let reply = match self.try_run(sha, f, keys, argv) {
             Ok(r) => r,
             Err(e) => Reply::err(format!("ERR Error running script: {e}")),
+        };
+        // Whatever the script's error handler made of the hook's error (a
+        // `pcall` in the script may even have caught it: the hook raises it
+        // again at its next check), its caller gets one plain text.
+        Some(if b.aborted.get() {
+            ABORTED.with(|n| n.set(n.get() + 1));
+            Reply::Error(format!("{SCRIPT_ABORTED} (script: {sha})"))
+        } else {
+            reply
         })
+    }
+
+    /// Bounds every script: at most `instructions` Lua VM instructions and
+    /// (if `now_ms`, the node's clock, is given) `time_limit_ms` on that
+    /// clock. A script past either is aborted and its caller gets
+    /// [`SCRIPT_ABORTED`]. Without a call, only the default
+    /// [`crate::handle::SCRIPT_INSTRUCTION_LIMIT`] holds.
+    pub fn set_limits(
+        &self,
+        instructions: u64,
+        time_limit_ms: i64,
+        now_ms: Option<Rc<dyn Fn() -> i64>>,
+    ) {
+        self.budget.instruction_limit.set(instructions);
+        self.budget.time_limit_ms.set(time_limit_ms);
+        *self.budget.now_ms.borrow_mut() = now_ms;
+    }
+
+    /// Whether the last script run was aborted for running too long.
+    pub fn last_aborted(&self) -> bool {
+        self.budget.aborted.get()
     }
 
     fn try_run(
@@ -508,6 +620,28 @@ mod tests {
             eval(&e, "return redis.call('ping')"),
             Reply::Status("PONG".into())
         );
+    }
+
+    #[test]
+    fn a_runaway_script_is_aborted_after_the_instruction_limit_and_the_engine_goes_on() {
+        let e = engine();
+        e.set_limits(1_000_000, i64::MAX, None);
+        let before = aborted_scripts();
+        for body in [
+            "while true do end",
+            "while true do pcall(function () while true do end end) end",
+        ] {
+            let sha = sha1_hex(body.as_bytes());
+            assert_eq!(
+                eval(&e, body),
+                Reply::Error(format!("{SCRIPT_ABORTED} (script: {sha})"))
+            );
+            assert!(e.last_aborted());
+        }
+        assert_eq!(eval(&e, "return 1"), Reply::Int(1));
+        assert!(!e.last_aborted());
+        // What a simulation run checks to refuse judging a cut-short run.
+        assert_eq!(aborted_scripts() - before, 2);
     }
 
     #[test]

@@ -137,6 +137,18 @@ impl Node {
                 acks: Notify::new(),
             }
         });
+        let cfg = node.handle.config();
+        // Only a real-time node's clock moves while a script runs; in a
+        // simulation the instruction limit alone bounds it (deterministic).
+        let clock = turmoil::sim_elapsed().is_none().then(|| {
+            let h = node.handle.clone();
+            Rc::new(move || h.now_ms()) as Rc<dyn Fn() -> i64>
+        });
+        node.lua.set_limits(
+            cfg.script_instruction_limit,
+            i64::try_from(cfg.script_time_limit.as_millis()).unwrap_or(i64::MAX),
+            clock,
+        );
         let restored = lock(&node.handle.shared.disk).recover(node.handle.config().persistence);
         {
             let mut st = node.state.borrow_mut();

@@ -152,7 +152,11 @@ fn parse_multibulk(buf: &[u8]) -> Parse {
 }
 
 fn parse_inline(buf: &[u8]) -> Parse {
-    let Some(nl) = find(buf, b'\n') else {
+    // Redis looks for the newline with `strchr`, which stops at a NUL: a
+    // NUL before the newline leaves the request incomplete until the
+    // buffer grows past the inline limit.
+    let line = &buf[..find(buf, 0).unwrap_or(buf.len())];
+    let Some(nl) = find(line, b'\n') else {
         if buf.len() > INLINE_MAX {
             return Parse::Error("Protocol error: too big inline request", None);
         }
@@ -208,8 +212,12 @@ fn is_space(c: u8) -> bool {
 
 /// Redis's `sdssplitargs`: splits an inline line into arguments with
 /// double quotes (with `\n`, `\xHH` ... escapes) and single quotes.
-/// `None` when quotes are unbalanced.
+/// `None` when quotes are unbalanced. Like the C original, which reads a
+/// C string, the line ends at its first NUL byte.
 pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    // Cutting here keeps every later loop advancing: an unquoted NUL used
+    // to end an argument without consuming it, for ever.
+    let line = &line[..find(line, 0).unwrap_or(line.len())];
     let mut args = Vec::new();
     let mut i = 0;
     let n = line.len();
@@ -419,6 +427,25 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<(Reply, usize)>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_inline_line_ends_at_its_first_nul_byte() {
+        assert_eq!(split_args(b"PING\0x"), Some(vec![b"PING".to_vec()]));
+        assert_eq!(split_args(b"\0PING"), Some(vec![]));
+        assert_eq!(split_args(b"ECHO \"a\0b\""), None);
+    }
+
+    #[test]
+    fn a_nul_before_the_newline_leaves_an_inline_request_incomplete_as_in_redis() {
+        assert!(matches!(parse_request(b"PING\0x\r\n"), Parse::Incomplete));
+        let mut big = b"PING\0".to_vec();
+        big.resize(INLINE_MAX + 10, b'x');
+        big.extend_from_slice(b"\r\n");
+        assert!(matches!(
+            parse_request(&big),
+            Parse::Error("Protocol error: too big inline request", None)
+        ));
+    }
 
     fn req(s: &[u8]) -> Vec<Vec<u8>> {
         match parse_request(s) {

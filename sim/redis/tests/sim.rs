@@ -271,3 +271,65 @@ fn the_real_tcp_server_mode_serves_the_redis_crate() {
         }
     });
 }
+
+#[test]
+fn an_endless_script_on_the_real_tcp_server_is_aborted_and_the_server_goes_on_serving() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut config = NodeConfig::new("tcp");
+        config.script_time_limit = Duration::from_millis(50);
+        let handle = NodeHandle::new(simredis::real_time(config));
+        let server = simredis::serve_tcp_listener(listener, handle);
+        let client = async move {
+            let client = redis::Client::open(format!("redis://{addr}")).unwrap();
+            let mut con = client.get_multiplexed_async_connection().await.unwrap();
+            let r: redis::RedisResult<()> = redis::cmd("EVAL")
+                .arg("while true do end")
+                .arg(0)
+                .query_async(&mut con)
+                .await;
+            let e = r.unwrap_err().to_string();
+            assert!(e.contains("Script aborted"), "{e}");
+            let mut other = client.get_multiplexed_async_connection().await.unwrap();
+            let s: String = redis::cmd("PING").query_async(&mut other).await.unwrap();
+            assert_eq!(s, "PONG");
+            let s: String = redis::cmd("PING").query_async(&mut con).await.unwrap();
+            assert_eq!(s, "PONG");
+        };
+        tokio::select! {
+            r = server => panic!("server ended: {r:?}"),
+            _ = client => {}
+        }
+    });
+}
+
+#[test]
+fn an_endless_script_in_a_simulation_is_aborted_by_instruction_count_and_the_run_ends() {
+    let mut s = sim(1);
+    let mut config = NodeConfig::new("redis");
+    config.script_instruction_limit = 1_000_000;
+    let node = NodeHandle::new(config);
+    let h = node.clone();
+    s.host("redis", move || serve(h.clone()));
+    s.client("app", async {
+        let mut con = connect("redis").await?;
+        let r: redis::RedisResult<()> = redis::cmd("EVAL")
+            .arg("redis.call('set','k','v') while true do end")
+            .arg(0)
+            .query_async(&mut con)
+            .await;
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("Script aborted"), "{e}");
+        // What the script wrote before it was aborted stays (Redis has no
+        // rollback either), and the node goes on serving.
+        let v: Option<String> = redis::cmd("GET").arg("k").query_async(&mut con).await?;
+        assert_eq!(v.as_deref(), Some("v"));
+        Ok(())
+    });
+    s.run().unwrap();
+}
