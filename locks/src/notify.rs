@@ -7,7 +7,7 @@
 //! a [`ReleaseNotifier`] that the client shares between all its locks through
 //! [`LockContext::with_notifier`](crate::LockContext::with_notifier).
 //!
-//! How a task of that client waits (see [`acquire_notified`]):
+//! How a task of that client waits (see `acquire_notified`):
 //!
 //! 1. Tasks of one client that want the same lock queue in FIFO order on a
 //!    local gate. A task barges straight to Redis only when nobody of its

@@ -1,5 +1,5 @@
 //! Rung 7, `reentrant`: a Redisson-style hash lock. The key is a hash from
-//! owner (`client:task`, [`Owner::field`]) to hold count. Acquire (one Lua
+//! owner (`client:task`, [`Owner::field`](crate::Owner::field)) to hold count. Acquire (one Lua
 //! script): if the key is absent or my field exists, `HINCRBY field 1` and
 //! `PEXPIRE`; else answer the remaining TTL. Release (one Lua script):
 //! `HINCRBY field -1`, refresh the TTL while the count is above 0, delete
