@@ -151,44 +151,90 @@ pub fn replay(dir: &Path) -> ExitCode {
 }
 
 fn replay_inner(dir: &Path) -> Result<Option<String>, String> {
-    let read = |name: &str| {
-        std::fs::read_to_string(dir.join(name))
-            .map_err(|e| format!("{}: {e}", dir.join(name).display()))
-    };
+    let read = |name: &str| read_run_file(&dir.join(name));
     let scenario_text = read("scenario.toml")?;
     let recorded = read("history.jsonl")?;
-    let verdict: serde_json::Value = serde_json::from_str(&read("verdict.json")?)
-        .map_err(|e| format!("{}: {e}", dir.join("verdict.json").display()))?;
+    let verdict_path = dir.join("verdict.json").display().to_string();
+    let verdict_text = read("verdict.json")?;
+    let verdict: serde_json::Value =
+        serde_json::from_str(&verdict_text).map_err(|e| format!("{verdict_path}: {e}"))?;
     // Schema 1 of verdict.json spells the rung `variant`.
-    let rung = verdict["variant"]
-        .as_str()
-        .ok_or("verdict.json: expected a string field \"variant\" (the rung)")?;
-    let seed = verdict["seed"]
-        .as_u64()
-        .ok_or("verdict.json: expected an integer field \"seed\"")?;
+    let rung = verdict["variant"].as_str().ok_or(format!(
+        "{verdict_path}: expected a string field \"variant\" (the rung)"
+    ))?;
+    let seed = verdict["seed"].as_u64().ok_or(format!(
+        "{verdict_path}: expected an integer field \"seed\""
+    ))?;
     let name = verdict["scenario"].as_str().unwrap_or("replay");
     let file = dir.join("scenario.toml").display().to_string();
     let scenario = Scenario::parse(&scenario_text, &file, name).map_err(|e| e.to_string())?;
-    let judged = run_cell(&scenario, rung, seed).map_err(|e| e.to_string())?;
+    let judged = run_cell(&scenario, rung, seed).map_err(|e| format!("{file}: {e}"))?;
     let fresh = judged.history.to_jsonl();
-    if fresh == recorded {
-        return Ok(None);
+    if fresh != recorded {
+        return Ok(Some(first_difference(&recorded, &fresh)));
     }
+    // The same history must get the same judgement: a verdict.json edited
+    // by hand (or by a checker that changed) is a difference too.
+    let rejudged = sim::verdict::VerdictDoc::new(&judged.results, name, rung, seed);
+    let rejudged = serde_json::to_value(&rejudged).map_err(|e| e.to_string())?;
+    let without_version = |v: &serde_json::Value| {
+        let mut v = v.clone();
+        if let Some(map) = v.as_object_mut() {
+            map.remove("locklab");
+        }
+        v
+    };
+    if without_version(&verdict) != without_version(&rejudged) {
+        return Ok(Some(format!(
+            "the history is the same, but {verdict_path} is not what it gets now:\n  recorded: {}\n  replayed: {}",
+            verdict["verdict"], rejudged["verdict"]
+        )));
+    }
+    Ok(None)
+}
+
+/// The largest run file `replay` reads: far more than any history of an
+/// hour's run, and a bound on what a damaged folder can make it load.
+const MAX_RUN_FILE_BYTES: u64 = 512 << 20;
+
+/// Reads one file of a run folder, bounded, naming it in every error.
+fn read_run_file(path: &Path) -> Result<String, String> {
+    use std::io::Read as _;
+    let name = path.display();
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_RUN_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("{name}: {e}"))?;
+    if bytes.len() as u64 > MAX_RUN_FILE_BYTES {
+        return Err(format!("{name}: file too large: more than 512 MiB"));
+    }
+    String::from_utf8(bytes).map_err(|e| format!("{name}: not UTF-8 text ({e})"))
+}
+
+/// Where two histories first differ, for people.
+fn first_difference(recorded: &str, fresh: &str) -> String {
     let mut old = recorded.lines();
     let mut new = fresh.lines();
     for i in 0.. {
         match (old.next(), new.next()) {
             (Some(a), Some(b)) if a == b => continue,
+            (None, None) => break,
             (a, b) => {
-                return Ok(Some(format!(
+                return format!(
                     "first difference at event {i}:\n  recorded: {}\n  replayed: {}",
                     a.unwrap_or("(end of history)"),
                     b.unwrap_or("(end of history)")
-                )));
+                );
             }
         }
     }
-    Ok(Some("histories differ".into()))
+    // Every event is the same: only the bytes between them differ.
+    if recorded.contains("\r\n") {
+        "the same events, but history.jsonl has CRLF line endings: the file was changed after it was written (a checkout that converts line endings?)".into()
+    } else {
+        "the same events, but the bytes of history.jsonl differ (white space or the final newline)"
+            .into()
+    }
 }
 
 /// `locklab suite`: exit 0 only when every cell is as expected.
@@ -517,7 +563,7 @@ fn explore_bench(out: &Path, workers: usize) -> ExitCode {
     }
     out!("{text}");
     if let Err(e) = std::fs::create_dir_all(out)
-        .and_then(|_| std::fs::write(out.join("explore-speed.md"), &text))
+        .and_then(|_| sim::output::write_whole(&out.join("explore-speed.md"), &text))
     {
         eprintln!(
             "error: cannot write {}: {e}",

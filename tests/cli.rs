@@ -4,7 +4,7 @@
 mod common;
 
 use common::{locklab, path, scratch, stderr, stdout};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 #[test]
 fn ladder_json_lists_the_eleven_rungs_in_ladder_order() {
@@ -303,4 +303,64 @@ fn bench_with_a_malformed_redis_url_is_bad_input_naming_the_url() {
         "{err}"
     );
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A fresh run folder of set-nx-px in pause-at-release-start (violated).
+fn recorded_run(name: &str) -> PathBuf {
+    let dir = scratch(name);
+    let out = locklab(&[
+        "run",
+        "scenarios/pause-at-release-start.toml",
+        "--rung",
+        "set-nx-px",
+        "--out",
+        path(&dir),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    dir.join("runs/pause-at-release-start/set-nx-px/1")
+}
+
+#[test]
+fn replay_finds_a_verdict_json_edited_after_the_run() {
+    let run = recorded_run("replay-verdict");
+    let file = run.join("verdict.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replacen("\"violated\"", "\"safe\"", 1)).unwrap();
+    let out = locklab(&["replay", path(&run)]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("is not what it gets now"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn replay_of_a_history_with_crlf_line_endings_says_so() {
+    let run = recorded_run("replay-crlf");
+    let file = run.join("history.jsonl");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace('\n', "\r\n")).unwrap();
+    let out = locklab(&["replay", path(&run)]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("CRLF line endings"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        !stdout(&out).contains("(end of history)"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn replay_names_the_file_whose_field_is_missing() {
+    let run = recorded_run("replay-field");
+    let file = run.join("verdict.json");
+    std::fs::write(&file, "{\"seed\": 1}").unwrap();
+    let out = locklab(&["replay", path(&run)]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(stderr(&out).contains(path(&file)), "{}", stderr(&out));
 }

@@ -14,6 +14,17 @@ use std::path::{Path, PathBuf};
 /// Width of the ASCII timeline, in characters of time.
 pub const TIMELINE_WIDTH: usize = 72;
 
+/// Writes `path` whole or not at all: the text goes to a file beside it,
+/// which is then renamed over it, so an interrupted run never leaves half a
+/// history for `replay` to read.
+pub fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = PathBuf::from(partial);
+    std::fs::write(&partial, text)?;
+    std::fs::rename(&partial, path)
+}
+
 /// The folder of a run under `root`.
 pub fn run_dir(root: &Path, judged: &Judged) -> PathBuf {
     root.join("runs")
@@ -25,16 +36,16 @@ pub fn run_dir(root: &Path, judged: &Judged) -> PathBuf {
 /// Writes a run's folder; `scenario_text` is the scenario file as run.
 pub fn write_run(dir: &Path, judged: &Judged, scenario_text: &str) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    std::fs::write(dir.join("scenario.toml"), scenario_text)?;
-    std::fs::write(dir.join("history.jsonl"), judged.history.to_jsonl())?;
+    write_whole(&dir.join("scenario.toml"), scenario_text)?;
+    write_whole(&dir.join("history.jsonl"), &judged.history.to_jsonl())?;
     let verdict = verdict_json(&judged.results, &judged.scenario, &judged.rung, judged.seed);
-    std::fs::write(dir.join("verdict.json"), verdict + "\n")?;
+    write_whole(&dir.join("verdict.json"), &(verdict + "\n"))?;
     let title = format!(
         "{} / {} / seed {}",
         judged.scenario, judged.rung, judged.seed
     );
     match timeline::svg(&judged.history, &title) {
-        Ok(svg) => std::fs::write(dir.join("timeline.svg"), svg)?,
+        Ok(svg) => write_whole(&dir.join("timeline.svg"), &svg)?,
         Err(e) => eprintln!("warning: timeline.svg not drawn: {e}"),
     }
     Ok(())

@@ -129,10 +129,10 @@ pub fn run_suite(
 /// Writes `safety-matrix.{md,svg,json}` into `out`.
 pub fn write_matrix(out: &Path, cells: &[Cell]) -> std::io::Result<()> {
     std::fs::create_dir_all(out)?;
-    std::fs::write(out.join("safety-matrix.md"), matrix::markdown(cells))?;
-    std::fs::write(out.join("safety-matrix.json"), matrix::json(cells))?;
+    crate::output::write_whole(&out.join("safety-matrix.md"), &matrix::markdown(cells))?;
+    crate::output::write_whole(&out.join("safety-matrix.json"), &matrix::json(cells))?;
     match matrix::svg(cells) {
-        Ok(svg) => std::fs::write(out.join("safety-matrix.svg"), svg)?,
+        Ok(svg) => crate::output::write_whole(&out.join("safety-matrix.svg"), &svg)?,
         Err(e) => eprintln!("warning: safety-matrix.svg not drawn: {e}"),
     }
     Ok(())

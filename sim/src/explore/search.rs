@@ -322,7 +322,7 @@ pub fn write_finding(dir: &Path, finding: &Finding, mode: &FaultMode) -> std::io
          Replay: {}",
         replay_command(&path, finding)
     );
-    std::fs::write(&path, scenario_toml(&scenario, &header))?;
+    crate::output::write_whole(&path, &scenario_toml(&scenario, &header))?;
     Ok(path)
 }
 
