@@ -5,6 +5,7 @@ mod common;
 
 use common::{locklab, path, scratch, stderr, stdout};
 use std::path::{Path, PathBuf};
+use std::process::Output;
 
 #[test]
 fn ladder_json_lists_the_eleven_rungs_in_ladder_order() {
@@ -57,20 +58,10 @@ fn the_suite_passes_and_the_checked_in_safety_matrix_is_what_it_produces() {
 
 #[test]
 fn run_prints_the_seed_first_writes_the_run_folder_and_exits_1_on_a_violation() {
-    let dir = scratch("run");
-    let out = locklab(&[
-        "run",
-        "scenarios/pause-at-release-start.toml",
-        "--rung",
-        "set-nx-px",
-        "--out",
-        path(&dir),
-    ]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let (out, run) = record_run("run");
     let text = stdout(&out);
     assert!(text.starts_with("seed 1\n"), "{text}");
     assert!(text.contains("violated"), "{text}");
-    let run = dir.join("runs/pause-at-release-start/set-nx-px/1");
     for file in [
         "scenario.toml",
         "history.jsonl",
@@ -305,8 +296,9 @@ fn bench_with_a_malformed_redis_url_is_bad_input_naming_the_url() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// A fresh run folder of set-nx-px in pause-at-release-start (violated).
-fn recorded_run(name: &str) -> PathBuf {
+/// Runs set-nx-px in pause-at-release-start (violated: exit 1) into a
+/// fresh folder; its output and its run folder.
+fn record_run(name: &str) -> (Output, PathBuf) {
     let dir = scratch(name);
     let out = locklab(&[
         "run",
@@ -317,7 +309,12 @@ fn recorded_run(name: &str) -> PathBuf {
         path(&dir),
     ]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    dir.join("runs/pause-at-release-start/set-nx-px/1")
+    (out, dir.join("runs/pause-at-release-start/set-nx-px/1"))
+}
+
+/// The run folder of [`record_run`].
+fn recorded_run(name: &str) -> PathBuf {
+    record_run(name).1
 }
 
 #[test]

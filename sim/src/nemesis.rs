@@ -299,7 +299,7 @@ impl World<'_> {
             ),
             FaultSpec::Failover {
                 promote_after_ms, ..
-            } => self.fail_over(i, *promote_after_ms),
+            } => self.fail_over(*promote_after_ms),
         }
     }
 
@@ -368,7 +368,7 @@ impl World<'_> {
     }
 
     /// Kills the master and schedules the promotion of its first replica.
-    fn fail_over(&mut self, _fault: usize, promote_after_ms: u64) {
+    fn fail_over(&mut self, promote_after_ms: u64) {
         let first = Host::Node(0);
         if self.topology.kind != TopologyKind::Replicated || self.topology.replicas == 0 {
             // No replica to promote: in its own deployment the same fault

@@ -241,8 +241,13 @@ fn persistence_decides_what_survives_a_restart() {
     );
 }
 
-#[test]
-fn the_real_tcp_server_mode_serves_the_redis_crate() {
+/// Serves a node with `config` on a real loopback port and runs `talk`
+/// against it with a client of the redis crate; the server must outlive it.
+fn on_real_tcp<F, Fut>(config: NodeConfig, talk: F)
+where
+    F: FnOnce(redis::Client) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -250,61 +255,50 @@ fn the_real_tcp_server_mode_serves_the_redis_crate() {
     rt.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let handle = NodeHandle::new(simredis::real_time(NodeConfig::new("tcp")));
+        let handle = NodeHandle::new(simredis::real_time(config));
         let server = simredis::serve_tcp_listener(listener, handle);
-        let client = async move {
-            let client = redis::Client::open(format!("redis://{addr}")).unwrap();
-            let mut con = client.get_multiplexed_async_connection().await.unwrap();
-            assert!(set_nx_px(&mut con, "lock", "A", 1000).await);
-            let ttl: i64 = redis::cmd("PTTL")
-                .arg("lock")
-                .query_async(&mut con)
-                .await
-                .unwrap();
-            assert!(ttl > 900 && ttl <= 1000);
-            let s: String = redis::cmd("PING").query_async(&mut con).await.unwrap();
-            assert_eq!(s, "PONG");
-        };
+        let client = redis::Client::open(format!("redis://{addr}")).unwrap();
         tokio::select! {
             r = server => panic!("server ended: {r:?}"),
-            _ = client => {}
+            _ = talk(client) => {}
         }
     });
 }
 
 #[test]
+fn the_real_tcp_server_mode_serves_the_redis_crate() {
+    on_real_tcp(NodeConfig::new("tcp"), |client| async move {
+        let mut con = client.get_multiplexed_async_connection().await.unwrap();
+        assert!(set_nx_px(&mut con, "lock", "A", 1000).await);
+        let ttl: i64 = redis::cmd("PTTL")
+            .arg("lock")
+            .query_async(&mut con)
+            .await
+            .unwrap();
+        assert!(ttl > 900 && ttl <= 1000);
+        let s: String = redis::cmd("PING").query_async(&mut con).await.unwrap();
+        assert_eq!(s, "PONG");
+    });
+}
+
+#[test]
 fn an_endless_script_on_the_real_tcp_server_is_aborted_and_the_server_goes_on_serving() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let mut config = NodeConfig::new("tcp");
-        config.script_time_limit = Duration::from_millis(50);
-        let handle = NodeHandle::new(simredis::real_time(config));
-        let server = simredis::serve_tcp_listener(listener, handle);
-        let client = async move {
-            let client = redis::Client::open(format!("redis://{addr}")).unwrap();
-            let mut con = client.get_multiplexed_async_connection().await.unwrap();
-            let r: redis::RedisResult<()> = redis::cmd("EVAL")
-                .arg("while true do end")
-                .arg(0)
-                .query_async(&mut con)
-                .await;
-            let e = r.unwrap_err().to_string();
-            assert!(e.contains("Script aborted"), "{e}");
-            let mut other = client.get_multiplexed_async_connection().await.unwrap();
-            let s: String = redis::cmd("PING").query_async(&mut other).await.unwrap();
-            assert_eq!(s, "PONG");
-            let s: String = redis::cmd("PING").query_async(&mut con).await.unwrap();
-            assert_eq!(s, "PONG");
-        };
-        tokio::select! {
-            r = server => panic!("server ended: {r:?}"),
-            _ = client => {}
-        }
+    let mut config = NodeConfig::new("tcp");
+    config.script_time_limit = Duration::from_millis(50);
+    on_real_tcp(config, |client| async move {
+        let mut con = client.get_multiplexed_async_connection().await.unwrap();
+        let r: redis::RedisResult<()> = redis::cmd("EVAL")
+            .arg("while true do end")
+            .arg(0)
+            .query_async(&mut con)
+            .await;
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("Script aborted"), "{e}");
+        let mut other = client.get_multiplexed_async_connection().await.unwrap();
+        let s: String = redis::cmd("PING").query_async(&mut other).await.unwrap();
+        assert_eq!(s, "PONG");
+        let s: String = redis::cmd("PING").query_async(&mut con).await.unwrap();
+        assert_eq!(s, "PONG");
     });
 }
 
