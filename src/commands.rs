@@ -14,7 +14,9 @@ macro_rules! outln {
 
 use sim::cell::run_cell;
 use sim::exit::ExitCode;
+use sim::interrupt::Cause;
 use sim::output;
+use sim::run::RunError;
 use sim::scenario::Scenario;
 use sim::verdict::Verdict;
 use std::path::Path;
@@ -97,10 +99,15 @@ pub fn run(path: &Path, rung: Option<&str>, seed: Option<u64>, out: &Path) -> Ex
     // others nor hides their verdicts.
     let mut verdicts = Vec::new();
     let mut failed = false;
-    for rung in &rungs {
+    let mut interrupted = None;
+    'cells: for rung in &rungs {
         for &seed in &seeds {
             let judged = match run_cell(&scenario, rung, seed) {
                 Ok(j) => j,
+                Err(RunError::Interrupted(cause)) => {
+                    interrupted = Some((cause, format!("{rung} seed {seed}")));
+                    break 'cells;
+                }
                 Err(e) => {
                     eprintln!("error: {}: {rung} seed {seed}: {e}", path.display());
                     failed = true;
@@ -118,6 +125,16 @@ pub fn run(path: &Path, rung: Option<&str>, seed: Option<u64>, out: &Path) -> Ex
                 }
             }
         }
+    }
+    if let Some((cause, abandoned)) = interrupted {
+        eprintln!(
+            "run: interrupted by {cause}: PARTIAL: {} of {} runs finished (their folders are \
+             under {}); {abandoned} abandoned, no folder written for it",
+            verdicts.len(),
+            rungs.len() * seeds.len(),
+            out.join("runs").display()
+        );
+        return ExitCode::Interrupted;
     }
     run_exit(worst(&verdicts), failed)
 }
@@ -261,16 +278,30 @@ pub fn suite(dir: &Path, out: &Path, jobs: Option<usize>) -> ExitCode {
             cell.expected.as_str()
         );
     };
-    let cells = match sim::suite::run_suite(&scenarios, workers, &progress) {
-        Ok(c) => c,
+    let suite = match sim::suite::run_suite(&scenarios, workers, &progress) {
+        Ok(run) => run,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::BadInput;
         }
     };
-    if let Err(e) = sim::suite::write_matrix(out, &cells) {
-        eprintln!("error: cannot write the matrix to {}: {e}", out.display());
-        return ExitCode::BadInput;
+    if let Some(cause) = suite.interrupted {
+        return suite_interrupted(out, &suite, cause);
+    }
+    let cells = suite.cells;
+    match sim::suite::write_matrix(out, &cells) {
+        Ok(removed) => {
+            for stale in removed {
+                eprintln!(
+                    "note: removed {}: an interrupted suite's matrix, older than this one",
+                    stale.display()
+                );
+            }
+        }
+        Err(e) => {
+            eprintln!("error: cannot write the matrix to {}: {e}", out.display());
+            return ExitCode::BadInput;
+        }
     }
     out!("{}", sim::matrix::markdown(&cells));
     let unexpected = cells.iter().filter(|c| !c.as_expected()).count();
@@ -280,6 +311,29 @@ pub fn suite(dir: &Path, out: &Path, jobs: Option<usize>) -> ExitCode {
     } else {
         ExitCode::Violated
     }
+}
+
+/// The end of an interrupted suite: the finished cells go to the partial
+/// matrix (a complete `safety-matrix.md` is left alone), and it says so.
+fn suite_interrupted(out: &Path, suite: &sim::suite::SuiteRun, cause: Cause) -> ExitCode {
+    let (done, planned) = (suite.cells.len(), suite.planned.len());
+    match sim::suite::write_partial_matrix(out, suite, cause) {
+        Ok(md) => {
+            out!("{}", sim::suite::partial_markdown(suite, cause));
+            outln!("written to {}", md.display());
+            eprintln!(
+                "suite: interrupted by {cause}: {done} of {planned} cells finished; the matrix is \
+                 PARTIAL: {} and .json (safety-matrix.md, if any, left as it was)",
+                md.display()
+            );
+        }
+        Err(e) => eprintln!(
+            "suite: interrupted by {cause} after {done} of {planned} cells; error: cannot write \
+             the partial matrix to {}: {e}",
+            out.display()
+        ),
+    }
+    ExitCode::Interrupted
 }
 
 /// `locklab tour`.
@@ -298,19 +352,34 @@ pub fn tour(dir: &Path, only: Option<&str>) -> ExitCode {
         return ExitCode::BadInput;
     }
     outln!("The lock ladder, rung by rung, from live runs on simulated Redis nodes.\n");
-    let filtered: Vec<Scenario> = scenarios;
-    let stops = match sim::tour::stops(&filtered) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::BadInput;
+    // Each stop is shown as soon as it has run, so an interrupted tour
+    // keeps every stop it finished.
+    let rungs: Vec<&'static locks::Rung> = locks::LADDER
+        .into_iter()
+        .filter(|r| only.is_none_or(|id| r.id == id))
+        .collect();
+    let mut shown = 0;
+    for (i, rung) in rungs.iter().enumerate() {
+        match sim::tour::stop(rung, &scenarios) {
+            Ok(Some(stop)) => {
+                out!("{}", sim::tour::render_stop(&stop, &scenarios));
+                shown += 1;
+            }
+            Ok(None) => {}
+            Err(RunError::Interrupted(cause)) => {
+                eprintln!(
+                    "tour: interrupted by {cause}: PARTIAL: {shown} stop(s) shown; the stop of \
+                     `{}` was abandoned and {} later rung(s) not reached",
+                    rung.id,
+                    rungs.len() - i - 1
+                );
+                return ExitCode::Interrupted;
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::BadInput;
+            }
         }
-    };
-    for stop in stops
-        .iter()
-        .filter(|s| only.is_none_or(|id| s.rung.id == id))
-    {
-        out!("{}", sim::tour::render_stop(stop, &filtered));
     }
     ExitCode::Success
 }
@@ -449,20 +518,44 @@ pub fn explore(args: ExploreArgs) -> ExitCode {
         "explore {rung}: faults {mode}, {what}, seeds from {} (shard {}/{}), {workers} workers",
         args.seed, shard.0, shard.1
     );
-    let progress = |st: &s::Stats| {
-        eprintln!(
+    // Shrinking reports every step it takes: shown when it starts, then at
+    // most once a second, like the search's totals.
+    let shrink_shown = std::sync::Mutex::new(std::time::Instant::now());
+    let progress = |p: s::Progress<'_>| match p {
+        s::Progress::Searching(st) => eprintln!(
             "  {} cases, {:.1} cases/s, {:.0} sim s per wall s, {} violations, {} deadlocks",
             st.cases,
             st.cases_per_s(),
             st.sim_per_wall(),
             st.violations,
             st.deadlocks
-        );
+        ),
+        s::Progress::Shrinking {
+            case,
+            verdict,
+            runs,
+        } => {
+            let mut shown = shrink_shown.lock().unwrap_or_else(|p| p.into_inner());
+            if runs == 0 || shown.elapsed() >= std::time::Duration::from_secs(1) {
+                *shown = std::time::Instant::now();
+                eprintln!(
+                    "  shrinking the first counterexample (seed {}, {verdict}): {} faults, {} \
+                     clients after {runs} runs",
+                    case.seed,
+                    case.faults.len(),
+                    case.clients.len()
+                );
+            }
+        }
     };
     let outcome = s::search(&config, &progress);
     let st = outcome.stats;
+    let partial = outcome
+        .interrupted
+        .map(|cause| format!("; PARTIAL: interrupted by {cause}"))
+        .unwrap_or_default();
     outln!(
-        "explore {rung} (faults {mode}): {} cases, {} violations, {} deadlocks, {} unknown, \
+        "explore {rung} (faults {mode}{partial}): {} cases, {} violations, {} deadlocks, {} unknown, \
          {} errors; {:.1} cases/s, {:.0} simulated s per wall s",
         st.cases,
         st.violations,
@@ -496,10 +589,30 @@ pub fn explore(args: ExploreArgs) -> ExitCode {
             f.shrink_runs
         );
         out!("{}", output::describe(&f.judged));
+        if let Some(note) = s::shrink_note(f) {
+            outln!("  PARTIAL: {note}");
+        }
         outln!("  written to {}", p.display());
         outln!("  replay: {}", s::replay_command(p, f));
     } else {
         outln!("no counterexample found");
+    }
+    if let Some(cause) = outcome.interrupted {
+        let kept = match (&outcome.first, &path) {
+            (Some(f), Some(p)) if f.shrink_interrupted.is_some() => {
+                format!(
+                    "; the first counterexample, shrunk as far as it got, is in {}",
+                    p.display()
+                )
+            }
+            (Some(_), Some(p)) => format!("; the first counterexample is in {}", p.display()),
+            _ => String::new(),
+        };
+        eprintln!(
+            "explore: interrupted by {cause}: PARTIAL: the totals count the {} cases finished \
+             before the stop{kept}",
+            outcome.stats.cases
+        );
     }
     if outcome.stats.seeds_exhausted {
         eprintln!(

@@ -2,13 +2,15 @@
 //!
 //! Exit codes, one per kind of outcome, are [`sim::exit::ExitCode`]: 0 safe
 //! (or success), 1 a safety violation was found, 2 unknown, 3 bad input or
-//! harness error, 4 deadlock.
+//! harness error, 4 deadlock, 130 interrupted (SIGINT or SIGTERM; partial
+//! results kept, see [`signals`]).
 
 use clap::{Parser, Subcommand};
 use sim::exit::ExitCode;
 use std::path::PathBuf;
 
 mod commands;
+mod signals;
 
 /// Deterministic simulation and benchmark testbed for Redis distributed locks.
 #[derive(Debug, Parser)]
@@ -115,6 +117,18 @@ fn main() -> std::process::ExitCode {
             .into();
         }
     };
+    // The long simulator commands stop cleanly on SIGINT/SIGTERM; bench and
+    // sim-server handle Ctrl-C themselves, and the rest are short.
+    let long = match &cli.command {
+        Command::Run { .. } | Command::Suite { .. } | Command::Tour { .. } => true,
+        Command::Explore(args) => !args.bench,
+        _ => false,
+    };
+    if long && let Err(e) = signals::install() {
+        eprintln!(
+            "warning: cannot handle SIGINT/SIGTERM ({e}); a signal will end the process without keeping partial results"
+        );
+    }
     let code = match cli.command {
         Command::Ladder { json } => commands::ladder(json),
         Command::Run {

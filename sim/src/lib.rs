@@ -28,7 +28,8 @@
 //! - [`history`], [`check`], [`verdict`], [`cell`]: the history and its
 //!   judgement;
 //! - [`output`], [`timeline`], [`matrix`], [`suite`], [`tour`],
-//!   [`explore`], [`exit`]: what the commands show and return.
+//!   [`explore`], [`exit`]: what the commands show and return;
+//!   [`interrupt`]: how a long command learns it was asked to stop.
 
 pub mod agenda;
 pub mod cell;
@@ -44,6 +45,7 @@ pub mod freeze;
 pub mod history;
 pub mod hook;
 pub mod host;
+pub mod interrupt;
 pub mod links;
 pub mod mailbox;
 pub mod matrix;

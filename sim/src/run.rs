@@ -32,6 +32,10 @@ pub enum RunError {
     /// judged.
     #[error("run not judged: {0}")]
     ScriptAborted(String),
+    /// The user asked the process to stop ([`crate::interrupt`]): the run
+    /// was abandoned between two steps and has no history.
+    #[error("run abandoned: interrupted by {0}")]
+    Interrupted(crate::interrupt::Cause),
 }
 
 /// What a run produced.
@@ -77,6 +81,11 @@ fn drive(world: &mut World<'_>) -> Result<(), RunError> {
     let left = end.saturating_sub(world.now());
     let max_steps = (left.as_micros() / TICK.as_micros()) as u64 + 1;
     for _step in 0..max_steps {
+        // Between steps, so an interrupted run stops within one step; an
+        // uninterrupted one is unchanged by the look.
+        if let Some(cause) = crate::interrupt::cause() {
+            return Err(RunError::Interrupted(cause));
+        }
         while let Some(action) = world.agenda.pop_due(world.now_us()) {
             world.act(action);
         }
