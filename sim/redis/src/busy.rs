@@ -340,6 +340,68 @@ mod tests {
         );
     }
 
+    /// An engine under `watch` whose `redis.call` runs `call`.
+    fn watched_engine(
+        watch: &Arc<ScriptWatch>,
+        call: impl Fn(&[Vec<u8>]) -> Reply + 'static,
+    ) -> crate::lua::LuaEngine {
+        let engine = crate::lua::LuaEngine::new(std::rc::Rc::new(call));
+        engine.watch(watch.clone());
+        engine
+    }
+
+    fn killed(sha: &str, line: u32) -> Reply {
+        Reply::Error(format!(
+            "ERR Script killed by user with SCRIPT KILL... script: {sha}, on @user_script:{line}."
+        ))
+    }
+
+    #[test]
+    fn a_kill_reaches_a_looping_script_through_the_hook_from_another_thread() {
+        let w = ScriptWatch::new(Duration::ZERO);
+        let engine = watched_engine(&w, |_| Reply::Nil);
+        let body = "local i = 0\nwhile true do i = i + 1 end";
+        let sha = engine.load(body.as_bytes()).expect("compiles");
+        let front = w.clone();
+        let (ended, script_ended) = std::sync::mpsc::channel::<()>();
+        let killer = std::thread::spawn(move || {
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            while front.state() == ScriptState::Idle && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let reply = front.kill();
+            // Should the hook miss the kill, the shutdown still ends the
+            // script and the assertion below fails instead of hanging.
+            if script_ended.recv_timeout(Duration::from_secs(2)).is_err() {
+                front.shut_down();
+            }
+            reply
+        });
+        let reply = engine.run(&sha, &[], &[]);
+        let _ = ended.send(());
+        assert_eq!(reply, Some(killed(&sha, 2)));
+        assert_eq!(w.state(), ScriptState::Idle);
+        assert_eq!(killer.join().expect("killer"), Reply::ok());
+    }
+
+    #[test]
+    fn a_killed_script_runs_no_further_command() {
+        let w = ScriptWatch::new(Duration::ZERO);
+        let front = w.clone();
+        let calls = std::rc::Rc::new(std::cell::Cell::new(0));
+        let counted = calls.clone();
+        // The first call stands for a SCRIPT KILL that arrives meanwhile.
+        let engine = watched_engine(&w, move |_| {
+            counted.set(counted.get() + 1);
+            front.kill();
+            Reply::Status("PONG".into())
+        });
+        let body = "while true do redis.pcall('ping') end";
+        let sha = engine.load(body.as_bytes()).expect("compiles");
+        assert_eq!(engine.run(&sha, &[], &[]), Some(killed(&sha, 1)));
+        assert_eq!(calls.get(), 1);
+    }
+
     #[test]
     fn a_script_that_wrote_cannot_be_killed_and_a_killed_one_cannot_write() {
         let w = ScriptWatch::new(Duration::ZERO);

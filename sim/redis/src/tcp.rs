@@ -194,45 +194,35 @@ impl Front {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let result = runtime.block_on(self.accept(listener, to_node, stop));
+        let result = runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener)?;
+            tokio::pin!(stop);
+            let watch = self.watch.clone();
+            let stopped = watch.stopped();
+            tokio::pin!(stopped);
+            loop {
+                tokio::select! {
+                    biased;
+                    () = &mut stopped => return Ok(()),
+                    () = &mut stop => self.watch.shut_down(),
+                    accepted = listener.accept() => {
+                        let (socket, _) = accepted?;
+                        let _ = socket.set_nodelay(true);
+                        let (front_side, node_side) = tokio::io::duplex(DUPLEX_BYTES);
+                        let probe = Arc::new(ConnProbe::default());
+                        let side = NodeSide { stream: node_side, probe: probe.clone() };
+                        if to_node.send(side).is_err() {
+                            return Ok(());
+                        }
+                        tokio::spawn(self.clone().serve_client(socket, front_side, probe));
+                    }
+                }
+            }
+        });
         // Dropping the runtime drops every connection's task, which closes
         // its socket and its stream to the node.
         drop(runtime);
         result
-    }
-
-    async fn accept<F>(
-        self: Arc<Self>,
-        listener: std::net::TcpListener,
-        to_node: mpsc::UnboundedSender<NodeSide>,
-        stop: F,
-    ) -> io::Result<()>
-    where
-        F: Future<Output = ()> + Send + 'static,
-    {
-        let listener = tokio::net::TcpListener::from_std(listener)?;
-        tokio::pin!(stop);
-        let watch = self.watch.clone();
-        let stopped = watch.stopped();
-        tokio::pin!(stopped);
-        loop {
-            tokio::select! {
-                biased;
-                () = &mut stopped => return Ok(()),
-                () = &mut stop => self.watch.shut_down(),
-                accepted = listener.accept() => {
-                    let (socket, _) = accepted?;
-                    let _ = socket.set_nodelay(true);
-                    let (front_side, node_side) = tokio::io::duplex(DUPLEX_BYTES);
-                    let probe = Arc::new(ConnProbe::default());
-                    let side = NodeSide { stream: node_side, probe: probe.clone() };
-                    if to_node.send(side).is_err() {
-                        return Ok(());
-                    }
-                    tokio::spawn(self.clone().serve_client(socket, front_side, probe));
-                }
-            }
-        }
     }
 
     /// Copies one client's bytes to and from the node, holding or answering
