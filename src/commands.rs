@@ -385,8 +385,9 @@ pub fn tour(dir: &Path, only: Option<&str>) -> ExitCode {
 }
 
 /// `locklab sim-server --port P`: one simulated node on real TCP, until
-/// Ctrl-C.
-pub fn sim_server(bind: std::net::IpAddr, port: u16) -> ExitCode {
+/// Ctrl-C, SIGTERM or a client's `SHUTDOWN` (even while a script runs).
+/// `busy_reply_threshold_ms` is Redis's `busy-reply-threshold`.
+pub fn sim_server(bind: std::net::IpAddr, port: u16, busy_reply_threshold_ms: u64) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -398,16 +399,12 @@ pub fn sim_server(bind: std::net::IpAddr, port: u16) -> ExitCode {
         }
     };
     let addr = std::net::SocketAddr::new(bind, port);
+    let mut config = simredis::NodeConfig::new("sim-server");
+    config.busy_reply_threshold = std::time::Duration::from_millis(busy_reply_threshold_ms);
     eprintln!("simulated Redis node on {addr} (real time); try: redis-cli -p {port} ping");
-    // The node's connections are spawned locally (it is single-threaded,
-    // as Redis is), so it runs inside a LocalSet.
-    let local = tokio::task::LocalSet::new();
-    let served = local.block_on(&runtime, async {
-        tokio::select! {
-            result = simredis::serve_tcp(addr, simredis::NodeConfig::new("sim-server")) => result,
-            _ = tokio::signal::ctrl_c() => Ok(()),
-        }
-    });
+    // The signals are awaited on the server's socket thread: a script that
+    // runs long blocks this one (the node's) inside Lua.
+    let served = runtime.block_on(simredis::serve_tcp_until(addr, config, stop_signal()));
     match served {
         Ok(()) => ExitCode::Success,
         Err(e) => {
@@ -415,6 +412,22 @@ pub fn sim_server(bind: std::net::IpAddr, port: u16) -> ExitCode {
             ExitCode::BadInput
         }
     }
+}
+
+/// Completes on Ctrl-C (SIGINT) or SIGTERM.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// The arguments of `locklab explore`.

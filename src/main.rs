@@ -61,6 +61,11 @@ enum Command {
     },
     /// Serves one simulated Redis node on a real TCP port (real time), so
     /// redis-cli or any client can check its fidelity by hand.
+    ///
+    /// A long script behaves as in Redis 7.0: other clients wait, and once
+    /// it has run past the busy threshold they get `BUSY`; `SCRIPT KILL`
+    /// stops it unless it wrote, `SHUTDOWN NOSAVE` stops the server. The
+    /// server stops on Ctrl-C, SIGTERM or `SHUTDOWN`, even mid-script.
     SimServer {
         /// The port to listen on.
         #[arg(long, default_value_t = 6390)]
@@ -68,6 +73,10 @@ enum Command {
         /// The address to bind (loopback unless you say otherwise).
         #[arg(long, default_value = "127.0.0.1")]
         bind: std::net::IpAddr,
+        /// How long a script runs before other clients get `BUSY` (Redis's
+        /// `busy-reply-threshold`, in ms).
+        #[arg(long, default_value_t = 5000, value_name = "MS")]
+        busy_reply_threshold_ms: u64,
     },
     /// The ladder told rung by rung from live simulator runs (no Redis needed).
     Tour {
@@ -143,7 +152,11 @@ fn main() -> std::process::ExitCode {
             out,
             jobs,
         } => commands::suite(&scenarios, &out, jobs),
-        Command::SimServer { port, bind } => commands::sim_server(bind, port),
+        Command::SimServer {
+            port,
+            bind,
+            busy_reply_threshold_ms,
+        } => commands::sim_server(bind, port, busy_reply_threshold_ms),
         Command::Tour { scenarios, rung } => commands::tour(&scenarios, rung.as_deref()),
         Command::Bench {
             quick,

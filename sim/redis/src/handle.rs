@@ -37,15 +37,17 @@ pub struct NodeConfig {
     /// TCP port the node listens on (in the simulation), and that replicas
     /// dial on their master.
     pub port: u16,
-    /// How long a script may run on the node's clock before it is aborted
-    /// with an error to its caller (Redis's `busy-reply-threshold`, 5000 ms
-    /// by default). Only the real-TCP server's clock moves during a script:
-    /// in a simulation time stands still while a script runs, so there
-    /// [`NodeConfig::script_instruction_limit`] bounds it instead.
-    pub script_time_limit: Duration,
+    /// Redis's `busy-reply-threshold` (alias `lua-time-limit`; 5000 ms by
+    /// default): on the real-TCP server, once a script has run this long,
+    /// other clients are answered `BUSY` and `SCRIPT KILL` may stop it
+    /// (see `crate::tcp`). A script is never aborted for time, as in
+    /// Redis. Inside a simulation time stands still while a script runs,
+    /// so this has no effect there.
+    pub busy_reply_threshold: Duration,
     /// How many Lua VM instructions a script may run before it is aborted
     /// with an error to its caller. Deterministic: it bounds a runaway
-    /// script inside a simulation, where the clock does not move.
+    /// script inside a simulation, where the clock does not move. The
+    /// real-TCP server does not apply it (Redis has no such limit).
     pub script_instruction_limit: u64,
 }
 
@@ -63,7 +65,7 @@ impl NodeConfig {
             replica_of: None,
             replication_delay: Duration::ZERO,
             port: 6379,
-            script_time_limit: Duration::from_millis(5000),
+            busy_reply_threshold: Duration::from_millis(5000),
             script_instruction_limit: SCRIPT_INSTRUCTION_LIMIT,
         }
     }

@@ -9,9 +9,11 @@
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use mlua::{Function, HookTriggers, Lua, MultiValue, Table, Value as LuaValue, VmState};
 
+use crate::busy::{Interrupt, ScriptWatch};
 use crate::resp::Reply;
 
 /// Executes one command on behalf of a script (`redis.call`).
@@ -119,36 +121,69 @@ pub fn aborted_scripts() -> u64 {
     ABORTED.with(Cell::get)
 }
 
-/// What a running script may still spend, checked by the count hook.
+/// Why a script stopped before its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// It ran past the instruction limit (a simulation's bound).
+    InstructionLimit,
+    /// `SCRIPT KILL` (real-TCP server only).
+    Killed,
+    /// The server is stopping (real-TCP server only).
+    Shutdown,
+}
+
+/// Redis's error in a killed script (the handler adds where it was).
+const SCRIPT_KILLED: &str = "ERR Script killed by user with SCRIPT KILL...";
+
+/// What bounds a running script, checked by the count hook: in a
+/// simulation the instruction limit; on the real-TCP server (which has a
+/// [`ScriptWatch`]) the front's `SCRIPT KILL` and shutdown, and no limit
+/// at all, as in Redis.
 struct Budget {
-    /// The node's clock (ms); see [`LuaEngine::set_limits`].
-    now_ms: RefCell<Option<Rc<dyn Fn() -> i64>>>,
-    time_limit_ms: Cell<i64>,
     instruction_limit: Cell<u64>,
-    /// When the running script started, on the node's clock.
-    started_ms: Cell<i64>,
     /// Instructions the running script has run (in steps of the hook).
     instructions: Cell<u64>,
-    /// Whether the last script was aborted by the hook.
-    aborted: Cell<bool>,
+    /// The real-TCP server's watch on the running script.
+    watch: RefCell<Option<Arc<ScriptWatch>>>,
+    /// Why the last script stopped early, if it did.
+    stop: Cell<Option<Stop>>,
 }
 
 impl Budget {
-    /// Called every [`HOOK_EVERY`] instructions: an error aborts the script.
+    /// Called every [`HOOK_EVERY`] instructions: an error stops the script.
     fn check(&self) -> mlua::Result<()> {
+        if self.watch.borrow().is_some() {
+            return self.interrupted();
+        }
         let n = self.instructions.get() + u64::from(HOOK_EVERY);
         self.instructions.set(n);
-        let over_time = match &*self.now_ms.borrow() {
-            Some(now) => now() - self.started_ms.get() >= self.time_limit_ms.get(),
-            None => false,
-        };
-        if n >= self.instruction_limit.get() || over_time {
-            self.aborted.set(true);
+        if n >= self.instruction_limit.get() {
+            self.stop.set(Some(Stop::InstructionLimit));
             return Err(mlua::Error::runtime(
                 "Script aborted: it ran past the node's script limit",
             ));
         }
         Ok(())
+    }
+
+    /// Raises `SCRIPT KILL`'s error, or stops the script for a shutdown,
+    /// if the real-TCP server's front asked to. Also checked after every
+    /// `redis.call`, so a killed script runs no further command.
+    fn interrupted(&self) -> mlua::Result<()> {
+        let asked = self.watch.borrow().as_ref().and_then(|w| w.interrupt());
+        match asked {
+            None => Ok(()),
+            Some(Interrupt::Kill) => {
+                self.stop.set(Some(Stop::Killed));
+                Err(mlua::Error::external(CallError(SCRIPT_KILLED.into())))
+            }
+            Some(Interrupt::Shutdown) => {
+                self.stop.set(Some(Stop::Shutdown));
+                Err(mlua::Error::runtime(
+                    "Script aborted: the server is stopping",
+                ))
+            }
+        }
     }
 }
 
@@ -339,11 +374,22 @@ impl LuaEngine {
             mlua::StdLib::TABLE | mlua::StdLib::STRING | mlua::StdLib::MATH,
             mlua::LuaOptions::default(),
         )?;
-        let call2 = call.clone();
-        let raw_call = lua
-            .create_function(move |lua, args: MultiValue| Ok(call_command(lua, &call2, args)?.0))?;
+        let budget = Rc::new(Budget {
+            instruction_limit: Cell::new(crate::handle::SCRIPT_INSTRUCTION_LIMIT),
+            instructions: Cell::new(0),
+            watch: RefCell::new(None),
+            stop: Cell::new(None),
+        });
+        let (call2, b) = (call.clone(), budget.clone());
+        let raw_call = lua.create_function(move |lua, args: MultiValue| {
+            let v = call_command(lua, &call2, args)?.0;
+            b.interrupted()?;
+            Ok(v)
+        })?;
+        let b = budget.clone();
         let raw_call_raise = lua.create_function(move |lua, args: MultiValue| {
             let (v, failed) = call_command(lua, &call, args)?;
+            b.interrupted()?;
             if failed && let LuaValue::Table(t) = &v {
                 let text: String = t.raw_get("err")?;
                 return Err(mlua::Error::external(CallError(text)));
@@ -419,17 +465,9 @@ impl LuaEngine {
             Ok(t)
         })?;
         lua.globals().raw_set("__redis_error_handler", handler)?;
-        let budget = Rc::new(Budget {
-            now_ms: RefCell::new(None),
-            time_limit_ms: Cell::new(i64::MAX),
-            instruction_limit: Cell::new(crate::handle::SCRIPT_INSTRUCTION_LIMIT),
-            started_ms: Cell::new(0),
-            instructions: Cell::new(0),
-            aborted: Cell::new(false),
-        });
         // The script's `pcall` must not swallow the abort: it raises it on.
         let b = budget.clone();
-        let aborted = lua.create_function(move |_, ()| Ok(b.aborted.get()))?;
+        let aborted = lua.create_function(move |_, ()| Ok(b.stop.get().is_some()))?;
         let run: Function = lua.load(LIB).set_name("@redis_lib").call((
             raw_call,
             raw_call_raise,
@@ -440,7 +478,8 @@ impl LuaEngine {
         ))?;
         // Commands run synchronously inside the node, so an endless script
         // would stop the whole node (and a simulation) for ever: the count
-        // hook is the only place left to stop it.
+        // hook is the only place left to stop it (or, on the real-TCP
+        // server, to let SCRIPT KILL and SHUTDOWN NOSAVE reach it).
         let b = budget.clone();
         lua.set_hook(
             HookTriggers::new().every_nth_instruction(HOOK_EVERY),
@@ -493,18 +532,23 @@ impl LuaEngine {
         let f = self.scripts.borrow().get(sha).cloned()?;
         let b = &self.budget;
         b.instructions.set(0);
-        b.aborted.set(false);
-        if let Some(now) = &*b.now_ms.borrow() {
-            b.started_ms.set(now());
+        b.stop.set(None);
+        let watch = b.watch.borrow().clone();
+        if let Some(w) = &watch {
+            w.script_started();
         }
         let reply = match self.try_run(sha, f, keys, argv) {
             Ok(r) => r,
             Err(e) => Reply::err(format!("ERR Error running script: {e}")),
         };
+        if let Some(w) = &watch {
+            w.script_ended();
+        }
         // Whatever the script's error handler made of the hook's error (a
         // `pcall` in the script may even have caught it: the hook raises it
-        // again at its next check), its caller gets one plain text.
-        Some(if b.aborted.get() {
+        // again at its next check), its caller gets one plain text. A
+        // killed script's caller gets the handler's text, as in Redis.
+        Some(if b.stop.get() == Some(Stop::InstructionLimit) {
             ABORTED.with(|n| n.set(n.get() + 1));
             Reply::Error(format!("{SCRIPT_ABORTED} (script: {sha})"))
         } else {
@@ -512,25 +556,40 @@ impl LuaEngine {
         })
     }
 
-    /// Bounds every script: at most `instructions` Lua VM instructions and
-    /// (if `now_ms`, the node's clock, is given) `time_limit_ms` on that
-    /// clock. A script past either is aborted and its caller gets
-    /// [`SCRIPT_ABORTED`]. Without a call, only the default
-    /// [`crate::handle::SCRIPT_INSTRUCTION_LIMIT`] holds.
-    pub fn set_limits(
-        &self,
-        instructions: u64,
-        time_limit_ms: i64,
-        now_ms: Option<Rc<dyn Fn() -> i64>>,
-    ) {
+    /// Bounds every script to at most `instructions` Lua VM instructions;
+    /// a script past it is aborted and its caller gets [`SCRIPT_ABORTED`].
+    /// Without a call, [`crate::handle::SCRIPT_INSTRUCTION_LIMIT`] holds.
+    /// Not applied once the engine is watched (the real-TCP server).
+    pub fn set_instruction_limit(&self, instructions: u64) {
         self.budget.instruction_limit.set(instructions);
-        self.budget.time_limit_ms.set(time_limit_ms);
-        *self.budget.now_ms.borrow_mut() = now_ms;
     }
 
-    /// Whether the last script run was aborted for running too long.
+    /// Puts the engine under the real-TCP server's watch: scripts are no
+    /// longer bounded by instructions (Redis bounds them by nothing), the
+    /// front sees them run and may kill them or stop the server.
+    pub(crate) fn watch(&self, watch: Arc<ScriptWatch>) {
+        *self.budget.watch.borrow_mut() = Some(watch);
+    }
+
+    /// A running script is about to run a write command: `false` if it
+    /// must not (it is being killed, or the server is stopping). Marks it
+    /// unkillable otherwise.
+    pub(crate) fn claim_write(&self) -> bool {
+        match &*self.budget.watch.borrow() {
+            Some(w) => w.claim_write(),
+            None => true,
+        }
+    }
+
+    /// Whether the last script run stopped early (instruction limit,
+    /// `SCRIPT KILL`, or the server stopping).
     pub fn last_aborted(&self) -> bool {
-        self.budget.aborted.get()
+        self.budget.stop.get().is_some()
+    }
+
+    /// Whether the last script run was stopped because the server stops.
+    pub(crate) fn stopped_by_shutdown(&self) -> bool {
+        self.budget.stop.get() == Some(Stop::Shutdown)
     }
 
     fn try_run(
@@ -625,7 +684,7 @@ mod tests {
     #[test]
     fn a_runaway_script_is_aborted_after_the_instruction_limit_and_the_engine_goes_on() {
         let e = engine();
-        e.set_limits(1_000_000, i64::MAX, None);
+        e.set_instruction_limit(1_000_000);
         let before = aborted_scripts();
         for body in [
             "while true do end",

@@ -99,6 +99,8 @@ pub struct Node {
     pub(crate) lua: LuaEngine,
     /// Notified when a replica acknowledges (wakes blocked `WAIT`s).
     pub(crate) acks: Notify,
+    /// Notified once by `SHUTDOWN`: the serving loop returns.
+    pub(crate) stop: Notify,
 }
 
 /// The replication id of `name`'s `generation`: 40 hex digits, derived, not
@@ -135,20 +137,11 @@ impl Node {
                 handle,
                 lua,
                 acks: Notify::new(),
+                stop: Notify::new(),
             }
         });
-        let cfg = node.handle.config();
-        // Only a real-time node's clock moves while a script runs; in a
-        // simulation the instruction limit alone bounds it (deterministic).
-        let clock = turmoil::sim_elapsed().is_none().then(|| {
-            let h = node.handle.clone();
-            Rc::new(move || h.now_ms()) as Rc<dyn Fn() -> i64>
-        });
-        node.lua.set_limits(
-            cfg.script_instruction_limit,
-            i64::try_from(cfg.script_time_limit.as_millis()).unwrap_or(i64::MAX),
-            clock,
-        );
+        node.lua
+            .set_instruction_limit(node.handle.config().script_instruction_limit);
         let restored = lock(&node.handle.shared.disk).recover(node.handle.config().persistence);
         {
             let mut st = node.state.borrow_mut();
@@ -178,6 +171,13 @@ impl Node {
         for ch in &c.subscriptions {
             st.channels.unsubscribe(ch, c.id);
         }
+    }
+
+    /// `SHUTDOWN`: flushes the disk (Redis fsyncs its AOF before it
+    /// exits) and tells the serving loop to return.
+    pub(crate) fn shut_down(&self) {
+        lock(&self.handle.shared.disk).fsync();
+        self.stop.notify_one();
     }
 
     /// Turns the keyspace changes of the last command into events,
