@@ -35,16 +35,21 @@
 //! channels under one unique prefix, deletes exactly those at the end
 //! (also after Ctrl-C), never flushes, and says what it touched.
 
+mod assemble;
 pub mod cleanup;
 pub mod client;
 pub mod env;
 pub mod error;
+pub mod interval;
 pub mod markdown;
 mod measure;
+pub mod noise;
 pub mod options;
+pub mod physics;
 pub mod placement;
 pub mod plot;
 pub mod report;
+pub mod rng;
 mod run;
 pub mod servers;
 pub mod stats;
