@@ -152,7 +152,8 @@ fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
 /// When a comparison has been measured enough: at least `min_pairs`
 /// pairs, and an interval no wider than `precision` (half-width as a share
 /// of the median) on each of its figures. The time budget is the caller's
-/// (see [`crate::measure`]): it ends the measuring whatever this says.
+/// (the paired stage of the measurement): it ends the measuring whatever
+/// this says.
 ///
 /// The rule looks at the interval's width only, never at where it lies:
 /// measuring until an interval happens to clear the goal would make a

@@ -184,22 +184,20 @@ impl Report {
         let m = &self.method;
         let _ = writeln!(
             s,
-            "**Method.** Each target compares two implementations named in advance, measured in \
-             pairs: one {} ms slice of each (contention {} ms), back to back, the order drawn per \
-             pair by a seeded generator; the first {} pairs of each are discarded as warm-up. Each \
-             pair gives one ratio; a figure is the median of its pairs' ratios with a 95% bootstrap \
-             interval. Pairs are added until every interval's half-width is at most {:.0}% of its \
-             median (and at least {} pairs){}, or until the {:.0} s budget runs out (it took \
-             {:.0} s: {}). \
-             A target is met only when its whole interval lies on the goal's side, not met when it \
-             lies wholly on the other, otherwise inconclusive; a rung that beats the floor with at \
-             least as many round trips is a measurement anomaly, not a result. The tables below \
-             interleave their implementations in rounds, each in a shuffled order; their intervals \
-             are over rounds (a range where there are too few). A reference `PING` loop on node 0 \
-             ran before, between the rounds of pairs and after; its spread, the round trip's modes \
-             and the CPU steal time say how far the machine can be trusted. The floor is a \
-             hand-written `SET NX PX` + `EVALSHA` release on one connection per node (all nodes at \
-             once when N > 1).\n",
+            "**Method.** Each target compares two implementations named in advance, in pairs: a \
+             {} ms slice of each (contention {} ms) back to back, in an order drawn per pair by a \
+             seeded generator, the first {} pairs discarded as warm-up. A figure is the median of \
+             its pairs' ratios with a 95% bootstrap interval; pairs are added until every interval's \
+             half-width is at most {:.0}% of its median (at least {} pairs){}, or the {:.0} s budget \
+             runs out (it took {:.0} s: {}). A target is met only when its whole interval lies on \
+             the goal's side, not met when it lies wholly on the other, else inconclusive; a rung \
+             beating the floor with at least as many round trips is a measurement anomaly, not a \
+             result. The tables interleave their implementations in rounds in a shuffled order, \
+             intervals over rounds (a range when there are too few). A reference `PING` loop on \
+             node 0 ran before, between the rounds of pairs and after: its spread, the round \
+             trip's modes and the CPU steal time say how far this machine can be trusted. The \
+             floor is a hand-written `SET NX PX` + `EVALSHA` release on one connection per node \
+             (all nodes at once when N > 1).\n",
             m.pair_slice_ms,
             m.contention_pair_slice_ms,
             m.warmup_pairs,
@@ -207,8 +205,8 @@ impl Report {
             m.stop_rule.min_pairs,
             if m.stop_rule.finest < m.stop_rule.precision {
                 format!(
-                    ", then, while time remains, down to {:.0}% (the width alone decides, never \
-                     where the interval lies)",
+                    ", then, while time remains, down to {:.0}% (by width alone, never by where \
+                     the interval lies)",
                     m.stop_rule.finest * 100.0
                 )
             } else {
@@ -223,8 +221,16 @@ impl Report {
     fn write_targets(&self, s: &mut String) {
         let _ = writeln!(s, "## Targets\n");
         let _ = writeln!(s, "What the ladder is expected to reach, and why:\n");
-        for t in &TARGETS {
-            let _ = writeln!(s, "- {} {}: {}.", t.what, t.goal.text(), t.why);
+        // Targets that share their goal and its reason are listed together.
+        for group in TARGETS.chunk_by(|a, b| a.why == b.why && a.goal == b.goal) {
+            let whats: Vec<&str> = group.iter().map(|t| t.what).collect();
+            let _ = writeln!(
+                s,
+                "- {} {}: {}.",
+                whats.join("; "),
+                group[0].goal.text(),
+                group[0].why
+            );
         }
         let _ = writeln!(s);
         let mut table = Table::new(

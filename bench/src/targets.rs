@@ -4,9 +4,9 @@
 //! best of several: a maximum over noisy figures is biased upwards).
 //!
 //! Each comparison is measured in pairs of short slices, one of each side
-//! back to back in a random order ([`crate::measure`]); each pair gives one
-//! value of each of its targets' figures, and a target's figure is the
-//! median of its pairs' values with a 95% bootstrap interval
+//! back to back in a random order (the paired stage of the run); each pair
+//! gives one value of each of its targets' figures, and a target's figure
+//! is the median of its pairs' values with a 95% bootstrap interval
 //! ([`Estimate`]). The verdict comes from the interval, not the median:
 //! met only when the whole interval lies on the goal's side.
 
