@@ -149,16 +149,10 @@ fn summary(reference: &[ReferenceRow], phases: &[PhaseRow], rtt: &[RttRow]) -> S
         .iter()
         .filter(|r| r.modes.bimodal)
         .map(|r| {
-            let modes: Vec<String> = r
-                .modes
-                .modes
-                .iter()
-                .map(|m| format!("{} µs ({:.0}%)", m.median_us, m.share * 100.0))
-                .collect();
             format!(
                 "the {} round trip had two modes, {}",
                 r.placement,
-                modes.join(" and ")
+                r.modes.describe()
             )
         })
         .collect();

@@ -325,23 +325,17 @@ impl Report {
             ],
         );
         for r in &self.figures.raw_rtt {
-            let modes: Vec<String> = r
-                .modes
-                .modes
-                .iter()
-                .map(|m| format!("{} µs ({:.0}%)", m.median_us, m.share * 100.0))
-                .collect();
             table.row(&[
                 r.placement.clone(),
                 r.slices.to_string(),
                 r.rtt_p50_us.to_string(),
                 r.rtt_p99_us.to_string(),
                 rate(r.ops_per_s),
-                if r.modes.bimodal {
-                    format!("two: {}", modes.join(", "))
-                } else {
-                    format!("one: {}", modes.join(", "))
-                },
+                format!(
+                    "{}: {}",
+                    if r.modes.bimodal { "two" } else { "one" },
+                    r.modes.describe()
+                ),
             ]);
         }
     }

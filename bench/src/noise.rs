@@ -121,6 +121,17 @@ pub struct Modes {
     pub split_us: u64,
 }
 
+impl Modes {
+    /// The modes as the report writes them: `35 µs (60%), 112 µs (40%)`.
+    pub fn describe(&self) -> String {
+        self.modes
+            .iter()
+            .map(|m| format!("{} µs ({:.0}%)", m.median_us, m.share * 100.0))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 /// Smallest share of the samples a second mode must hold.
 const MIN_MODE_SHARE: f64 = 0.05;
 /// Smallest ratio of the two modes' medians.

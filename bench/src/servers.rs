@@ -40,13 +40,7 @@ impl Servers {
             pids.join(" "),
             watchers.join(" ")
         );
-        let nodes = own
-            .iter()
-            .map(|s| Node {
-                addr: s.addr().to_string(),
-                url: s.url(),
-            })
-            .collect();
+        let nodes = own.iter().map(Node::of).collect();
         Ok(Servers { own, nodes })
     }
 

@@ -455,6 +455,8 @@ pub struct ComparisonRecord {
     pub warmup_pairs: usize,
     /// Time spent on it, s.
     pub seconds: f64,
+    /// Why this run could not measure it, if it could not.
+    pub skipped: Option<String>,
 }
 
 impl ComparisonRecord {
@@ -465,6 +467,7 @@ impl ComparisonRecord {
             pairs: Vec::new(),
             warmup_pairs: 0,
             seconds: 0.0,
+            skipped: None,
         }
     }
 
@@ -515,6 +518,9 @@ pub fn evaluate(records: &[ComparisonRecord], rule: &StopRule) -> Vec<TargetRow>
             let record = records.iter().find(|r| r.id == t.comparison);
             let estimate = record.and_then(|r| r.estimate(i, t));
             let (mut verdict, mut reason) = t.goal.verdict(estimate.as_ref(), rule);
+            if let Some(why) = record.and_then(|r| r.skipped.as_ref()) {
+                reason = why.clone();
+            }
             if let (Some(e), Some(c)) = (estimate, comparison(t.comparison))
                 && let Some(why) = anomaly(c, t.statistic, &e)
             {

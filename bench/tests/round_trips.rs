@@ -59,10 +59,7 @@ fn each_cycle_sends_the_commands_the_round_trip_table_names() {
         return;
     }
     let server = harness::RedisServer::start().expect("redis-server");
-    let node = Node {
-        addr: server.addr().to_string(),
-        url: server.url(),
-    };
+    let node = Node::of(&server);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

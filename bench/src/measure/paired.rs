@@ -28,11 +28,20 @@ struct Ready {
 }
 
 impl Session {
-    /// Whether this run can measure `c`: enough nodes, and node 0 movable
-    /// beside the client for the same-CPU ones.
-    fn can_measure(&self, c: &Comparison) -> bool {
-        c.nodes() <= self.nodes.len()
-            && (c.placement() == Placement::Split || self.pinning.can_move_node0())
+    /// Why this run cannot measure `c`, if it cannot: too few nodes, or
+    /// node 0 not movable beside the client for the same-CPU ones.
+    fn cannot_measure(&self, c: &Comparison) -> Option<String> {
+        if c.nodes() > self.nodes.len() {
+            Some(format!(
+                "needs {} nodes, the run has {}",
+                c.nodes(),
+                self.nodes.len()
+            ))
+        } else if c.placement() == Placement::SameCpu && !self.pinning.can_move_node0() {
+            Some("needs node 0 pinned beside the client (own servers, pinning on)".to_string())
+        } else {
+            None
+        }
     }
 
     /// The time the pairs may take: the sizes' budget, cut so that the
@@ -57,7 +66,13 @@ impl Session {
         let deadline = started + budget;
         let mut ready = Vec::new();
         for (seed, comparison) in (400..).step_by(2).zip(&COMPARISONS) {
-            if !self.can_measure(comparison) {
+            if let Some(why) = self.cannot_measure(comparison) {
+                self.with(|p| {
+                    p.comparisons.push(ComparisonRecord {
+                        skipped: Some(why),
+                        ..ComparisonRecord::new(comparison.id)
+                    })
+                });
                 continue;
             }
             let clients = self
