@@ -51,7 +51,18 @@ impl<'a> Table<'a> {
             subject.wait.clone(),
             subject.nodes.to_string(),
         ];
-        let compared = [ratio(ratios.vs_floor), ratio(ratios.vs_rslock)];
+        // A baseline against itself is 1 by definition, not a measurement.
+        let against = |baseline: &str, r: Option<Estimate>| {
+            if subject.impl_ == baseline {
+                "itself".to_string()
+            } else {
+                ratio(r)
+            }
+        };
+        let compared = [
+            against("floor", ratios.vs_floor),
+            against("rslock", ratios.vs_rslock),
+        ];
         self.row(&[&named[..], figures, &compared[..]].concat());
     }
 }
@@ -80,16 +91,28 @@ fn ratio(r: Option<Estimate>) -> String {
     }
 }
 
-/// A figure with its interval, `0.97 [0.95–0.99]` (its range when there
-/// are too few values for an interval).
-fn figure(e: &Estimate) -> String {
+/// A figure with its interval, `0.970 [0.950–0.990]` (its range when
+/// there are too few values for an interval).
+pub fn figure(e: &Estimate) -> String {
     let range = if e.is_interval() { "" } else { "range " };
     format!(
         "{} [{range}{}–{}]",
-        round3(e.median),
-        round3(e.low),
-        round3(e.high)
+        digits3(e.median),
+        digits3(e.low),
+        digits3(e.high)
     )
+}
+
+/// `x` with three significant digits, trailing zeros kept (`1.00`,
+/// `0.950`, `12.3`), so that the figures of one table line up.
+pub fn digits3(x: f64) -> String {
+    let magnitude = if x == 0.0 || !x.is_finite() {
+        0
+    } else {
+        x.abs().log10().floor() as i32
+    };
+    let decimals = (2 - magnitude).clamp(0, 6) as usize;
+    format!("{:.*}", decimals, round3(x))
 }
 
 /// A rate, in thousands from 10 000 on.
@@ -525,5 +548,56 @@ fn write_plots(s: &mut String) {
     heading(s, "Plots");
     for plot in &PLOTS {
         let _ = writeln!(s, "![{}]({})", plot.what, plot.file);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interval::IntervalKind;
+
+    fn estimate(low: f64, median: f64, high: f64, n: usize) -> Estimate {
+        Estimate {
+            median,
+            low,
+            high,
+            n,
+            interval: if n >= crate::interval::MIN_FOR_INTERVAL {
+                IntervalKind::Bootstrap95
+            } else {
+                IntervalKind::Range
+            },
+        }
+    }
+
+    #[test]
+    fn figures_keep_three_significant_digits() {
+        assert_eq!(digits3(1.0), "1.00");
+        assert_eq!(digits3(0.95), "0.950");
+        assert_eq!(digits3(0.1149), "0.115");
+        assert_eq!(digits3(12.34), "12.3");
+        assert_eq!(digits3(0.0), "0.00");
+        assert_eq!(figure(&estimate(0.9, 0.97, 1.0, 30)), "0.970 [0.900–1.00]");
+        assert_eq!(
+            figure(&estimate(0.9, 0.97, 1.0, 3)),
+            "0.970 [range 0.900–1.00]"
+        );
+    }
+
+    #[test]
+    fn a_ratio_cell_says_too_noisy_instead_of_a_meaningless_figure() {
+        assert_eq!(
+            ratio(Some(estimate(0.95, 0.97, 0.99, 20))),
+            "0.97× [0.95–0.99]"
+        );
+        assert_eq!(
+            ratio(Some(estimate(0.6, 1.0, 1.4, 20))),
+            "too noisy (0.60–1.40)"
+        );
+        assert_eq!(
+            ratio(Some(estimate(0.9, 1.0, 1.1, 2))),
+            "1.00× (range 0.90–1.10, 2 rounds)"
+        );
+        assert_eq!(ratio(None), "–");
     }
 }

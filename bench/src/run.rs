@@ -244,9 +244,10 @@ fn settings(options: &BenchOptions, sizes: &Sizes, own_servers: bool) -> Setting
 /// One line per target on standard error.
 fn print_targets(report: &Report) {
     for t in &report.targets {
-        let figure = t.estimate.map_or("–".to_string(), |e| {
-            format!("{} [{}–{}]", e.median, e.low, e.high)
-        });
+        let figure = t
+            .estimate
+            .as_ref()
+            .map_or("–".to_string(), crate::markdown::figure);
         eprintln!(
             "bench: target {}: {figure} (goal {}) {}{}",
             t.target,
