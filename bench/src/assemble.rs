@@ -56,8 +56,12 @@ pub fn report(progress: Progress, context: Context) -> (Report, Vec<LatencySerie
     );
     let sizes = context.sizes;
     let measured = stage.unwrap_or_default();
-    let reached = measured.reached.map_or(String::new(), |aim| {
-        format!("; every interval reached ±{:.0}%", aim * 100.0)
+    let reached = measured.reached.map_or(String::new(), |(aim, at)| {
+        format!(
+            "; every interval was within ±{:.0}% {:.0} s in",
+            aim * 100.0,
+            at.as_secs_f64()
+        )
     });
     let method = Method {
         pair_slice_ms: sizes.pair_slice.as_millis() as u64,
@@ -72,7 +76,7 @@ pub fn report(progress: Progress, context: Context) -> (Report, Vec<LatencySerie
             None if stage.is_some() => format!("the run was stopped during the pairs{reached}"),
             None => "the pairs were not measured".to_string(),
         },
-        reached: measured.reached,
+        reached: measured.reached.map(|(aim, _)| aim),
     };
     let reference_rows = reference.rows();
     let summary = summary(&reference_rows, &phases, &figures.raw_rtt);

@@ -69,8 +69,8 @@ pub struct Method {
     pub seconds: f64,
     /// Why the pairs stopped.
     pub ended: String,
-    /// The finest half-width every comparison reached, as a share of the
-    /// median.
+    /// The finest half-width every comparison was within at once, as a
+    /// share of the median.
     pub reached: Option<f64>,
 }
 

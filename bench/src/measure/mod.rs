@@ -59,9 +59,10 @@ pub struct Stage {
     pub took: Duration,
     /// Why it ended (`None` while it runs).
     pub end: Option<StageEnd>,
-    /// The finest half-width every comparison reached, as a share of the
-    /// median (`None` until they all reached the first aim).
-    pub reached: Option<f64>,
+    /// The finest half-width every comparison was within at once, as a
+    /// share of the median, and when (`None` until they all reached the
+    /// first aim). More pairs may widen an interval again a little.
+    pub reached: Option<(f64, Duration)>,
 }
 
 /// Everything measured so far, ready for the report.

@@ -2,8 +2,10 @@
 //! side back to back, in an order drawn per pair, round after round over
 //! every comparison that still needs pairs, until each is precise enough
 //! ([`StopRule`](crate::interval::StopRule)) or the time budget runs out.
-//! Each round begins with a reference `PING` slice in each placement it
-//! uses, so the machine's state is sampled all along.
+//! In a round each comparison gets about the same time (at least one
+//! pair), so cheap uncontended pairs are not held back by the long
+//! contention ones. Each round begins with a reference `PING` slice in
+//! each placement it uses, so the machine's state is sampled all along.
 
 use super::{RefPhase, Session, Stage, StageEnd, TTL};
 use crate::client::{Client, Floor};
@@ -58,8 +60,9 @@ impl Session {
         }
     }
 
-    /// Measures every comparison this run can, in rounds of one pair each,
-    /// until none needs more or the budget is spent.
+    /// Measures every comparison this run can, in rounds giving each a
+    /// share of time (at least a pair), until none needs more or the budget
+    /// is spent.
     pub(super) async fn paired(&self, reference: &Floor) -> anyhow::Result<()> {
         let budget = self.pair_budget();
         let started = Instant::now();
@@ -100,12 +103,12 @@ impl Session {
             budget.as_secs_f64()
         ));
         let mut rng = Seeded::new(PAIR_SEED);
-        let mut round = 0u32;
+        let (mut round, mut serial) = (0u32, 0u64);
         let mut aim = self.sizes.stop.precision;
         let end = loop {
             let pending: Vec<&Ready> = ready.iter().filter(|r| self.needs_more(r, aim)).collect();
             if pending.is_empty() {
-                stage.reached = Some(aim);
+                stage.reached = Some((aim, started.elapsed()));
                 match self.sizes.stop.finer_than(aim) {
                     // Time is left: narrower intervals, by their width
                     // alone (never by where they lie).
@@ -145,10 +148,16 @@ impl Session {
                 )
                 .await;
                 for i in rng.permutation(here.len()) {
-                    if Instant::now() >= deadline {
-                        break;
+                    // Pairs of this comparison for about its share of the
+                    // round: at least one.
+                    let share_ends = Instant::now() + self.sizes.contention_pair_slice;
+                    while Instant::now() < deadline {
+                        serial += 1;
+                        self.one_pair(here[i], &mut rng, serial).await;
+                        if Instant::now() >= share_ends {
+                            break;
+                        }
                     }
-                    self.one_pair(here[i], &mut rng, round).await;
                 }
             }
             self.report_round(round, &ready);
@@ -178,14 +187,15 @@ impl Session {
         })
     }
 
-    /// One pair of `r`: both sides back to back, the side to go first
-    /// drawn from `rng`; kept, or counted as warm-up.
-    async fn one_pair(&self, r: &Ready, rng: &mut Seeded, round: u32) {
+    /// One pair of `r`, the run's pair number `serial`: both sides back to
+    /// back, the side to go first drawn from `rng`; kept, or counted as
+    /// warm-up.
+    async fn one_pair(&self, r: &Ready, rng: &mut Seeded, serial: u64) {
         let t0 = Instant::now();
         let a_first = rng.coin();
         let (first, second) = if a_first { (&r.a, &r.b) } else { (&r.b, &r.a) };
-        let one = self.side(r.comparison, first, a_first, round).await;
-        let two = self.side(r.comparison, second, !a_first, round).await;
+        let one = self.side(r.comparison, first, a_first, serial).await;
+        let two = self.side(r.comparison, second, !a_first, serial).await;
         let (a, b) = if a_first { (one, two) } else { (two, one) };
         let warmup = self.sizes.warmup_pairs;
         self.with(|p| {
@@ -199,13 +209,14 @@ impl Session {
         });
     }
 
-    /// One slice of `client`, side `a` of `c` or its side `b`.
+    /// One slice of `client`, side `a` of `c` or its side `b`, in pair
+    /// number `serial` (contention keys are the pair's own).
     async fn side(
         &self,
         c: &Comparison,
         client: &Arc<Client>,
         is_a: bool,
-        round: u32,
+        serial: u64,
     ) -> SideSample {
         let which = if is_a { c.a } else { c.b };
         match c.work {
@@ -218,7 +229,7 @@ impl Session {
                 }
             }
             Work::Contention { workers } => {
-                let prefix = format!("{}pc:{workers}:{}:{round}:", self.prefix, which.label());
+                let prefix = format!("{}pc:{workers}:{}:{serial}:", self.prefix, which.label());
                 let s = workload::contention(
                     client.clone(),
                     &prefix,
