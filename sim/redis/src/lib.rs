@@ -82,6 +82,6 @@ pub mod server;
 
 pub use clock::{ClockSpec, NodeClock};
 pub use events::{EventKind, EventSink, NodeEvent, Origin, Value};
-pub use handle::{NodeConfig, NodeHandle, Role};
+pub use handle::{MasterAddr, NodeConfig, NodeHandle, Role};
 pub use persistence::{CrashKind, Persistence};
 pub use server::{real_time, serve, serve_tcp, serve_tcp_listener};
