@@ -18,21 +18,25 @@ use crate::resp::Reply;
 pub type CallFn = Rc<dyn Fn(&[Vec<u8>]) -> Reply>;
 
 /// The Lua side of the library: the error handler, `redis.call` and
-/// `redis.pcall` wrappers, global protection. Runs once per state.
+/// `redis.pcall` wrappers, `cjson`, and global protection. Runs once per
+/// state, in the original globals table; returns the function that runs a
+/// script and the read-only view of the globals that scripts get as `_G`.
 const LIB: &str = r#"
-local raw_call, raw_call_raise, sha1hex, push_error, to_err_table, aborted = ...
-local error = error
-local type = type
-local xpcall = xpcall
+local raw_call, raw_call_raise, sha1hex, push_error, to_err_table, aborted, cjson_core, new_cjson_core = ...
+local error, type, select, xpcall, unpack = error, type, select, xpcall, unpack
+local raw_rawget, raw_rawset, raw_next, raw_ipairs = rawget, rawset, next, ipairs
+local raw_getmetatable, raw_setmetatable = getmetatable, setmetatable
+local maxn = table.maxn
 redis = {}
 redis.call = raw_call_raise
 local raw_pcall = pcall
-local unpack = unpack
 pcall = function (...)
+  -- Redis's pcall calls its own result placeholder when given nothing.
+  if select('#', ...) == 0 then return false, 'attempt to call a boolean value' end
   local r = {raw_pcall(...)}
   if not r[1] and aborted() then error(r[2], 0) end
   if not r[1] then r[2] = to_err_table(r[2]) end
-  return unpack(r, 1, table.maxn(r))
+  return unpack(r, 1, maxn(r))
 end
 redis.pcall = function (...)
   return raw_call(...)
@@ -72,29 +76,178 @@ redis.breakpoint = function () return false end
 redis.debug = function () end
 redis.REDIS_VERSION = '7.0.15'
 redis.REDIS_VERSION_NUM = 0x0007000f
+
+-- cjson: the encoder and decoder are Rust (`cjson.rs`); these wrappers
+-- raise their errors at the caller's line, as lua-cjson's luaL_error does.
+local function raising(core)
+  return function (...)
+    local ok, n, a, b, c = core(...)
+    if not ok then error(n, 2) end
+    if n == 3 then return a, b, c end
+    return a
+  end
+end
+local cjson_functions = {
+  'encode', 'decode', 'encode_sparse_array', 'encode_max_depth',
+  'decode_max_depth', 'encode_number_precision', 'encode_keep_buffer',
+  'encode_invalid_numbers', 'decode_invalid_numbers',
+}
+local function cjson_module(core)
+  local m = {}
+  for _, name in raw_ipairs(cjson_functions) do m[name] = raising(core[name]) end
+  m.new = function () return cjson_module(new_cjson_core()) end
+  m.null = core.null
+  m._NAME = 'cjson'
+  m._VERSION = '2.1.0'
+  return m
+end
+cjson = cjson_module(cjson_core)
+
+-- Not in Redis 7.0.15 as Debian builds it (getfenv, setfenv and newproxy
+-- went with the Lua sandbox fixes), nor in any Redis (the file functions).
 dofile = nil
 loadfile = nil
 print = nil
+getfenv = nil
+setfenv = nil
+newproxy = nil
 local error_handler = __redis_error_handler
 __redis_error_handler = nil
+__redis__err__handler = error_handler
 local run = function (f)
   return xpcall(f, error_handler)
 end
-setmetatable(_G, {
-  __newindex = function (t, k, v)
-    error("Attempt to modify a readonly table", 2)
-  end,
-  __index = function (t, k)
-    error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
-  end,
-})
-return run
+
+-- Global protection, as Redis 7.0's read-only tables (a patch to its Lua
+-- VM): every table reachable from the globals, and the globals
+-- themselves, refuse writes with "Attempt to modify a readonly table", and
+-- reading a global that does not exist is an error. Stock Lua has no
+-- read-only flag, so each such table is replaced by an empty proxy that
+-- reads through to it and refuses writes; the raw functions (rawset,
+-- rawget, next, pairs, ipairs, getmetatable, setmetatable) see through the
+-- proxies or refuse them. Scripts are compiled with the globals' proxy as
+-- their environment.
+local G = _G
+local shows = {}   -- proxy -> the table it reads through to
+local views = {}   -- proxy -> what getmetatable shows for it
+local function refuse()
+  error('Attempt to modify a readonly table', 2)
+end
+local function readonly(t, index)
+  local p = raw_setmetatable({}, {__index = index or t, __newindex = refuse})
+  shows[p] = t
+  return p
+end
+local function protect(t)
+  for k, v in raw_next, t do
+    if type(v) == 'table' and not shows[v] then raw_rawset(t, k, protect(v)) end
+  end
+  return readonly(t)
+end
+local function nonexistent(_, k)
+  local kt = type(k)
+  if kt ~= 'string' and kt ~= 'number' then
+    error('Second argument to luaProtectedTableError must be a string or number', 2)
+  end
+  error("Script attempted to access nonexistent global variable '" .. k .. "'", 2)
+end
+
+-- Argument errors worded as luaL_checktype / luaL_checkany word them.
+local function typename(n, ...)
+  if select('#', ...) < n then return 'no value' end
+  return type((select(n, ...)))
+end
+local function need_table(name, ...)
+  if type((...)) ~= 'table' then
+    return "bad argument #1 to '" .. name .. "' (table expected, got " .. typename(1, ...) .. ")"
+  end
+end
+local function need_values(name, count, ...)
+  local msg = need_table(name, ...)
+  if msg then return msg end
+  if select('#', ...) < count then
+    return "bad argument #" .. (select('#', ...) + 1) .. " to '" .. name .. "' (value expected)"
+  end
+end
+
+local string_view
+local wrapped = {}
+wrapped.next = function (...)
+  local msg = need_table('next', ...)
+  if msg then error(msg, 2) end
+  local t, k = ...
+  return raw_next(shows[t] or t, k)
+end
+wrapped.pairs = function (...)
+  local msg = need_table('pairs', ...)
+  if msg then error(msg, 2) end
+  return wrapped.next, (...), nil
+end
+wrapped.ipairs = function (...)
+  local msg = need_table('ipairs', ...)
+  if msg then error(msg, 2) end
+  local t = ...
+  return raw_ipairs(shows[t] or t)
+end
+wrapped.rawget = function (...)
+  local msg = need_values('rawget', 2, ...)
+  if msg then error(msg, 2) end
+  local t, k = ...
+  return raw_rawget(shows[t] or t, k)
+end
+wrapped.rawset = function (...)
+  local msg = need_values('rawset', 3, ...)
+  if msg then error(msg, 2) end
+  local t, k, v = ...
+  if shows[t] then error('Attempt to modify a readonly table', 0) end
+  return raw_rawset(t, k, v)
+end
+wrapped.getmetatable = function (...)
+  if select('#', ...) == 0 then
+    error("bad argument #1 to 'getmetatable' (value expected)", 2)
+  end
+  local v = ...
+  if shows[v] then return views[v] end
+  if type(v) == 'string' then return string_view end
+  return raw_getmetatable(v)
+end
+wrapped.setmetatable = function (...)
+  local msg = need_table('setmetatable', ...)
+  if msg then error(msg, 2) end
+  local t, mt = ...
+  if select('#', ...) < 2 or (mt ~= nil and type(mt) ~= 'table') then
+    error("bad argument #2 to 'setmetatable' (nil or table expected)", 2)
+  end
+  if shows[t] then error('Attempt to modify a readonly table', 0) end
+  -- The only error left to the original is a __metatable field's; raised
+  -- here, it names the script's line as the original names its caller's.
+  local ok, e = raw_pcall(raw_setmetatable, t, mt)
+  if not ok then error(e, 2) end
+  return t
+end
+for name, f in raw_next, wrapped do raw_rawset(G, name, f) end
+
+raw_setmetatable(G, {__index = nonexistent})
+for k, v in raw_next, G do
+  if type(v) == 'table' and v ~= G then raw_rawset(G, k, protect(v)) end
+end
+local globals = readonly(G)
+raw_rawset(G, '_G', globals)
+views[globals] = readonly({__index = nonexistent})
+string_view = readonly({__index = G.string})
+return run, globals
 "#;
 
 /// A node's scripting engine.
 pub struct LuaEngine {
     lua: Lua,
     run: Function,
+    /// The globals themselves, behind the read-only view scripts see (see
+    /// `LIB`); `KEYS` and `ARGV` are set here.
+    globals: Table,
+    /// The configuration of the global `cjson` module (SCRIPT FLUSH resets
+    /// it, as Redis's new Lua state does).
+    cjson: crate::cjson::SharedConfig,
     scripts: RefCell<BTreeMap<String, Function>>,
     budget: Rc<Budget>,
 }
@@ -173,6 +326,12 @@ pub fn error_text(err: &str) -> String {
 
 /// `%.17g`, as Redis formats Lua numbers passed to commands.
 pub fn fmt_g17(n: f64) -> String {
+    fmt_g(n, 17)
+}
+
+/// `%.<precision>g`, as C's `printf` formats a double (glibc's texts for
+/// NaN and the infinities).
+pub fn fmt_g(n: f64, precision: usize) -> String {
     if n.is_nan() {
         return if n.is_sign_negative() { "-nan" } else { "nan" }.into();
     }
@@ -182,11 +341,13 @@ pub fn fmt_g17(n: f64) -> String {
     if n == 0.0 {
         return if n.is_sign_negative() { "-0" } else { "0" }.into();
     }
-    let e = format!("{n:.16e}");
+    let p = precision.max(1);
+    let e = format!("{n:.*e}", p - 1);
     let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
     let x: i32 = exp.parse().unwrap_or(0);
-    if (-4..17).contains(&x) {
-        let decimals = (16 - x).max(0) as usize;
+    let p = i32::try_from(p).unwrap_or(i32::MAX);
+    if (-4..p).contains(&x) {
+        let decimals = (p - 1 - x).max(0) as usize;
         let s = format!("{n:.decimals$}");
         strip_zeros(&s)
     } else {
@@ -299,7 +460,8 @@ fn lua_to_reply(v: &LuaValue) -> Reply {
     match v {
         LuaValue::Boolean(true) => Reply::Int(1),
         LuaValue::Integer(n) => Reply::Int(*n),
-        LuaValue::Number(n) => Reply::Int(*n as i64),
+        // C's `(long long)` cast, as Redis converts: out of range is LLONG_MIN.
+        LuaValue::Number(n) => Reply::Int(crate::cjson::c_long_long(*n)),
         LuaValue::String(s) => Reply::Bulk(s.as_bytes().to_vec()),
         LuaValue::Table(t) => {
             if let Ok(LuaValue::String(e)) = t.raw_get::<LuaValue>("err") {
@@ -430,14 +592,23 @@ impl LuaEngine {
         // The script's `pcall` must not swallow the abort: it raises it on.
         let b = budget.clone();
         let aborted = lua.create_function(move |_, ()| Ok(b.aborted.get()))?;
-        let run: Function = lua.load(LIB).set_name("@redis_lib").call((
+        let cjson = crate::cjson::SharedConfig::default();
+        let cjson_core = crate::cjson::core(&lua, cjson.clone())?;
+        let new_cjson_core =
+            lua.create_function(|lua, ()| crate::cjson::core(lua, Default::default()))?;
+        let globals = lua.globals();
+        let (run, protected): (Function, Table) = lua.load(LIB).set_name("@redis_lib").call((
             raw_call,
             raw_call_raise,
             sha1hex,
             push_error,
             to_err_table,
             aborted,
+            cjson_core,
+            new_cjson_core,
         ))?;
+        // Scripts (and whatever they load) see the read-only view.
+        lua.set_globals(protected)?;
         // Commands run synchronously inside the node, so an endless script
         // would stop the whole node (and a simulation) for ever: the count
         // hook is the only place left to stop it.
@@ -449,6 +620,8 @@ impl LuaEngine {
         Ok(LuaEngine {
             lua,
             run,
+            globals,
+            cjson,
             scripts: RefCell::new(BTreeMap::new()),
             budget,
         })
@@ -486,6 +659,7 @@ impl LuaEngine {
     /// Empties the script cache (SCRIPT FLUSH).
     pub fn flush(&self) {
         self.scripts.borrow_mut().clear();
+        *self.cjson.borrow_mut() = Default::default();
     }
 
     /// Runs a cached script with KEYS and ARGV. `None` if not cached.
@@ -540,7 +714,7 @@ impl LuaEngine {
         keys: &[Vec<u8>],
         argv: &[Vec<u8>],
     ) -> mlua::Result<Reply> {
-        let g = self.lua.globals();
+        let g = &self.globals;
         let mk = |items: &[Vec<u8>]| -> mlua::Result<Table> {
             let t = self.lua.create_table_with_capacity(items.len(), 0)?;
             for (i, it) in items.iter().enumerate() {
