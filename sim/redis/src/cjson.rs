@@ -18,16 +18,18 @@
 //!   `nan`), `null` becomes `cjson.null` (a NULL light userdata), a NUL byte
 //!   ends the text, and errors name the token and its position.
 //!
-//! Each function here returns `true, n, values...` or `false, message`;
-//! the Lua wrappers in the library raise the message at the caller's line,
-//! as lua-cjson's `luaL_error` does.
+//! The functions are Rust functions (C functions to Lua), so their errors
+//! name the caller's line (`user_script:1: ...`) and the name it called
+//! them by, as lua-cjson's `luaL_error` and `luaL_argerror` do, even from a
+//! tail call.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use mlua::{LightUserData, Lua, MultiValue, Table, Value};
 
-use crate::lua::fmt_g;
+use crate::lua::{arg_error, caller_error, fmt_g, type_name};
+use crate::sandbox::see_through;
 
 /// What lua-cjson does with NaN and infinities when encoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,13 +80,26 @@ pub(crate) type SharedConfig = Rc<RefCell<Config>>;
 /// would pass Redis's 512 MB string limit anyway.
 const MAX_ARRAY_LEN: i32 = 100_000_000;
 
-/// What a function hands back to its Lua wrapper: its values, or the
-/// error text to raise.
-type Outcome = Result<Vec<Value>, String>;
+/// Why a function failed, raised as lua-cjson raises it.
+enum Failure {
+    /// `luaL_argerror`: argument `n` is bad, for this reason.
+    Arg(usize, String),
+    /// `luaL_error`: this text, after the caller's position.
+    Error(String),
+}
 
-/// The table of raw functions (and `null`) bound to `config`, which the
-/// library wraps into a `cjson` module.
-pub(crate) fn core(lua: &Lua, config: SharedConfig) -> mlua::Result<Table> {
+impl From<String> for Failure {
+    fn from(text: String) -> Failure {
+        Failure::Error(text)
+    }
+}
+
+/// What a function returns to Lua, or why it failed.
+type Outcome = Result<Vec<Value>, Failure>;
+
+/// A `cjson` module whose functions share `config`: the global one, or
+/// one `cjson.new()` makes.
+pub(crate) fn module(lua: &Lua, config: SharedConfig) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     type Body = fn(&Lua, &SharedConfig, &[Value]) -> Outcome;
     let functions: [(&str, Body); 9] = [
@@ -102,23 +117,21 @@ pub(crate) fn core(lua: &Lua, config: SharedConfig) -> mlua::Result<Table> {
         let config = config.clone();
         let f = lua.create_function(move |lua, args: MultiValue| {
             let args: Vec<Value> = args.into_iter().collect();
-            let mut out = MultiValue::new();
             match body(lua, &config, &args) {
-                Ok(values) => {
-                    out.push_back(Value::Boolean(true));
-                    out.push_back(Value::Integer(values.len() as i64));
-                    out.extend(values);
-                }
-                Err(msg) => {
-                    out.push_back(Value::Boolean(false));
-                    out.push_back(Value::String(lua.create_string(&msg)?));
-                }
+                Ok(values) => Ok(MultiValue::from_iter(values)),
+                Err(Failure::Arg(n, why)) => Err(arg_error(lua, n, &why)),
+                Err(Failure::Error(text)) => Err(caller_error(lua, &text)),
             }
-            Ok(out)
         })?;
         t.raw_set(name, f)?;
     }
+    t.raw_set(
+        "new",
+        lua.create_function(|lua, _: MultiValue| module(lua, SharedConfig::default()))?,
+    )?;
     t.raw_set("null", null())?;
+    t.raw_set("_NAME", "cjson")?;
+    t.raw_set("_VERSION", "2.1.0")?;
     Ok(t)
 }
 
@@ -127,29 +140,15 @@ fn null() -> Value {
     Value::LightUserData(LightUserData(std::ptr::null_mut()))
 }
 
-/// Lua's name for a value's type, as `lua_typename` gives it.
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Nil => "nil",
-        Value::Boolean(_) => "boolean",
-        Value::Integer(_) | Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Table(_) => "table",
-        Value::Function(_) => "function",
-        Value::Thread(_) => "thread",
-        _ => "userdata",
-    }
-}
-
-/// `luaL_argerror`'s text.
-fn bad_argument(n: usize, function: &str, what: &str) -> String {
-    format!("bad argument #{n} to '{function}' ({what})")
-}
-
-/// `luaL_typerror`'s text for argument `n` (1-based) of `args`.
-fn type_error(args: &[Value], n: usize, function: &str, expected: &str) -> String {
+/// `luaL_typerror` for argument `n` (1-based) of `args`.
+fn type_error(args: &[Value], n: usize, expected: &str) -> Failure {
     let got = args.get(n - 1).map_or("no value", type_name);
-    bad_argument(n, function, &format!("{expected} expected, got {got}"))
+    Failure::Arg(n, format!("{expected} expected, got {got}"))
+}
+
+/// A Lua error's text.
+fn lua_text(e: mlua::Error) -> Failure {
+    Failure::Error(e.to_string())
 }
 
 /// A C `(int)` conversion of a double as x86-64 does it: out of range (or
@@ -208,40 +207,28 @@ fn lua_str2number(s: &[u8]) -> Option<f64> {
 
 /// `luaL_checkinteger` then `json_integer_option`: an integer option in
 /// `min..=max`, or `None` when the argument is nil or absent.
-fn integer_option(
-    args: &[Value],
-    n: usize,
-    function: &str,
-    min: i32,
-    max: i32,
-) -> Result<Option<i32>, String> {
+fn integer_option(args: &[Value], n: usize, min: i32, max: i32) -> Result<Option<i32>, Failure> {
     let v = match args.get(n - 1) {
         None | Some(Value::Nil) => return Ok(None),
         Some(v) => v,
     };
     let Some(x) = to_number(v) else {
-        return Err(type_error(args, n, function, "number"));
+        return Err(type_error(args, n, "number"));
     };
     // lua_Integer is 64-bit; lua-cjson stores it in an int.
     let value = c_long_long(x) as i32;
     if value < min || value > max {
         // lua-cjson names argument 1 whatever the option's position.
-        return Err(bad_argument(
+        return Err(Failure::Arg(
             1,
-            function,
-            &format!("expected integer between {min} and {max}"),
+            format!("expected integer between {min} and {max}"),
         ));
     }
     Ok(Some(value))
 }
 
 /// `json_enum_option`: a boolean, or one of `options` by name (`luaL_checkoption`).
-fn enum_option(
-    args: &[Value],
-    n: usize,
-    function: &str,
-    options: &[&str],
-) -> Result<Option<usize>, String> {
+fn enum_option(args: &[Value], n: usize, options: &[&str]) -> Result<Option<usize>, Failure> {
     match args.get(n - 1) {
         None | Some(Value::Nil) => Ok(None),
         Some(Value::Boolean(b)) => Ok(Some(usize::from(*b))),
@@ -251,14 +238,13 @@ fn enum_option(
                 Value::Integer(_) | Value::Number(_) => {
                     fmt_g(to_number(v).unwrap_or(0.0), 14).into_bytes()
                 }
-                _ => return Err(type_error(args, n, function, "string")),
+                _ => return Err(type_error(args, n, "string")),
             };
             match options.iter().position(|o| o.as_bytes() == name) {
                 Some(i) => Ok(Some(i)),
-                None => Err(bad_argument(
+                None => Err(Failure::Arg(
                     n,
-                    function,
-                    &format!("invalid option '{}'", String::from_utf8_lossy(&name)),
+                    format!("invalid option '{}'", String::from_utf8_lossy(&name)),
                 )),
             }
         }
@@ -266,13 +252,9 @@ fn enum_option(
 }
 
 /// `json_arg_init`: at most `count` arguments.
-fn at_most(args: &[Value], count: usize, function: &str) -> Result<(), String> {
+fn at_most(args: &[Value], count: usize) -> Result<(), Failure> {
     if args.len() > count {
-        return Err(bad_argument(
-            count + 1,
-            function,
-            "found too many arguments",
-        ));
+        return Err(Failure::Arg(count + 1, "found too many arguments".into()));
     }
     Ok(())
 }
@@ -280,16 +262,15 @@ fn at_most(args: &[Value], count: usize, function: &str) -> Result<(), String> {
 const ON_OFF: &[&str] = &["off", "on"];
 
 fn encode_sparse_array(_: &Lua, config: &SharedConfig, args: &[Value]) -> Outcome {
-    const NAME: &str = "encode_sparse_array";
-    at_most(args, 3, NAME)?;
+    at_most(args, 3)?;
     let mut c = config.borrow_mut();
-    if let Some(v) = enum_option(args, 1, NAME, ON_OFF)? {
+    if let Some(v) = enum_option(args, 1, ON_OFF)? {
         c.sparse_convert = v == 1;
     }
-    if let Some(v) = integer_option(args, 2, NAME, 0, i32::MAX)? {
+    if let Some(v) = integer_option(args, 2, 0, i32::MAX)? {
         c.sparse_ratio = v;
     }
-    if let Some(v) = integer_option(args, 3, NAME, 0, i32::MAX)? {
+    if let Some(v) = integer_option(args, 3, 0, i32::MAX)? {
         c.sparse_safe = v;
     }
     Ok(vec![
@@ -303,68 +284,55 @@ fn encode_sparse_array(_: &Lua, config: &SharedConfig, args: &[Value]) -> Outcom
 fn integer_setting(
     config: &SharedConfig,
     args: &[Value],
-    function: &str,
     max: i32,
     field: fn(&mut Config) -> &mut i32,
 ) -> Outcome {
-    at_most(args, 1, function)?;
+    at_most(args, 1)?;
     let mut c = config.borrow_mut();
-    if let Some(v) = integer_option(args, 1, function, 1, max)? {
+    if let Some(v) = integer_option(args, 1, 1, max)? {
         *field(&mut c) = v;
     }
     Ok(vec![Value::Integer(i64::from(*field(&mut c)))])
 }
 
 fn encode_max_depth(_: &Lua, config: &SharedConfig, args: &[Value]) -> Outcome {
-    integer_setting(config, args, "encode_max_depth", i32::MAX, |c| {
-        &mut c.encode_max_depth
-    })
+    integer_setting(config, args, i32::MAX, |c| &mut c.encode_max_depth)
 }
 
 fn decode_max_depth(_: &Lua, config: &SharedConfig, args: &[Value]) -> Outcome {
-    integer_setting(config, args, "decode_max_depth", i32::MAX, |c| {
-        &mut c.decode_max_depth
-    })
+    integer_setting(config, args, i32::MAX, |c| &mut c.decode_max_depth)
 }
 
 fn encode_number_precision(_: &Lua, config: &SharedConfig, args: &[Value]) -> Outcome {
-    integer_setting(config, args, "encode_number_precision", 14, |c| {
-        &mut c.encode_number_precision
-    })
+    integer_setting(config, args, 14, |c| &mut c.encode_number_precision)
 }
 
 /// A configuration function of one on/off option.
 fn switch_setting(
     config: &SharedConfig,
     args: &[Value],
-    function: &str,
     field: fn(&mut Config) -> &mut bool,
 ) -> Outcome {
-    at_most(args, 1, function)?;
+    at_most(args, 1)?;
     let mut c = config.borrow_mut();
-    if let Some(v) = enum_option(args, 1, function, ON_OFF)? {
+    if let Some(v) = enum_option(args, 1, ON_OFF)? {
         *field(&mut c) = v == 1;
     }
     Ok(vec![Value::Boolean(*field(&mut c))])
 }
 
 fn encode_keep_buffer(_: &Lua, config: &SharedConfig, args: &[Value]) -> Outcome {
-    switch_setting(config, args, "encode_keep_buffer", |c| {
-        &mut c.encode_keep_buffer
-    })
+    switch_setting(config, args, |c| &mut c.encode_keep_buffer)
 }
 
 fn decode_invalid_numbers(_: &Lua, config: &SharedConfig, args: &[Value]) -> Outcome {
-    switch_setting(config, args, "decode_invalid_numbers", |c| {
-        &mut c.decode_invalid_numbers
-    })
+    switch_setting(config, args, |c| &mut c.decode_invalid_numbers)
 }
 
 fn encode_invalid_numbers(lua: &Lua, config: &SharedConfig, args: &[Value]) -> Outcome {
-    const NAME: &str = "encode_invalid_numbers";
-    at_most(args, 1, NAME)?;
+    at_most(args, 1)?;
     let mut c = config.borrow_mut();
-    if let Some(v) = enum_option(args, 1, NAME, &["off", "on", "null"])? {
+    if let Some(v) = enum_option(args, 1, &["off", "on", "null"])? {
         c.encode_invalid_numbers = match v {
             0 => InvalidNumbers::Refuse,
             1 => InvalidNumbers::Print,
@@ -374,9 +342,7 @@ fn encode_invalid_numbers(lua: &Lua, config: &SharedConfig, args: &[Value]) -> O
     Ok(vec![match c.encode_invalid_numbers {
         InvalidNumbers::Refuse => Value::Boolean(false),
         InvalidNumbers::Print => Value::Boolean(true),
-        InvalidNumbers::AsNull => {
-            Value::String(lua.create_string("null").map_err(|e| e.to_string())?)
-        }
+        InvalidNumbers::AsNull => Value::String(lua.create_string("null").map_err(lua_text)?),
     }])
 }
 
@@ -389,20 +355,22 @@ fn cannot_serialise(v: &Value, reason: &str) -> String {
 
 fn encode(lua: &Lua, config: &SharedConfig, args: &[Value]) -> Outcome {
     if args.len() != 1 {
-        return Err(bad_argument(1, "encode", "expected 1 argument"));
+        return Err(Failure::Arg(1, "expected 1 argument".into()));
     }
     let config = config.borrow().clone();
     let mut out = Vec::new();
     Encoder {
+        lua,
         config: &config,
         out: &mut out,
     }
     .value(&args[0], 0)?;
-    let s = lua.create_string(&out).map_err(|e| e.to_string())?;
+    let s = lua.create_string(&out).map_err(lua_text)?;
     Ok(vec![Value::String(s)])
 }
 
 struct Encoder<'a> {
+    lua: &'a Lua,
     config: &'a Config,
     out: &'a mut Vec<u8>,
 }
@@ -418,6 +386,8 @@ impl Encoder<'_> {
             Value::Nil => self.out.extend_from_slice(b"null"),
             Value::LightUserData(p) if p.0.is_null() => self.out.extend_from_slice(b"null"),
             Value::Table(t) => {
+                // A library table is its contents, as in Redis.
+                let t = &see_through(self.lua, t).map_err(|e| e.to_string())?;
                 let depth = depth + 1;
                 if depth > self.config.encode_max_depth {
                     return Err(format!("Cannot serialise, excessive nesting ({depth})"));
@@ -564,17 +534,19 @@ impl Encoder<'_> {
 
 fn decode(lua: &Lua, config: &SharedConfig, args: &[Value]) -> Outcome {
     if args.len() != 1 {
-        return Err(bad_argument(1, "decode", "expected 1 argument"));
+        return Err(Failure::Arg(1, "expected 1 argument".into()));
     }
     let text = match &args[0] {
         Value::String(s) => s.as_bytes().to_vec(),
         v @ (Value::Integer(_) | Value::Number(_)) => {
             fmt_g(to_number(v).unwrap_or(0.0), 14).into_bytes()
         }
-        _ => return Err(type_error(args, 1, "decode", "string")),
+        _ => return Err(type_error(args, 1, "string")),
     };
     if text.len() >= 2 && (text[0] == 0 || text[1] == 0) {
-        return Err("JSON parser does not support UTF-16 or UTF-32".into());
+        return Err(Failure::Error(
+            "JSON parser does not support UTF-16 or UTF-32".into(),
+        ));
     }
     let config = config.borrow().clone();
     let mut p = Parser {
@@ -588,7 +560,7 @@ fn decode(lua: &Lua, config: &SharedConfig, args: &[Value]) -> Outcome {
     let v = p.value(token)?;
     let token = p.next_token();
     if !matches!(token.kind, Kind::End) {
-        return Err(p.expected("the end", &token));
+        return Err(p.expected("the end", &token).into());
     }
     Ok(vec![v])
 }

@@ -79,6 +79,7 @@ pub mod node;
 pub mod persistence;
 pub mod replication;
 pub mod resp;
+mod sandbox;
 pub mod server;
 
 pub use clock::{ClockSpec, NodeClock};

@@ -18,14 +18,11 @@ use crate::resp::Reply;
 pub type CallFn = Rc<dyn Fn(&[Vec<u8>]) -> Reply>;
 
 /// The Lua side of the library: the error handler, `redis.call` and
-/// `redis.pcall` wrappers, `cjson`, and global protection. Runs once per
-/// state, in the original globals table; returns the function that runs a
-/// script and the read-only view of the globals that scripts get as `_G`.
+/// `redis.pcall` wrappers, `cjson`. Runs once per state, before global
+/// protection ([`crate::sandbox`]); returns the function that runs a script.
 const LIB: &str = r#"
-local raw_call, raw_call_raise, sha1hex, push_error, to_err_table, aborted, cjson_core, new_cjson_core = ...
+local raw_call, raw_call_raise, sha1hex, push_error, to_err_table, aborted, cjson_module = ...
 local error, type, select, xpcall, unpack = error, type, select, xpcall, unpack
-local raw_rawget, raw_rawset, raw_next, raw_ipairs = rawget, rawset, next, ipairs
-local raw_getmetatable, raw_setmetatable = getmetatable, setmetatable
 local maxn = table.maxn
 redis = {}
 redis.call = raw_call_raise
@@ -77,31 +74,7 @@ redis.debug = function () end
 redis.REDIS_VERSION = '7.0.15'
 redis.REDIS_VERSION_NUM = 0x0007000f
 
--- cjson: the encoder and decoder are Rust (`cjson.rs`); these wrappers
--- raise their errors at the caller's line, as lua-cjson's luaL_error does.
-local function raising(core)
-  return function (...)
-    local ok, n, a, b, c = core(...)
-    if not ok then error(n, 2) end
-    if n == 3 then return a, b, c end
-    return a
-  end
-end
-local cjson_functions = {
-  'encode', 'decode', 'encode_sparse_array', 'encode_max_depth',
-  'decode_max_depth', 'encode_number_precision', 'encode_keep_buffer',
-  'encode_invalid_numbers', 'decode_invalid_numbers',
-}
-local function cjson_module(core)
-  local m = {}
-  for _, name in raw_ipairs(cjson_functions) do m[name] = raising(core[name]) end
-  m.new = function () return cjson_module(new_cjson_core()) end
-  m.null = core.null
-  m._NAME = 'cjson'
-  m._VERSION = '2.1.0'
-  return m
-end
-cjson = cjson_module(cjson_core)
+cjson = cjson_module
 
 -- Not in Redis 7.0.15 as Debian builds it (getfenv, setfenv and newproxy
 -- went with the Lua sandbox fixes), nor in any Redis (the file functions).
@@ -118,124 +91,7 @@ local run = function (f)
   return xpcall(f, error_handler)
 end
 
--- Global protection, as Redis 7.0's read-only tables (a patch to its Lua
--- VM): every table reachable from the globals, and the globals
--- themselves, refuse writes with "Attempt to modify a readonly table", and
--- reading a global that does not exist is an error. Stock Lua has no
--- read-only flag, so each such table is replaced by an empty proxy that
--- reads through to it and refuses writes; the raw functions (rawset,
--- rawget, next, pairs, ipairs, getmetatable, setmetatable) see through the
--- proxies or refuse them. Scripts are compiled with the globals' proxy as
--- their environment.
-local G = _G
-local shows = {}   -- proxy -> the table it reads through to
-local views = {}   -- proxy -> what getmetatable shows for it
-local function refuse()
-  error('Attempt to modify a readonly table', 2)
-end
-local function readonly(t, index)
-  local p = raw_setmetatable({}, {__index = index or t, __newindex = refuse})
-  shows[p] = t
-  return p
-end
-local function protect(t)
-  for k, v in raw_next, t do
-    if type(v) == 'table' and not shows[v] then raw_rawset(t, k, protect(v)) end
-  end
-  return readonly(t)
-end
-local function nonexistent(_, k)
-  local kt = type(k)
-  if kt ~= 'string' and kt ~= 'number' then
-    error('Second argument to luaProtectedTableError must be a string or number', 2)
-  end
-  error("Script attempted to access nonexistent global variable '" .. k .. "'", 2)
-end
-
--- Argument errors worded as luaL_checktype / luaL_checkany word them.
-local function typename(n, ...)
-  if select('#', ...) < n then return 'no value' end
-  return type((select(n, ...)))
-end
-local function need_table(name, ...)
-  if type((...)) ~= 'table' then
-    return "bad argument #1 to '" .. name .. "' (table expected, got " .. typename(1, ...) .. ")"
-  end
-end
-local function need_values(name, count, ...)
-  local msg = need_table(name, ...)
-  if msg then return msg end
-  if select('#', ...) < count then
-    return "bad argument #" .. (select('#', ...) + 1) .. " to '" .. name .. "' (value expected)"
-  end
-end
-
-local string_view
-local wrapped = {}
-wrapped.next = function (...)
-  local msg = need_table('next', ...)
-  if msg then error(msg, 2) end
-  local t, k = ...
-  return raw_next(shows[t] or t, k)
-end
-wrapped.pairs = function (...)
-  local msg = need_table('pairs', ...)
-  if msg then error(msg, 2) end
-  return wrapped.next, (...), nil
-end
-wrapped.ipairs = function (...)
-  local msg = need_table('ipairs', ...)
-  if msg then error(msg, 2) end
-  local t = ...
-  return raw_ipairs(shows[t] or t)
-end
-wrapped.rawget = function (...)
-  local msg = need_values('rawget', 2, ...)
-  if msg then error(msg, 2) end
-  local t, k = ...
-  return raw_rawget(shows[t] or t, k)
-end
-wrapped.rawset = function (...)
-  local msg = need_values('rawset', 3, ...)
-  if msg then error(msg, 2) end
-  local t, k, v = ...
-  if shows[t] then error('Attempt to modify a readonly table', 0) end
-  return raw_rawset(t, k, v)
-end
-wrapped.getmetatable = function (...)
-  if select('#', ...) == 0 then
-    error("bad argument #1 to 'getmetatable' (value expected)", 2)
-  end
-  local v = ...
-  if shows[v] then return views[v] end
-  if type(v) == 'string' then return string_view end
-  return raw_getmetatable(v)
-end
-wrapped.setmetatable = function (...)
-  local msg = need_table('setmetatable', ...)
-  if msg then error(msg, 2) end
-  local t, mt = ...
-  if select('#', ...) < 2 or (mt ~= nil and type(mt) ~= 'table') then
-    error("bad argument #2 to 'setmetatable' (nil or table expected)", 2)
-  end
-  if shows[t] then error('Attempt to modify a readonly table', 0) end
-  -- The only error left to the original is a __metatable field's; raised
-  -- here, it names the script's line as the original names its caller's.
-  local ok, e = raw_pcall(raw_setmetatable, t, mt)
-  if not ok then error(e, 2) end
-  return t
-end
-for name, f in raw_next, wrapped do raw_rawset(G, name, f) end
-
-raw_setmetatable(G, {__index = nonexistent})
-for k, v in raw_next, G do
-  if type(v) == 'table' and v ~= G then raw_rawset(G, k, protect(v)) end
-end
-local globals = readonly(G)
-raw_rawset(G, '_G', globals)
-views[globals] = readonly({__index = nonexistent})
-string_view = readonly({__index = G.string})
-return run, globals
+return run
 "#;
 
 /// A node's scripting engine.
@@ -383,19 +239,123 @@ impl std::fmt::Display for CallError {
 
 impl std::error::Error for CallError {}
 
-/// The text of a `redis.call` error, if `v` is one.
-fn call_error(v: &LuaValue) -> Option<String> {
-    fn walk(e: &mlua::Error) -> Option<String> {
+/// An error raised from Rust as Lua would raise a string: its complete
+/// text (position included, where Lua's C functions put one). A script's
+/// `pcall` sees the string; uncaught, it becomes `ERR <text>`.
+#[derive(Debug)]
+struct RaisedError(String);
+
+impl std::fmt::Display for RaisedError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RaisedError {}
+
+/// The `T` an error value `v` carries, if it carries one, mapped by `f`.
+fn external<T: std::error::Error + 'static, R>(v: &LuaValue, f: impl Fn(&T) -> R) -> Option<R> {
+    fn walk<T: std::error::Error + 'static>(e: &mlua::Error) -> Option<&T> {
         match e {
             mlua::Error::CallbackError { cause, .. } => walk(cause),
-            mlua::Error::ExternalError(x) => x.downcast_ref::<CallError>().map(|c| c.0.clone()),
+            mlua::Error::ExternalError(x) => x.downcast_ref::<T>(),
             mlua::Error::WithContext { cause, .. } => walk(cause),
             _ => None,
         }
     }
     match v {
-        LuaValue::Error(e) => walk(e),
+        LuaValue::Error(e) => walk::<T>(e).map(f),
         _ => None,
+    }
+}
+
+/// The text of a `redis.call` error, if `v` is one.
+fn call_error(v: &LuaValue) -> Option<String> {
+    external::<CallError, _>(v, |c| c.0.clone())
+}
+
+/// The text of a [`RaisedError`], if `v` is one.
+fn raised_error(v: &LuaValue) -> Option<String> {
+    external::<RaisedError, _>(v, |c| c.0.clone())
+}
+
+/// An error raised as a C function raises it with `luaG_runerror` (e.g.
+/// "Attempt to modify a readonly table"): the text alone.
+pub(crate) fn plain_error(text: impl Into<String>) -> mlua::Error {
+    mlua::Error::external(RaisedError(text.into()))
+}
+
+/// An error raised as a C function raises it with `luaL_error`: prefixed
+/// with its caller's position (`user_script:1: `) when the caller is a Lua
+/// function, as `luaL_where(L, 1)` does.
+pub(crate) fn caller_error(lua: &Lua, text: &str) -> mlua::Error {
+    let position = lua
+        .inspect_stack(1, |d| {
+            let line = d.current_line().filter(|l| *l > 0)?;
+            let src = d.source().short_src.map(|s| s.into_owned())?;
+            Some(format!("{src}:{line}: "))
+        })
+        .flatten()
+        .unwrap_or_default();
+    plain_error(format!("{position}{text}"))
+}
+
+/// `luaL_argerror` for the running Rust function: argument `n` is bad
+/// (`bad argument #n to 'name' (why)`), the name being the one its caller
+/// called it by.
+pub(crate) fn arg_error(lua: &Lua, n: usize, why: &str) -> mlua::Error {
+    let (name, method) = lua
+        .inspect_stack(0, |d| {
+            let names = d.names();
+            (
+                names.name.map(|s| s.into_owned()),
+                names.name_what == Some("method"),
+            )
+        })
+        .unwrap_or((None, false));
+    let name = name.unwrap_or_else(|| "?".into());
+    if method {
+        if n == 1 {
+            return caller_error(lua, &format!("calling '{name}' on bad self ({why})"));
+        }
+        return caller_error(lua, &format!("bad argument #{} to '{name}' ({why})", n - 1));
+    }
+    caller_error(lua, &format!("bad argument #{n} to '{name}' ({why})"))
+}
+
+/// Lua's name for a value's type, as `lua_typename` gives it.
+pub(crate) fn type_name(v: &LuaValue) -> &'static str {
+    match v {
+        LuaValue::Nil => "nil",
+        LuaValue::Boolean(_) => "boolean",
+        LuaValue::Integer(_) | LuaValue::Number(_) => "number",
+        LuaValue::String(_) => "string",
+        LuaValue::Table(_) => "table",
+        LuaValue::Function(_) => "function",
+        LuaValue::Thread(_) => "thread",
+        _ => "userdata",
+    }
+}
+
+/// `luaL_typerror` for argument `n` (1-based) of `args`: `<expected>
+/// expected, got <type>` (`no value` past the last argument).
+pub(crate) fn type_error(lua: &Lua, args: &[LuaValue], n: usize, expected: &str) -> mlua::Error {
+    let got = args.get(n - 1).map_or("no value", type_name);
+    arg_error(lua, n, &format!("{expected} expected, got {got}"))
+}
+
+/// The text of an error a Lua function called from Rust raised (for
+/// passing it on unchanged): without the traceback mlua appends.
+pub(crate) fn error_message(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::RuntimeError(m) => match m.find("\nstack traceback:") {
+            Some(end) => m[..end].to_string(),
+            None => m.clone(),
+        },
+        mlua::Error::CallbackError { cause, .. } => error_message(cause),
+        mlua::Error::WithContext { cause, .. } => error_message(cause),
+        mlua::Error::ExternalError(x) => x.to_string(),
+        other => other.to_string(),
     }
 }
 
@@ -513,6 +473,9 @@ impl LuaEngine {
             Ok(v)
         })?;
         let to_err_table = lua.create_function(|lua, v: LuaValue| {
+            if let Some(text) = raised_error(&v) {
+                return Ok(LuaValue::String(lua.create_string(&text)?));
+            }
             Ok(match call_error(&v) {
                 Some(text) => LuaValue::Table(err_table(lua, &text)?),
                 None => v,
@@ -559,6 +522,9 @@ impl LuaEngine {
                 ref e if call_error(e).is_some() => {
                     err_table(lua, &call_error(e).unwrap_or_default())?
                 }
+                ref e if raised_error(e).is_some() => {
+                    err_table(lua, &format!("ERR {}", raised_error(e).unwrap_or_default()))?
+                }
                 other => {
                     let text = match &other {
                         LuaValue::String(s) => s.to_string_lossy(),
@@ -593,20 +559,36 @@ impl LuaEngine {
         let b = budget.clone();
         let aborted = lua.create_function(move |_, ()| Ok(b.aborted.get()))?;
         let cjson = crate::cjson::SharedConfig::default();
-        let cjson_core = crate::cjson::core(&lua, cjson.clone())?;
-        let new_cjson_core =
-            lua.create_function(|lua, ()| crate::cjson::core(lua, Default::default()))?;
+        let cjson_module = crate::cjson::module(&lua, cjson.clone())?;
         let globals = lua.globals();
-        let (run, protected): (Function, Table) = lua.load(LIB).set_name("@redis_lib").call((
+        let run: Function = lua.load(LIB).set_name("@redis_lib").call((
             raw_call,
             raw_call_raise,
             sha1hex,
             push_error,
-            to_err_table,
+            to_err_table.clone(),
             aborted,
-            cjson_core,
-            new_cjson_core,
+            cjson_module,
         ))?;
+        // A script's xpcall handler gets the error as Redis's would: a
+        // `redis.call` error as its table, others as their text.
+        let raw_xpcall: Function = globals.raw_get("xpcall")?;
+        let convert = to_err_table.clone();
+        let xpcall = lua.create_function(move |lua, args: MultiValue| {
+            let mut args = args.into_iter();
+            let (Some(f), Some(handler)) = (args.next(), args.next()) else {
+                return Err(arg_error(lua, 2, "value expected"));
+            };
+            let convert = convert.clone();
+            let handler = lua.create_function(move |_, e: LuaValue| match &handler {
+                LuaValue::Function(h) => h.call::<LuaValue>(convert.call::<LuaValue>(e)?),
+                // Lua's own answer to a handler that is not a function.
+                _ => Err(mlua::Error::runtime("error in error handling")),
+            })?;
+            raw_xpcall.call::<MultiValue>((f, handler))
+        })?;
+        globals.raw_set("xpcall", xpcall)?;
+        let protected = crate::sandbox::protect(&lua)?;
         // Scripts (and whatever they load) see the read-only view.
         lua.set_globals(protected)?;
         // Commands run synchronously inside the node, so an endless script
