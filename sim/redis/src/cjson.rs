@@ -805,9 +805,8 @@ impl Parser<'_> {
     }
 
     fn value(&mut self, token: Token) -> Result<Value, String> {
-        let lua_err = |e: mlua::Error| e.to_string();
         Ok(match token.kind {
-            Kind::Str(s) => Value::String(self.lua.create_string(&s).map_err(lua_err)?),
+            Kind::Str(s) => Value::String(self.lua.create_string(&s).map_err(|e| e.to_string())?),
             Kind::Number(n) => Value::Number(n),
             Kind::Boolean(b) => Value::Boolean(b),
             Kind::Null => null(),
@@ -817,63 +816,63 @@ impl Parser<'_> {
         })
     }
 
-    fn object(&mut self) -> Result<Table, String> {
-        let lua_err = |e: mlua::Error| e.to_string();
+    /// Opens an object or array whose first byte was just read: one level
+    /// deeper, its table, and its first token (`None` when it is empty and
+    /// so closed already by `end`).
+    fn open(&mut self, end: &Kind) -> Result<(Table, Option<Token>), String> {
         self.descend()?;
-        let t = self.lua.create_table().map_err(lua_err)?;
-        let mut token = self.next_token();
-        if token.kind == Kind::ObjEnd {
+        let t = self.lua.create_table().map_err(|e| e.to_string())?;
+        let token = self.next_token();
+        if token.kind == *end {
             self.depth -= 1;
-            return Ok(t);
+            return Ok((t, None));
         }
-        loop {
-            let Kind::Str(key) = &token.kind else {
-                return Err(self.expected("object key string", &token));
+        Ok((t, Some(token)))
+    }
+
+    /// After an element: the next element's first token after a comma, or
+    /// `None` at `end` (which closes the container).
+    fn after_element(&mut self, end: &Kind, expected: &str) -> Result<Option<Token>, String> {
+        let after = self.next_token();
+        if after.kind == *end {
+            self.depth -= 1;
+            return Ok(None);
+        }
+        if after.kind != Kind::Comma {
+            return Err(self.expected(expected, &after));
+        }
+        Ok(Some(self.next_token()))
+    }
+
+    fn object(&mut self) -> Result<Table, String> {
+        let (t, mut token) = self.open(&Kind::ObjEnd)?;
+        while let Some(key) = token {
+            let Kind::Str(key) = &key.kind else {
+                return Err(self.expected("object key string", &key));
             };
-            let key = self.lua.create_string(key).map_err(lua_err)?;
+            let key = self.lua.create_string(key).map_err(|e| e.to_string())?;
             let colon = self.next_token();
             if colon.kind != Kind::Colon {
                 return Err(self.expected("colon", &colon));
             }
-            let next = self.next_token();
-            let v = self.value(next)?;
-            t.raw_set(key, v).map_err(lua_err)?;
-            let after = self.next_token();
-            match after.kind {
-                Kind::ObjEnd => {
-                    self.depth -= 1;
-                    return Ok(t);
-                }
-                Kind::Comma => token = self.next_token(),
-                _ => return Err(self.expected("comma or object end", &after)),
-            }
+            let first = self.next_token();
+            let v = self.value(first)?;
+            t.raw_set(key, v).map_err(|e| e.to_string())?;
+            token = self.after_element(&Kind::ObjEnd, "comma or object end")?;
         }
+        Ok(t)
     }
 
     fn array(&mut self) -> Result<Table, String> {
-        let lua_err = |e: mlua::Error| e.to_string();
-        self.descend()?;
-        let t = self.lua.create_table().map_err(lua_err)?;
-        let mut token = self.next_token();
-        if token.kind == Kind::ArrEnd {
-            self.depth -= 1;
-            return Ok(t);
-        }
+        let (t, mut token) = self.open(&Kind::ArrEnd)?;
         let mut i: i64 = 1;
-        loop {
-            let v = self.value(token)?;
-            t.raw_set(i, v).map_err(lua_err)?;
+        while let Some(first) = token {
+            let v = self.value(first)?;
+            t.raw_set(i, v).map_err(|e| e.to_string())?;
             i += 1;
-            let after = self.next_token();
-            match after.kind {
-                Kind::ArrEnd => {
-                    self.depth -= 1;
-                    return Ok(t);
-                }
-                Kind::Comma => token = self.next_token(),
-                _ => return Err(self.expected("comma or array end", &after)),
-            }
+            token = self.after_element(&Kind::ArrEnd, "comma or array end")?;
         }
+        Ok(t)
     }
 }
 

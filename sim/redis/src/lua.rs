@@ -242,16 +242,9 @@ impl std::error::Error for CallError {}
 /// An error raised from Rust as Lua would raise a string: its complete
 /// text (position included, where Lua's C functions put one). A script's
 /// `pcall` sees the string; uncaught, it becomes `ERR <text>`.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 struct RaisedError(String);
-
-impl std::fmt::Display for RaisedError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for RaisedError {}
 
 /// The `T` an error value `v` carries, if it carries one, mapped by `f`.
 fn external<T: std::error::Error + 'static, R>(v: &LuaValue, f: impl Fn(&T) -> R) -> Option<R> {

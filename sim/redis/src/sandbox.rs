@@ -23,7 +23,7 @@
 //! functions, their errors name the caller's line even from a tail call,
 //! as Redis's do.
 
-use mlua::{Function, Lua, MultiValue, Table, Value};
+use mlua::{Function, IntoLuaMulti, Lua, MultiValue, Table, Value};
 
 use crate::lua::{arg_error, caller_error, error_message, plain_error, type_error};
 
@@ -84,9 +84,8 @@ pub(crate) fn protect(lua: &Lua) -> mlua::Result<Table> {
     let raw = lua.create_table()?;
 
     let s = shows.clone();
-    let protected_next = lua.create_function(move |lua, args: MultiValue| {
-        let args: Vec<Value> = args.into_iter().collect();
-        let t = shown(&s, &table_arg(lua, &args, 1)?)?;
+    let protected_next = function(lua, move |lua, args| {
+        let t = shown(&s, &table_arg(lua, args, 1)?)?;
         let key = args.get(1).cloned().unwrap_or(Value::Nil);
         next.call::<MultiValue>((t, key))
             .map_err(|e| plain_error(error_message(&e)))
@@ -95,9 +94,8 @@ pub(crate) fn protect(lua: &Lua) -> mlua::Result<Table> {
 
     raw.raw_set(
         "pairs",
-        lua.create_function(move |lua, args: MultiValue| {
-            let args: Vec<Value> = args.into_iter().collect();
-            let t = table_arg(lua, &args, 1)?;
+        function(lua, move |lua, args| {
+            let t = table_arg(lua, args, 1)?;
             Ok((protected_next.clone(), t, Value::Nil))
         })?,
     )?;
@@ -105,9 +103,8 @@ pub(crate) fn protect(lua: &Lua) -> mlua::Result<Table> {
     let s = shows.clone();
     raw.raw_set(
         "ipairs",
-        lua.create_function(move |lua, args: MultiValue| {
-            let args: Vec<Value> = args.into_iter().collect();
-            let t = shown(&s, &table_arg(lua, &args, 1)?)?;
+        function(lua, move |lua, args| {
+            let t = shown(&s, &table_arg(lua, args, 1)?)?;
             ipairs
                 .call::<MultiValue>(t)
                 .map_err(|e| plain_error(error_message(&e)))
@@ -117,10 +114,9 @@ pub(crate) fn protect(lua: &Lua) -> mlua::Result<Table> {
     let s = shows.clone();
     raw.raw_set(
         "rawget",
-        lua.create_function(move |lua, args: MultiValue| {
-            let args: Vec<Value> = args.into_iter().collect();
-            let t = shown(&s, &table_arg(lua, &args, 1)?)?;
-            need_values(lua, &args, 2)?;
+        function(lua, move |lua, args| {
+            let t = shown(&s, &table_arg(lua, args, 1)?)?;
+            need_values(lua, args, 2)?;
             t.raw_get::<Value>(args[1].clone())
         })?,
     )?;
@@ -128,10 +124,9 @@ pub(crate) fn protect(lua: &Lua) -> mlua::Result<Table> {
     let s = shows.clone();
     raw.raw_set(
         "rawset",
-        lua.create_function(move |lua, args: MultiValue| {
-            let args: Vec<Value> = args.into_iter().collect();
-            let t = table_arg(lua, &args, 1)?;
-            need_values(lua, &args, 3)?;
+        function(lua, move |lua, args| {
+            let t = table_arg(lua, args, 1)?;
+            need_values(lua, args, 3)?;
             if is_proxy(&s, &t)? {
                 return Err(plain_error("Attempt to modify a readonly table"));
             }
@@ -144,23 +139,19 @@ pub(crate) fn protect(lua: &Lua) -> mlua::Result<Table> {
     let (s, v) = (shows.clone(), views.clone());
     raw.raw_set(
         "getmetatable",
-        lua.create_function(move |lua, args: MultiValue| {
-            let args: Vec<Value> = args.into_iter().collect();
-            match args.first() {
-                None => Err(arg_error(lua, 1, "value expected")),
-                Some(Value::Table(t)) if is_proxy(&s, t)? => v.raw_get::<Value>(t.clone()),
-                Some(Value::String(_)) => v.raw_get::<Value>(STRING_VIEW),
-                Some(other) => getmetatable.call::<Value>(other.clone()),
-            }
+        function(lua, move |lua, args| match args.first() {
+            None => Err(arg_error(lua, 1, "value expected")),
+            Some(Value::Table(t)) if is_proxy(&s, t)? => v.raw_get::<Value>(t.clone()),
+            Some(Value::String(_)) => v.raw_get::<Value>(STRING_VIEW),
+            Some(other) => getmetatable.call::<Value>(other.clone()),
         })?,
     )?;
 
     let s = shows.clone();
     raw.raw_set(
         "setmetatable",
-        lua.create_function(move |lua, args: MultiValue| {
-            let args: Vec<Value> = args.into_iter().collect();
-            let t = table_arg(lua, &args, 1)?;
+        function(lua, move |lua, args| {
+            let t = table_arg(lua, args, 1)?;
             let mt = match args.get(1) {
                 Some(mt @ (Value::Nil | Value::Table(_))) => mt.clone(),
                 _ => return Err(arg_error(lua, 2, "nil or table expected")),
@@ -178,9 +169,9 @@ pub(crate) fn protect(lua: &Lua) -> mlua::Result<Table> {
 
     let insert = g.raw_get::<Table>("table")?.raw_get::<Function>("insert")?;
     let s = shows.clone();
-    let table_insert = lua.create_function(move |lua, args: MultiValue| {
-        let mut args: Vec<Value> = args.into_iter().collect();
-        let t = table_arg(lua, &args, 1)?;
+    let table_insert = function(lua, move |lua, args| {
+        let t = table_arg(lua, args, 1)?;
+        let mut args = args.to_vec();
         if !is_proxy(&s, &t)? {
             return call_original(lua, &insert, args);
         }
@@ -210,6 +201,17 @@ pub(crate) fn see_through(lua: &Lua, t: &Table) -> mlua::Result<Table> {
         Value::Table(shows) => shown(&shows, t),
         _ => Ok(t.clone()),
     }
+}
+
+/// A Lua function of Rust that takes its arguments as a slice.
+fn function<R: IntoLuaMulti>(
+    lua: &Lua,
+    body: impl Fn(&Lua, &[Value]) -> mlua::Result<R> + 'static,
+) -> mlua::Result<Function> {
+    lua.create_function(move |lua, args: MultiValue| {
+        let args: Vec<Value> = args.into_iter().collect();
+        body(lua, &args)
+    })
 }
 
 /// Argument `n` as a table (`luaL_checktype(L, n, LUA_TTABLE)`).

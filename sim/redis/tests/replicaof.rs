@@ -3,6 +3,8 @@
 //! served on ephemeral loopback ports, one following the other).
 
 mod common;
+#[path = "common/real_tcp.rs"]
+mod real_tcp;
 
 use std::time::Duration;
 
@@ -50,19 +52,25 @@ async fn read_until_set(
     Ok(None)
 }
 
-#[test]
-fn a_replica_follows_a_simulated_master_on_the_port_replicaof_names() {
-    let mut s = sim();
+/// Hosts "master" (listening on [`MASTER_PORT`]) and "replica" (built from
+/// `replica`) in `s`; returns the replica's handle.
+fn master_and(s: &mut turmoil::Sim<'static>, replica: NodeConfig) -> NodeHandle {
     let mut config = NodeConfig::new("master");
     config.port = MASTER_PORT;
     let master = NodeHandle::new(config);
+    let replica = NodeHandle::new(replica);
+    let r = replica.clone();
+    s.host("master", move || serve(master.clone()));
+    s.host("replica", move || serve(r.clone()));
+    replica
+}
+
+#[test]
+fn a_replica_follows_a_simulated_master_on_the_port_replicaof_names() {
+    let mut s = sim();
     let mut config = NodeConfig::new("replica");
     config.port = MASTER_PORT + 1;
-    let replica = NodeHandle::new(config);
-    let (m, r) = (master.clone(), replica.clone());
-    s.host("master", move || serve(m.clone()));
-    s.host("replica", move || serve(r.clone()));
-    let r = replica.clone();
+    let r = master_and(&mut s, config);
     s.client("app", async move {
         let mut rc = connect_to("replica", MASTER_PORT + 1).await?;
         let port = MASTER_PORT.to_string();
@@ -94,14 +102,8 @@ fn a_replica_follows_a_simulated_master_on_the_port_replicaof_names() {
 #[test]
 fn a_replica_pointed_at_a_port_nobody_listens_on_never_syncs_and_keeps_serving() {
     let mut s = sim();
-    let mut config = NodeConfig::new("master");
-    config.port = MASTER_PORT;
-    let master = NodeHandle::new(config);
     // The master is on 7000; the replica is told 6379 (the default).
-    let replica = NodeHandle::new(NodeConfig::new("replica").replica_of("master"));
-    let (m, r) = (master.clone(), replica.clone());
-    s.host("master", move || serve(m.clone()));
-    s.host("replica", move || serve(r.clone()));
+    master_and(&mut s, NodeConfig::new("replica").replica_of("master"));
     s.client("app", async move {
         let mut mc = connect_to("master", MASTER_PORT).await?;
         let _: String = query(&mut mc, &["SET", "k", "v"]).await?;
@@ -120,25 +122,12 @@ fn a_replica_pointed_at_a_port_nobody_listens_on_never_syncs_and_keeps_serving()
     s.run().unwrap();
 }
 
-/// Binds a loopback listener on an ephemeral port.
-async fn ephemeral() -> (tokio::net::TcpListener, u16) {
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = l.local_addr().unwrap().port();
-    (l, port)
-}
-
 #[test]
 fn on_real_tcp_a_node_replicates_another_node_on_the_port_replicaof_names() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let (master_listener, master_port) = ephemeral().await;
-        let (replica_listener, replica_port) = ephemeral().await;
-        let node = |name| NodeHandle::new(simredis::real_time(NodeConfig::new(name)));
-        let master = simredis::serve_tcp_listener(master_listener, node("master"));
-        let replica = simredis::serve_tcp_listener(replica_listener, node("replica"));
+    real_tcp::run(async {
+        let (master_addr, master) = real_tcp::serve(NodeConfig::new("master")).await;
+        let (replica_addr, replica) = real_tcp::serve(NodeConfig::new("replica")).await;
+        let master_port = master_addr.port();
         let talk = async {
             let open = |port: u16| async move {
                 redis::Client::open(format!("redis://127.0.0.1:{port}/"))
@@ -147,7 +136,7 @@ fn on_real_tcp_a_node_replicates_another_node_on_the_port_replicaof_names() {
                     .await
                     .unwrap()
             };
-            let mut rc = open(replica_port).await;
+            let mut rc = open(replica_addr.port()).await;
             let mut mc = open(master_port).await;
             let port = master_port.to_string();
             let ok: String = query(&mut rc, &["REPLICAOF", "127.0.0.1", &port])

@@ -33,6 +33,9 @@ use simredis::resp::{Reply, encode_request, parse_reply};
 use simredis::{NodeConfig, NodeHandle, serve};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+#[path = "common/real_tcp.rs"]
+mod real_tcp;
+
 /// The seed every property here draws its cases from.
 const SEED: u64 = 20_261_124;
 /// How long a connection may stay silent, after its client sent its last
@@ -263,6 +266,22 @@ struct Plan {
     /// Whether the client shuts its write side after its last byte.
     half_close: bool,
     expect: Expect,
+}
+
+impl Plan {
+    /// `bytes` sent in chunks of `chunk` bytes 1 ms apart, expecting
+    /// exactly `replies`, and the close when `closes`.
+    fn exact(bytes: &[u8], chunk: usize, half_close: bool, replies: &[u8], closes: bool) -> Plan {
+        Plan {
+            bytes: bytes.to_vec(),
+            chunks: vec![(chunk, 1)],
+            half_close,
+            expect: Expect::Exactly {
+                replies: replies.to_vec(),
+                closes,
+            },
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -682,30 +701,14 @@ fn a_pipeline_split_at_every_byte_boundary_gets_the_same_replies() {
 #[test]
 fn a_pipeline_delivered_one_byte_at_a_time_gets_the_same_replies() {
     let (bytes, replies) = pipeline();
-    let plan = Plan {
-        bytes,
-        chunks: vec![(1, 1)],
-        half_close: true,
-        expect: Expect::Exactly {
-            replies,
-            closes: true,
-        },
-    };
-    run_in_turmoil(&plan).unwrap();
+    run_in_turmoil(&Plan::exact(&bytes, 1, true, &replies, true)).unwrap();
 }
 
 #[test]
 fn an_inline_request_past_64_kib_without_a_newline_is_refused() {
-    let plan = Plan {
-        bytes: vec![b'a'; 64 * 1024 + 1],
-        chunks: vec![(4096, 1)],
-        half_close: false,
-        expect: Expect::Exactly {
-            replies: b"-ERR Protocol error: too big inline request\r\n".to_vec(),
-            closes: true,
-        },
-    };
-    run_in_turmoil(&plan).unwrap();
+    let bytes = vec![b'a'; 64 * 1024 + 1];
+    let error = b"-ERR Protocol error: too big inline request\r\n";
+    run_in_turmoil(&Plan::exact(&bytes, 4096, false, error, true)).unwrap();
 }
 
 #[test]
@@ -716,102 +719,51 @@ fn count_and_length_lines_past_64_kib_are_refused() {
     ] {
         let mut bytes = prefix.to_vec();
         bytes.extend(std::iter::repeat_n(b'1', 64 * 1024 + 1));
-        let plan = Plan {
-            bytes,
-            chunks: vec![(4096, 1)],
-            half_close: false,
-            expect: Expect::Exactly {
-                replies: format!("-ERR Protocol error: {error}\r\n").into_bytes(),
-                closes: true,
-            },
-        };
-        run_in_turmoil(&plan).unwrap();
+        let error = format!("-ERR Protocol error: {error}\r\n");
+        run_in_turmoil(&Plan::exact(&bytes, 4096, false, error.as_bytes(), true)).unwrap();
     }
 }
 
 #[test]
 fn a_byte_past_ascii_in_a_protocol_error_is_sent_as_is() {
-    let plan = Plan {
-        bytes: b"*1\r\n\xff\r\n".to_vec(),
-        chunks: vec![(64, 0)],
-        half_close: false,
-        expect: Expect::Exactly {
-            replies: b"-ERR Protocol error: expected '$', got '\xff'\r\n".to_vec(),
-            closes: true,
-        },
-    };
-    run_in_turmoil(&plan).unwrap();
+    let error = b"-ERR Protocol error: expected '$', got '\xff'\r\n";
+    run_in_turmoil(&Plan::exact(b"*1\r\n\xff\r\n", 64, false, error, true)).unwrap();
 }
 
 #[test]
 fn a_client_blocked_in_wait_that_shuts_its_write_side_is_disconnected() {
-    let plan = Plan {
-        bytes: b"PING\r\nWAIT 1 0\r\nPING\r\n".to_vec(),
-        chunks: vec![(64, 0)],
-        half_close: true,
-        expect: Expect::Exactly {
-            replies: b"+PONG\r\n".to_vec(),
-            closes: true,
-        },
-    };
-    run_in_turmoil(&plan).unwrap();
+    let bytes = b"PING\r\nWAIT 1 0\r\nPING\r\n";
+    run_in_turmoil(&Plan::exact(bytes, 64, true, b"+PONG\r\n", true)).unwrap();
 }
 
 // ===== real TCP =====
 
 #[test]
 fn on_real_tcp_half_closed_connections_get_their_replies_then_close() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let node = NodeHandle::new(simredis::real_time(NodeConfig::new("tcp")));
-        let server = simredis::serve_tcp_listener(listener, node);
+    real_tcp::run(async {
+        let (addr, server) = real_tcp::serve(NodeConfig::new("tcp")).await;
         let (pipeline, pipeline_replies) = pipeline();
         let plans = [
             // Complete requests, then the write side shut.
-            Plan {
-                bytes: pipeline,
-                chunks: vec![(5, 1)],
-                half_close: true,
-                expect: Expect::Exactly {
-                    replies: pipeline_replies,
-                    closes: true,
-                },
-            },
+            Plan::exact(&pipeline, 5, true, &pipeline_replies, true),
             // A complete request, then half of one.
-            Plan {
-                bytes: b"PING\r\n*2\r\n$4\r\nECHO\r\n$5\r\nab".to_vec(),
-                chunks: vec![(3, 1)],
-                half_close: true,
-                expect: Expect::Exactly {
-                    replies: b"+PONG\r\n".to_vec(),
-                    closes: true,
-                },
-            },
+            Plan::exact(
+                b"PING\r\n*2\r\n$4\r\nECHO\r\n$5\r\nab",
+                3,
+                true,
+                b"+PONG\r\n",
+                true,
+            ),
             // A huge declared count that never completes.
-            Plan {
-                bytes: b"*2147483647\r\n$4\r\nPING\r\n".to_vec(),
-                chunks: vec![(64, 0)],
-                half_close: true,
-                expect: Expect::Exactly {
-                    replies: Vec::new(),
-                    closes: true,
-                },
-            },
+            Plan::exact(b"*2147483647\r\n$4\r\nPING\r\n", 64, true, b"", true),
             // A protocol error: the error, then the server closes.
-            Plan {
-                bytes: b"PING\r\n*1\r\n$-5\r\n".to_vec(),
-                chunks: vec![(64, 0)],
-                half_close: false,
-                expect: Expect::Exactly {
-                    replies: b"+PONG\r\n-ERR Protocol error: invalid bulk length\r\n".to_vec(),
-                    closes: true,
-                },
-            },
+            Plan::exact(
+                b"PING\r\n*1\r\n$-5\r\n",
+                64,
+                false,
+                b"+PONG\r\n-ERR Protocol error: invalid bulk length\r\n",
+                true,
+            ),
         ];
         let talk = async {
             let good = async {
