@@ -20,21 +20,22 @@ use crate::resp::Reply;
 pub type CallFn = Rc<dyn Fn(&[Vec<u8>]) -> Reply>;
 
 /// The Lua side of the library: the error handler, `redis.call` and
-/// `redis.pcall` wrappers, global protection. Runs once per state.
+/// `redis.pcall` wrappers, `cjson`. Runs once per state, before global
+/// protection ([`crate::sandbox`]); returns the function that runs a script.
 const LIB: &str = r#"
-local raw_call, raw_call_raise, sha1hex, push_error, to_err_table, aborted = ...
-local error = error
-local type = type
-local xpcall = xpcall
+local raw_call, raw_call_raise, sha1hex, push_error, to_err_table, aborted, cjson_module = ...
+local error, type, select, xpcall, unpack = error, type, select, xpcall, unpack
+local maxn = table.maxn
 redis = {}
 redis.call = raw_call_raise
 local raw_pcall = pcall
-local unpack = unpack
 pcall = function (...)
+  -- Redis's pcall calls its own result placeholder when given nothing.
+  if select('#', ...) == 0 then return false, 'attempt to call a boolean value' end
   local r = {raw_pcall(...)}
   if not r[1] and aborted() then error(r[2], 0) end
   if not r[1] then r[2] = to_err_table(r[2]) end
-  return unpack(r, 1, table.maxn(r))
+  return unpack(r, 1, maxn(r))
 end
 redis.pcall = function (...)
   return raw_call(...)
@@ -74,22 +75,24 @@ redis.breakpoint = function () return false end
 redis.debug = function () end
 redis.REDIS_VERSION = '7.0.15'
 redis.REDIS_VERSION_NUM = 0x0007000f
+
+cjson = cjson_module
+
+-- Not in Redis 7.0.15 as Debian builds it (getfenv, setfenv and newproxy
+-- went with the Lua sandbox fixes), nor in any Redis (the file functions).
 dofile = nil
 loadfile = nil
 print = nil
+getfenv = nil
+setfenv = nil
+newproxy = nil
 local error_handler = __redis_error_handler
 __redis_error_handler = nil
+__redis__err__handler = error_handler
 local run = function (f)
   return xpcall(f, error_handler)
 end
-setmetatable(_G, {
-  __newindex = function (t, k, v)
-    error("Attempt to modify a readonly table", 2)
-  end,
-  __index = function (t, k)
-    error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
-  end,
-})
+
 return run
 "#;
 
@@ -97,6 +100,12 @@ return run
 pub struct LuaEngine {
     lua: Lua,
     run: Function,
+    /// The globals themselves, behind the read-only view scripts see (see
+    /// `LIB`); `KEYS` and `ARGV` are set here.
+    globals: Table,
+    /// The configuration of the global `cjson` module (SCRIPT FLUSH resets
+    /// it, as Redis's new Lua state does).
+    cjson: crate::cjson::SharedConfig,
     scripts: RefCell<BTreeMap<String, Function>>,
     budget: Rc<Budget>,
 }
@@ -208,6 +217,12 @@ pub fn error_text(err: &str) -> String {
 
 /// `%.17g`, as Redis formats Lua numbers passed to commands.
 pub fn fmt_g17(n: f64) -> String {
+    fmt_g(n, 17)
+}
+
+/// `%.<precision>g`, as C's `printf` formats a double (glibc's texts for
+/// NaN and the infinities).
+pub fn fmt_g(n: f64, precision: usize) -> String {
     if n.is_nan() {
         return if n.is_sign_negative() { "-nan" } else { "nan" }.into();
     }
@@ -217,11 +232,13 @@ pub fn fmt_g17(n: f64) -> String {
     if n == 0.0 {
         return if n.is_sign_negative() { "-0" } else { "0" }.into();
     }
-    let e = format!("{n:.16e}");
+    let p = precision.max(1);
+    let e = format!("{n:.*e}", p - 1);
     let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
     let x: i32 = exp.parse().unwrap_or(0);
-    if (-4..17).contains(&x) {
-        let decimals = (16 - x).max(0) as usize;
+    let p = i32::try_from(p).unwrap_or(i32::MAX);
+    if (-4..p).contains(&x) {
+        let decimals = (p - 1 - x).max(0) as usize;
         let s = format!("{n:.decimals$}");
         strip_zeros(&s)
     } else {
@@ -257,19 +274,116 @@ impl std::fmt::Display for CallError {
 
 impl std::error::Error for CallError {}
 
-/// The text of a `redis.call` error, if `v` is one.
-fn call_error(v: &LuaValue) -> Option<String> {
-    fn walk(e: &mlua::Error) -> Option<String> {
+/// An error raised from Rust as Lua would raise a string: its complete
+/// text (position included, where Lua's C functions put one). A script's
+/// `pcall` sees the string; uncaught, it becomes `ERR <text>`.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct RaisedError(String);
+
+/// The `T` an error value `v` carries, if it carries one, mapped by `f`.
+fn external<T: std::error::Error + 'static, R>(v: &LuaValue, f: impl Fn(&T) -> R) -> Option<R> {
+    fn walk<T: std::error::Error + 'static>(e: &mlua::Error) -> Option<&T> {
         match e {
             mlua::Error::CallbackError { cause, .. } => walk(cause),
-            mlua::Error::ExternalError(x) => x.downcast_ref::<CallError>().map(|c| c.0.clone()),
+            mlua::Error::ExternalError(x) => x.downcast_ref::<T>(),
             mlua::Error::WithContext { cause, .. } => walk(cause),
             _ => None,
         }
     }
     match v {
-        LuaValue::Error(e) => walk(e),
+        LuaValue::Error(e) => walk::<T>(e).map(f),
         _ => None,
+    }
+}
+
+/// The text of a `redis.call` error, if `v` is one.
+fn call_error(v: &LuaValue) -> Option<String> {
+    external::<CallError, _>(v, |c| c.0.clone())
+}
+
+/// The text of a [`RaisedError`], if `v` is one.
+fn raised_error(v: &LuaValue) -> Option<String> {
+    external::<RaisedError, _>(v, |c| c.0.clone())
+}
+
+/// An error raised as a C function raises it with `luaG_runerror` (e.g.
+/// "Attempt to modify a readonly table"): the text alone.
+pub(crate) fn plain_error(text: impl Into<String>) -> mlua::Error {
+    mlua::Error::external(RaisedError(text.into()))
+}
+
+/// An error raised as a C function raises it with `luaL_error`: prefixed
+/// with its caller's position (`user_script:1: `) when the caller is a Lua
+/// function, as `luaL_where(L, 1)` does.
+pub(crate) fn caller_error(lua: &Lua, text: &str) -> mlua::Error {
+    let position = lua
+        .inspect_stack(1, |d| {
+            let line = d.current_line().filter(|l| *l > 0)?;
+            let src = d.source().short_src.map(|s| s.into_owned())?;
+            Some(format!("{src}:{line}: "))
+        })
+        .flatten()
+        .unwrap_or_default();
+    plain_error(format!("{position}{text}"))
+}
+
+/// `luaL_argerror` for the running Rust function: argument `n` is bad
+/// (`bad argument #n to 'name' (why)`), the name being the one its caller
+/// called it by.
+pub(crate) fn arg_error(lua: &Lua, n: usize, why: &str) -> mlua::Error {
+    let (name, method) = lua
+        .inspect_stack(0, |d| {
+            let names = d.names();
+            (
+                names.name.map(|s| s.into_owned()),
+                names.name_what == Some("method"),
+            )
+        })
+        .unwrap_or((None, false));
+    let name = name.unwrap_or_else(|| "?".into());
+    if method {
+        if n == 1 {
+            return caller_error(lua, &format!("calling '{name}' on bad self ({why})"));
+        }
+        return caller_error(lua, &format!("bad argument #{} to '{name}' ({why})", n - 1));
+    }
+    caller_error(lua, &format!("bad argument #{n} to '{name}' ({why})"))
+}
+
+/// Lua's name for a value's type, as `lua_typename` gives it.
+pub(crate) fn type_name(v: &LuaValue) -> &'static str {
+    match v {
+        LuaValue::Nil => "nil",
+        LuaValue::Boolean(_) => "boolean",
+        LuaValue::Integer(_) | LuaValue::Number(_) => "number",
+        LuaValue::String(_) => "string",
+        LuaValue::Table(_) => "table",
+        LuaValue::Function(_) => "function",
+        LuaValue::Thread(_) => "thread",
+        _ => "userdata",
+    }
+}
+
+/// `luaL_typerror` for argument `n` (1-based) of `args`: `<expected>
+/// expected, got <type>` (`no value` past the last argument).
+pub(crate) fn type_error(lua: &Lua, args: &[LuaValue], n: usize, expected: &str) -> mlua::Error {
+    let got = args.get(n - 1).map_or("no value", type_name);
+    arg_error(lua, n, &format!("{expected} expected, got {got}"))
+}
+
+/// The text of an error a Lua function called from Rust raised (for
+/// passing it on unchanged): without the traceback mlua appends.
+pub(crate) fn error_message(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::RuntimeError(m) => match m.find("\nstack traceback:") {
+            Some(end) => m[..end].to_string(),
+            None => m.clone(),
+        },
+        mlua::Error::CallbackError { cause, .. } => error_message(cause),
+        mlua::Error::WithContext { cause, .. } => error_message(cause),
+        mlua::Error::ExternalError(x) => x.to_string(),
+        other => other.to_string(),
     }
 }
 
@@ -334,7 +448,8 @@ fn lua_to_reply(v: &LuaValue) -> Reply {
     match v {
         LuaValue::Boolean(true) => Reply::Int(1),
         LuaValue::Integer(n) => Reply::Int(*n),
-        LuaValue::Number(n) => Reply::Int(*n as i64),
+        // C's `(long long)` cast, as Redis converts: out of range is LLONG_MIN.
+        LuaValue::Number(n) => Reply::Int(crate::cjson::c_long_long(*n)),
         LuaValue::String(s) => Reply::Bulk(s.as_bytes().to_vec()),
         LuaValue::Table(t) => {
             if let Ok(LuaValue::String(e)) = t.raw_get::<LuaValue>("err") {
@@ -397,6 +512,9 @@ impl LuaEngine {
             Ok(v)
         })?;
         let to_err_table = lua.create_function(|lua, v: LuaValue| {
+            if let Some(text) = raised_error(&v) {
+                return Ok(LuaValue::String(lua.create_string(&text)?));
+            }
             Ok(match call_error(&v) {
                 Some(text) => LuaValue::Table(err_table(lua, &text)?),
                 None => v,
@@ -443,6 +561,9 @@ impl LuaEngine {
                 ref e if call_error(e).is_some() => {
                     err_table(lua, &call_error(e).unwrap_or_default())?
                 }
+                ref e if raised_error(e).is_some() => {
+                    err_table(lua, &format!("ERR {}", raised_error(e).unwrap_or_default()))?
+                }
                 other => {
                     let text = match &other {
                         LuaValue::String(s) => s.to_string_lossy(),
@@ -468,14 +589,39 @@ impl LuaEngine {
         // The script's `pcall` must not swallow the abort: it raises it on.
         let b = budget.clone();
         let aborted = lua.create_function(move |_, ()| Ok(b.stop.get().is_some()))?;
+        let cjson = crate::cjson::SharedConfig::default();
+        let cjson_module = crate::cjson::module(&lua, cjson.clone())?;
+        let globals = lua.globals();
         let run: Function = lua.load(LIB).set_name("@redis_lib").call((
             raw_call,
             raw_call_raise,
             sha1hex,
             push_error,
-            to_err_table,
+            to_err_table.clone(),
             aborted,
+            cjson_module,
         ))?;
+        // A script's xpcall handler gets the error as Redis's would: a
+        // `redis.call` error as its table, others as their text.
+        let raw_xpcall: Function = globals.raw_get("xpcall")?;
+        let convert = to_err_table.clone();
+        let xpcall = lua.create_function(move |lua, args: MultiValue| {
+            let mut args = args.into_iter();
+            let (Some(f), Some(handler)) = (args.next(), args.next()) else {
+                return Err(arg_error(lua, 2, "value expected"));
+            };
+            let convert = convert.clone();
+            let handler = lua.create_function(move |_, e: LuaValue| match &handler {
+                LuaValue::Function(h) => h.call::<LuaValue>(convert.call::<LuaValue>(e)?),
+                // Lua's own answer to a handler that is not a function.
+                _ => Err(mlua::Error::runtime("error in error handling")),
+            })?;
+            raw_xpcall.call::<MultiValue>((f, handler))
+        })?;
+        globals.raw_set("xpcall", xpcall)?;
+        let protected = crate::sandbox::protect(&lua)?;
+        // Scripts (and whatever they load) see the read-only view.
+        lua.set_globals(protected)?;
         // Commands run synchronously inside the node, so an endless script
         // would stop the whole node (and a simulation) for ever: the count
         // hook is the only place left to stop it (or, on the real-TCP
@@ -488,6 +634,8 @@ impl LuaEngine {
         Ok(LuaEngine {
             lua,
             run,
+            globals,
+            cjson,
             scripts: RefCell::new(BTreeMap::new()),
             budget,
         })
@@ -525,6 +673,7 @@ impl LuaEngine {
     /// Empties the script cache (SCRIPT FLUSH).
     pub fn flush(&self) {
         self.scripts.borrow_mut().clear();
+        *self.cjson.borrow_mut() = Default::default();
     }
 
     /// Runs a cached script with KEYS and ARGV. `None` if not cached.
@@ -599,7 +748,7 @@ impl LuaEngine {
         keys: &[Vec<u8>],
         argv: &[Vec<u8>],
     ) -> mlua::Result<Reply> {
-        let g = self.lua.globals();
+        let g = &self.globals;
         let mk = |items: &[Vec<u8>]| -> mlua::Result<Table> {
             let t = self.lua.create_table_with_capacity(items.len(), 0)?;
             for (i, it) in items.iter().enumerate() {

@@ -30,7 +30,7 @@ use crate::resp::Reply;
 
 // Re-exported so the older paths (`simredis::node::NodeHandle`, ...) keep
 // working.
-pub use crate::handle::{NodeConfig, NodeHandle, Role};
+pub use crate::handle::{MasterAddr, NodeConfig, NodeHandle, Role};
 
 /// A batch of effects streamed to replicas: the final state of every key
 /// one command (or script, or expiry cycle) changed.
@@ -357,18 +357,29 @@ impl Node {
 
     /// Applies pending control requests; returns the new master to follow
     /// if a replication link must start.
-    pub(crate) fn apply_controls(&self) -> Option<(String, u64)> {
+    pub(crate) fn apply_controls(&self) -> Option<(MasterAddr, u64)> {
         let mut start = None;
         for c in self.handle.take_controls() {
             match c {
                 Control::ReplicaOf(m) => start = self.set_replicaof(m),
+                // A link of an older generation ends as soon as it starts.
+                Control::Follow(m, generation) => start = Some((m, generation)),
             }
         }
         start
     }
 
+    /// A client's `REPLICAOF`: switches role at once, so the commands after
+    /// it in the same pipeline see the new role, and leaves starting the
+    /// link to the node's control task (which knows the network to dial).
+    pub(crate) fn replicaof_from_client(&self, master: Option<MasterAddr>) {
+        if let Some((m, generation)) = self.set_replicaof(master) {
+            self.handle.push_control(Control::Follow(m, generation));
+        }
+    }
+
     /// Switches role. Returns the master and link generation to start.
-    pub(crate) fn set_replicaof(&self, master: Option<String>) -> Option<(String, u64)> {
+    pub(crate) fn set_replicaof(&self, master: Option<MasterAddr>) -> Option<(MasterAddr, u64)> {
         let mut st = self.state.borrow_mut();
         st.link_generation += 1;
         st.link_up = false;

@@ -117,7 +117,7 @@ where
             match parse_request(&buf[used..]) {
                 Parse::Incomplete => break,
                 Parse::Error(msg, b) => {
-                    Reply::Error(format!("ERR {}", Parse::error_text(msg, b))).encode(&mut out);
+                    Parse::encode_error(msg, b, &mut out);
                     close = true;
                     break;
                 }
@@ -144,7 +144,18 @@ where
                                 }
                                 out.clear();
                             }
-                            let n = wait(&node, client.woff, numreplicas, timeout_ms).await;
+                            // Redis goes on reading a blocked client: the
+                            // end of its input frees it.
+                            let waiting = wait(&node, client.woff, numreplicas, timeout_ms);
+                            tokio::pin!(waiting);
+                            let n = loop {
+                                tokio::select! {
+                                    n = &mut waiting => break n,
+                                    r = rd.read_buf(&mut buf) => if matches!(r, Ok(0) | Err(_)) {
+                                        break 'conn;
+                                    },
+                                }
+                            };
                             Reply::Int(n).encode(&mut out);
                         }
                         Out::Psync { lag } => {

@@ -93,7 +93,10 @@ fn info_text(node: &Node, section: Option<&Vec<u8>>) -> String {
             }
             Role::Replica(m) => {
                 out.push_str("role:slave\r\n");
-                out.push_str(&format!("master_host:{m}\r\nmaster_port:{port}\r\n"));
+                out.push_str(&format!(
+                    "master_host:{}\r\nmaster_port:{}\r\n",
+                    m.host, m.port
+                ));
                 out.push_str(&format!(
                     "master_link_status:{}\r\n",
                     if st.link_up { "up" } else { "down" }
