@@ -66,7 +66,7 @@ pub fn worst(verdicts: &[Verdict]) -> Verdict {
 pub fn run(path: &Path, rung: Option<&str>, seed: Option<u64>, out: &Path) -> ExitCode {
     // Read once: the run folder keeps exactly the text that was run, even
     // when the scenario comes from a pipe that cannot be read again.
-    let (scenario, text) = match Scenario::load_text(path) {
+    let (scenario, text) = match load_scenario_arg(path) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
@@ -255,8 +255,19 @@ fn first_difference(recorded: &str, fresh: &str) -> String {
 }
 
 /// `locklab suite`: exit 0 only when every cell is as expected.
-pub fn suite(dir: &Path, out: &Path, jobs: Option<usize>) -> ExitCode {
-    let Some(scenarios) = load_all(dir, "") else {
+/// `locklab suite [--all]`: the safety matrix, or with `all` the full grid
+/// (every rung in every scenario). Exit 1 when a cell differs from a
+/// stated expectation; cells without one judge nothing.
+pub fn suite(
+    dir: Option<&Path>,
+    out: &Path,
+    jobs: Option<usize>,
+    all: bool,
+    junit: Option<&Path>,
+) -> ExitCode {
+    use sim::suite::Grid;
+    let grid = if all { Grid::All } else { Grid::Named };
+    let Some(scenarios) = load_all(dir) else {
         return ExitCode::BadInput;
     };
     let workers = jobs.unwrap_or_else(|| {
@@ -265,31 +276,37 @@ pub fn suite(dir: &Path, out: &Path, jobs: Option<usize>) -> ExitCode {
             .unwrap_or(1)
     });
     let progress = |cell: &sim::matrix::Cell, done: usize, total: usize| {
-        let mark = if cell.as_expected() {
-            "ok"
-        } else {
-            "UNEXPECTED"
+        let judged = match cell.expected {
+            None => "(no expectation)".to_string(),
+            Some(e) if e == cell.verdict => format!("(expected {e}) ok"),
+            Some(e) => format!("(expected {e}) UNEXPECTED"),
         };
         eprintln!(
-            "[{done}/{total}] {} / {}: {} (expected {}) {mark}",
+            "[{done}/{total}] {} / {}: {} {judged}",
             cell.scenario,
             cell.rung,
             cell.verdict.as_str(),
-            cell.expected.as_str()
         );
     };
-    let suite = match sim::suite::run_suite(&scenarios, workers, &progress) {
+    let suite = match sim::suite::run_suite(&scenarios, grid, workers, &progress) {
         Ok(run) => run,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::BadInput;
         }
     };
+    let junit_written = junit.is_none_or(|file| {
+        write_junit(
+            file,
+            &sim::junit::suite_xml(&suite),
+            suite.interrupted.is_some(),
+        )
+    });
     if let Some(cause) = suite.interrupted {
         return suite_interrupted(out, &suite, cause);
     }
     let cells = suite.cells;
-    match sim::suite::write_matrix(out, &cells) {
+    match sim::suite::write_matrix(out, grid, &cells) {
         Ok(removed) => {
             for stale in removed {
                 eprintln!(
@@ -303,13 +320,39 @@ pub fn suite(dir: &Path, out: &Path, jobs: Option<usize>) -> ExitCode {
             return ExitCode::BadInput;
         }
     }
-    out!("{}", sim::matrix::markdown(&cells));
-    let unexpected = cells.iter().filter(|c| !c.as_expected()).count();
-    outln!("written to {}", out.join("safety-matrix.md").display());
-    if unexpected == 0 {
-        ExitCode::Success
-    } else {
+    out!("{}", grid.markdown(&cells));
+    let unexpected = cells.iter().filter(|c| c.differs()).count();
+    outln!(
+        "written to {}",
+        out.join(format!("{}.md", grid.stem())).display()
+    );
+    if unexpected > 0 {
         ExitCode::Violated
+    } else if !junit_written {
+        ExitCode::BadInput
+    } else {
+        ExitCode::Success
+    }
+}
+
+/// Writes a JUnit report whole (write, then rename), saying where on
+/// standard error; `false` (the error printed) when it cannot be written.
+fn write_junit(file: &Path, xml: &str, partial: bool) -> bool {
+    let written = file
+        .parent()
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| output::write_whole(file, xml));
+    match written {
+        Ok(()) => {
+            let partial = if partial { " (PARTIAL)" } else { "" };
+            eprintln!("JUnit report{partial} written to {}", file.display());
+            true
+        }
+        Err(e) => {
+            eprintln!("error: --junit: cannot write {}: {e}", file.display());
+            false
+        }
     }
 }
 
@@ -323,8 +366,9 @@ fn suite_interrupted(out: &Path, suite: &sim::suite::SuiteRun, cause: Cause) -> 
             outln!("written to {}", md.display());
             eprintln!(
                 "suite: interrupted by {cause}: {done} of {planned} cells finished; the matrix is \
-                 PARTIAL: {} and .json (safety-matrix.md, if any, left as it was)",
-                md.display()
+                 PARTIAL: {} and .json ({}.md, if any, left as it was)",
+                md.display(),
+                suite.grid.stem()
             );
         }
         Err(e) => eprintln!(
@@ -337,9 +381,8 @@ fn suite_interrupted(out: &Path, suite: &sim::suite::SuiteRun, cause: Cause) -> 
 }
 
 /// `locklab tour`.
-pub fn tour(dir: &Path, only: Option<&str>) -> ExitCode {
-    let hint = "\n(run the tour from the project's root, or pass --scenarios DIR)";
-    let Some(scenarios) = load_all(dir, hint) else {
+pub fn tour(dir: Option<&Path>, only: Option<&str>) -> ExitCode {
+    let Some(scenarios) = load_all(dir) else {
         return ExitCode::BadInput;
     };
     if let Some(id) = only
@@ -468,6 +511,10 @@ pub struct ExploreArgs {
     /// `<out>/explore-speed.md`).
     #[arg(long)]
     pub bench: bool,
+    /// Also write a JUnit XML report here: one test case for the rung,
+    /// failing when a violation or deadlock was found.
+    #[arg(long, value_name = "FILE", conflicts_with = "bench")]
+    pub junit: Option<std::path::PathBuf>,
 }
 
 /// `locklab explore`: 1 when a violation was found, 4 when only deadlocks
@@ -636,6 +683,14 @@ pub fn explore(args: ExploreArgs) -> ExitCode {
     if args.json {
         outln!("{}", s::json_summary(&config, &outcome, path.as_deref()));
     }
+    if let Some(file) = &args.junit {
+        let xml = sim::junit::explore_xml(&config, &outcome, path.as_deref());
+        if !write_junit(file, &xml, outcome.interrupted.is_some())
+            && outcome.exit_code() == ExitCode::Success
+        {
+            return ExitCode::BadInput;
+        }
+    }
     outcome.exit_code()
 }
 
@@ -701,17 +756,94 @@ fn explore_bench(out: &Path, workers: usize) -> ExitCode {
     ExitCode::Success
 }
 
-/// Every scenario of a folder, their notes printed; `None` (the error and
-/// `hint` printed) when one cannot be loaded.
-fn load_all(dir: &Path, hint: &str) -> Option<Vec<Scenario>> {
-    match sim::suite::load_all(dir) {
+/// The scenarios folder used when none is given, if it exists in the
+/// current folder.
+pub const DEFAULT_SCENARIOS: &str = "scenarios";
+
+/// The scenarios of `dir` (subfolders too), or when none is given, of
+/// [`DEFAULT_SCENARIOS`] if it exists here, else the built-in ones (said
+/// on standard error); their notes printed. `None` (the error printed)
+/// when one cannot be loaded.
+fn load_all(dir: Option<&Path>) -> Option<Vec<Scenario>> {
+    let default = Path::new(DEFAULT_SCENARIOS);
+    let loaded = match dir {
+        Some(dir) => sim::suite::load_all(dir),
+        None if default.is_dir() => sim::suite::load_all(default),
+        None => {
+            eprintln!(
+                "note: no {DEFAULT_SCENARIOS}/ folder here: using the {} built-in scenarios \
+                 (`locklab scenarios --export DIR` writes them out to edit; --scenarios DIR \
+                 uses a folder)",
+                crate::builtin::FILES.len()
+            );
+            crate::builtin::load()
+        }
+    };
+    match loaded {
         Ok(all) => {
             print_notes(&all.iter().collect::<Vec<_>>());
             Some(all)
         }
         Err(e) => {
-            eprintln!("error: {e}{hint}");
+            eprintln!("error: {e}");
             None
+        }
+    }
+}
+
+/// The scenario `run` was given: a file, or when no such file exists and
+/// the argument is a bare name, the built-in scenario of that name (so
+/// `locklab run stop-the-world-pause` works from any folder). Returns the
+/// text too, for the run folder.
+fn load_scenario_arg(path: &Path) -> Result<(Scenario, String), sim::scenario::ScenarioError> {
+    let bare_name = path.components().count() == 1 && path.extension().is_none();
+    let builtin = path
+        .to_str()
+        .filter(|_| bare_name && !path.exists())
+        .and_then(|name| Some((name, crate::builtin::text_of(name)?)));
+    match builtin {
+        Some((name, text)) => {
+            let file = crate::builtin::label(&format!("{name}.toml"));
+            eprintln!("note: no file {name:?} here: running the built-in scenario {name}");
+            Ok((Scenario::parse(text, &file, name)?, text.to_string()))
+        }
+        None => Scenario::load_text(path),
+    }
+}
+
+/// `locklab scenarios [--export DIR]`: lists the built-in scenarios, or
+/// writes them out (overwriting nothing).
+pub fn scenarios(export: Option<&Path>) -> ExitCode {
+    let Some(dir) = export else {
+        let all = match crate::builtin::load() {
+            Ok(all) => all,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::BadInput;
+            }
+        };
+        outln!("{:<36} rungs", "built-in scenario");
+        for scenario in all {
+            outln!("{:<36} {}", scenario.name, scenario.rungs.join(", "));
+        }
+        return ExitCode::Success;
+    };
+    match crate::builtin::export(dir) {
+        Ok(written) => {
+            for path in &written {
+                outln!("{}", path.display());
+            }
+            eprintln!(
+                "{} scenario files written to {}; `locklab suite --scenarios {}` runs them",
+                written.len(),
+                dir.display(),
+                dir.display()
+            );
+            ExitCode::Success
+        }
+        Err(e) => {
+            eprintln!("error: --export {}: {e}", dir.display());
+            ExitCode::BadInput
         }
     }
 }

@@ -46,6 +46,7 @@ pub mod history;
 pub mod hook;
 pub mod host;
 pub mod interrupt;
+pub mod junit;
 pub mod links;
 pub mod mailbox;
 pub mod matrix;

@@ -936,9 +936,11 @@ fn cell(rung: &str, scenario: &str, verdict: Verdict, expected: Verdict) -> Cell
         rung: rung.into(),
         scenario: scenario.into(),
         verdict,
-        expected,
+        expected: Some(expected),
         seed: 1,
         damage: Damage::default(),
+        findings: String::new(),
+        wall_ms: 0,
     }
 }
 
