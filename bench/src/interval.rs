@@ -16,8 +16,11 @@ use serde::Serialize;
 
 /// Fewest values for a bootstrap interval; fewer give their range.
 pub const MIN_FOR_INTERVAL: usize = 5;
-/// Resamples of one bootstrap.
+/// Resamples of one bootstrap for the report.
 pub const RESAMPLES: usize = 2_000;
+/// Resamples of the bootstraps that only decide whether to measure on
+/// (run after every round of pairs: cheaper, and a width needs fewer).
+pub const QUICK_RESAMPLES: usize = 400;
 /// Half-width, as a share of the median, beyond which a figure says
 /// nothing: the report shows "too noisy" instead of it.
 pub const MEANINGLESS_HALF_WIDTH: f64 = 0.25;
@@ -54,6 +57,11 @@ impl Estimate {
     /// when there are fewer than [`MIN_FOR_INTERVAL`]; `None` when there
     /// are no finite values.
     pub fn of(values: &[f64], seed: u64) -> Option<Estimate> {
+        Estimate::resampled(values, seed, RESAMPLES)
+    }
+
+    /// [`Estimate::of`] with `resamples` resamples.
+    pub fn resampled(values: &[f64], seed: u64, resamples: usize) -> Option<Estimate> {
         let values: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
         let n = values.len();
         if n == 0 {
@@ -73,7 +81,7 @@ impl Estimate {
         }
         let mut rng = Seeded::new(seed);
         let mut scratch = vec![0.0; n];
-        let mut medians: Vec<f64> = (0..RESAMPLES)
+        let mut medians: Vec<f64> = (0..resamples.max(1))
             .map(|_| {
                 for slot in scratch.iter_mut() {
                     *slot = values[rng.below(n)];

@@ -11,7 +11,7 @@
 //! met only when the whole interval lies on the goal's side.
 
 use crate::client::{Impl, Wait};
-use crate::interval::{Estimate, StopRule};
+use crate::interval::{Estimate, QUICK_RESAMPLES, RESAMPLES, StopRule};
 use crate::physics;
 use serde::Serialize;
 
@@ -472,16 +472,17 @@ impl ComparisonRecord {
     }
 
     /// The estimate of `target` (at `index` in [`TARGETS`]) from the pairs
-    /// so far.
-    pub fn estimate(&self, index: usize, target: &Target) -> Option<Estimate> {
+    /// so far, its bootstrap of `resamples` resamples.
+    pub fn estimate(&self, index: usize, target: &Target, resamples: usize) -> Option<Estimate> {
         let values: Vec<f64> = self.pairs.iter().map(|p| target.statistic.of(p)).collect();
-        Estimate::of(&values, 0x7a_u64 + index as u64)
+        Estimate::resampled(&values, 0x7a_u64 + index as u64, resamples)
     }
 
-    /// The estimate of each target reading this comparison.
+    /// The estimate of each target reading this comparison, with the
+    /// cheaper bootstrap that decides whether to measure on.
     pub fn estimates(&self) -> Vec<Option<Estimate>> {
         targets_of(self.id)
-            .map(|(i, t)| self.estimate(i, t))
+            .map(|(i, t)| self.estimate(i, t, QUICK_RESAMPLES))
             .collect()
     }
 
@@ -516,7 +517,7 @@ pub fn evaluate(records: &[ComparisonRecord], rule: &StopRule) -> Vec<TargetRow>
         .enumerate()
         .map(|(i, t)| {
             let record = records.iter().find(|r| r.id == t.comparison);
-            let estimate = record.and_then(|r| r.estimate(i, t));
+            let estimate = record.and_then(|r| r.estimate(i, t, RESAMPLES));
             let (mut verdict, mut reason) = t.goal.verdict(estimate.as_ref(), rule);
             if let Some(why) = record.and_then(|r| r.skipped.as_ref()) {
                 reason = why.clone();
