@@ -207,9 +207,12 @@ impl Report {
         let m = &self.method;
         let _ = writeln!(
             s,
-            "**Method.** Each target compares two implementations named in advance, in pairs: a \
-             {} ms slice of each (contention {} ms) back to back, in an order drawn per pair by a \
-             seeded generator, the first {} pairs discarded as warm-up. A figure is the median of \
+            "**Method.** Each target compares two implementations named in advance, in pairs. An \
+             uncontended pair is a {} ms window in which the two sides' cycles alternate one by one \
+             (A B, B A, ...), each side's rate its cycles over the time its own cycles took, so \
+             both see the same machine; a contention pair is a {} ms slice of each back to back. \
+             Who goes first is drawn per pair by a seeded generator, and the first {} pairs are \
+             discarded as warm-up. A figure is the median of \
              its pairs' ratios with a 95% bootstrap interval; pairs are added until every interval's \
              half-width is at most {:.0}% of its median (at least {} pairs){}, or the {:.0} s budget \
              runs out (it took {:.0} s: {}). A target is met only when its whole interval lies on \

@@ -57,7 +57,9 @@ pub struct Sizes {
     pub watchdog_cs_ms: &'static [u64],
     /// Rounds of each watchdog section length.
     pub watchdog_rounds: u32,
-    /// One uncontended slice of a target's pair.
+    /// Half the window of an uncontended target pair (the time one side
+    /// had when pairs were slices back to back; the window keeps the pair's
+    /// length).
     pub pair_slice: Duration,
     /// One contention slice of a target's pair.
     pub contention_pair_slice: Duration,

@@ -55,7 +55,8 @@ pub struct Partial {
 /// of time.
 #[derive(Debug, Clone, Serialize)]
 pub struct Method {
-    /// One uncontended slice of a pair, ms.
+    /// One uncontended pair's window, in which both sides' cycles
+    /// alternate, ms.
     pub pair_slice_ms: u64,
     /// One contention slice of a pair, ms.
     pub contention_pair_slice_ms: u64,

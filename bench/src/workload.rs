@@ -51,13 +51,95 @@ pub async fn uncontended(
     slice: Duration,
 ) -> CycleSample {
     let owner = Owner::new(format!("bench-{}", std::process::id()), 0);
-    let cycle = || async {
-        match client.try_acquire(key, &owner, ttl).await {
-            Ok(Some(held)) => client.release(key, held).await.is_ok(),
-            _ => false,
+    back_to_back(slice, || cycle(client, key, &owner, ttl)).await
+}
+
+/// One acquire + release of `key`; whether both succeeded.
+async fn cycle(client: &Client, key: &str, owner: &Owner, ttl: Duration) -> bool {
+    match client.try_acquire(key, owner, ttl).await {
+        Ok(Some(held)) => client.release(key, held).await.is_ok(),
+        _ => false,
+    }
+}
+
+/// Two implementations' acquire + release cycles interleaved one by one
+/// for `window`, in the order A B B A A B B A ... (B first when `a_first`
+/// is false), each timed alone: every cycle of one side runs within a
+/// cycle of the other's, on the same machine state, so a shift of the
+/// machine (the round trip changing mode, a noisy neighbour) falls on
+/// both sides alike instead of on whichever slice it hit. Each side's
+/// `elapsed` is the time its own cycles took, failed ones included.
+pub async fn uncontended_interleaved(
+    a: &Client,
+    b: &Client,
+    keys: (&str, &str),
+    ttl: Duration,
+    window: Duration,
+    a_first: bool,
+) -> (CycleSample, CycleSample) {
+    let owner = Owner::new(format!("bench-{}", std::process::id()), 0);
+    for _ in 0..WARMUP_CYCLES {
+        cycle(a, keys.0, &owner, ttl).await;
+        cycle(b, keys.1, &owner, ttl).await;
+    }
+    let mut sides = [Timed::new(), Timed::new()];
+    let start = Instant::now();
+    for step in 0..MAX_OPS {
+        // A B, then B A: each side goes first as often as the other, so
+        // whatever the one before leaves behind (a warm cache, a socket
+        // just read) is shared evenly.
+        let a_now = (step % 2 == 0) == a_first;
+        for side in if a_now { [0, 1] } else { [1, 0] } {
+            let (client, key) = if side == 0 { (a, keys.0) } else { (b, keys.1) };
+            let t0 = Instant::now();
+            let ok = cycle(client, key, &owner, ttl).await;
+            sides[side].add(ok, t0.elapsed());
         }
-    };
-    back_to_back(slice, cycle).await
+        if start.elapsed() >= window {
+            break;
+        }
+    }
+    let [a, b] = sides;
+    (a.sample(), b.sample())
+}
+
+/// One side's cycles of an interleaved window, as they are timed.
+struct Timed {
+    ops: u64,
+    errors: u64,
+    elapsed: Duration,
+    hist: Histogram<u64>,
+}
+
+impl Timed {
+    fn new() -> Timed {
+        Timed {
+            ops: 0,
+            errors: 0,
+            elapsed: Duration::ZERO,
+            hist: histogram(),
+        }
+    }
+
+    /// A cycle that took `took`: timed when it succeeded, counted either way.
+    fn add(&mut self, ok: bool, took: Duration) {
+        self.elapsed += took;
+        if ok {
+            record(&mut self.hist, took.as_micros() as u64);
+            self.ops += 1;
+        } else {
+            self.errors += 1;
+        }
+    }
+
+    fn sample(self) -> CycleSample {
+        CycleSample {
+            ops: self.ops,
+            errors: self.errors,
+            elapsed: self.elapsed,
+            hist: self.hist,
+        }
+    }
 }
 
 /// `PING` back to back on the floor's connection, for `slice`.

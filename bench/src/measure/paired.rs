@@ -1,10 +1,16 @@
-//! The targets' comparisons, measured in pairs: one short slice of each
-//! side back to back, in an order drawn per pair, round after round over
+//! The targets' comparisons, measured in pairs, round after round over
 //! every comparison that still needs pairs, until each is precise enough
 //! ([`StopRule`](crate::interval::StopRule)) or the time budget runs out.
 //! In a round each comparison gets about the same time (at least one
 //! pair), so cheap uncontended pairs are not held back by the long
-//! contention ones. Each round begins with a reference `PING` slice in
+//! contention ones. An uncontended pair is a window in which the two
+//! sides' cycles alternate one by one ([`workload::uncontended_interleaved`]):
+//! slices of each side back to back let a shift of the machine between the
+//! two slices pass for a difference between the sides, which made the
+//! ratios of separate slices spread by ±10% on a shared machine. A
+//! contention pair, whose sixteen workers cannot share a window with the
+//! other side's, is one slice of each side back to back, in an order drawn
+//! per pair. Each round begins with a reference `PING` slice in
 //! each placement it uses, so the machine's state is sampled all along.
 
 use super::{RefPhase, Session, Stage, StageEnd, TTL};
@@ -193,10 +199,19 @@ impl Session {
     async fn one_pair(&self, r: &Ready, rng: &mut Seeded, serial: u64) {
         let t0 = Instant::now();
         let a_first = rng.coin();
-        let (first, second) = if a_first { (&r.a, &r.b) } else { (&r.b, &r.a) };
-        let one = self.side(r.comparison, first, a_first, serial).await;
-        let two = self.side(r.comparison, second, !a_first, serial).await;
-        let (a, b) = if a_first { (one, two) } else { (two, one) };
+        let (a, b) = match r.comparison.work {
+            Work::Uncontended { nodes, .. } => self.interleaved(r, nodes, a_first).await,
+            Work::Contention { workers } => {
+                let (first, second) = if a_first { (&r.a, &r.b) } else { (&r.b, &r.a) };
+                let one = self
+                    .side(r.comparison, workers, first, a_first, serial)
+                    .await;
+                let two = self
+                    .side(r.comparison, workers, second, !a_first, serial)
+                    .await;
+                if a_first { (one, two) } else { (two, one) }
+            }
+        };
         let warmup = self.sizes.warmup_pairs;
         self.with(|p| {
             let record = &mut p.comparisons[r.record];
@@ -209,44 +224,62 @@ impl Session {
         });
     }
 
-    /// One slice of `client`, side `a` of `c` or its side `b`, in pair
-    /// number `serial` (contention keys are the pair's own).
+    /// One uncontended pair of `r` on `nodes` nodes: the two sides'
+    /// cycles interleaved one by one for two slices' time (what a pair of
+    /// back-to-back slices would take), `a` first when `a_first`.
+    async fn interleaved(
+        &self,
+        r: &Ready,
+        nodes: usize,
+        a_first: bool,
+    ) -> (SideSample, SideSample) {
+        let c = r.comparison;
+        let key_a = format!("{}p:{nodes}:{}", self.prefix, c.a.label());
+        let key_b = format!("{}p:{nodes}:{}", self.prefix, c.b.label());
+        let (a, b) = workload::uncontended_interleaved(
+            &r.a,
+            &r.b,
+            (&key_a, &key_b),
+            TTL,
+            self.sizes.pair_slice * 2,
+            a_first,
+        )
+        .await;
+        let rate = |s: workload::CycleSample| SideSample {
+            rate: s.rate(),
+            ..SideSample::default()
+        };
+        (rate(a), rate(b))
+    }
+
+    /// One contention slice of `workers` workers on `client`, side `a` of
+    /// `c` or its side `b`, in pair number `serial` (its keys are the
+    /// pair's own).
     async fn side(
         &self,
         c: &Comparison,
+        workers: usize,
         client: &Arc<Client>,
         is_a: bool,
         serial: u64,
     ) -> SideSample {
         let which = if is_a { c.a } else { c.b };
-        match c.work {
-            Work::Uncontended { nodes, .. } => {
-                let key = format!("{}p:{nodes}:{}", self.prefix, which.label());
-                let s = workload::uncontended(client, &key, TTL, self.sizes.pair_slice).await;
-                SideSample {
-                    rate: s.rate(),
-                    ..SideSample::default()
-                }
-            }
-            Work::Contention { workers } => {
-                let prefix = format!("{}pc:{workers}:{}:{serial}:", self.prefix, which.label());
-                let s = workload::contention(
-                    client.clone(),
-                    &prefix,
-                    workers,
-                    1,
-                    TTL,
-                    self.sizes.contention_pair_slice,
-                )
-                .await;
-                let p999 = s.waits.quantile(0.999);
-                SideSample {
-                    rate: s.rate(),
-                    wait_p999_us: p999.us,
-                    wait_p999_lower_bound: p999.lower_bound,
-                    fairness: s.fairness(),
-                }
-            }
+        let prefix = format!("{}pc:{workers}:{}:{serial}:", self.prefix, which.label());
+        let s = workload::contention(
+            client.clone(),
+            &prefix,
+            workers,
+            1,
+            TTL,
+            self.sizes.contention_pair_slice,
+        )
+        .await;
+        let p999 = s.waits.quantile(0.999);
+        SideSample {
+            rate: s.rate(),
+            wait_p999_us: p999.us,
+            wait_p999_lower_bound: p999.lower_bound,
+            fairness: s.fairness(),
         }
     }
 
