@@ -28,7 +28,8 @@
 //! - [`history`], [`check`], [`verdict`], [`cell`]: the history and its
 //!   judgement;
 //! - [`output`], [`timeline`], [`matrix`], [`suite`], [`tour`],
-//!   [`explore`], [`exit`]: what the commands show and return.
+//!   [`explore`], [`replay`], [`estimate`], [`exit`]: what the commands
+//!   show and return.
 
 pub mod agenda;
 pub mod cell;
@@ -37,6 +38,7 @@ pub mod client_clock;
 pub mod client_host;
 pub mod dial;
 pub mod directory;
+pub mod estimate;
 pub mod exit;
 pub mod explore;
 pub mod fault;
@@ -51,6 +53,7 @@ pub mod nemesis;
 pub mod nodes;
 pub mod output;
 pub mod recorder;
+pub mod replay;
 pub mod resource;
 pub mod run;
 pub mod scenario;

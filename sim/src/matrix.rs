@@ -5,8 +5,9 @@
 //! plotters) and JSON ([`json`]); pure functions of the cells, so the same
 //! cells give the same bytes. The caller writes the files.
 
+use crate::cell::Judged;
 use crate::check::Damage;
-use crate::verdict::Verdict;
+use crate::verdict::{CutShortEntry, Verdict};
 use plotters::prelude::*;
 use plotters::style::FontTransform;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -28,9 +29,27 @@ pub struct Cell {
     pub seed: u64,
     /// The damage figures.
     pub damage: Damage,
+    /// Why that seed's run ended before its scenario did, when it did (its
+    /// verdict is then `unknown`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_short: Option<CutShortEntry>,
 }
 
 impl Cell {
+    /// The cell of one judged run, which the scenario expected to be
+    /// `expected`.
+    pub fn of(judged: &Judged, expected: Verdict) -> Cell {
+        Cell {
+            rung: judged.rung.clone(),
+            scenario: judged.scenario.clone(),
+            verdict: judged.verdict,
+            expected,
+            seed: judged.seed,
+            damage: judged.results.damage.clone(),
+            cut_short: judged.results.cut_short.clone().map(CutShortEntry::new),
+        }
+    }
+
     /// Whether the verdict is the expected one.
     pub fn as_expected(&self) -> bool {
         self.verdict == self.expected
@@ -136,6 +155,20 @@ pub fn markdown(cells: &[Cell]) -> String {
             "{} cells, {differ} differing from expectation (✗).\n",
             cells.len()
         ));
+    }
+    let cut: Vec<&Cell> = cells.iter().filter(|c| c.cut_short.is_some()).collect();
+    if !cut.is_empty() {
+        out.push_str("\nRuns cut short (their verdict is `unknown`):\n\n");
+        for c in cut {
+            let why = c.cut_short.as_ref().map_or("", |e| e.why.as_str());
+            out.push_str(&format!(
+                "- `{}` in {}, seed {}: {}\n",
+                md_escape(&c.rung),
+                md_escape(&c.scenario),
+                c.seed,
+                md_escape(why)
+            ));
+        }
     }
     out
 }

@@ -25,11 +25,20 @@ pub fn scenario_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
 
 /// Loads every scenario of a folder; the first bad file stops it.
 pub fn load_all(dir: &Path) -> Result<Vec<Scenario>, ScenarioError> {
+    Ok(load_files(dir)?.into_iter().map(|(_, s)| s).collect())
+}
+
+/// Loads every scenario of a folder with the file it came from, in name
+/// order; the first bad file stops it.
+pub fn load_files(dir: &Path) -> Result<Vec<(PathBuf, Scenario)>, ScenarioError> {
     let files = scenario_files(dir).map_err(|message| ScenarioError {
         file: dir.display().to_string(),
         message,
     })?;
-    files.iter().map(|f| Scenario::load(f)).collect()
+    files
+        .into_iter()
+        .map(|f| Scenario::load(&f).map(|s| (f, s)))
+        .collect()
 }
 
 /// One job of the suite: a rung in a scenario (all its seeds).
@@ -61,14 +70,7 @@ fn run_job(job: &Job<'_>) -> Result<Cell, String> {
     for &seed in &job.scenario.seeds {
         let judged = run_cell(job.scenario, &job.rung, seed)
             .map_err(|e| format!("{} / {}: {e}", job.scenario.name, job.rung))?;
-        let cell = Cell {
-            rung: job.rung.clone(),
-            scenario: job.scenario.name.clone(),
-            verdict: judged.verdict,
-            expected,
-            seed,
-            damage: judged.results.damage.clone(),
-        };
+        let cell = Cell::of(&judged, expected);
         if worst
             .as_ref()
             .is_none_or(|w| severity(cell.verdict) > severity(w.verdict))

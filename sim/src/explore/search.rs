@@ -14,6 +14,7 @@ use super::kinds::FaultMode;
 use super::shrink::shrink;
 use crate::cell::{Judged, run_cell};
 use crate::exit::ExitCode;
+use crate::run::CutShort;
 use crate::verdict::Verdict;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -109,6 +110,15 @@ pub struct Finding {
     pub judged: Judged,
 }
 
+/// A case whose run a node cut short (its verdict is `unknown`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CutShortCase {
+    /// The case's seed.
+    pub seed: u64,
+    /// Why its run ended early.
+    pub cut_short: CutShort,
+}
+
 /// What a search found.
 #[derive(Debug, Clone)]
 pub struct Outcome {
@@ -116,6 +126,8 @@ pub struct Outcome {
     pub stats: Stats,
     /// The first counterexample, if any.
     pub first: Option<Finding>,
+    /// The first case (lowest index) whose run was cut short, if any.
+    pub first_cut_short: Option<CutShortCase>,
 }
 
 impl Outcome {
@@ -129,6 +141,17 @@ impl Outcome {
         } else {
             ExitCode::Success
         }
+    }
+
+    /// The line that names the first case cut short, when there was one:
+    /// its verdict counts as unknown, and the reason is not a lock's.
+    pub fn cut_short_note(&self) -> Option<String> {
+        self.first_cut_short.as_ref().map(|c| {
+            format!(
+                "a run was cut short (counted as unknown): first at seed {}: {}",
+                c.seed, c.cut_short
+            )
+        })
     }
 }
 
@@ -184,6 +207,8 @@ pub fn search(config: &SearchConfig, progress: &(dyn Fn(&Stats) + Sync)) -> Outc
     let stats = Mutex::new(Stats::default());
     // (case index, verdict, case) of the earliest violation and deadlock.
     let firsts: Mutex<[Option<(u64, Verdict, Case)>; 2]> = Mutex::new([None, None]);
+    // (case index, the case cut short) of the earliest run cut short.
+    let first_cut: Mutex<Option<(u64, CutShortCase)>> = Mutex::new(None);
     let lock = |m: &Mutex<Stats>| *m.lock().unwrap_or_else(|p| p.into_inner());
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..config.workers.max(1))
@@ -226,6 +251,19 @@ pub fn search(config: &SearchConfig, progress: &(dyn Fn(&Stats) + Sync)) -> Outc
                                     }
                                     Verdict::Unknown => {
                                         s.unknown += 1;
+                                        if let Some(cut) = &judged.results.cut_short {
+                                            let mut f =
+                                                first_cut.lock().unwrap_or_else(|p| p.into_inner());
+                                            if f.as_ref().is_none_or(|(i, _)| k < *i) {
+                                                *f = Some((
+                                                    k,
+                                                    CutShortCase {
+                                                        seed,
+                                                        cut_short: cut.clone(),
+                                                    },
+                                                ));
+                                            }
+                                        }
                                         None
                                     }
                                     Verdict::Safe => None,
@@ -278,6 +316,10 @@ pub fn search(config: &SearchConfig, progress: &(dyn Fn(&Stats) + Sync)) -> Outc
     Outcome {
         stats: totals,
         first,
+        first_cut_short: first_cut
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .map(|(_, c)| c),
     }
 }
 
