@@ -14,7 +14,9 @@ macro_rules! outln {
 
 use sim::cell::run_cell;
 use sim::exit::ExitCode;
+use sim::interrupt::Cause;
 use sim::output;
+use sim::run::RunError;
 use sim::scenario::Scenario;
 use sim::verdict::Verdict;
 use std::path::Path;
@@ -64,7 +66,7 @@ pub fn worst(verdicts: &[Verdict]) -> Verdict {
 pub fn run(path: &Path, rung: Option<&str>, seed: Option<u64>, out: &Path) -> ExitCode {
     // Read once: the run folder keeps exactly the text that was run, even
     // when the scenario comes from a pipe that cannot be read again.
-    let (scenario, text) = match Scenario::load_text(path) {
+    let (scenario, text) = match load_scenario_arg(path) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
@@ -102,10 +104,15 @@ pub fn run(path: &Path, rung: Option<&str>, seed: Option<u64>, out: &Path) -> Ex
     // others nor hides their verdicts.
     let mut verdicts = Vec::new();
     let mut failed = false;
-    for rung in &rungs {
+    let mut interrupted = None;
+    'cells: for rung in &rungs {
         for &seed in &seeds {
             let judged = match run_cell(&scenario, rung, seed) {
                 Ok(j) => j,
+                Err(RunError::Interrupted(cause)) => {
+                    interrupted = Some((cause, format!("{rung} seed {seed}")));
+                    break 'cells;
+                }
                 Err(e) => {
                     eprintln!("error: {}: {rung} seed {seed}: {e}", path.display());
                     failed = true;
@@ -123,6 +130,16 @@ pub fn run(path: &Path, rung: Option<&str>, seed: Option<u64>, out: &Path) -> Ex
                 }
             }
         }
+    }
+    if let Some((cause, abandoned)) = interrupted {
+        eprintln!(
+            "run: interrupted by {cause}: PARTIAL: {} of {} runs finished (their folders are \
+             under {}); {abandoned} abandoned, no folder written for it",
+            verdicts.len(),
+            rungs.len() * seeds.len(),
+            out.join("runs").display()
+        );
+        return ExitCode::Interrupted;
     }
     run_exit(worst(&verdicts), failed)
 }
@@ -157,9 +174,19 @@ pub fn replay(dir: &Path) -> ExitCode {
     }
 }
 
-/// `locklab suite`: exit 0 only when every cell is as expected.
-pub fn suite(dir: &Path, out: &Path, jobs: Option<usize>) -> ExitCode {
-    let Some(files) = load_all(dir, "") else {
+/// `locklab suite [--all]`: the safety matrix, or with `all` the full grid
+/// (every rung in every scenario). Exit 1 when a cell differs from a
+/// stated expectation; cells without one judge nothing.
+pub fn suite(
+    dir: Option<&Path>,
+    out: &Path,
+    jobs: Option<usize>,
+    all: bool,
+    junit: Option<&Path>,
+) -> ExitCode {
+    use sim::suite::Grid;
+    let grid = if all { Grid::All } else { Grid::Named };
+    let Some(scenarios) = load_all(dir) else {
         return ExitCode::BadInput;
     };
     let workers = jobs.unwrap_or_else(|| {
@@ -167,18 +194,17 @@ pub fn suite(dir: &Path, out: &Path, jobs: Option<usize>) -> ExitCode {
             .map(|n| n.get())
             .unwrap_or(1)
     });
-    for (file, scenario) in &files {
-        let file = file.display().to_string();
-        if let Some(note) = sim::estimate::suite_note(&file, scenario, workers) {
+    for scenario in &scenarios {
+        let rungs = grid.rungs(scenario);
+        if let Some(note) = sim::estimate::suite_note(&scenario.name, scenario, &rungs, workers) {
             eprintln!("note: {note}");
         }
     }
-    let scenarios: Vec<Scenario> = files.into_iter().map(|(_, s)| s).collect();
     let progress = |cell: &sim::matrix::Cell, done: usize, total: usize| {
-        let mark = if cell.as_expected() {
-            "ok"
-        } else {
-            "UNEXPECTED"
+        let judged = match cell.expected {
+            None => "(no expectation)".to_string(),
+            Some(e) if e == cell.verdict => format!("(expected {e}) ok"),
+            Some(e) => format!("(expected {e}) UNEXPECTED"),
         };
         let cut = cell
             .cut_short
@@ -186,41 +212,109 @@ pub fn suite(dir: &Path, out: &Path, jobs: Option<usize>) -> ExitCode {
             .map(|c| format!(": cut short: {}", c.why))
             .unwrap_or_default();
         eprintln!(
-            "[{done}/{total}] {} / {}: {} (expected {}) {mark}{cut}",
+            "[{done}/{total}] {} / {}: {} {judged}{cut}",
             cell.scenario,
             cell.rung,
             cell.verdict.as_str(),
-            cell.expected.as_str()
         );
     };
-    let cells = match sim::suite::run_suite(&scenarios, workers, &progress) {
-        Ok(c) => c,
+    let suite = match sim::suite::run_suite(&scenarios, grid, workers, &progress) {
+        Ok(run) => run,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::BadInput;
         }
     };
-    if let Err(e) = sim::suite::write_matrix(out, &cells) {
-        eprintln!("error: cannot write the matrix to {}: {e}", out.display());
-        return ExitCode::BadInput;
+    let junit_written = junit.is_none_or(|file| {
+        write_junit(
+            file,
+            &sim::junit::suite_xml(&suite),
+            suite.interrupted.is_some(),
+        )
+    });
+    if let Some(cause) = suite.interrupted {
+        return suite_interrupted(out, &suite, cause);
     }
-    out!("{}", sim::matrix::markdown(&cells));
-    let unexpected = cells.iter().filter(|c| !c.as_expected()).count();
-    outln!("written to {}", out.join("safety-matrix.md").display());
-    if unexpected == 0 {
-        ExitCode::Success
-    } else {
+    let cells = suite.cells;
+    match sim::suite::write_matrix(out, grid, &cells) {
+        Ok(removed) => {
+            for stale in removed {
+                eprintln!(
+                    "note: removed {}: an interrupted suite's matrix, older than this one",
+                    stale.display()
+                );
+            }
+        }
+        Err(e) => {
+            eprintln!("error: cannot write the matrix to {}: {e}", out.display());
+            return ExitCode::BadInput;
+        }
+    }
+    out!("{}", grid.markdown(&cells));
+    let unexpected = cells.iter().filter(|c| c.differs()).count();
+    outln!(
+        "written to {}",
+        out.join(format!("{}.md", grid.stem())).display()
+    );
+    if unexpected > 0 {
         ExitCode::Violated
+    } else if !junit_written {
+        ExitCode::BadInput
+    } else {
+        ExitCode::Success
     }
 }
 
+/// Writes a JUnit report whole (write, then rename), saying where on
+/// standard error; `false` (the error printed) when it cannot be written.
+fn write_junit(file: &Path, xml: &str, partial: bool) -> bool {
+    let written = file
+        .parent()
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| output::write_whole(file, xml));
+    match written {
+        Ok(()) => {
+            let partial = if partial { " (PARTIAL)" } else { "" };
+            eprintln!("JUnit report{partial} written to {}", file.display());
+            true
+        }
+        Err(e) => {
+            eprintln!("error: --junit: cannot write {}: {e}", file.display());
+            false
+        }
+    }
+}
+
+/// The end of an interrupted suite: the finished cells go to the partial
+/// matrix (a complete `safety-matrix.md` is left alone), and it says so.
+fn suite_interrupted(out: &Path, suite: &sim::suite::SuiteRun, cause: Cause) -> ExitCode {
+    let (done, planned) = (suite.cells.len(), suite.planned.len());
+    match sim::suite::write_partial_matrix(out, suite, cause) {
+        Ok(md) => {
+            out!("{}", sim::suite::partial_markdown(suite, cause));
+            outln!("written to {}", md.display());
+            eprintln!(
+                "suite: interrupted by {cause}: {done} of {planned} cells finished; the matrix is \
+                 PARTIAL: {} and .json ({}.md, if any, left as it was)",
+                md.display(),
+                suite.grid.stem()
+            );
+        }
+        Err(e) => eprintln!(
+            "suite: interrupted by {cause} after {done} of {planned} cells; error: cannot write \
+             the partial matrix to {}: {e}",
+            out.display()
+        ),
+    }
+    ExitCode::Interrupted
+}
+
 /// `locklab tour`.
-pub fn tour(dir: &Path, only: Option<&str>) -> ExitCode {
-    let hint = "\n(run the tour from the project's root, or pass --scenarios DIR)";
-    let Some(files) = load_all(dir, hint) else {
+pub fn tour(dir: Option<&Path>, only: Option<&str>) -> ExitCode {
+    let Some(scenarios) = load_all(dir) else {
         return ExitCode::BadInput;
     };
-    let scenarios: Vec<Scenario> = files.into_iter().map(|(_, s)| s).collect();
     if let Some(id) = only
         && locks::rung(id).is_none()
     {
@@ -231,26 +325,42 @@ pub fn tour(dir: &Path, only: Option<&str>) -> ExitCode {
         return ExitCode::BadInput;
     }
     outln!("The lock ladder, rung by rung, from live runs on simulated Redis nodes.\n");
-    let filtered: Vec<Scenario> = scenarios;
-    let stops = match sim::tour::stops(&filtered) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::BadInput;
+    // Each stop is shown as soon as it has run, so an interrupted tour
+    // keeps every stop it finished.
+    let rungs: Vec<&'static locks::Rung> = locks::LADDER
+        .into_iter()
+        .filter(|r| only.is_none_or(|id| r.id == id))
+        .collect();
+    let mut shown = 0;
+    for (i, rung) in rungs.iter().enumerate() {
+        match sim::tour::stop(rung, &scenarios) {
+            Ok(Some(stop)) => {
+                out!("{}", sim::tour::render_stop(&stop, &scenarios));
+                shown += 1;
+            }
+            Ok(None) => {}
+            Err(RunError::Interrupted(cause)) => {
+                eprintln!(
+                    "tour: interrupted by {cause}: PARTIAL: {shown} stop(s) shown; the stop of \
+                     `{}` was abandoned and {} later rung(s) not reached",
+                    rung.id,
+                    rungs.len() - i - 1
+                );
+                return ExitCode::Interrupted;
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::BadInput;
+            }
         }
-    };
-    for stop in stops
-        .iter()
-        .filter(|s| only.is_none_or(|id| s.rung.id == id))
-    {
-        out!("{}", sim::tour::render_stop(stop, &filtered));
     }
     ExitCode::Success
 }
 
 /// `locklab sim-server --port P`: one simulated node on real TCP, until
-/// Ctrl-C.
-pub fn sim_server(bind: std::net::IpAddr, port: u16) -> ExitCode {
+/// Ctrl-C, SIGTERM or a client's `SHUTDOWN` (even while a script runs).
+/// `busy_reply_threshold_ms` is Redis's `busy-reply-threshold`.
+pub fn sim_server(bind: std::net::IpAddr, port: u16, busy_reply_threshold_ms: u64) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -262,16 +372,12 @@ pub fn sim_server(bind: std::net::IpAddr, port: u16) -> ExitCode {
         }
     };
     let addr = std::net::SocketAddr::new(bind, port);
+    let mut config = simredis::NodeConfig::new("sim-server");
+    config.busy_reply_threshold = std::time::Duration::from_millis(busy_reply_threshold_ms);
     eprintln!("simulated Redis node on {addr} (real time); try: redis-cli -p {port} ping");
-    // The node's connections are spawned locally (it is single-threaded,
-    // as Redis is), so it runs inside a LocalSet.
-    let local = tokio::task::LocalSet::new();
-    let served = local.block_on(&runtime, async {
-        tokio::select! {
-            result = simredis::serve_tcp(addr, simredis::NodeConfig::new("sim-server")) => result,
-            _ = tokio::signal::ctrl_c() => Ok(()),
-        }
-    });
+    // The signals are awaited on the server's socket thread: a script that
+    // runs long blocks this one (the node's) inside Lua.
+    let served = runtime.block_on(simredis::serve_tcp_until(addr, config, stop_signal()));
     match served {
         Ok(()) => ExitCode::Success,
         Err(e) => {
@@ -279,6 +385,22 @@ pub fn sim_server(bind: std::net::IpAddr, port: u16) -> ExitCode {
             ExitCode::BadInput
         }
     }
+}
+
+/// Completes on Ctrl-C (SIGINT) or SIGTERM.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// The arguments of `locklab explore`.
@@ -319,6 +441,10 @@ pub struct ExploreArgs {
     /// `<out>/explore-speed.md`).
     #[arg(long)]
     pub bench: bool,
+    /// Also write a JUnit XML report here: one test case for the rung,
+    /// failing when a violation or deadlock was found.
+    #[arg(long, value_name = "FILE", conflicts_with = "bench")]
+    pub junit: Option<std::path::PathBuf>,
 }
 
 /// `locklab explore`: 1 when a violation was found, 4 when only deadlocks
@@ -382,20 +508,44 @@ pub fn explore(args: ExploreArgs) -> ExitCode {
         "explore {rung}: faults {mode}, {what}, seeds from {} (shard {}/{}), {workers} workers",
         args.seed, shard.0, shard.1
     );
-    let progress = |st: &s::Stats| {
-        eprintln!(
+    // Shrinking reports every step it takes: shown when it starts, then at
+    // most once a second, like the search's totals.
+    let shrink_shown = std::sync::Mutex::new(std::time::Instant::now());
+    let progress = |p: s::Progress<'_>| match p {
+        s::Progress::Searching(st) => eprintln!(
             "  {} cases, {:.1} cases/s, {:.0} sim s per wall s, {} violations, {} deadlocks",
             st.cases,
             st.cases_per_s(),
             st.sim_per_wall(),
             st.violations,
             st.deadlocks
-        );
+        ),
+        s::Progress::Shrinking {
+            case,
+            verdict,
+            runs,
+        } => {
+            let mut shown = shrink_shown.lock().unwrap_or_else(|p| p.into_inner());
+            if runs == 0 || shown.elapsed() >= std::time::Duration::from_secs(1) {
+                *shown = std::time::Instant::now();
+                eprintln!(
+                    "  shrinking the first counterexample (seed {}, {verdict}): {} faults, {} \
+                     clients after {runs} runs",
+                    case.seed,
+                    case.faults.len(),
+                    case.clients.len()
+                );
+            }
+        }
     };
     let outcome = s::search(&config, &progress);
     let st = outcome.stats;
+    let partial = outcome
+        .interrupted
+        .map(|cause| format!("; PARTIAL: interrupted by {cause}"))
+        .unwrap_or_default();
     outln!(
-        "explore {rung} (faults {mode}): {} cases, {} violations, {} deadlocks, {} unknown, \
+        "explore {rung} (faults {mode}{partial}): {} cases, {} violations, {} deadlocks, {} unknown, \
          {} errors; {:.1} cases/s, {:.0} simulated s per wall s",
         st.cases,
         st.violations,
@@ -432,10 +582,30 @@ pub fn explore(args: ExploreArgs) -> ExitCode {
             f.shrink_runs
         );
         out!("{}", output::describe(&f.judged));
+        if let Some(note) = s::shrink_note(f) {
+            outln!("  PARTIAL: {note}");
+        }
         outln!("  written to {}", p.display());
         outln!("  replay: {}", s::replay_command(p, f));
     } else {
         outln!("no counterexample found");
+    }
+    if let Some(cause) = outcome.interrupted {
+        let kept = match (&outcome.first, &path) {
+            (Some(f), Some(p)) if f.shrink_interrupted.is_some() => {
+                format!(
+                    "; the first counterexample, shrunk as far as it got, is in {}",
+                    p.display()
+                )
+            }
+            (Some(_), Some(p)) => format!("; the first counterexample is in {}", p.display()),
+            _ => String::new(),
+        };
+        eprintln!(
+            "explore: interrupted by {cause}: PARTIAL: the totals count the {} cases finished \
+             before the stop{kept}",
+            outcome.stats.cases
+        );
     }
     if outcome.stats.seeds_exhausted {
         eprintln!(
@@ -445,6 +615,14 @@ pub fn explore(args: ExploreArgs) -> ExitCode {
     }
     if args.json {
         outln!("{}", s::json_summary(&config, &outcome, path.as_deref()));
+    }
+    if let Some(file) = &args.junit {
+        let xml = sim::junit::explore_xml(&config, &outcome, path.as_deref());
+        if !write_junit(file, &xml, outcome.interrupted.is_some())
+            && outcome.exit_code() == ExitCode::Success
+        {
+            return ExitCode::BadInput;
+        }
     }
     outcome.exit_code()
 }
@@ -511,17 +689,94 @@ fn explore_bench(out: &Path, workers: usize) -> ExitCode {
     ExitCode::Success
 }
 
-/// Every scenario of a folder with its file, their notes printed; `None`
-/// (the error and `hint` printed) when one cannot be loaded.
-fn load_all(dir: &Path, hint: &str) -> Option<Vec<(std::path::PathBuf, Scenario)>> {
-    match sim::suite::load_files(dir) {
+/// The scenarios folder used when none is given, if it exists in the
+/// current folder.
+pub const DEFAULT_SCENARIOS: &str = "scenarios";
+
+/// The scenarios of `dir` (subfolders too), or when none is given, of
+/// [`DEFAULT_SCENARIOS`] if it exists here, else the built-in ones (said
+/// on standard error); their notes printed. `None` (the error printed)
+/// when one cannot be loaded.
+fn load_all(dir: Option<&Path>) -> Option<Vec<Scenario>> {
+    let default = Path::new(DEFAULT_SCENARIOS);
+    let loaded = match dir {
+        Some(dir) => sim::suite::load_all(dir),
+        None if default.is_dir() => sim::suite::load_all(default),
+        None => {
+            eprintln!(
+                "note: no {DEFAULT_SCENARIOS}/ folder here: using the {} built-in scenarios \
+                 (`locklab scenarios --export DIR` writes them out to edit; --scenarios DIR \
+                 uses a folder)",
+                crate::builtin::FILES.len()
+            );
+            crate::builtin::load()
+        }
+    };
+    match loaded {
         Ok(all) => {
-            print_notes(&all.iter().map(|(_, s)| s).collect::<Vec<_>>());
+            print_notes(&all.iter().collect::<Vec<_>>());
             Some(all)
         }
         Err(e) => {
-            eprintln!("error: {e}{hint}");
+            eprintln!("error: {e}");
             None
+        }
+    }
+}
+
+/// The scenario `run` was given: a file, or when no such file exists and
+/// the argument is a bare name, the built-in scenario of that name (so
+/// `locklab run stop-the-world-pause` works from any folder). Returns the
+/// text too, for the run folder.
+fn load_scenario_arg(path: &Path) -> Result<(Scenario, String), sim::scenario::ScenarioError> {
+    let bare_name = path.components().count() == 1 && path.extension().is_none();
+    let builtin = path
+        .to_str()
+        .filter(|_| bare_name && !path.exists())
+        .and_then(|name| Some((name, crate::builtin::text_of(name)?)));
+    match builtin {
+        Some((name, text)) => {
+            let file = crate::builtin::label(&format!("{name}.toml"));
+            eprintln!("note: no file {name:?} here: running the built-in scenario {name}");
+            Ok((Scenario::parse(text, &file, name)?, text.to_string()))
+        }
+        None => Scenario::load_text(path),
+    }
+}
+
+/// `locklab scenarios [--export DIR]`: lists the built-in scenarios, or
+/// writes them out (overwriting nothing).
+pub fn scenarios(export: Option<&Path>) -> ExitCode {
+    let Some(dir) = export else {
+        let all = match crate::builtin::load() {
+            Ok(all) => all,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::BadInput;
+            }
+        };
+        outln!("{:<36} rungs", "built-in scenario");
+        for scenario in all {
+            outln!("{:<36} {}", scenario.name, scenario.rungs.join(", "));
+        }
+        return ExitCode::Success;
+    };
+    match crate::builtin::export(dir) {
+        Ok(written) => {
+            for path in &written {
+                outln!("{}", path.display());
+            }
+            eprintln!(
+                "{} scenario files written to {}; `locklab suite --scenarios {}` runs them",
+                written.len(),
+                dir.display(),
+                dir.display()
+            );
+            ExitCode::Success
+        }
+        Err(e) => {
+            eprintln!("error: --export {}: {e}", dir.display());
+            ExitCode::BadInput
         }
     }
 }

@@ -2,13 +2,16 @@
 //!
 //! Exit codes, one per kind of outcome, are [`sim::exit::ExitCode`]: 0 safe
 //! (or success), 1 a safety violation was found, 2 unknown, 3 bad input or
-//! harness error, 4 deadlock.
+//! harness error, 4 deadlock, 130 interrupted (SIGINT or SIGTERM; partial
+//! results kept, see [`signals`]).
 
 use clap::{Parser, Subcommand};
 use sim::exit::ExitCode;
 use std::path::PathBuf;
 
+mod builtin;
 mod commands;
+mod signals;
 
 /// Deterministic simulation and benchmark testbed for Redis distributed locks.
 #[derive(Debug, Parser)]
@@ -28,7 +31,8 @@ enum Command {
     },
     /// Runs a scenario file on the simulator and judges every rung it names.
     Run {
-        /// The scenario file (TOML).
+        /// The scenario file (TOML), or the name of a built-in scenario
+        /// (`locklab scenarios` lists them) when no such file exists.
         scenario: PathBuf,
         /// Only this rung (default: every rung the file names).
         #[arg(long, alias = "variant")]
@@ -45,20 +49,37 @@ enum Command {
         /// A run folder written by `locklab run`.
         dir: PathBuf,
     },
-    /// Runs every scenario against every rung it names: the safety matrix.
+    /// Runs every scenario against every rung it names: the safety matrix
+    /// (with --all, against every rung).
     Suite {
-        /// Where the scenario files are.
-        #[arg(long, default_value = "scenarios")]
-        scenarios: PathBuf,
+        /// Where the scenario files are, subfolders too (default:
+        /// `scenarios/` when it exists here, else the built-in ones).
+        #[arg(long)]
+        scenarios: Option<PathBuf>,
         /// Where `safety-matrix.{md,svg,json}` go.
         #[arg(long, default_value = "reports")]
         out: PathBuf,
         /// Simulations run at once (default: the number of CPUs).
         #[arg(long)]
         jobs: Option<usize>,
+        /// Every rung against every scenario, not only the rungs each names;
+        /// writes `safety-matrix-all.{md,svg,json}`. Cells with no stated
+        /// expectation are shown as found and do not decide the exit code.
+        #[arg(long)]
+        all: bool,
+        /// Also write a JUnit XML report here: a test case per cell
+        /// (classname the scenario, name the rung), failing when the cell
+        /// differs from its expectation.
+        #[arg(long, value_name = "FILE")]
+        junit: Option<PathBuf>,
     },
     /// Serves one simulated Redis node on a real TCP port (real time), so
     /// redis-cli or any client can check its fidelity by hand.
+    ///
+    /// A long script behaves as in Redis 7.0: other clients wait, and once
+    /// it has run past the busy threshold they get `BUSY`; `SCRIPT KILL`
+    /// stops it unless it wrote, `SHUTDOWN NOSAVE` stops the server. The
+    /// server stops on Ctrl-C, SIGTERM or `SHUTDOWN`, even mid-script.
     SimServer {
         /// The port to listen on.
         #[arg(long, default_value_t = 6390)]
@@ -66,15 +87,28 @@ enum Command {
         /// The address to bind (loopback unless you say otherwise).
         #[arg(long, default_value = "127.0.0.1")]
         bind: std::net::IpAddr,
+        /// How long a script runs before other clients get `BUSY` (Redis's
+        /// `busy-reply-threshold`, in ms).
+        #[arg(long, default_value_t = 5000, value_name = "MS")]
+        busy_reply_threshold_ms: u64,
     },
     /// The ladder told rung by rung from live simulator runs (no Redis needed).
     Tour {
-        /// Where the scenario files are.
-        #[arg(long, default_value = "scenarios")]
-        scenarios: PathBuf,
+        /// Where the scenario files are, subfolders too (default:
+        /// `scenarios/` when it exists here, else the built-in ones).
+        #[arg(long)]
+        scenarios: Option<PathBuf>,
         /// Only this rung's stop.
         #[arg(long, alias = "variant")]
         rung: Option<String>,
+    },
+    /// Lists the built-in scenarios (embedded in the binary), or writes
+    /// them out to edit.
+    Scenarios {
+        /// Write the built-in scenario files into this folder (created if
+        /// need be; no existing file is overwritten).
+        #[arg(long, value_name = "DIR")]
+        export: Option<PathBuf>,
     },
     /// Benchmarks every rung against real redis-server, beside the floor
     /// and rslock, and writes bench.md, bench.json and SVG plots.
@@ -115,6 +149,18 @@ fn main() -> std::process::ExitCode {
             .into();
         }
     };
+    // The long simulator commands stop cleanly on SIGINT/SIGTERM; bench and
+    // sim-server handle Ctrl-C themselves, and the rest are short.
+    let long = match &cli.command {
+        Command::Run { .. } | Command::Suite { .. } | Command::Tour { .. } => true,
+        Command::Explore(args) => !args.bench,
+        _ => false,
+    };
+    if long && let Err(e) = signals::install() {
+        eprintln!(
+            "warning: cannot handle SIGINT/SIGTERM ({e}); a signal will end the process without keeping partial results"
+        );
+    }
     let code = match cli.command {
         Command::Ladder { json } => commands::ladder(json),
         Command::Run {
@@ -128,9 +174,16 @@ fn main() -> std::process::ExitCode {
             scenarios,
             out,
             jobs,
-        } => commands::suite(&scenarios, &out, jobs),
-        Command::SimServer { port, bind } => commands::sim_server(bind, port),
-        Command::Tour { scenarios, rung } => commands::tour(&scenarios, rung.as_deref()),
+            all,
+            junit,
+        } => commands::suite(scenarios.as_deref(), &out, jobs, all, junit.as_deref()),
+        Command::SimServer {
+            port,
+            bind,
+            busy_reply_threshold_ms,
+        } => commands::sim_server(bind, port, busy_reply_threshold_ms),
+        Command::Tour { scenarios, rung } => commands::tour(scenarios.as_deref(), rung.as_deref()),
+        Command::Scenarios { export } => commands::scenarios(export.as_deref()),
         Command::Bench {
             quick,
             redis,

@@ -9,10 +9,7 @@ use std::time::Duration;
 
 fn cycles(c: &mut Criterion) {
     let server = harness::RedisServer::start().expect("redis-server");
-    let nodes = vec![Node {
-        addr: server.addr().to_string(),
-        url: server.url(),
-    }];
+    let nodes = vec![Node::of(&server)];
     // The bench's own runtime flavour: one thread does everything.
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -48,6 +48,14 @@ impl Node {
         })
     }
 
+    /// The node of a server the harness started.
+    pub fn of(server: &harness::RedisServer) -> Node {
+        Node {
+            addr: server.addr().to_string(),
+            url: server.url(),
+        }
+    }
+
     /// Connects and sends `PING`, all within [`ANSWER_WITHIN`]: a server
     /// given by URL that is down, or that accepts but never answers, stops
     /// the run at its start with an error naming the URL, instead of

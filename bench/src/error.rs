@@ -24,7 +24,8 @@ pub enum BenchError {
         /// Where `bench.json` went instead.
         saved: Saved,
     },
-    /// Ctrl-C stopped the run; servers were stopped and keys deleted.
+    /// Ctrl-C or `SIGTERM` stopped the run; servers were stopped, keys
+    /// deleted, and what was measured written as a partial report.
     Interrupted,
 }
 
@@ -44,7 +45,10 @@ impl fmt::Display for BenchError {
                     Saved::Stdout => write!(f, "bench.json printed to standard output"),
                 }
             }
-            BenchError::Interrupted => write!(f, "interrupted; servers stopped"),
+            BenchError::Interrupted => write!(
+                f,
+                "interrupted; servers stopped; what was measured is in bench-partial.md"
+            ),
         }
     }
 }

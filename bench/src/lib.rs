@@ -13,17 +13,27 @@
 //! - **rslock** 0.10, the crate a Rust user would pick instead;
 //! - every rung of the ladder where the workload makes sense.
 //!
-//! Compared implementations run interleaved (round r runs each one slice,
-//! in an order rotated by r), every figure is a median over rounds with its
-//! range, and ratios are medians of round-by-round ratios, so the drift of
-//! a shared, noisy machine cancels out. In the contention figures, a wait
-//! still open when a slice ends counts in the wait percentiles at its open
-//! time (right-censored, see [`stats::Waits`]), so a worker that never got
-//! the lock is not left out; each row says which wait figures are thereby
-//! only lower bounds (`wait_lower_bounds`), how many waits were open
-//! (`waits_open`) and how many workers starved in the worst round
-//! (`starved_workers`). The report goes to `--out`
-//! (`bench.md`, `bench.json`, SVG plots).
+//! The targets ([`targets`]) compare implementations named in advance,
+//! in pairs of short slices run back to back in a seeded random order;
+//! each figure is the median of its pairs' values with a 95% bootstrap
+//! interval ([`interval`]), pairs are added until the intervals are narrow
+//! enough or the time budget is spent, and a verdict is given only when
+//! the whole interval lies on one side of the goal. The descriptive tables
+//! interleave their implementations round by round in a shuffled order,
+//! with intervals over rounds. Each uncontended row carries its round
+//! trips per cycle ([`physics`]), the rate they allow at the measured
+//! round trip, and an anomaly flag when it beats the floor as it cannot;
+//! a reference `PING` loop, the CPU steal time and the round trip's modes
+//! ([`noise`]) say what the machine was doing. In the contention figures,
+//! a wait still open when a slice ends counts in the wait percentiles at
+//! its open time (right-censored, see [`stats::Waits`]), so a worker that
+//! never got the lock is not left out; each row says which wait figures
+//! are thereby only lower bounds (`wait_lower_bounds`), how many waits
+//! were open (`waits_open`) and how many workers starved in the worst
+//! round (`starved_workers`). The report goes to `--out` (`bench.md`,
+//! `bench.json`, SVG plots), each file written whole; a run stopped by
+//! Ctrl-C or `SIGTERM` keeps what it measured in `bench-partial.md` and
+//! `bench-partial.json`.
 //!
 //! Failures come early and named: the `--out` folder is probed before any
 //! server starts, and every `--redis` URL must parse and its server answer
@@ -35,16 +45,21 @@
 //! channels under one unique prefix, deletes exactly those at the end
 //! (also after Ctrl-C), never flushes, and says what it touched.
 
+mod assemble;
 pub mod cleanup;
 pub mod client;
 pub mod env;
 pub mod error;
+pub mod interval;
 pub mod markdown;
 mod measure;
+pub mod noise;
 pub mod options;
+pub mod physics;
 pub mod placement;
 pub mod plot;
 pub mod report;
+pub mod rng;
 mod run;
 pub mod servers;
 pub mod stats;

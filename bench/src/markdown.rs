@@ -1,9 +1,10 @@
 //! `bench.md`: the report's figures as Markdown tables, with the settings,
 //! the placement and what the targets mean.
 
+use crate::interval::Estimate;
 use crate::report::{ContentionRow, Ratios, Report, Subject, UncontendedRow};
 use crate::stats::round3;
-use crate::targets::TARGETS;
+use crate::targets::{TARGETS, Verdict};
 use crate::write::PLOTS;
 use std::fmt::Write as _;
 
@@ -50,7 +51,18 @@ impl<'a> Table<'a> {
             subject.wait.clone(),
             subject.nodes.to_string(),
         ];
-        let compared = [ratio(ratios.vs_floor), ratio(ratios.vs_rslock)];
+        // A baseline against itself is 1 by definition, not a measurement.
+        let against = |baseline: &str, r: Option<Estimate>| {
+            if subject.impl_ == baseline {
+                "itself".to_string()
+            } else {
+                ratio(r)
+            }
+        };
+        let compared = [
+            against("floor", ratios.vs_floor),
+            against("rslock", ratios.vs_rslock),
+        ];
         self.row(&[&named[..], figures, &compared[..]].concat());
     }
 }
@@ -60,9 +72,47 @@ fn heading(s: &mut String, title: &str) {
     let _ = writeln!(s, "\n## {title}\n");
 }
 
-/// A ratio such as `0.97×`, or `–` when there is none.
-fn ratio(r: Option<f64>) -> String {
-    r.map_or("–".to_string(), |x| format!("{x:.2}×"))
+/// A ratio with its interval, `0.97× [0.95–0.99]`; its range when there
+/// are too few rounds for an interval; "too noisy" instead of a figure
+/// when the interval is so wide the figure says nothing; `–` when there
+/// is none.
+fn ratio(r: Option<Estimate>) -> String {
+    match r {
+        None => "–".to_string(),
+        Some(e) if e.is_interval() && e.is_meaningless() => {
+            format!("too noisy ({:.2}–{:.2})", e.low, e.high)
+        }
+        Some(e) if e.is_interval() => format!("{:.2}× [{:.2}–{:.2}]", e.median, e.low, e.high),
+        Some(e) if e.n == 1 => format!("{:.2}× (1 round)", e.median),
+        Some(e) => format!(
+            "{:.2}× (range {:.2}–{:.2}, {} rounds)",
+            e.median, e.low, e.high, e.n
+        ),
+    }
+}
+
+/// A figure with its interval, `0.970 [0.950–0.990]` (its range when
+/// there are too few values for an interval).
+pub fn figure(e: &Estimate) -> String {
+    let range = if e.is_interval() { "" } else { "range " };
+    format!(
+        "{} [{range}{}–{}]",
+        digits3(e.median),
+        digits3(e.low),
+        digits3(e.high)
+    )
+}
+
+/// `x` with three significant digits, trailing zeros kept (`1.00`,
+/// `0.950`, `12.3`), so that the figures of one table line up.
+pub fn digits3(x: f64) -> String {
+    let magnitude = if x == 0.0 || !x.is_finite() {
+        0
+    } else {
+        x.abs().log10().floor() as i32
+    };
+    let decimals = (2 - magnitude).clamp(0, 6) as usize;
+    format!("{:.*}", decimals, round3(x))
 }
 
 /// A rate, in thousands from 10 000 on.
@@ -85,6 +135,7 @@ impl Report {
         let mut s = String::new();
         self.write_setup(&mut s);
         self.write_targets(&mut s);
+        self.write_noise(&mut s);
         self.write_raw_rtt(&mut s);
         self.write_uncontended(&mut s);
         self.write_contention(&mut s);
@@ -97,10 +148,25 @@ impl Report {
 
     fn write_setup(&self, s: &mut String) {
         let _ = writeln!(s, "# locklab bench\n");
+        if let Some(p) = &self.partial {
+            let _ = writeln!(
+                s,
+                "**Partial report: the run was stopped by {} after {} s.** Parts measured to \
+                 their end: {}. Whatever else is below was measured before the stop; \
+                 intervals with few pairs are wide, and empty sections were not reached.\n",
+                p.stopped_by,
+                p.after_s,
+                if p.completed.is_empty() {
+                    "none".to_string()
+                } else {
+                    p.completed.join(", ")
+                }
+            );
+        }
         let _ = writeln!(
             s,
-            "Machine: {} ({} CPUs, {} MiB, Linux {}). Runtime: {}. Settings: {} mode, {} rounds, \
-             slices of {} ms (contention/inventory {} ms), TTL {} ms; servers {}.\n",
+            "Machine: {} ({} CPUs, {} MiB, Linux {}). Runtime: {}. Settings: {} mode; tables of \
+             {} rounds of {} ms slices (contention/inventory {} ms); TTL {} ms; servers {}.\n",
             self.machine.cpu_model,
             self.machine.cpus,
             self.machine.memory_mib,
@@ -138,45 +204,161 @@ impl Report {
             .map(|(k, v)| format!("{k} {v}"))
             .collect();
         let _ = writeln!(s, "Versions: {}.\n", versions.join(", "));
+        let m = &self.method;
         let _ = writeln!(
             s,
-            "Every figure is the median over rounds (range in brackets); ratios are medians of \
-             round-by-round ratios to the floor and to rslock measured back to back in the same run. \
-             The floor is a hand-written `SET NX PX` + `EVALSHA` release on one connection per node \
-             (all nodes at once when N > 1).\n"
+            "**Method.** Each target compares two implementations named in advance, in pairs: a \
+             {} ms slice of each (contention {} ms) back to back, in an order drawn per pair by a \
+             seeded generator, the first {} pairs discarded as warm-up. A figure is the median of \
+             its pairs' ratios with a 95% bootstrap interval; pairs are added until every interval's \
+             half-width is at most {:.0}% of its median (at least {} pairs){}, or the {:.0} s budget \
+             runs out (it took {:.0} s: {}). A target is met only when its whole interval lies on \
+             the goal's side, not met when it lies wholly on the other, else inconclusive; a rung \
+             beating the floor with at least as many round trips is a measurement anomaly, not a \
+             result. The tables interleave their implementations in rounds in a shuffled order, \
+             intervals over rounds (a range when there are too few). A reference `PING` loop on \
+             node 0 ran before, between the rounds of pairs and after: its spread, the round \
+             trip's modes and the CPU steal time say how far this machine can be trusted. The \
+             floor is a hand-written `SET NX PX` + `EVALSHA` release on one connection per node \
+             (all nodes at once when N > 1).\n",
+            m.pair_slice_ms,
+            m.contention_pair_slice_ms,
+            m.warmup_pairs,
+            m.stop_rule.precision * 100.0,
+            m.stop_rule.min_pairs,
+            if m.stop_rule.finest < m.stop_rule.precision {
+                format!(
+                    ", then, while time remains, down to {:.0}% (by width alone, never by where \
+                     the interval lies)",
+                    m.stop_rule.finest * 100.0
+                )
+            } else {
+                String::new()
+            },
+            m.budget_s,
+            m.seconds,
+            m.ended,
         );
     }
 
     fn write_targets(&self, s: &mut String) {
         let _ = writeln!(s, "## Targets\n");
         let _ = writeln!(s, "What the ladder is expected to reach, and why:\n");
-        for t in &TARGETS {
-            let _ = writeln!(s, "- {} {}: {}.", t.what, t.goal.text(), t.why);
+        // Targets that share their goal and its reason are listed together.
+        for group in TARGETS.chunk_by(|a, b| a.why == b.why && a.goal == b.goal) {
+            let whats: Vec<&str> = group.iter().map(|t| t.what).collect();
+            let _ = writeln!(
+                s,
+                "- {} {}: {}.",
+                whats.join("; "),
+                group[0].goal.text(),
+                group[0].why
+            );
         }
         let _ = writeln!(s);
-        let mut table = Table::new(s, &["target", "measured", "goal", "met"]);
+        let mut table = Table::new(
+            s,
+            &[
+                "target",
+                "median [95% interval]",
+                "pairs",
+                "goal",
+                "verdict",
+            ],
+        );
         for t in &self.targets {
+            let verdict = match t.verdict {
+                Verdict::Met | Verdict::NotMet => format!("**{}**", t.verdict.text()),
+                other => format!("**{}**: {}", other.text(), t.reason),
+            };
             table.row(&[
                 t.target.clone(),
-                round3(t.measured).to_string(),
+                t.estimate.as_ref().map_or("–".to_string(), figure),
+                t.estimate.map_or("0".to_string(), |e| e.n.to_string()),
                 t.goal.clone(),
-                (if t.met { "yes" } else { "**no**" }).to_string(),
+                verdict,
             ]);
         }
+    }
+
+    fn write_noise(&self, s: &mut String) {
+        heading(s, "What the machine was doing");
+        let _ = writeln!(s, "{}\n", self.noise.summary);
+        let mut table = Table::new(
+            s,
+            &[
+                "reference PING loop",
+                "placement",
+                "slices",
+                "PINGs/s, median [95% interval]",
+                "slowest–fastest slice",
+                "slices in the slow mode",
+            ],
+        );
+        for r in &self.noise.reference {
+            table.row(&[
+                r.phase.clone(),
+                r.placement.clone(),
+                r.slices.to_string(),
+                r.ping_per_s.as_ref().map_or("–".to_string(), figure),
+                format!("{}–{}", rate(r.ping_per_s_min), rate(r.ping_per_s_max)),
+                r.slow_mode_slices.map_or("– (one mode)".to_string(), |n| {
+                    format!("{n} of {}", r.slices)
+                }),
+            ]);
+        }
+        let _ = writeln!(s);
+        let mut table = Table::new(
+            s,
+            &["phase", "s", "CPU steal %", "CPU busy % (all processes)"],
+        );
+        for p in &self.noise.phases {
+            let each = |f: fn(&crate::noise::CpuUse) -> f64| {
+                p.cpus
+                    .iter()
+                    .map(|c| format!("{} {}", c.cpu, f(c)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            table.row(&[
+                p.phase.clone(),
+                p.seconds.to_string(),
+                each(|c| c.steal_pct),
+                each(|c| c.busy_pct),
+            ]);
+        }
+        let _ = writeln!(
+            s,
+            "\nLoad average (1 min): {} at the start, {} at the end.",
+            self.noise.load_average[0], self.noise.load_average[1]
+        );
     }
 
     fn write_raw_rtt(&self, s: &mut String) {
         let mut table = Table::section(
             s,
-            "Raw round trip (PING, node 0)",
-            &["placement", "p50 µs", "p99 µs", "PINGs/s"],
+            "Raw round trip (PING, node 0, every slice of the run)",
+            &[
+                "placement",
+                "slices",
+                "p50 µs",
+                "p99 µs",
+                "PINGs/s",
+                "modes",
+            ],
         );
         for r in &self.figures.raw_rtt {
             table.row(&[
                 r.placement.clone(),
+                r.slices.to_string(),
                 r.rtt_p50_us.to_string(),
                 r.rtt_p99_us.to_string(),
                 rate(r.ops_per_s),
+                format!(
+                    "{}: {}",
+                    if r.modes.bimodal { "two" } else { "one" },
+                    r.modes.describe()
+                ),
             ]);
         }
     }
@@ -315,21 +497,107 @@ fn wait_cell(row: &ContentionRow, field: &str, us: u64) -> String {
 }
 
 fn write_uncontended_table(s: &mut String, title: &str, rows: &[UncontendedRow]) {
-    let mut table = Table::of_subjects(s, title, &["cycles/s", "p50 µs", "p99 µs", "p99.9 µs"]);
+    let mut table = Table::of_subjects(
+        s,
+        title,
+        &[
+            "round trips",
+            "cycles/s [interval]",
+            "bound /s (share)",
+            "p50 µs",
+            "p99 µs",
+            "p99.9 µs",
+        ],
+    );
     for r in rows {
+        let bound = match r.bound_per_s {
+            Some(b) if b > 0.0 => format!("{} ({:.0}%)", rate(b), r.cycles_per_s / b * 100.0),
+            _ => "–".to_string(),
+        };
         let figures = [
-            rate_range(r.cycles_per_s, r.cycles_per_s_min, r.cycles_per_s_max),
+            r.round_trips.map_or("?".to_string(), |t| t.to_string()),
+            r.cycles_per_s_interval.map_or_else(
+                || rate_range(r.cycles_per_s, r.cycles_per_s_min, r.cycles_per_s_max),
+                |e| format!("{} [{}–{}]", rate(e.median), rate(e.low), rate(e.high)),
+            ),
+            bound,
             r.p50_us.to_string(),
             r.p99_us.to_string(),
             r.p999_us.to_string(),
         ];
-        table.subject_row(&r.subject, &figures, &r.ratios);
+        let mut ratios = r.ratios;
+        if r.anomaly.is_some() {
+            // Not a result: shown as what it is.
+            ratios.vs_floor = None;
+        }
+        table.subject_row(&r.subject, &figures, &ratios);
+        if let Some(why) = &r.anomaly {
+            let _ = writeln!(table.out, "| ↳ measurement anomaly | {why} |");
+        }
     }
+    let _ = writeln!(
+        s,
+        "\n*bound*: the most cycles per second the row's round trips allow at the fast mode of \
+         the `PING` round trip measured in this placement, 1 / (round trips × RTT), and the share \
+         of it reached. Cycles also cost CPU on both ends, so a share near 100% is as fast as the \
+         network allows."
+    );
 }
 
 fn write_plots(s: &mut String) {
     heading(s, "Plots");
     for plot in &PLOTS {
         let _ = writeln!(s, "![{}]({})", plot.what, plot.file);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interval::IntervalKind;
+
+    fn estimate(low: f64, median: f64, high: f64, n: usize) -> Estimate {
+        Estimate {
+            median,
+            low,
+            high,
+            n,
+            interval: if n >= crate::interval::MIN_FOR_INTERVAL {
+                IntervalKind::Bootstrap95
+            } else {
+                IntervalKind::Range
+            },
+        }
+    }
+
+    #[test]
+    fn figures_keep_three_significant_digits() {
+        assert_eq!(digits3(1.0), "1.00");
+        assert_eq!(digits3(0.95), "0.950");
+        assert_eq!(digits3(0.1149), "0.115");
+        assert_eq!(digits3(12.34), "12.3");
+        assert_eq!(digits3(0.0), "0.00");
+        assert_eq!(figure(&estimate(0.9, 0.97, 1.0, 30)), "0.970 [0.900–1.00]");
+        assert_eq!(
+            figure(&estimate(0.9, 0.97, 1.0, 3)),
+            "0.970 [range 0.900–1.00]"
+        );
+    }
+
+    #[test]
+    fn a_ratio_cell_says_too_noisy_instead_of_a_meaningless_figure() {
+        assert_eq!(
+            ratio(Some(estimate(0.95, 0.97, 0.99, 20))),
+            "0.97× [0.95–0.99]"
+        );
+        assert_eq!(
+            ratio(Some(estimate(0.6, 1.0, 1.4, 20))),
+            "too noisy (0.60–1.40)"
+        );
+        assert_eq!(
+            ratio(Some(estimate(0.9, 1.0, 1.1, 2))),
+            "1.00× (range 0.90–1.10, 2 rounds)"
+        );
+        assert_eq!(ratio(None), "–");
     }
 }

@@ -1,12 +1,13 @@
 //! What a run was asked to do, and how long each of its parts takes.
 
+use crate::interval::StopRule;
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// What `locklab bench` was asked to do.
 #[derive(Debug, Clone)]
 pub struct BenchOptions {
-    /// Short slices and few rounds (about a minute and a half).
+    /// Short slices, few rounds, intervals to ±10%: under three minutes.
     pub quick: bool,
     /// Servers to use instead of starting our own (`redis://host:port`).
     pub redis: Vec<String>,
@@ -17,10 +18,13 @@ pub struct BenchOptions {
     /// Pin client and servers to CPUs (off in tests, which share the CPUs
     /// with other tests).
     pub pin: bool,
-    /// Override the uncontended slice length, ms (tests use a few ms).
+    /// Override the slice lengths: uncontended, pair and reference slices
+    /// take this many ms, contention slices 8/5 of it (tests use a few ms).
     pub slice_ms: Option<u64>,
-    /// Override the number of rounds.
+    /// Override the number of rounds of the descriptive tables.
     pub rounds: Option<u32>,
+    /// Override the time the targets' pairs may take.
+    pub target_budget: Option<Duration>,
 }
 
 impl Default for BenchOptions {
@@ -33,6 +37,7 @@ impl Default for BenchOptions {
             pin: true,
             slice_ms: None,
             rounds: None,
+            target_budget: None,
         }
     }
 }
@@ -40,11 +45,11 @@ impl Default for BenchOptions {
 /// How long each part of a run takes, from the options.
 #[derive(Debug, Clone, Copy)]
 pub struct Sizes {
-    /// One uncontended slice.
+    /// One uncontended slice of the descriptive tables.
     pub slice: Duration,
-    /// One contention or inventory slice.
+    /// One contention or inventory slice of the descriptive tables.
     pub contention_slice: Duration,
-    /// Rounds of the uncontended groups.
+    /// Rounds of the uncontended tables.
     pub rounds: u32,
     /// Rounds of contention and inventory (each round is many slices).
     pub contention_rounds: u32,
@@ -52,29 +57,75 @@ pub struct Sizes {
     pub watchdog_cs_ms: &'static [u64],
     /// Rounds of each watchdog section length.
     pub watchdog_rounds: u32,
+    /// One uncontended slice of a target's pair.
+    pub pair_slice: Duration,
+    /// One contention slice of a target's pair.
+    pub contention_pair_slice: Duration,
+    /// Pairs of each comparison measured first and discarded.
+    pub warmup_pairs: usize,
+    /// When a comparison has pairs enough.
+    pub stop: StopRule,
+    /// The most time the targets' pairs may take.
+    pub target_budget: Duration,
+    /// The most time the whole run should take (quick only): the pairs
+    /// get less when the rest of the run needs it.
+    pub total_budget: Option<Duration>,
+    /// Slices of the reference `PING` loop before and after.
+    pub reference_slices: u32,
+    /// One reference slice.
+    pub reference_slice: Duration,
 }
 
 impl Sizes {
     /// The sizes `options` ask for: quick or full, with its overrides.
     pub fn from(options: &BenchOptions) -> Sizes {
-        let (slice_ms, rounds) = if options.quick { (250, 3) } else { (1_000, 5) };
-        let slice_ms = options.slice_ms.unwrap_or(slice_ms).max(1);
-        let rounds = options.rounds.unwrap_or(rounds).max(1);
+        let quick = options.quick;
+        let ms = Duration::from_millis;
+        let slice = ms(options
+            .slice_ms
+            .unwrap_or(if quick { 100 } else { 250 })
+            .max(1));
+        let rounds = options.rounds.unwrap_or(if quick { 8 } else { 20 }).max(1);
+        // Overridden slices scale every slice of the run together.
+        let scaled = options.slice_ms.map(|_| (slice, slice * 8 / 5));
+        let (pair_slice, contention_pair_slice) = scaled.unwrap_or(if quick {
+            (ms(50), ms(400))
+        } else {
+            (ms(100), ms(800))
+        });
         Sizes {
-            slice: Duration::from_millis(slice_ms),
-            contention_slice: Duration::from_millis(slice_ms * 8 / 5),
+            slice,
+            contention_slice: scaled.map_or(if quick { ms(400) } else { ms(1_600) }, |s| s.1),
             rounds,
-            contention_rounds: if options.quick {
-                rounds.min(2)
+            contention_rounds: if quick { rounds.min(2) } else { rounds.min(3) },
+            watchdog_cs_ms: if quick { &[20, 200] } else { &[10, 100, 1_000] },
+            watchdog_rounds: if quick { 1 } else { rounds.min(3) },
+            pair_slice,
+            contention_pair_slice,
+            warmup_pairs: 2,
+            stop: if quick {
+                StopRule {
+                    min_pairs: 10,
+                    precision: 0.10,
+                    finest: 0.03,
+                    max_pairs: 400,
+                }
             } else {
-                rounds.min(3)
+                StopRule {
+                    min_pairs: 20,
+                    precision: 0.03,
+                    finest: 0.03,
+                    max_pairs: 2_000,
+                }
             },
-            watchdog_cs_ms: if options.quick {
-                &[20, 200]
+            target_budget: options.target_budget.unwrap_or(if quick {
+                Duration::from_secs(80)
             } else {
-                &[10, 100, 1_000]
-            },
-            watchdog_rounds: if options.quick { 1 } else { rounds.min(3) },
+                Duration::from_secs(420)
+            }),
+            total_budget: quick.then(|| Duration::from_secs(170)),
+            reference_slices: if quick { 10 } else { 20 },
+            reference_slice: scaled.map_or(if quick { ms(50) } else { ms(100) }, |s| s.0),
         }
     }
 }

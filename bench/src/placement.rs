@@ -111,6 +111,12 @@ impl Pinning {
         }
     }
 
+    /// Whether node 0 can be moved beside the client: everything is pinned
+    /// and the servers are ours.
+    pub fn can_move_node0(&self) -> bool {
+        self.pinned && !self.server_pids.is_empty()
+    }
+
     /// Moves node 0 onto the client's CPU until the guard is dropped;
     /// `None` when nothing is pinned or the servers are not ours.
     pub fn node0_beside_client(&self) -> Option<Node0BesideClient> {

@@ -4,13 +4,19 @@
 //! figures (see [`crate::markdown`]).
 
 use crate::env::Machine;
+use crate::interval::{Estimate, StopRule};
+use crate::noise::{CpuUse, Modes};
 use crate::placement::Placement;
+use crate::targets::{ComparisonRecord, TargetRow};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Everything one run measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
+    /// Set when the run was stopped before the end: what it holds is what
+    /// was measured until then.
+    pub partial: Option<Partial>,
     /// The machine.
     pub machine: Machine,
     /// Where each process ran.
@@ -19,13 +25,97 @@ pub struct Report {
     pub versions: BTreeMap<String, String>,
     /// Durations and repeats.
     pub settings: Settings,
+    /// How the targets were measured.
+    pub method: Method,
+    /// What the machine was doing meanwhile.
+    pub noise: Noise,
     /// What each workload measured.
     #[serde(flatten)]
     pub figures: Figures,
     /// The speed targets (see [`crate::targets`]), measured.
     pub targets: Vec<TargetRow>,
+    /// Every pair the targets were read from.
+    pub comparisons: Vec<ComparisonRecord>,
     /// What the run touched on servers it did not start.
     pub touched: Touched,
+}
+
+/// What a run stopped before its end holds.
+#[derive(Debug, Clone, Serialize)]
+pub struct Partial {
+    /// What stopped it (`SIGTERM`, `SIGINT`).
+    pub stopped_by: String,
+    /// Seconds after the start.
+    pub after_s: f64,
+    /// The parts measured to the end before it stopped.
+    pub completed: Vec<String>,
+}
+
+/// How the targets were measured: pairs of slices, until precise or out
+/// of time.
+#[derive(Debug, Clone, Serialize)]
+pub struct Method {
+    /// One uncontended slice of a pair, ms.
+    pub pair_slice_ms: u64,
+    /// One contention slice of a pair, ms.
+    pub contention_pair_slice_ms: u64,
+    /// Pairs of each comparison measured first and discarded.
+    pub warmup_pairs: usize,
+    /// When a comparison has enough pairs.
+    pub stop_rule: StopRule,
+    /// The time the pairs could take, s.
+    pub budget_s: f64,
+    /// The time they took, s.
+    pub seconds: f64,
+    /// Why the pairs stopped.
+    pub ended: String,
+    /// The finest half-width every comparison was within at once, as a
+    /// share of the median.
+    pub reached: Option<f64>,
+}
+
+/// What the machine was doing while the run measured.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Noise {
+    /// The reference `PING` loop on node 0, by phase and placement.
+    pub reference: Vec<ReferenceRow>,
+    /// CPU use of each phase of the run.
+    pub phases: Vec<PhaseRow>,
+    /// The 1-minute load average at the start and at the end.
+    pub load_average: [f64; 2],
+    /// What it all means for the figures, in one sentence.
+    pub summary: String,
+}
+
+/// The reference `PING` loop in one phase and placement.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReferenceRow {
+    /// `before`, `between pairs`, `groups` or `after`.
+    pub phase: String,
+    /// `split` or `same-cpu`.
+    pub placement: String,
+    /// Slices measured.
+    pub slices: usize,
+    /// `PING`s per second: the median slice with its interval.
+    pub ping_per_s: Option<Estimate>,
+    /// The slowest slice.
+    pub ping_per_s_min: f64,
+    /// The fastest slice.
+    pub ping_per_s_max: f64,
+    /// Slices whose median round trip was in the slow mode (when the
+    /// placement's round trip has two).
+    pub slow_mode_slices: Option<usize>,
+}
+
+/// CPU use during one phase of the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseRow {
+    /// What the run did.
+    pub phase: String,
+    /// How long it took, s.
+    pub seconds: f64,
+    /// Each CPU's steal and busy shares (all CPUs first).
+    pub cpus: Vec<CpuUse>,
 }
 
 /// What each workload measured.
@@ -64,10 +154,11 @@ pub struct Subject {
 /// rounds (with as many nodes).
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Ratios {
-    /// Median of the round-by-round ratios to the floor.
-    pub vs_floor: Option<f64>,
+    /// Median of the round-by-round ratios to the floor, with its
+    /// interval over rounds.
+    pub vs_floor: Option<Estimate>,
     /// The same, to rslock.
-    pub vs_rslock: Option<f64>,
+    pub vs_rslock: Option<Estimate>,
 }
 
 /// How the run was sized.
@@ -79,9 +170,11 @@ pub struct Settings {
     pub slice_ms: u64,
     /// Length of one contention or inventory slice, ms.
     pub contention_slice_ms: u64,
-    /// Rounds (each round runs every compared implementation once, in a
-    /// rotated order).
+    /// Rounds of the uncontended tables (each round runs every compared
+    /// implementation once, in a shuffled order).
     pub rounds: u32,
+    /// Rounds of the contention and inventory tables.
+    pub contention_rounds: u32,
     /// Lease TTL, ms.
     pub ttl_ms: u64,
     /// Whether the servers were started by this run.
@@ -95,12 +188,19 @@ pub struct UncontendedRow {
     /// except for its release).
     #[serde(flatten)]
     pub subject: Subject,
+    /// Round trips per cycle (see [`crate::physics::CYCLES`]).
+    pub round_trips: Option<u32>,
     /// Median cycles per second over rounds.
     pub cycles_per_s: f64,
     /// Slowest round.
     pub cycles_per_s_min: f64,
     /// Fastest round.
     pub cycles_per_s_max: f64,
+    /// The median over rounds with its interval.
+    pub cycles_per_s_interval: Option<Estimate>,
+    /// The most cycles per second the round trips allow at the fast mode
+    /// of the measured `PING` round trip: 1 / (round trips × RTT).
+    pub bound_per_s: Option<f64>,
     /// Cycle latency, all rounds merged.
     pub p50_us: u64,
     /// 99th percentile.
@@ -110,6 +210,9 @@ pub struct UncontendedRow {
     /// Its rate against the floor's and rslock's.
     #[serde(flatten)]
     pub ratios: Ratios,
+    /// Set when its ratio to the floor is physically implausible (see
+    /// [`crate::physics::beats_the_floor_impossibly`]): why.
+    pub anomaly: Option<String>,
 }
 
 /// One contention figure.
@@ -157,17 +260,21 @@ pub struct ContentionRow {
     pub ratios: Ratios,
 }
 
-/// A raw round trip.
+/// A raw round trip: every `PING` of one placement in the run.
 #[derive(Debug, Clone, Serialize)]
 pub struct RttRow {
     /// `split` (client and server on different CPUs) or `same-cpu`.
     pub placement: String,
+    /// Slices of `PING`s measured.
+    pub slices: usize,
     /// Median `PING` round trip.
     pub rtt_p50_us: u64,
     /// 99th percentile.
     pub rtt_p99_us: u64,
-    /// `PING`s per second, one at a time.
+    /// `PING`s per second, one at a time (median slice).
     pub ops_per_s: f64,
+    /// The round trip's modes.
+    pub modes: Modes,
 }
 
 /// One inventory figure.
@@ -205,19 +312,6 @@ pub struct WatchdogRow {
     pub lost: u64,
 }
 
-/// One speed target, measured.
-#[derive(Debug, Clone, Serialize)]
-pub struct TargetRow {
-    /// What is compared.
-    pub target: String,
-    /// The measured value.
-    pub measured: f64,
-    /// The goal, as `≥ 0.95` or `≤ 0.1`.
-    pub goal: String,
-    /// Whether it was met in this run.
-    pub met: bool,
-}
-
 /// What the run did on servers it did not start.
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct Touched {
@@ -245,14 +339,20 @@ mod tests {
             oversold: 0,
             errors: 0,
             ratios: Ratios {
-                vs_floor: Some(1.0),
+                vs_floor: Some(Estimate {
+                    median: 1.0,
+                    low: 0.9,
+                    high: 1.1,
+                    n: 2,
+                    interval: crate::interval::IntervalKind::Range,
+                }),
                 vs_rslock: None,
             },
         };
         let json = serde_json::to_string(&row).unwrap();
         assert_eq!(
             json,
-            r#"{"impl":"redlock","wait":"notify","nodes":5,"sales_per_s":1.0,"oversold":0,"errors":0,"vs_floor":1.0,"vs_rslock":null}"#
+            r#"{"impl":"redlock","wait":"notify","nodes":5,"sales_per_s":1.0,"oversold":0,"errors":0,"vs_floor":{"median":1.0,"low":0.9,"high":1.1,"n":2,"interval":"range"},"vs_rslock":null}"#
         );
     }
 }

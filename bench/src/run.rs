@@ -1,35 +1,52 @@
 //! One benchmark run from start to end: servers and placement, the
-//! measurement (stoppable with Ctrl-C), the clean-up, and the report.
+//! measurement (stoppable with Ctrl-C or `SIGTERM`), the clean-up, and the
+//! report, complete or partial.
 
+use crate::assemble::{self, Context};
 use crate::cleanup::delete_own_keys;
 use crate::env::Machine;
 use crate::error::BenchError;
-use crate::measure::{Measurement, Session, TTL};
+use crate::measure::{Session, TTL};
+use crate::noise;
 use crate::options::{BenchOptions, Sizes};
 use crate::placement::Pinning;
-use crate::report::{Report, Settings, Touched};
+use crate::report::{Partial, Report, Settings, Touched};
 use crate::servers::Servers;
-use crate::stats::round3;
-use crate::{targets, write};
+use crate::targets::Verdict;
+use crate::write;
 use tokio::runtime::Runtime;
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 /// Runs the benchmark and writes the report into `options.out`; returns
 /// the report. Progress goes to standard error; with `json`, `bench.json`
 /// is also the last line of standard output. Servers we started are
-/// stopped on every outcome (also on panic); keys on servers we did not
-/// start are deleted after success, failure and Ctrl-C alike. An
-/// unwritable `out` fails before any server starts; a write that fails
-/// after measuring keeps `bench.json` elsewhere and names both places.
+/// stopped on every outcome (also on panic, and by their watchers should
+/// this process be killed); keys on servers we did not start are deleted
+/// after success, failure and interruption alike. An unwritable `out`
+/// fails before any server starts; a write that fails after measuring
+/// keeps `bench.json` elsewhere and names both places.
+///
+/// Ctrl-C or `SIGTERM` stops the measuring: the servers are stopped, what
+/// was measured so far goes to `bench-partial.json` and
+/// `bench-partial.md` (marked partial; a complete report of an earlier
+/// run is left alone), and the run ends with
+/// [`BenchError::Interrupted`]. A measurement that fails keeps its partial
+/// report the same way.
 pub fn run(options: BenchOptions) -> Result<Report, BenchError> {
     let sizes = Sizes::from(&options);
     let machine = Machine::detect();
     // The report folder before anything else: minutes of measuring must
     // not end in a folder that cannot be written.
     write::check_writable(&options.out).map_err(BenchError::OutUnwritable)?;
+    let load_at_start = noise::load_average();
+    // The signals are caught from here on, so that one arriving while the
+    // servers start still ends in a clean stop.
+    let rt = runtime()?;
+    let mut stop = Stop::install(&rt)?;
     // Servers next (ours are killed on drop), then the pinning.
     let servers = Servers::start_or_use(&options.redis)?;
     if !servers.are_own() {
-        check_answering(&servers)?;
+        check_answering(&rt, &servers)?;
     }
     let pinning = Pinning::apply(options.pin, servers.pids(), machine.cpus);
     let prefix = key_prefix();
@@ -45,29 +62,51 @@ pub fn run(options: BenchOptions) -> Result<Report, BenchError> {
         prefix.clone(),
         pinning.clone(),
     );
-    let outcome = measure_until_interrupted(&session)?;
+    let outcome = rt.block_on(async {
+        tokio::select! {
+            measured = session.measure() => Outcome::Done(measured),
+            stopped_by = stop.recv() => Outcome::Stopped(stopped_by),
+        }
+    });
+    // Every task of an interrupted measurement goes with its runtime.
+    drop(rt);
+    let progress = session.take_progress();
     let keys_deleted = clean_up(&servers, &prefix, &options.redis)?;
-    let measurement = outcome
-        .ok_or(BenchError::Interrupted)?
-        .map_err(BenchError::Measure)?;
-    let report = Report {
+    let partial = match &outcome {
+        Outcome::Done(Ok(())) => None,
+        Outcome::Done(Err(e)) => Some(format!("error: {e:#}")),
+        Outcome::Stopped(signal) => Some(signal.to_string()),
+    }
+    .map(|stopped_by| Partial {
+        stopped_by,
+        after_s: (session.elapsed().as_secs_f64() * 10.0).round() / 10.0,
+        completed: progress.completed.clone(),
+    });
+    let context = Context {
         machine,
         // Read back while the servers still run.
         placement: pinning.read_back(),
-        versions: measurement.versions,
         settings: settings(&options, &sizes, servers.are_own()),
-        targets: targets::evaluate(&measurement.figures),
-        figures: measurement.figures,
+        sizes,
         touched: Touched {
             key_prefix: prefix,
             external_servers: options.redis.clone(),
             keys_deleted,
         },
+        load_average: [load_at_start, noise::load_average()],
+        partial,
     };
+    let (report, latency_cdf) = assemble::report(progress, context);
     drop(servers);
     let json = write::json(&report);
-    if let Err(failed) = write::report_files(&options.out, &report, &json, &measurement.latency_cdf)
-    {
+    if report.partial.is_some() {
+        keep_partial(&options, &report, &json);
+        return Err(match outcome {
+            Outcome::Done(Err(e)) => BenchError::Measure(e),
+            Outcome::Done(Ok(())) | Outcome::Stopped(_) => BenchError::Interrupted,
+        });
+    }
+    if let Err(failed) = write::report_files(&options.out, &report, &json, &latency_cdf) {
         // The folder passed the check but failed now (a full disk): keep
         // the figures rather than lose the run.
         let saved = write::keep(&json);
@@ -83,6 +122,64 @@ pub fn run(options: BenchOptions) -> Result<Report, BenchError> {
         println!("{json}");
     }
     Ok(report)
+}
+
+/// How the measurement ended.
+enum Outcome {
+    /// It ran to its end, or failed.
+    Done(anyhow::Result<()>),
+    /// A signal stopped it; which.
+    Stopped(&'static str),
+}
+
+/// Ctrl-C and `SIGTERM`, caught.
+struct Stop {
+    interrupt: Signal,
+    terminate: Signal,
+}
+
+impl Stop {
+    /// Catches both signals from now on (for the rest of the process: a
+    /// second one during the clean-up is ignored, so the clean-up ends).
+    fn install(rt: &Runtime) -> Result<Stop, BenchError> {
+        let _in_runtime = rt.enter();
+        let catch = |kind| signal(kind).map_err(|e| BenchError::Measure(e.into()));
+        Ok(Stop {
+            interrupt: catch(SignalKind::interrupt())?,
+            terminate: catch(SignalKind::terminate())?,
+        })
+    }
+
+    /// The next signal: `SIGINT` or `SIGTERM`.
+    async fn recv(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.interrupt.recv() => "SIGINT (Ctrl-C)",
+            _ = self.terminate.recv() => "SIGTERM",
+        }
+    }
+}
+
+/// Writes the partial report and says where; a failure to write it is
+/// said too (the run fails either way).
+fn keep_partial(options: &BenchOptions, report: &Report, json: &str) {
+    let stopped_by = report
+        .partial
+        .as_ref()
+        .map_or("", |p| p.stopped_by.as_str());
+    eprintln!("bench: stopped by {stopped_by}; servers stopped");
+    match write::partial_files(&options.out, report, json) {
+        Ok(md) => eprintln!(
+            "bench: what was measured until then is in {} and bench-partial.json (marked partial)",
+            md.display()
+        ),
+        Err(e) => {
+            let saved = write::keep(json);
+            eprintln!("bench: writing the partial report: {e}; kept as {saved:?}");
+        }
+    }
+    if options.json {
+        println!("{json}");
+    }
 }
 
 /// A prefix no other run shares: every key and channel of this run
@@ -104,20 +201,6 @@ fn runtime() -> Result<Runtime, BenchError> {
         .map_err(|e| BenchError::Measure(e.into()))
 }
 
-/// Measures until done or Ctrl-C (`None`). The runtime, and with it every
-/// task of an interrupted run, is dropped before this returns.
-fn measure_until_interrupted(
-    session: &Session,
-) -> Result<Option<anyhow::Result<Measurement>>, BenchError> {
-    let rt = runtime()?;
-    Ok(rt.block_on(async {
-        tokio::select! {
-            measured = session.measure() => Some(measured),
-            _ = tokio::signal::ctrl_c() => None,
-        }
-    }))
-}
-
 /// Deletes this run's keys from servers it did not start (in a fresh
 /// runtime: an interrupted run's was dropped) and says what it touched;
 /// returns how many keys were deleted. Our own servers need nothing: they
@@ -137,8 +220,7 @@ fn clean_up(servers: &Servers, prefix: &str, urls: &[String]) -> Result<u64, Ben
 /// Fails, naming the URL, unless every server given by URL answers within
 /// [`ANSWER_WITHIN`](crate::client::ANSWER_WITHIN): a wrong URL is found
 /// before anything is measured, and never hangs the run.
-fn check_answering(servers: &Servers) -> Result<(), BenchError> {
-    let rt = runtime()?;
+fn check_answering(rt: &Runtime, servers: &Servers) -> Result<(), BenchError> {
     for node in servers.nodes() {
         rt.block_on(node.check_answers())
             .map_err(BenchError::BadUrl)?;
@@ -153,6 +235,7 @@ fn settings(options: &BenchOptions, sizes: &Sizes, own_servers: bool) -> Setting
         slice_ms: sizes.slice.as_millis() as u64,
         contention_slice_ms: sizes.contention_slice.as_millis() as u64,
         rounds: sizes.rounds,
+        contention_rounds: sizes.contention_rounds,
         ttl_ms: TTL.as_millis() as u64,
         own_servers,
     }
@@ -161,12 +244,24 @@ fn settings(options: &BenchOptions, sizes: &Sizes, own_servers: bool) -> Setting
 /// One line per target on standard error.
 fn print_targets(report: &Report) {
     for t in &report.targets {
+        let figure = t
+            .estimate
+            .as_ref()
+            .map_or("–".to_string(), crate::markdown::figure);
         eprintln!(
-            "bench: target {}: {} (goal {}) {}",
+            "bench: target {}: {figure} (goal {}) {}{}",
             t.target,
-            round3(t.measured),
             t.goal,
-            if t.met { "met" } else { "NOT met" }
+            if t.verdict == Verdict::NotMet {
+                "NOT MET"
+            } else {
+                t.verdict.text()
+            },
+            if matches!(t.verdict, Verdict::Met | Verdict::NotMet) {
+                String::new()
+            } else {
+                format!(": {}", t.reason)
+            }
         );
     }
 }

@@ -33,13 +33,14 @@ impl Servers {
         }
         eprintln!("bench: starting {OWN_SERVERS} redis-server processes on loopback");
         let own = RedisServer::start_many(OWN_SERVERS)?;
-        let nodes = own
-            .iter()
-            .map(|s| Node {
-                addr: s.addr().to_string(),
-                url: s.url(),
-            })
-            .collect();
+        let pids: Vec<String> = own.iter().map(|s| s.pid().to_string()).collect();
+        let watchers: Vec<String> = own.iter().map(|s| s.watcher_pid().to_string()).collect();
+        eprintln!(
+            "bench: redis-server pids {} (their watchers {}: each kills its server when this process ends)",
+            pids.join(" "),
+            watchers.join(" ")
+        );
+        let nodes = own.iter().map(Node::of).collect();
         Ok(Servers { own, nodes })
     }
 

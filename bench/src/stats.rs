@@ -1,5 +1,5 @@
 //! Latency histograms, waits with their right-censored tail, medians with
-//! their spread, and pairwise ratios.
+//! their spread, and round-by-round ratios.
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -157,22 +157,16 @@ impl Rounds {
         .finite()
     }
 
-    /// The median of the round-by-round ratios `self[r] / other[r]`: each
-    /// pair was measured back to back, so slow drift of a shared, noisy
-    /// machine cancels out of the ratio.
-    pub fn ratio_to(&self, other: &Rounds) -> Option<f64> {
-        let ratios: Vec<f64> = self
-            .0
+    /// The round-by-round ratios `self[r] / other[r]` (rounds where
+    /// `other` measured nothing left out): both were measured in the same
+    /// round, so slow drift of a shared, noisy machine cancels out of each.
+    pub fn ratios_to(&self, other: &Rounds) -> Vec<f64> {
+        self.0
             .iter()
             .zip(&other.0)
             .filter(|(_, b)| **b > 0.0)
             .map(|(a, b)| a / b)
-            .collect();
-        if ratios.is_empty() {
-            None
-        } else {
-            Some(median(&ratios))
-        }
+            .collect()
     }
 }
 

@@ -1,4 +1,9 @@
 //! Writes a report into its folder: `bench.json`, `bench.md` and the plots.
+//!
+//! Every file is written whole or not at all: into a temporary file in the
+//! same folder, then renamed over its name (a rename within one file
+//! system replaces the old file in one step), so a full disk or a kill in
+//! the middle leaves the previous report, never half of a new one.
 
 use crate::plot::{self, LatencySeries, PlotResult};
 use crate::report::Report;
@@ -113,13 +118,21 @@ pub fn report_files(
 ) -> Result<(), WriteError> {
     std::fs::create_dir_all(out).map_err(WriteError::at(out))?;
     let json_path = out.join("bench.json");
-    std::fs::write(&json_path, format!("{json}\n")).map_err(WriteError::at(&json_path))?;
+    write_whole(&json_path, format!("{json}\n").as_bytes()).map_err(WriteError::at(&json_path))?;
     let md_path = out.join("bench.md");
-    std::fs::write(&md_path, report.markdown()).map_err(WriteError::at(&md_path))?;
+    write_whole(&md_path, report.markdown().as_bytes()).map_err(WriteError::at(&md_path))?;
     for p in &PLOTS {
-        if let Err(e) = draw(p.shows, &out.join(p.file), report, latency_cdf) {
+        let drawn = replace_with(&out.join(p.file), |tmp| {
+            draw(p.shows, tmp, report, latency_cdf)
+                .map_err(|e| std::io::Error::other(e.to_string()))
+        });
+        if let Err(e) = drawn {
             eprintln!("bench: plot {}: {e}", p.file);
         }
+    }
+    // A complete report supersedes the partial one of an earlier run.
+    for stale in PARTIAL_FILES {
+        let _ = std::fs::remove_file(out.join(stale));
     }
     eprintln!(
         "bench: wrote {}/bench.md, bench.json and {} plots",
@@ -127,6 +140,21 @@ pub fn report_files(
         PLOTS.len()
     );
     Ok(())
+}
+
+/// The files of a partial report, which never replace a complete one.
+pub const PARTIAL_FILES: [&str; 2] = ["bench-partial.json", "bench-partial.md"];
+
+/// Writes a partial report (a run stopped before its end) as
+/// `bench-partial.json` and `bench-partial.md` in `out`, leaving any
+/// complete report there alone; returns the Markdown file's path.
+pub fn partial_files(out: &Path, report: &Report, json: &str) -> Result<PathBuf, WriteError> {
+    std::fs::create_dir_all(out).map_err(WriteError::at(out))?;
+    let json_path = out.join(PARTIAL_FILES[0]);
+    write_whole(&json_path, format!("{json}\n").as_bytes()).map_err(WriteError::at(&json_path))?;
+    let md_path = out.join(PARTIAL_FILES[1]);
+    write_whole(&md_path, report.markdown().as_bytes()).map_err(WriteError::at(&md_path))?;
+    Ok(md_path)
 }
 
 /// Keeps `json` when the report folder failed after measuring (a full
@@ -141,13 +169,41 @@ pub fn keep(json: &str) -> Saved {
         "locklab-bench-{}-{nanos:x}.json",
         std::process::id()
     ));
-    match std::fs::write(&file, format!("{json}\n")) {
+    match write_whole(&file, format!("{json}\n").as_bytes()) {
         Ok(()) => Saved::File(file),
         Err(_) => {
             println!("{json}");
             Saved::Stdout
         }
     }
+}
+
+/// Writes `bytes` to `path` whole or not at all (see the module's doc).
+pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace_with(path, |tmp| {
+        use std::io::Write as _;
+        let mut file = std::fs::File::create(tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()
+    })
+}
+
+/// Lets `fill` write a temporary file beside `path`, then renames it to
+/// `path`; the temporary file is removed if anything fails.
+pub fn replace_with(
+    path: &Path,
+    fill: impl FnOnce(&Path) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let done = fill(&tmp).and_then(|()| std::fs::rename(&tmp, path));
+    if done.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    done
 }
 
 fn draw(shows: Shows, path: &Path, report: &Report, latency_cdf: &[LatencySeries]) -> PlotResult {
@@ -192,6 +248,37 @@ mod tests {
         check_writable(&out).expect("a fresh temporary folder is writable");
         assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
         let _ = std::fs::remove_dir_all(out.parent().unwrap());
+    }
+
+    #[test]
+    fn a_whole_write_replaces_the_file_and_leaves_no_temporary_file() {
+        let dir = std::env::temp_dir().join(format!("locklab-bench-whole-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("bench.json");
+        std::fs::write(&file, b"old").unwrap();
+        write_whole(&file, b"new").unwrap();
+        assert_eq!(std::fs::read(&file).unwrap(), b"new");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_failed_fill_keeps_the_old_file_and_removes_the_temporary_one() {
+        let dir =
+            std::env::temp_dir().join(format!("locklab-bench-fail-fill-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("plot.svg");
+        std::fs::write(&file, b"old").unwrap();
+        let failed = replace_with(&file, |tmp| {
+            std::fs::write(tmp, b"half")?;
+            Err(std::io::Error::other("disk full"))
+        });
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read(&file).unwrap(), b"old");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

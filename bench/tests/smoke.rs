@@ -27,6 +27,8 @@ fn a_tiny_run_writes_the_report_plots_and_json() {
         pin: false,
         slice_ms: Some(10),
         rounds: Some(1),
+        // A few rounds of pairs: enough to reach every comparison.
+        target_budget: Some(std::time::Duration::from_secs(4)),
         ..Default::default()
     })
     .expect("a tiny run completes");
@@ -61,6 +63,9 @@ fn a_tiny_run_writes_the_report_plots_and_json() {
         "inventory",
         "watchdog",
         "targets",
+        "comparisons",
+        "method",
+        "noise",
         "touched",
     ] {
         assert!(
@@ -74,20 +79,56 @@ fn a_tiny_run_writes_the_report_plots_and_json() {
             .as_array()
             .unwrap_or_else(|| panic!("{k} not an array"))
     };
+    assert!(json["partial"].is_null(), "a complete run is not partial");
     for row in arr("uncontended") {
         has_all(
             row,
             &[
                 "impl",
                 "nodes",
+                "round_trips",
                 "cycles_per_s",
+                "cycles_per_s_interval",
+                "bound_per_s",
                 "p50_us",
                 "p99_us",
                 "p999_us",
+                "vs_floor",
+                "anomaly",
             ],
             "uncontended",
         );
     }
+    // Every target has a verdict; every comparison it reads was measured
+    // in pairs (the split and five-node ones need no pinning).
+    for row in arr("targets") {
+        has_all(
+            row,
+            &["target", "estimate", "goal", "verdict", "reason"],
+            "target",
+        );
+    }
+    let measured: Vec<&str> = arr("comparisons")
+        .iter()
+        .filter(|c| !c["pairs"].as_array().unwrap().is_empty())
+        .filter_map(|c| c["id"].as_str())
+        .collect();
+    assert!(
+        measured.contains(&"set-nx-px/floor split") && measured.contains(&"redlock/rslock 5 nodes"),
+        "{measured:?}"
+    );
+    let estimate = &arr("targets")[0]["estimate"];
+    has_all(
+        estimate,
+        &["median", "low", "high", "n", "interval"],
+        "estimate",
+    );
+    has_all(
+        &json["noise"],
+        &["reference", "phases", "load_average", "summary"],
+        "noise",
+    );
+    assert!(!arr("raw_rtt").is_empty() && json["raw_rtt"][0]["modes"].is_object());
     for row in arr("contention") {
         has_all(
             row,
@@ -118,6 +159,11 @@ fn a_tiny_run_writes_the_report_plots_and_json() {
         md.contains("| starved |") && md.contains("right-censored"),
         "bench.md does not show the starved workers and the censoring"
     );
+    assert!(
+        md.contains("**Method.**") && md.contains("What the machine was doing"),
+        "bench.md does not explain the method and the noise"
+    );
+    assert!(!out.join("bench-partial.json").exists());
     for row in arr("raw_rtt") {
         has_all(row, &["placement", "rtt_p50_us", "ops_per_s"], "raw_rtt");
     }

@@ -181,14 +181,19 @@ pub fn run_note(file: &str, scenario: &Scenario, rungs: &[String], seeds: usize)
     note(file, &estimate, estimate.total)
 }
 
-/// The note for one scenario of `locklab suite`, whose jobs (one rung,
-/// every seed) are spread over `workers` threads.
-pub fn suite_note(file: &str, scenario: &Scenario, workers: usize) -> Option<String> {
-    let estimate = estimate(scenario, &scenario.rungs, scenario.seeds.len());
+/// The note for one scenario of `locklab suite`, whose jobs (one of
+/// `rungs`, every seed) are spread over `workers` threads.
+pub fn suite_note(
+    file: &str,
+    scenario: &Scenario,
+    rungs: &[String],
+    workers: usize,
+) -> Option<String> {
+    let estimate = estimate(scenario, rungs, scenario.seeds.len());
     let longest_job = times(estimate.longest_run, scenario.seeds.len());
     let spread = estimate
         .total
-        .div_f64(workers.clamp(1, scenario.rungs.len().max(1)) as f64);
+        .div_f64(workers.clamp(1, rungs.len().max(1)) as f64);
     note(file, &estimate, spread.max(longest_job))
 }
 

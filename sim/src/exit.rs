@@ -7,7 +7,7 @@
 //! | 2 | unknown: a checker could not decide |
 //! | 3 | bad input, or a harness error (a server that would not start) |
 //! | 4 | deadlock: the lock could not be taken again |
-//! | 130 | interrupted by Ctrl-C (after stopping what it started) |
+//! | 130 | interrupted by Ctrl-C (SIGINT) or SIGTERM, after stopping what it started and keeping what was finished |
 //! | 141 | standard output was closed (a pipe reader went away) |
 
 use crate::verdict::Verdict;
@@ -25,7 +25,8 @@ pub enum ExitCode {
     BadInput,
     /// Liveness failed.
     Deadlock,
-    /// Interrupted by Ctrl-C, after stopping every process it started.
+    /// Interrupted by Ctrl-C (SIGINT) or SIGTERM, after stopping every
+    /// process it started and keeping what was finished.
     Interrupted,
     /// Standard output was closed under us.
     BrokenPipe,

@@ -29,7 +29,8 @@
 //!   judgement;
 //! - [`output`], [`timeline`], [`matrix`], [`suite`], [`tour`],
 //!   [`explore`], [`replay`], [`estimate`], [`exit`]: what the commands
-//!   show and return.
+//!   show and return;
+//!   [`interrupt`]: how a long command learns it was asked to stop.
 
 pub mod agenda;
 pub mod cell;
@@ -46,6 +47,8 @@ pub mod freeze;
 pub mod history;
 pub mod hook;
 pub mod host;
+pub mod interrupt;
+pub mod junit;
 pub mod links;
 pub mod mailbox;
 pub mod matrix;

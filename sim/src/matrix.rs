@@ -1,7 +1,9 @@
 //! The safety matrix: every rung (rows, in ladder order) against every
 //! scenario (columns, in the order first given), each cell the verdict of
 //! that rung in that scenario, marked `✗` when it differs from what the
-//! scenario expects. Rendered as markdown ([`markdown`]), SVG ([`svg`],
+//! scenario expects. A cell whose scenario states no expectation for its
+//! rung (`suite --all` runs rungs a scenario does not name) is shown as
+//! found, in italics (pale in the SVG), and judges nothing. Rendered as markdown ([`markdown`]), SVG ([`svg`],
 //! plotters) and JSON ([`json`]); pure functions of the cells, so the same
 //! cells give the same bytes. The caller writes the files.
 
@@ -23,8 +25,10 @@ pub struct Cell {
     pub scenario: String,
     /// What the checkers found.
     pub verdict: Verdict,
-    /// What the scenario expects.
-    pub expected: Verdict,
+    /// What the scenario expects; `None` when it states nothing for this
+    /// rung (the field is then left out of the JSON).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<Verdict>,
     /// The seed it ran with.
     pub seed: u64,
     /// The damage figures.
@@ -33,12 +37,22 @@ pub struct Cell {
     /// verdict is then `unknown`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut_short: Option<CutShortEntry>,
+    /// What the checkers found, for people: each checker's result and its
+    /// witness events (as `locklab run` prints them, without the
+    /// timeline). Not part of the JSON.
+    #[serde(skip)]
+    pub findings: String,
+    /// Wall time the cell took (all its seeds), in ms: for reports such as
+    /// JUnit only, never part of the matrix, whose bytes stay the same run
+    /// to run.
+    #[serde(skip)]
+    pub wall_ms: u64,
 }
 
 impl Cell {
-    /// The cell of one judged run, which the scenario expected to be
-    /// `expected`.
-    pub fn of(judged: &Judged, expected: Verdict) -> Cell {
+    /// The cell of one judged run, for which the scenario expects
+    /// `expected` (`None`: it states nothing for this rung).
+    pub fn of(judged: &Judged, expected: Option<Verdict>) -> Cell {
         Cell {
             rung: judged.rung.clone(),
             scenario: judged.scenario.clone(),
@@ -47,12 +61,26 @@ impl Cell {
             seed: judged.seed,
             damage: judged.results.damage.clone(),
             cut_short: judged.results.cut_short.clone().map(CutShortEntry::new),
+            findings: format!(
+                "seed {}\n{} / {}: {}\n{}",
+                judged.seed,
+                judged.scenario,
+                judged.rung,
+                judged.verdict,
+                crate::output::describe_checks(judged)
+            ),
+            wall_ms: 0,
         }
     }
 
-    /// Whether the verdict is the expected one.
+    /// Whether the verdict differs from a stated expectation.
+    pub fn differs(&self) -> bool {
+        self.expected.is_some_and(|e| e != self.verdict)
+    }
+
+    /// Whether the verdict is the expected one, or nothing is expected.
     pub fn as_expected(&self) -> bool {
-        self.verdict == self.expected
+        !self.differs()
     }
 }
 
@@ -97,12 +125,15 @@ fn at<'a>(cells: &'a [Cell], rung: &str, scenario: &str) -> Vec<&'a Cell> {
         .collect()
 }
 
-/// A cell's text: the verdict, with `✗ (expected X)` when it differs.
+/// A cell's text: the verdict, with `✗ (expected X)` when it differs, in
+/// italics when nothing is expected.
 fn cell_text(cell: &Cell) -> String {
-    if cell.as_expected() {
-        cell.verdict.to_string()
-    } else {
-        format!("{} ✗ (expected {})", cell.verdict, cell.expected)
+    match cell.expected {
+        None => format!("*{}*", cell.verdict),
+        Some(expected) if expected != cell.verdict => {
+            format!("{} ✗ (expected {expected})", cell.verdict)
+        }
+        Some(_) => cell.verdict.to_string(),
     }
 }
 
@@ -110,17 +141,37 @@ fn md_escape(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
+/// The title of `safety-matrix.md`.
+pub const TITLE: &str = "Safety matrix";
+
+/// The title of the full grid, `safety-matrix-all.md`.
+pub const TITLE_ALL: &str = "Safety matrix, every rung in every scenario";
+
 /// `safety-matrix.md`: a title, a table (rows: rungs; columns: scenarios;
 /// `—` where a rung was not run in a scenario; several seeds of one pair
 /// are joined with ` / `) and a one-line summary. Ends in a newline.
 pub fn markdown(cells: &[Cell]) -> String {
+    markdown_titled(TITLE, cells)
+}
+
+/// [`markdown`] under another title. When some cell has no expectation, a
+/// sentence says what its italics mean and the summary counts it apart.
+pub fn markdown_titled(title: &str, cells: &[Cell]) -> String {
     let (rows, cols) = axes(cells);
-    let mut out = String::from("# Safety matrix\n\n");
+    let unexpected_free = cells.iter().filter(|c| c.expected.is_none()).count();
+    let mut out = format!("# {title}\n\n");
     out.push_str(
         "Rows: rungs, in ladder order. Columns: scenarios. Each cell is the verdict of \
          that rung in that scenario (`safe`, `violated`, `deadlock`, `unknown`); \
-         ✗ marks a verdict that differs from the scenario's expectation.\n\n",
+         ✗ marks a verdict that differs from the scenario's expectation.",
     );
+    if unexpected_free > 0 {
+        out.push_str(
+            " A verdict in *italics* is of a rung the scenario does not name: it states no \
+             expectation for it, so the verdict is shown as found and judges nothing.",
+        );
+    }
+    out.push_str("\n\n");
     out.push_str("| rung |");
     for col in &cols {
         out.push_str(&format!(" {} |", md_escape(col)));
@@ -146,14 +197,23 @@ pub fn markdown(cells: &[Cell]) -> String {
         }
         out.push('\n');
     }
-    let differ = cells.iter().filter(|c| !c.as_expected()).count();
+    let differ = cells.iter().filter(|c| c.differs()).count();
     out.push('\n');
+    let judged = cells.len() - unexpected_free;
+    let counted = if unexpected_free == 0 {
+        format!("{} cells", cells.len())
+    } else {
+        format!(
+            "{} cells ({unexpected_free} without an expectation, in italics); of the {judged} \
+             with one",
+            cells.len()
+        )
+    };
     if differ == 0 {
-        out.push_str(&format!("{} cells, every one as expected.\n", cells.len()));
+        out.push_str(&format!("{counted}, every one as expected.\n"));
     } else {
         out.push_str(&format!(
-            "{} cells, {differ} differing from expectation (✗).\n",
-            cells.len()
+            "{counted}, {differ} differing from expectation (✗).\n"
         ));
     }
     let cut: Vec<&Cell> = cells.iter().filter(|c| c.cut_short.is_some()).collect();
@@ -190,6 +250,12 @@ pub fn from_json(text: &str) -> Result<Vec<Cell>, String> {
     serde_json::from_str::<MatrixDoc>(text)
         .map(|doc| doc.cells)
         .map_err(|e| format!("safety matrix: {e}"))
+}
+
+/// A colour halfway to white: the fill of a cell with no expectation.
+fn pale(color: RGBColor) -> RGBColor {
+    let half = |c: u8| c + (255 - c) / 2;
+    RGBColor(half(color.0), half(color.1), half(color.2))
 }
 
 /// A verdict's fill colour in the SVG matrix.
@@ -259,18 +325,19 @@ pub fn svg(cells: &[Cell]) -> Result<String, String> {
                 let x = left + CELL_W * j as i32;
                 let here = at(cells, row, col);
                 let corners = [(x + 1, y + 1), (x + CELL_W - 1, y + CELL_H - 1)];
-                let Some(first) = here.iter().find(|c| !c.as_expected()).or(here.first()) else {
+                let Some(first) = here.iter().find(|c| c.differs()).or(here.first()) else {
                     root.draw(&Rectangle::new(corners, RGBColor(245, 245, 245).filled()))
                         .map_err(err)?;
                     continue;
                 };
-                root.draw(&Rectangle::new(
-                    corners,
-                    verdict_color(first.verdict).filled(),
-                ))
-                .map_err(err)?;
+                let fill = match first.expected {
+                    Some(_) => verdict_color(first.verdict),
+                    None => pale(verdict_color(first.verdict)),
+                };
+                root.draw(&Rectangle::new(corners, fill.filled()))
+                    .map_err(err)?;
                 let mut label = first.verdict.to_string();
-                if !first.as_expected() {
+                if first.differs() {
                     root.draw(&Rectangle::new(
                         [(x + 2, y + 2), (x + CELL_W - 2, y + CELL_H - 2)],
                         BLACK.stroke_width(3),
@@ -309,9 +376,23 @@ pub fn svg(cells: &[Cell]) -> Result<String, String> {
         root.draw(&Text::new(
             "✗ differs from expected".to_string(),
             (x + 20, y),
-            legend_style,
+            legend_style.clone(),
         ))
         .map_err(err)?;
+        if cells.iter().any(|c| c.expected.is_none()) {
+            x += 28 + CHAR_W * 23;
+            root.draw(&Rectangle::new(
+                [(x, y - 7), (x + 14, y + 7)],
+                pale(verdict_color(Verdict::Safe)).filled(),
+            ))
+            .map_err(err)?;
+            root.draw(&Text::new(
+                "pale: no expectation (rung not named)".to_string(),
+                (x + 20, y),
+                legend_style,
+            ))
+            .map_err(err)?;
+        }
         root.present().map_err(err)?;
     }
     Ok(buf)

@@ -14,6 +14,42 @@ use std::path::{Path, PathBuf};
 /// Width of the ASCII timeline, in characters of time.
 pub const TIMELINE_WIDTH: usize = 72;
 
+/// Each checker's result (with its witness events, one JSON line each)
+/// and the damage figures: [`describe`] without its head and timeline.
+pub fn describe_checks(judged: &Judged) -> String {
+    let mut out = String::new();
+    if let Some(cut) = &judged.results.cut_short {
+        let _ = writeln!(out, "  cut short: {cut}");
+    }
+    for (name, check) in judged.results.all() {
+        let note = if judged.results.decides(name) {
+            ""
+        } else {
+            " (information)"
+        };
+        match check {
+            Check::Valid => {
+                let _ = writeln!(out, "  {name}: valid{note}");
+            }
+            Check::Invalid { witness, why } => {
+                let _ = writeln!(out, "  {name}: INVALID{note}: {why}");
+                for &i in witness {
+                    if let Some(event) = judged.history.events().get(i) {
+                        let line = serde_json::to_string(event).unwrap_or_default();
+                        let _ = writeln!(out, "    {line}");
+                    }
+                }
+            }
+            Check::Unknown { why } => {
+                let _ = writeln!(out, "  {name}: unknown{note}: {why}");
+            }
+        }
+    }
+    let damage = serde_json::to_string(&judged.results.damage).unwrap_or_default();
+    let _ = writeln!(out, "  damage: {damage}");
+    out
+}
+
 /// Writes `path` whole or not at all: the text goes to a file beside it,
 /// which is then renamed over it, so an interrupted run never leaves half a
 /// history for `replay` to read.
@@ -85,35 +121,7 @@ pub fn describe(judged: &Judged) -> String {
         judged.rung,
         judged.verdict.as_str()
     );
-    if let Some(cut) = &judged.results.cut_short {
-        let _ = writeln!(out, "  cut short: {cut}");
-    }
-    for (name, check) in judged.results.all() {
-        let note = if judged.results.decides(name) {
-            ""
-        } else {
-            " (information)"
-        };
-        match check {
-            Check::Valid => {
-                let _ = writeln!(out, "  {name}: valid{note}");
-            }
-            Check::Invalid { witness, why } => {
-                let _ = writeln!(out, "  {name}: INVALID{note}: {why}");
-                for &i in witness {
-                    if let Some(event) = judged.history.events().get(i) {
-                        let line = serde_json::to_string(event).unwrap_or_default();
-                        let _ = writeln!(out, "    {line}");
-                    }
-                }
-            }
-            Check::Unknown { why } => {
-                let _ = writeln!(out, "  {name}: unknown{note}: {why}");
-            }
-        }
-    }
-    let damage = serde_json::to_string(&judged.results.damage).unwrap_or_default();
-    let _ = writeln!(out, "  damage: {damage}");
+    out.push_str(&describe_checks(judged));
     out.push_str(&timeline::ascii(&judged.history, TIMELINE_WIDTH));
     out
 }

@@ -46,6 +46,10 @@ pub enum RunError {
     /// The simulation itself failed.
     #[error("simulation failed: {0}")]
     Simulation(String),
+    /// The user asked the process to stop ([`crate::interrupt`]): the run
+    /// was abandoned between two steps and has no history.
+    #[error("run abandoned: interrupted by {0}")]
+    Interrupted(crate::interrupt::Cause),
 }
 
 /// Something that ended a run before its scenario did, which no lock is
@@ -154,6 +158,11 @@ fn drive(world: &mut World<'_>) -> Result<Option<CutShort>, RunError> {
         return Ok(Some(cut));
     }
     for _step in 0..max_steps {
+        // Between steps, so an interrupted run stops within one step; an
+        // uninterrupted one is unchanged by the look.
+        if let Some(cause) = crate::interrupt::cause() {
+            return Err(RunError::Interrupted(cause));
+        }
         while let Some(action) = world.agenda.pop_due(world.now_us()) {
             world.act(action);
         }

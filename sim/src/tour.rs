@@ -8,6 +8,7 @@ use crate::cell::{Judged, run_cell};
 use crate::check::{Check, Checker};
 use crate::history::{EventKind, Op, Outcome};
 use crate::output::TIMELINE_WIDTH;
+use crate::run::RunError;
 use crate::scenario::Scenario;
 use crate::timeline;
 use crate::verdict::Verdict;
@@ -53,25 +54,31 @@ pub fn scenario_for<'a>(rung: &locks::Rung, scenarios: &'a [Scenario]) -> Option
 pub fn stops(scenarios: &[Scenario]) -> Result<Vec<Stop>, String> {
     let mut out = Vec::new();
     for rung in locks::LADDER {
-        let Some(scenario) = scenario_for(rung, scenarios) else {
-            continue;
-        };
-        let seed = scenario.seeds.first().copied().unwrap_or(1);
-        let broken = run_cell(scenario, rung.id, seed).map_err(|e| e.to_string())?;
-        let next = match locks::LADDER.get(rung.number as usize + 1) {
-            Some(n) if scenario.rungs.iter().any(|v| v == n.id) => {
-                Some(run_cell(scenario, n.id, seed).map_err(|e| e.to_string())?)
-            }
-            _ => None,
-        };
-        out.push(Stop {
-            rung,
-            scenario: scenario.name.clone(),
-            broken,
-            next,
-        });
+        out.extend(stop(rung, scenarios).map_err(|e| e.to_string())?);
     }
     Ok(out)
+}
+
+/// Runs `rung`'s stop: the rung in the scenario that breaks it, and the
+/// next rung in the same scenario; `None` when no scenario shows its flaw.
+pub fn stop(rung: &'static locks::Rung, scenarios: &[Scenario]) -> Result<Option<Stop>, RunError> {
+    let Some(scenario) = scenario_for(rung, scenarios) else {
+        return Ok(None);
+    };
+    let seed = scenario.seeds.first().copied().unwrap_or(1);
+    let broken = run_cell(scenario, rung.id, seed)?;
+    let next = match locks::LADDER.get(rung.number as usize + 1) {
+        Some(n) if scenario.rungs.iter().any(|v| v == n.id) => {
+            Some(run_cell(scenario, n.id, seed)?)
+        }
+        _ => None,
+    };
+    Ok(Some(Stop {
+        rung,
+        scenario: scenario.name.clone(),
+        broken,
+        next,
+    }))
 }
 
 /// The finding to show: the damage to the resource first (what a user

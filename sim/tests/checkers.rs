@@ -981,10 +981,12 @@ fn cell(rung: &str, scenario: &str, verdict: Verdict, expected: Verdict) -> Cell
         rung: rung.into(),
         scenario: scenario.into(),
         verdict,
-        expected,
+        expected: Some(expected),
         seed: 1,
         damage: Damage::default(),
         cut_short: None,
+        findings: String::new(),
+        wall_ms: 0,
     }
 }
 

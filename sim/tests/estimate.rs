@@ -131,21 +131,21 @@ fn a_big_scenario_gets_a_note_naming_its_size_and_the_time_to_expect() {
     assert!(run_wall(&small, "set-nx-px") < NOTE_ABOVE);
     // The suite spreads the rungs over its workers: the note names the
     // longest job when the workers outnumber the rungs.
-    let one_worker = suite_note("big.toml", &big, 1).expect("a suite note");
-    let many_workers = suite_note("big.toml", &big, 64).expect("a suite note");
+    let one_worker = suite_note("big.toml", &big, &big.rungs, 1).expect("a suite note");
+    let many_workers = suite_note("big.toml", &big, &big.rungs, 64).expect("a suite note");
     assert_ne!(one_worker, many_workers);
 }
 
 #[test]
 fn no_scenario_shipped_with_locklab_gets_a_note() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
-    let files = sim::suite::load_files(&dir).unwrap_or_else(|e| panic!("{e}"));
-    assert!(files.len() >= 18);
-    for (file, s) in &files {
-        let file = file.display().to_string();
+    let scenarios = sim::suite::load_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    assert!(scenarios.len() >= 18);
+    for s in &scenarios {
+        let file = s.name.clone();
         assert_eq!(run_note(&file, s, &s.rungs, s.seeds.len()), None, "{file}");
         for workers in [1, 2] {
-            assert_eq!(suite_note(&file, s, workers), None, "{file}");
+            assert_eq!(suite_note(&file, s, &s.rungs, workers), None, "{file}");
         }
     }
 }

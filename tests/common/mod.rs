@@ -16,6 +16,20 @@ pub fn locklab(args: &[&str]) -> Output {
         .expect("run locklab")
 }
 
+/// Runs `locklab` with `args` from `dir`.
+pub fn locklab_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run locklab")
+}
+
+/// The project's root.
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
 /// Standard output as text.
 pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()

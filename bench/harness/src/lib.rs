@@ -5,20 +5,56 @@
 //! when its [`RedisServer`] is dropped, which also happens while a test
 //! panics and unwinds.
 //!
+//! A server must not outlive the process that started it even when that
+//! process gets no chance to drop it (killed with `SIGKILL`, or a signal it
+//! does not handle). Each `redis-server` is therefore started by a small
+//! `sh` watcher (see [`WATCHER`]) that holds the read end of a pipe whose
+//! only write end this process holds: when this process ends, however it
+//! ends, the kernel closes that end, the watcher reads end-of-file and
+//! kills its server at once. (`prctl(PR_SET_PDEATHSIG)` would need
+//! `unsafe` code, and fires when the spawning *thread* ends, not the
+//! process.) Dropping a [`RedisServer`] closes the pipe the same way, then
+//! waits until the watcher has reaped its server.
+//!
 //! ```no_run
 //! let server = harness::RedisServer::start().expect("redis-server");
 //! println!("talk to {}", server.url());
 //! // dropped here: the process is killed and reaped
 //! ```
 
-use std::io::{self, Read, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
 /// How long a freshly started server may take to answer `PING`.
 const STARTUP_TIMEOUT_MS: u64 = 10_000;
+
+/// How long a watcher may take to kill and reap its server once told to.
+const STOP_TIMEOUT_MS: u64 = 5_000;
+
+/// The watcher each `redis-server` runs under (`sh -c WATCHER watcher
+/// ARGS...`): it starts the server in the background with `ARGS` (its
+/// output into the watcher's standard error, the log file), prints the
+/// server's pid, then blocks reading its standard input, a pipe from the
+/// process that started it. End-of-file (that process dropped the server,
+/// exited or was killed) or `SIGTERM`/`SIGHUP` make it kill the server
+/// with `SIGKILL` and reap it. The server stays the watcher's child, so its
+/// pid cannot be reused by another process before the watcher kills it.
+/// `SIGINT` is ignored: Ctrl-C in a terminal reaches the whole process
+/// group, and stopping the servers is then the starting process's job (a
+/// background job of `sh` ignores `SIGINT` already).
+pub const WATCHER: &str = r#"trap '' INT
+redis-server "$@" </dev/null >&2 &
+server=$!
+trap 'kill -9 "$server" 2>/dev/null; exit 143' TERM HUP
+echo "$server"
+read -r _ignored
+kill -9 "$server" 2>/dev/null
+wait "$server" 2>/dev/null
+exit 0
+"#;
 
 /// Why a server could not be started.
 #[derive(Debug)]
@@ -64,7 +100,13 @@ impl From<io::Error> for Error {
 /// A `redis-server` process this crate started; killed when dropped.
 #[derive(Debug)]
 pub struct RedisServer {
-    child: Child,
+    /// The `sh` watcher whose child the server is.
+    watcher: Child,
+    /// The write end of the watcher's standard input: closing it (here, or
+    /// by this process's end) stops the server.
+    lifeline: Option<ChildStdin>,
+    /// The server's own pid, as the watcher printed it.
+    pid: u32,
     port: u16,
 }
 
@@ -127,13 +169,36 @@ impl RedisServer {
         // Output goes to a file, not a pipe: a pipe nobody reads would
         // block a long-running server once it fills.
         let log = std::fs::File::create(log_path(port))?;
-        let child = Command::new("redis-server")
+        let mut watcher = Command::new("sh")
+            .arg("-c")
+            .arg(WATCHER)
+            .arg("locklab-redis-watcher")
             .args(&args)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
             .stderr(log)
             .spawn()?;
-        let mut server = RedisServer { child, port };
+        let lifeline = watcher.stdin.take();
+        // The watcher's first line is the server's pid; nothing else is
+        // ever written to that pipe.
+        let pid = watcher
+            .stdout
+            .take()
+            .and_then(|out| {
+                let mut line = String::new();
+                BufReader::new(out).read_line(&mut line).ok()?;
+                line.trim().parse::<u32>().ok()
+            })
+            .unwrap_or(0);
+        let mut server = RedisServer {
+            watcher,
+            lifeline,
+            pid,
+            port,
+        };
+        if pid == 0 {
+            return Err(server.not_ready());
+        }
         server.wait_ready()?;
         Ok(server)
     }
@@ -141,7 +206,9 @@ impl RedisServer {
     fn wait_ready(&mut self) -> Result<(), Error> {
         let deadline = Instant::now() + Duration::from_millis(STARTUP_TIMEOUT_MS);
         while Instant::now() < deadline {
-            if let Ok(Some(_status)) = self.child.try_wait() {
+            // A server that could not start (its port was taken) has
+            // exited: a zombie, as its watcher waits for end-of-file.
+            if has_exited(self.pid) {
                 return Err(self.not_ready());
             }
             if ping(self.addr()).is_ok() {
@@ -153,9 +220,9 @@ impl RedisServer {
     }
 
     fn not_ready(&mut self) -> Error {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.stop_process();
         let output = std::fs::read_to_string(log_path(self.port)).unwrap_or_default();
+        self.remove_files();
         Error::NotReady {
             port: self.port,
             output,
@@ -167,9 +234,15 @@ impl RedisServer {
         self.port
     }
 
-    /// The process id (to pin it to a CPU, or to stop it by pid).
+    /// The server's process id (to pin it to a CPU, or to stop it by pid).
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.pid
+    }
+
+    /// The process id of the `sh` watcher that stops the server when this
+    /// process ends (see [`WATCHER`]).
+    pub fn watcher_pid(&self) -> u32 {
+        self.watcher.id()
     }
 
     /// `127.0.0.1:port`.
@@ -188,8 +261,37 @@ impl RedisServer {
     }
 
     fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.stop_process();
+        self.remove_files();
+    }
+
+    /// Closes the lifeline, so the watcher kills and reaps the server, and
+    /// waits for the watcher. Should the watcher not end in time, it is
+    /// killed, and the server by its pid (still ours: unreaped, it keeps
+    /// its pid).
+    fn stop_process(&mut self) {
+        drop(self.lifeline.take());
+        let deadline = Instant::now() + Duration::from_millis(STOP_TIMEOUT_MS);
+        let ended = loop {
+            match self.watcher.try_wait() {
+                Ok(Some(_)) | Err(_) => break true,
+                Ok(None) if Instant::now() >= deadline => break false,
+                Ok(None) => thread::sleep(Duration::from_millis(2)),
+            }
+        };
+        if !ended {
+            let _ = self.watcher.kill();
+            let _ = self.watcher.wait();
+            if self.pid != 0 && !has_exited(self.pid) {
+                let _ = Command::new("kill")
+                    .args(["-9", &self.pid.to_string()])
+                    .stderr(Stdio::null())
+                    .status();
+            }
+        }
+    }
+
+    fn remove_files(&self) {
         let _ = std::fs::remove_file(format!("/tmp/locklab-{}.rdb", self.port));
         let _ = std::fs::remove_file(log_path(self.port));
     }
@@ -222,6 +324,20 @@ pub fn version() -> Option<String> {
     text.split_whitespace()
         .find_map(|w| w.strip_prefix("v="))
         .map(str::to_string)
+}
+
+/// Whether process `pid` has ended: gone, or a zombie waiting to be
+/// reaped (its state in `/proc/<pid>/stat` is `Z` or `X`).
+pub fn has_exited(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return true;
+    };
+    // The command name may contain spaces and parentheses: the state is
+    // the first field after the last ')'.
+    let state = stat
+        .rfind(')')
+        .and_then(|i| stat[i + 1..].split_whitespace().next());
+    matches!(state, Some("Z" | "X") | None)
 }
 
 fn log_path(port: u16) -> std::path::PathBuf {
@@ -259,6 +375,44 @@ mod tests {
         ping(addr).expect("ping");
         drop(server);
         assert!(ping(addr).is_err(), "server still answers after drop");
+    }
+
+    #[test]
+    fn dropping_a_server_reaps_both_it_and_its_watcher() {
+        let server = RedisServer::start().expect("start redis-server");
+        let (pid, watcher) = (server.pid(), server.watcher_pid());
+        assert_ne!(pid, watcher, "the pid is the server's own");
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+        assert!(String::from_utf8_lossy(&cmdline).contains("redis-server"));
+        drop(server);
+        assert!(has_exited(pid) && has_exited(watcher));
+    }
+
+    #[test]
+    fn a_server_whose_lifeline_closes_is_killed_by_its_watcher() {
+        // What happens when the starting process dies: the watcher sees
+        // end-of-file on its standard input.
+        let mut server = RedisServer::start().expect("start redis-server");
+        let (addr, pid) = (server.addr(), server.pid());
+        drop(server.lifeline.take());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !has_exited(pid) && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(5));
+        }
+        assert!(has_exited(pid), "redis-server {pid} outlived its lifeline");
+        assert!(ping(addr).is_err());
+    }
+
+    #[test]
+    fn a_server_that_cannot_start_fails_fast_with_its_output() {
+        let started = Instant::now();
+        let e = RedisServer::start_with_args(&["--no-such-option", "yes"])
+            .expect_err("redis-server refuses an unknown option");
+        assert!(
+            started.elapsed() < Duration::from_millis(STARTUP_TIMEOUT_MS),
+            "waited for the whole start-up timeout"
+        );
+        assert!(e.to_string().contains("no-such-option"), "{e}");
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! Many tasks of one client on one key or on many keys: the handoff.
 
-use super::{Baselines, Session, TTL, rotated, subject};
+use super::{Baselines, Session, TTL, shuffled, subject};
 use crate::client::{Impl, Wait};
 use crate::report::ContentionRow;
+use crate::rng::Seeded;
 use crate::stats::{Rounds, Waits, median, round3};
 use crate::workload::{self, ContentionSample};
 
@@ -18,6 +19,12 @@ fn contenders() -> Vec<Impl> {
 const WORKERS: [usize; 4] = [1, 4, 16, 64];
 /// The key counts: all tasks on one key, or spread over many.
 const KEY_COUNTS: [usize; 2] = [1, 64];
+
+/// Slices of one round of the contention table: what the run plans its
+/// time with.
+pub(super) fn planned_slices() -> usize {
+    WORKERS.len() * KEY_COUNTS.len() * contenders().len()
+}
 
 /// One implementation's figures in one cell (workers × keys), summed over
 /// rounds.
@@ -52,7 +59,7 @@ impl Tally {
         self.errors += sample.errors;
     }
 
-    fn row(&self, workers: usize, keys: usize, baselines: &Baselines) -> ContentionRow {
+    fn row(&self, workers: usize, keys: usize, baselines: &Baselines, seed: u64) -> ContentionRow {
         let spread = self.rates.spread();
         let mut wait_lower_bounds = Vec::new();
         let mut quantile = |q: f64, field: &str| {
@@ -86,7 +93,7 @@ impl Tally {
             fairness: round3(median(&self.fairness)),
             starved_workers: self.starved,
             errors: self.errors,
-            ratios: baselines.ratios(&self.rates),
+            ratios: baselines.ratios(&self.rates, seed),
         }
     }
 }
@@ -97,11 +104,12 @@ impl Session {
         let contenders = contenders();
         let clients = self.connect_all(&contenders, 1, 100).await?;
         let mut rows = Vec::new();
+        let mut rng = Seeded::new(0x636f_6e74);
         for keys in KEY_COUNTS {
             for workers in WORKERS {
                 let mut tallies: Vec<Tally> = contenders.iter().map(|w| Tally::new(*w)).collect();
                 for round in 0..self.sizes.contention_rounds {
-                    for i in rotated(round, contenders.len()) {
+                    for i in shuffled(&mut rng, contenders.len()) {
                         let which = contenders[i];
                         let prefix = format!(
                             "{}c:{workers}:{keys}:{}:{round}:",
@@ -133,7 +141,12 @@ impl Session {
                     }
                 }
                 let baselines = Baselines::find(tallies.iter().map(|t| (t.which, &t.rates)));
-                rows.extend(tallies.iter().map(|t| t.row(workers, keys, &baselines)));
+                let seed = 1000 + rows.len() as u64;
+                rows.extend(
+                    (seed..)
+                        .zip(&tallies)
+                        .map(|(seed, t)| t.row(workers, keys, &baselines, seed)),
+                );
             }
         }
         Ok(rows)
@@ -192,7 +205,7 @@ mod tests {
         for s in samples {
             tally.add(s);
         }
-        tally.row(workers, 1, &Baselines::find([]))
+        tally.row(workers, 1, &Baselines::find([]), 1)
     }
 
     #[test]

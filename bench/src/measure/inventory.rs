@@ -1,9 +1,10 @@
 //! The inventory sale under load: whether a lock keeps the stock right,
 //! and at what speed.
 
-use super::{Baselines, Session, TTL, rotated, subject};
+use super::{Baselines, Session, TTL, shuffled, subject};
 use crate::client::{Impl, Wait, raw_connection};
 use crate::report::InventoryRow;
+use crate::rng::Seeded;
 use crate::stats::{Rounds, round3};
 use crate::workload::{self, SaleSample};
 
@@ -28,15 +29,20 @@ impl Tally {
         self.errors += sample.errors;
     }
 
-    fn row(&self, baselines: &Baselines) -> InventoryRow {
+    fn row(&self, baselines: &Baselines, seed: u64) -> InventoryRow {
         InventoryRow {
             subject: subject(self.which, self.nodes),
             sales_per_s: round3(self.rates.spread().median),
             oversold: self.oversold,
             errors: self.errors,
-            ratios: baselines.ratios(&self.rates),
+            ratios: baselines.ratios(&self.rates, seed),
         }
     }
+}
+
+/// Slices of one round of the sale: what the run plans its time with.
+pub(super) fn planned_slices() -> usize {
+    sellers().len()
 }
 
 /// The floor, rslock and every rung (`no-lock` too, to show the damage),
@@ -78,8 +84,9 @@ impl Session {
         }
         let stock_conn = raw_connection(&self.nodes[0].addr).await?;
         let rounds = self.sizes.contention_rounds;
+        let mut rng = Seeded::new(0x0069_6e76);
         for round in 0..rounds {
-            for i in rotated(round, impls.len()) {
+            for i in shuffled(&mut rng, impls.len()) {
                 let prefix = format!("{}i:{}:{round}:", self.prefix, impls[i].label());
                 let s = workload::inventory(
                     clients[i].clone(),
@@ -101,6 +108,9 @@ impl Session {
             }
         }
         let baselines = Baselines::find(tallies.iter().map(|t| (t.which, &t.rates)));
-        Ok(tallies.iter().map(|t| t.row(&baselines)).collect())
+        Ok((2000..)
+            .zip(&tallies)
+            .map(|(seed, t)| t.row(&baselines, seed))
+            .collect())
     }
 }

@@ -1,21 +1,34 @@
-//! The measurement: every workload group in turn, each interleaving the
-//! compared implementations round by round.
+//! The measurement, in phases: a reference `PING` loop; the targets'
+//! comparisons in pairs ([`paired`]); the descriptive groups, each
+//! interleaving its implementations round by round in a shuffled order;
+//! the reference loop again. Everything measured goes into the session's
+//! [`Progress`] as soon as it is measured, so a run stopped half-way still
+//! reports what it has.
 
 mod contention;
 mod inventory;
+mod paired;
+mod reference;
 mod uncontended;
 mod watchdog;
 
 use crate::client::{Client, Common, Impl, Node};
 use crate::env;
+use crate::interval::Estimate;
+use crate::noise::{self, CpuTicks, CpuUse};
 use crate::options::Sizes;
 use crate::placement::Pinning;
 use crate::plot::LatencySeries;
-use crate::report::{Figures, Ratios, Subject};
-use crate::stats::{Rounds, round3};
+use crate::report::{Figures, PhaseRow, Ratios, Subject};
+use crate::rng::Seeded;
+use crate::stats::Rounds;
+use crate::targets::ComparisonRecord;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+pub use reference::{RefPhase, Reference};
 
 /// Lease TTL of every workload but the watchdog's: far longer than any
 /// cycle, so no lease expires while held.
@@ -28,14 +41,65 @@ const COMMON: Common = Common {
     max_wait: MAX_WAIT,
 };
 
-/// Everything a run measured, ready for the report.
-pub struct Measurement {
+/// Why the paired stage stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StageEnd {
+    /// Every comparison reached the finest precision asked for.
+    Precise,
+    /// The time budget ran out first.
+    Budget,
+}
+
+/// The paired stage: its budget, the time it took, why it ended.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Stage {
+    /// The time it could take.
+    pub budget: Duration,
+    /// The time it took (so far).
+    pub took: Duration,
+    /// Why it ended (`None` while it runs).
+    pub end: Option<StageEnd>,
+    /// The finest half-width every comparison was within at once, as a
+    /// share of the median, and when (`None` until they all reached the
+    /// first aim). More pairs may widen an interval again a little.
+    pub reached: Option<(f64, Duration)>,
+}
+
+/// Everything measured so far, ready for the report.
+#[derive(Default)]
+pub struct Progress {
     /// redis-server, rustc and crate versions.
     pub versions: BTreeMap<String, String>,
-    /// The figures of every workload.
+    /// The figures of every descriptive group measured so far.
     pub figures: Figures,
     /// Latency of the single-node uncontended group, for the CDF plot.
     pub latency_cdf: Vec<LatencySeries>,
+    /// The pairs of every comparison.
+    pub comparisons: Vec<ComparisonRecord>,
+    /// The paired stage (`None` until it starts).
+    pub stage: Option<Stage>,
+    /// The reference `PING` loop.
+    pub reference: Reference,
+    /// Phases ended, with their CPU use.
+    pub phases: Vec<PhaseRow>,
+    /// The phase under way: its name, start and CPU counters then.
+    current: Option<(String, Instant, BTreeMap<String, CpuTicks>)>,
+    /// Parts measured to their end.
+    pub completed: Vec<String>,
+}
+
+impl Progress {
+    /// Ends the phase under way, if any, recording its CPU use.
+    pub fn end_phase(&mut self) {
+        if let Some((phase, started, before)) = self.current.take() {
+            let cpus: Vec<CpuUse> = noise::cpu_use(&before, &noise::cpu_ticks_now());
+            self.phases.push(PhaseRow {
+                phase,
+                seconds: (started.elapsed().as_secs_f64() * 10.0).round() / 10.0,
+                cpus,
+            });
+        }
+    }
 }
 
 /// A run in progress: where to connect, how long each part takes, and the
@@ -46,6 +110,7 @@ pub struct Session {
     prefix: String,
     pinning: Pinning,
     started: Instant,
+    progress: RefCell<Progress>,
 }
 
 impl Session {
@@ -57,32 +122,88 @@ impl Session {
             prefix,
             pinning,
             started: Instant::now(),
+            progress: RefCell::new(Progress::default()),
         }
     }
 
-    /// Measures every group: uncontended (split and same-CPU placement,
-    /// Redlock scaling), contention, inventory and the watchdog.
-    pub async fn measure(&self) -> anyhow::Result<Measurement> {
+    /// Measures everything, phase by phase; what is measured is in
+    /// [`Session::take_progress`], also when this future is dropped
+    /// half-way.
+    pub async fn measure(&self) -> anyhow::Result<()> {
+        self.with(|p| p.versions.clear());
         let versions = env::versions(&self.nodes[0]).await;
+        self.with(|p| p.versions = versions);
+        let reference = self.reference_floor().await?;
+
+        self.phase("reference before");
+        self.reference_loop(&reference, RefPhase::Before).await;
+        self.completed("reference before");
+
+        self.phase("targets in pairs");
+        self.paired(&reference).await?;
+        self.completed("targets in pairs");
+
+        self.phase("uncontended tables");
         let split = self.uncontended_split().await?;
-        let mut figures = Figures {
-            uncontended: split.rows(1),
-            raw_rtt: vec![split.rtt_row("split")],
-            ..Figures::default()
-        };
+        self.with(|p| {
+            p.figures.uncontended = split.rows(1, 10);
+            p.latency_cdf = split.latency_series();
+        });
         if let Some(same_cpu) = self.uncontended_same_cpu().await? {
-            figures.raw_rtt.push(same_cpu.rtt_row("same-cpu"));
-            figures.uncontended_same_cpu = same_cpu.rows(1);
+            self.with(|p| p.figures.uncontended_same_cpu = same_cpu.rows(1, 40));
         }
-        figures.uncontended.extend(self.redlock_scaling().await?);
-        figures.contention = self.contention().await?;
-        figures.inventory = self.inventory().await?;
-        figures.watchdog = self.watchdog().await?;
-        Ok(Measurement {
-            versions,
-            figures,
-            latency_cdf: split.latency_series(),
-        })
+        let scaling = self.redlock_scaling().await?;
+        self.with(|p| p.figures.uncontended.extend(scaling));
+        self.completed("uncontended tables");
+
+        self.phase("contention table");
+        let contention = self.contention().await?;
+        self.with(|p| p.figures.contention = contention);
+        self.completed("contention table");
+
+        self.phase("inventory and watchdog");
+        let inventory = self.inventory().await?;
+        self.with(|p| p.figures.inventory = inventory);
+        let watchdog = self.watchdog().await?;
+        self.with(|p| p.figures.watchdog = watchdog);
+        self.completed("inventory and watchdog");
+
+        self.phase("reference after");
+        self.reference_loop(&reference, RefPhase::After).await;
+        self.completed("reference after");
+        self.with(Progress::end_phase);
+        Ok(())
+    }
+
+    /// Everything measured so far, the phase under way ended; the session
+    /// keeps an empty record.
+    pub fn take_progress(&self) -> Progress {
+        let mut progress = self.progress.take();
+        progress.end_phase();
+        progress
+    }
+
+    /// Seconds since the session began.
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Runs `f` on the progress record (never across an `await`).
+    fn with<T>(&self, f: impl FnOnce(&mut Progress) -> T) -> T {
+        f(&mut self.progress.borrow_mut())
+    }
+
+    /// Ends the phase under way and starts `name`.
+    fn phase(&self, name: &str) {
+        self.with(|p| {
+            p.end_phase();
+            p.current = Some((name.to_string(), Instant::now(), noise::cpu_ticks_now()));
+        });
+    }
+
+    /// Notes that `part` was measured to its end.
+    fn completed(&self, part: &str) {
+        self.with(|p| p.completed.push(part.to_string()));
     }
 
     /// One progress line on standard error, with the time since the start.
@@ -107,13 +228,28 @@ impl Session {
         }
         Ok(clients)
     }
+
+    /// How long the descriptive groups and the closing reference loop are
+    /// planned to take: what the paired stage must leave of the run's
+    /// total budget.
+    fn planned_after_pairs(&self) -> Duration {
+        let s = &self.sizes;
+        // Warm-up cycles, connecting and the progress line of each slice.
+        let per_slice = Duration::from_millis(10);
+        let uncontended_slices = (uncontended::planned_slices(self.nodes.len())) as u32 * s.rounds;
+        let contention_slices = (contention::planned_slices() + inventory::planned_slices()) as u32
+            * s.contention_rounds;
+        (s.slice + per_slice) * uncontended_slices
+            + (s.contention_slice + per_slice * 2) * contention_slices
+            + watchdog::planned(s)
+            + (s.reference_slice + per_slice) * s.reference_slices
+    }
 }
 
-/// The order of `len` implementations in round `round`: rotated each round
-/// so no implementation always runs first or right after the same
-/// neighbour.
-fn rotated(round: u32, len: usize) -> impl Iterator<Item = usize> {
-    (0..len).map(move |step| (step + round as usize) % len)
+/// The order of `len` implementations in one round: shuffled, so that no
+/// implementation always runs first or after the same neighbour.
+fn shuffled(rng: &mut Seeded, len: usize) -> Vec<usize> {
+    rng.permutation(len)
 }
 
 /// The floor's and rslock's rates by round, which every row is compared to.
@@ -139,12 +275,19 @@ impl Baselines {
         baselines
     }
 
-    /// Median round-by-round ratios of `rates` to the floor's and
-    /// rslock's.
-    fn ratios(&self, rates: &Rounds) -> Ratios {
+    /// The round-by-round ratios of `rates` to the floor's and rslock's,
+    /// each a median with its interval over rounds (bootstrap seeded by
+    /// `seed`).
+    fn ratios(&self, rates: &Rounds, seed: u64) -> Ratios {
+        let ratio = |baseline: &Option<Rounds>, seed| {
+            baseline
+                .as_ref()
+                .and_then(|b| Estimate::of(&rates.ratios_to(b), seed))
+                .map(Estimate::rounded)
+        };
         Ratios {
-            vs_floor: ratio(rates, self.floor.as_ref()),
-            vs_rslock: ratio(rates, self.rslock.as_ref()),
+            vs_floor: ratio(&self.floor, seed),
+            vs_rslock: ratio(&self.rslock, seed ^ 0x5a5a),
         }
     }
 }
@@ -158,18 +301,21 @@ fn subject(which: Impl, nodes: usize) -> Subject {
     }
 }
 
-fn ratio(rates: &Rounds, baseline: Option<&Rounds>) -> Option<f64> {
-    baseline.and_then(|b| rates.ratio_to(b)).map(round3)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn each_round_starts_one_later_and_runs_everyone_once() {
-        let orders: Vec<Vec<usize>> = (0..3).map(|r| rotated(r, 3).collect()).collect();
-        assert_eq!(orders, [[0, 1, 2], [1, 2, 0], [2, 0, 1]]);
+    fn each_round_runs_everyone_once_in_an_order_of_its_own() {
+        let mut rng = Seeded::new(1);
+        let orders: Vec<Vec<usize>> = (0..8).map(|_| shuffled(&mut rng, 5)).collect();
+        for order in &orders {
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, [0, 1, 2, 3, 4]);
+        }
+        let firsts: std::collections::BTreeSet<usize> = orders.iter().map(|o| o[0]).collect();
+        assert!(firsts.len() > 1, "always the same one first: {orders:?}");
     }
 
     #[test]
@@ -182,9 +328,9 @@ mod tests {
             (Impl::Rslock, &rslock),
             (Impl::Floor, &floor),
         ]);
-        let ratios = baselines.ratios(&rung);
-        assert_eq!(ratios.vs_floor, Some(1.0));
-        assert_eq!(ratios.vs_rslock, Some(2.0));
-        assert_eq!(Baselines::find([]).ratios(&rung).vs_floor, None);
+        let ratios = baselines.ratios(&rung, 1);
+        assert_eq!(ratios.vs_floor.map(|e| e.median), Some(1.0));
+        assert_eq!(ratios.vs_rslock.map(|e| e.median), Some(2.0));
+        assert!(Baselines::find([]).ratios(&rung, 1).vs_floor.is_none());
     }
 }

@@ -1,10 +1,14 @@
 //! Uncontended acquire + release on one task, beside the raw `PING`.
 
-use super::{Baselines, Session, TTL, rotated, subject};
+use super::{Baselines, RefPhase, Session, TTL, shuffled, subject};
 use crate::client::{Floor, Impl, Wait};
+use crate::interval::Estimate;
+use crate::physics;
 use crate::plot::LatencySeries;
-use crate::report::{RttRow, UncontendedRow};
+use crate::report::UncontendedRow;
+use crate::rng::Seeded;
 use crate::stats::{Rounds, histogram, quantile_us, round3};
+use crate::targets::Placement;
 use crate::workload::{self, CycleSample};
 use hdrhistogram::Histogram;
 
@@ -61,39 +65,36 @@ struct Measured {
 /// What one uncontended group measured.
 pub(super) struct Group {
     measured: Vec<Measured>,
-    ping: Cycles,
 }
 
 impl Group {
-    /// The report's rows, on `nodes` nodes.
-    pub(super) fn rows(&self, nodes: usize) -> Vec<UncontendedRow> {
+    /// The report's rows, on `nodes` nodes; the intervals' bootstraps are
+    /// seeded from `seed` on.
+    pub(super) fn rows(&self, nodes: usize, seed: u64) -> Vec<UncontendedRow> {
         let baselines = Baselines::find(self.measured.iter().map(|m| (m.which, &m.cycles.rates)));
-        self.measured
-            .iter()
-            .map(|Measured { which, cycles }| {
+        (seed..)
+            .zip(&self.measured)
+            .map(|(seed, Measured { which, cycles })| {
                 let spread = cycles.rates.spread();
+                let ratios = baselines.ratios(&cycles.rates, seed);
+                let round_trips = physics::round_trips(*which);
                 UncontendedRow {
                     subject: subject(*which, nodes),
+                    round_trips,
                     cycles_per_s: round3(spread.median),
                     cycles_per_s_min: round3(spread.min),
                     cycles_per_s_max: round3(spread.max),
+                    cycles_per_s_interval: Estimate::of(&cycles.rates.0, seed ^ 0xc1)
+                        .map(Estimate::rounded),
+                    bound_per_s: None,
                     p50_us: quantile_us(&cycles.latency, 0.5),
                     p99_us: quantile_us(&cycles.latency, 0.99),
                     p999_us: quantile_us(&cycles.latency, 0.999),
-                    ratios: baselines.ratios(&cycles.rates),
+                    anomaly: anomaly(*which, &ratios),
+                    ratios,
                 }
             })
             .collect()
-    }
-
-    /// The raw round trip of node 0 in `placement`.
-    pub(super) fn rtt_row(&self, placement: &str) -> RttRow {
-        RttRow {
-            placement: placement.to_string(),
-            rtt_p50_us: quantile_us(&self.ping.latency, 0.5),
-            rtt_p99_us: quantile_us(&self.ping.latency, 0.99),
-            ops_per_s: round3(self.ping.rates.spread().median),
-        }
     }
 
     /// Each implementation's latency, for the CDF plot.
@@ -108,6 +109,31 @@ impl Group {
     }
 }
 
+/// Why a row's ratio to the floor is physically implausible, if it is: it
+/// beats the floor beyond its interval with at least as many round trips.
+fn anomaly(which: Impl, ratios: &crate::report::Ratios) -> Option<String> {
+    let vs_floor = ratios.vs_floor.filter(Estimate::is_interval)?;
+    let (trips, floor) = (
+        physics::round_trips(which)?,
+        physics::round_trips(Impl::Floor)?,
+    );
+    (which != Impl::Floor && physics::beats_the_floor_impossibly(trips, floor, vs_floor.low)).then(
+        || {
+            format!(
+                "{trips} round trips per cycle to the floor's {floor}, yet {:.2}–{:.2}× the floor",
+                vs_floor.low, vs_floor.high
+            )
+        },
+    )
+}
+
+/// Slices of the uncontended groups per round on `nodes` nodes, `PING`
+/// included: what the run plans its time with.
+pub(super) fn planned_slices(nodes: usize) -> usize {
+    let scaling = SCALING_NODES.iter().filter(|n| **n <= nodes).count();
+    split_group().len() + 1 + SAME_CPU.len() + 1 + scaling * (SCALING.len() + 1)
+}
+
 /// The floor, rslock, every rung that excludes, and `lua-release` again
 /// with notify (its release publishes, which costs a little).
 fn split_group() -> Vec<Impl> {
@@ -120,7 +146,8 @@ fn split_group() -> Vec<Impl> {
 impl Session {
     /// One node, client and servers on different CPUs.
     pub(super) async fn uncontended_split(&self) -> anyhow::Result<Group> {
-        self.uncontended_group(&split_group(), 1, "split").await
+        self.uncontended_group(&split_group(), 1, Placement::Split)
+            .await
     }
 
     /// The closest comparisons with node 0 on the client's CPU; `None`
@@ -130,7 +157,8 @@ impl Session {
             return Ok(None);
         };
         Ok(Some(
-            self.uncontended_group(&SAME_CPU, 1, "same-cpu").await?,
+            self.uncontended_group(&SAME_CPU, 1, Placement::SameCpu)
+                .await?,
         ))
     }
 
@@ -143,21 +171,24 @@ impl Session {
                 continue;
             }
             let group = self
-                .uncontended_group(&SCALING, nodes, &format!("{nodes} nodes"))
+                .uncontended_group(&SCALING, nodes, Placement::Split)
                 .await?;
-            rows.extend(group.rows(nodes));
+            rows.extend(group.rows(nodes, 20 + nodes as u64 * 4));
         }
         Ok(rows)
     }
 
     /// Interleaved rounds of single-task acquire + release of each of
-    /// `impls` on the first `nodes` nodes, and of `PING` on node 0.
+    /// `impls` on the first `nodes` nodes, and of `PING` on node 0 (the
+    /// reference loop's `PING`, recorded there), each round in a shuffled
+    /// order. The caller has placed node 0 as `placement` says.
     async fn uncontended_group(
         &self,
         impls: &[Impl],
         nodes: usize,
-        tag: &str,
+        placement: Placement,
     ) -> anyhow::Result<Group> {
+        let tag = format!("{} {nodes} node(s)", placement.label());
         let clients = self.connect_all(impls, nodes, 1).await?;
         let floor = Floor::connect(&self.nodes[..1], TTL).await?;
         let mut group = Group {
@@ -168,21 +199,22 @@ impl Session {
                     cycles: Cycles::new(),
                 })
                 .collect(),
-            ping: Cycles::new(),
         };
-        // `PING` takes the last place in the rotation.
+        let mut rng = Seeded::new(0x756e_636f + nodes as u64 * 2 + placement as u64);
+        // `PING` takes a place in the shuffle too.
         let ping_at = impls.len();
         for round in 0..self.sizes.rounds {
             let of_rounds = format!("round {}/{}", round + 1, self.sizes.rounds);
-            for i in rotated(round, impls.len() + 1) {
+            for i in shuffled(&mut rng, impls.len() + 1) {
                 if i == ping_at {
-                    let s = workload::ping(&floor, self.sizes.slice).await;
+                    let s = self
+                        .reference_slice(&floor, RefPhase::Groups, placement, self.sizes.slice)
+                        .await;
                     self.progress(&format!(
                         "uncontended [{tag}] {of_rounds}: PING {:.0}/s p50 {} µs",
                         s.rate(),
                         quantile_us(&s.hist, 0.5)
                     ));
-                    group.ping.add(&s);
                     continue;
                 }
                 let key = format!("{}u:{}:{}", self.prefix, nodes, impls[i].label());

@@ -15,6 +15,21 @@ const WATCHDOG_TTL: Duration = Duration::from_millis(60);
 /// Tasks holding a lease each, on keys of their own.
 const HOLDERS: usize = 4;
 
+/// The time the watchdog part takes: what the run plans its time with.
+pub(super) fn planned(sizes: &crate::options::Sizes) -> Duration {
+    sizes
+        .watchdog_cs_ms
+        .iter()
+        .map(|&cs_ms| slice(sizes, Duration::from_millis(cs_ms)) * 2 * sizes.watchdog_rounds)
+        .sum()
+}
+
+/// One slice of the watchdog part, holding for `cs`: several sections
+/// long, and at least four uncontended slices.
+fn slice(sizes: &crate::options::Sizes, cs: Duration) -> Duration {
+    (sizes.slice * 4).max(cs * 3)
+}
+
 /// The two compared clients and the connection that reads the server's
 /// command counts.
 struct Holders {
@@ -89,7 +104,7 @@ impl Session {
     /// `cs_ms`.
     async fn watchdog_round(&self, holders: &Holders, cs_ms: u64, round: u32, tally: &mut Tally) {
         let cs = Duration::from_millis(cs_ms);
-        let slice = (self.sizes.slice * 4).max(cs * 3);
+        let slice = slice(&self.sizes, cs);
         let prefix = format!("{}w:{cs_ms}:{round}:", self.prefix);
         let before = workload::evalsha_calls(&holders.stats_conn).await;
         let held = workload::long_sections(

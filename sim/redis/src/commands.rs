@@ -36,7 +36,7 @@ use crate::keyspace::Keyspace;
 use crate::node::Node;
 use crate::resp::Reply;
 
-use errors::{arity_error, unknown_command};
+use errors::{arity_error, unknown_command, unknown_subcommand};
 
 /// Runs a command against the keyspace; the handle gives `TIME` the node's
 /// clock. An `Err` is the error reply (so handlers can use `?`).
@@ -93,6 +93,42 @@ pub(crate) struct Command {
     pub(crate) subscribed: Subscribed,
     /// What runs it.
     pub(crate) handler: Handler,
+    /// A container's subcommands (`SCRIPT LOAD`, `CLIENT ID`); empty for
+    /// a plain command.
+    pub(crate) subcommands: &'static [Subcommand],
+}
+
+/// One subcommand of a container command.
+#[derive(Clone, Copy)]
+pub(crate) struct Subcommand {
+    /// Its full lowercase name (`script|load`), as error replies quote it.
+    pub(crate) name: &'static str,
+    /// How many arguments it takes, the container's name included.
+    pub(crate) arity: Arity,
+}
+
+impl Subcommand {
+    /// The subcommand's own name (`load` for `script|load`).
+    fn short_name(&self) -> &'static str {
+        self.name.split_once('|').map_or(self.name, |(_, s)| s)
+    }
+}
+
+/// A client's command as the table resolves it: the command and, for a
+/// container, the subcommand.
+#[derive(Clone, Copy)]
+pub(crate) struct Resolved {
+    /// The command.
+    pub(crate) cmd: &'static Command,
+    /// The subcommand, if the command is a container.
+    pub(crate) sub: Option<&'static Subcommand>,
+}
+
+impl Resolved {
+    /// The name errors quote: `get`, or `script|load` for a subcommand.
+    pub(crate) fn full_name(&self) -> &'static str {
+        self.sub.map_or(self.cmd.name, |s| s.name)
+    }
 }
 
 impl Command {
@@ -103,6 +139,7 @@ impl Command {
             write: false,
             subscribed: Subscribed::Refused,
             handler,
+            subcommands: &[],
         }
     }
 
@@ -143,6 +180,14 @@ impl Command {
         Command { subscribed, ..self }
     }
 
+    /// Makes the command a container of these subcommands.
+    const fn with_subcommands(self, subcommands: &'static [Subcommand]) -> Command {
+        Command {
+            subcommands,
+            ..self
+        }
+    }
+
     /// Whether `argc` arguments (the name included) fit the arity.
     pub(crate) fn arity_fits(&self, argc: usize) -> bool {
         match self.arity {
@@ -158,7 +203,7 @@ use keyspace as ks;
 
 /// Every command this node knows, sorted by name (for binary search).
 pub(crate) const COMMANDS: &[Command] = &[
-    Command::client("client", AtLeast(2), server::client),
+    Command::client("client", AtLeast(2), server::client).with_subcommands(server::CLIENT),
     Command::client("command", AtLeast(1), server::command),
     Command::read("dbsize", Exactly(1), server::dbsize),
     Command::write("decr", Exactly(2), ks::decr),
@@ -202,11 +247,12 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::subscribed_client("quit", AtLeast(1), server::quit),
     Command::client("replicaof", Exactly(3), replication::replicaof),
     Command::node("role", Exactly(1), replication::role),
-    Command::client("script", AtLeast(2), scripting::script),
+    Command::client("script", AtLeast(2), scripting::script).with_subcommands(scripting::SCRIPT),
     Command::node("select", Exactly(2), server::select),
     Command::write("set", AtLeast(3), ks::set),
     Command::write("setex", Exactly(4), ks::SETEX),
     Command::write("setnx", Exactly(3), ks::setnx),
+    Command::client("shutdown", AtLeast(1), server::shutdown),
     Command::client("slaveof", Exactly(3), replication::replicaof),
     Command::read("strlen", Exactly(2), ks::strlen),
     Command::subscribed_client("subscribe", AtLeast(2), pubsub::subscribe),
@@ -232,6 +278,56 @@ pub(crate) fn lookup(name: &[u8]) -> Option<&'static Command> {
         .binary_search_by(|c| c.name.as_bytes().cmp(lower))
         .ok()
         .map(|i| &COMMANDS[i])
+}
+
+/// Resolves a client's request as Redis's `processCommand` starts: the
+/// command must exist, fit its arity, and, for a container, name a known
+/// subcommand that fits its own arity. An `Err` is the error reply.
+pub(crate) fn resolve(args: &[Vec<u8>]) -> Result<Resolved, Reply> {
+    let Some(cmd) = lookup(&args[0]) else {
+        return Err(unknown_command(args));
+    };
+    if !cmd.arity_fits(args.len()) {
+        return Err(arity_error(cmd.name));
+    }
+    if cmd.subcommands.is_empty() {
+        return Ok(Resolved { cmd, sub: None });
+    }
+    let Some(sub) = cmd
+        .subcommands
+        .iter()
+        .find(|s| is_option(&args[1], s.short_name()))
+    else {
+        return Err(unknown_subcommand(args));
+    };
+    let fits = match sub.arity {
+        Arity::Exactly(n) => args.len() == n,
+        Arity::AtLeast(n) => args.len() >= n,
+    };
+    if !fits {
+        return Err(arity_error(sub.name));
+    }
+    Ok(Resolved {
+        cmd,
+        sub: Some(sub),
+    })
+}
+
+/// The refusals Redis's `processCommand` makes after resolving a command,
+/// in its order: a write on a replica (`READONLY`), then a command a
+/// client in subscribed mode may not send. Shared by the node and by the
+/// real-TCP server's front, which answers for a busy node.
+pub(crate) fn refusal(r: Resolved, subscribed: bool, role: &Role) -> Option<Reply> {
+    if r.cmd.write && *role != Role::Master {
+        return Some(readonly_error());
+    }
+    if subscribed && matches!(r.cmd.subscribed, Subscribed::Refused) {
+        return Some(Reply::err(format!(
+            "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+            r.full_name()
+        )));
+    }
+    None
 }
 
 /// Whether an argument is the option (or subcommand) `name`, ignoring case
@@ -262,6 +358,9 @@ pub(crate) enum Out {
         /// replica before it is sent (the replica's `replication_delay`).
         lag: std::time::Duration,
     },
+    /// `SHUTDOWN`: the node stops; the caller gets no reply (the process
+    /// is gone), as with Redis.
+    Shutdown,
 }
 
 fn readonly_error() -> Reply {
@@ -277,26 +376,17 @@ impl Node {
 
     /// Executes one client command.
     pub(crate) fn execute(&self, c: &mut Client, args: &[Vec<u8>]) -> Out {
-        let Some(cmd) = lookup(&args[0]) else {
-            return Out::Reply(unknown_command(args));
+        let resolved = match resolve(args) {
+            Ok(r) => r,
+            Err(e) => return Out::Reply(e),
         };
-        if !cmd.arity_fits(args.len()) {
-            return Out::Reply(arity_error(cmd.name));
+        let cmd = resolved.cmd;
+        let subscribed = c.is_subscribed();
+        if let Some(e) = refusal(resolved, subscribed, &self.state.borrow().role) {
+            return Out::Reply(e);
         }
-        if c.is_subscribed() {
-            match cmd.subscribed {
-                Subscribed::Refused => {
-                    return Out::Reply(Reply::err(format!(
-                        "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
-                        cmd.name
-                    )));
-                }
-                Subscribed::Answers(answer) => return Out::Reply(answer(args)),
-                Subscribed::Allowed => {}
-            }
-        }
-        if self.refuses_write(cmd) {
-            return Out::Reply(readonly_error());
+        if subscribed && let Subscribed::Answers(answer) = cmd.subscribed {
+            return Out::Reply(answer(args));
         }
         match cmd.handler {
             Handler::Keyspace(run) => {
@@ -327,6 +417,11 @@ impl Node {
             // A script has no connection of its own.
             Handler::Client(_) => Reply::err("ERR This Redis command is not allowed from script"),
             _ if self.refuses_write(cmd) => readonly_error(),
+            // A script being killed (or stopped by a shutdown) runs no
+            // more writes; the engine raises the kill when this call
+            // returns. Otherwise the script is marked as having written,
+            // which makes it unkillable, as Redis's SCRIPT_WRITE_DIRTY.
+            _ if cmd.write && !self.lua.claim_write() => Reply::Nil,
             Handler::Keyspace(run) => {
                 let mut st = self.state.borrow_mut();
                 run(&mut st.ks, args, &self.handle).unwrap_or_else(|e| e)

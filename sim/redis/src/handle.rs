@@ -27,26 +27,27 @@ pub struct NodeConfig {
     pub persistence: Persistence,
     /// The node's clock.
     pub clock: ClockSpec,
-    /// Host name of the master to replicate at start-up, if any.
-    pub replica_of: Option<String>,
+    /// The master to replicate at start-up, if any.
+    pub replica_of: Option<MasterAddr>,
     /// On a replica: how long its master holds each write in its
     /// replication buffer for this replica before sending it. The replica
     /// applies a write this delay plus the link's latency after the master
     /// acknowledged it, and a master that dies within the delay loses it
     /// (see [`crate::replication`]).
     pub replication_delay: Duration,
-    /// TCP port the node listens on (in the simulation), and that replicas
-    /// dial on their master.
+    /// TCP port the node listens on in the simulation (6379 by default).
     pub port: u16,
-    /// How long a script may run on the node's clock before it is aborted
-    /// with an error to its caller (Redis's `busy-reply-threshold`, 5000 ms
-    /// by default). Only the real-TCP server's clock moves during a script:
-    /// in a simulation time stands still while a script runs, so there
-    /// [`NodeConfig::script_instruction_limit`] bounds it instead.
-    pub script_time_limit: Duration,
+    /// Redis's `busy-reply-threshold` (alias `lua-time-limit`; 5000 ms by
+    /// default): on the real-TCP server, once a script has run this long,
+    /// other clients are answered `BUSY` and `SCRIPT KILL` may stop it
+    /// (see `crate::tcp`). A script is never aborted for time, as in
+    /// Redis. Inside a simulation time stands still while a script runs,
+    /// so this has no effect there.
+    pub busy_reply_threshold: Duration,
     /// How many Lua VM instructions a script may run before it is aborted
     /// with an error to its caller. Deterministic: it bounds a runaway
-    /// script inside a simulation, where the clock does not move.
+    /// script inside a simulation, where the clock does not move. The
+    /// real-TCP server does not apply it (Redis has no such limit).
     pub script_instruction_limit: u64,
 }
 
@@ -63,8 +64,8 @@ impl NodeConfig {
             clock: ClockSpec::default(),
             replica_of: None,
             replication_delay: Duration::ZERO,
-            port: 6379,
-            script_time_limit: Duration::from_millis(5000),
+            port: DEFAULT_PORT,
+            busy_reply_threshold: Duration::from_millis(5000),
             script_instruction_limit: SCRIPT_INSTRUCTION_LIMIT,
         }
     }
@@ -81,8 +82,9 @@ impl NodeConfig {
         self
     }
 
-    /// Makes the node start as a replica of `master` (a host name).
-    pub fn replica_of(mut self, master: impl Into<String>) -> Self {
+    /// Makes the node start as a replica of `master`: a host name (its
+    /// port is then 6379) or a [`MasterAddr`].
+    pub fn replica_of(mut self, master: impl Into<MasterAddr>) -> Self {
         self.replica_of = Some(master.into());
         self
     }
@@ -94,20 +96,72 @@ impl NodeConfig {
     }
 }
 
+/// Redis's default port: where a master named by its host alone listens.
+pub const DEFAULT_PORT: u16 = 6379;
+
+/// Where a replica finds its master.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MasterAddr {
+    /// In a simulation a turmoil host name (or an IP address: 127.0.0.1 is
+    /// the replica's own host); on real TCP an IP address or a DNS name.
+    pub host: String,
+    /// The master's TCP port.
+    pub port: u16,
+}
+
+impl MasterAddr {
+    /// The master at `host`:`port`.
+    pub fn new(host: impl Into<String>, port: u16) -> MasterAddr {
+        MasterAddr {
+            host: host.into(),
+            port,
+        }
+    }
+
+    /// Whether `REPLICAOF host port` names this master: Redis compares the
+    /// host case-insensitively (`strcasecmp`) and the port exactly.
+    pub fn is(&self, host: &str, port: u16) -> bool {
+        self.host.eq_ignore_ascii_case(host) && self.port == port
+    }
+}
+
+/// A host name alone: the master listens on [`DEFAULT_PORT`].
+impl From<&str> for MasterAddr {
+    fn from(host: &str) -> MasterAddr {
+        MasterAddr::new(host, DEFAULT_PORT)
+    }
+}
+
+/// A host name alone: the master listens on [`DEFAULT_PORT`].
+impl From<String> for MasterAddr {
+    fn from(host: String) -> MasterAddr {
+        MasterAddr::new(host, DEFAULT_PORT)
+    }
+}
+
+impl std::fmt::Display for MasterAddr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.host, self.port)
+    }
+}
+
 /// The node's replication role.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Role {
     /// Accepts writes.
     Master,
-    /// Follows the master at this host name.
-    Replica(String),
+    /// Follows this master.
+    Replica(MasterAddr),
 }
 
 /// A request the running node applies from the handle's control queue.
 #[derive(Debug)]
 pub(crate) enum Control {
     /// Follow this master, or (`None`) become a master.
-    ReplicaOf(Option<String>),
+    ReplicaOf(Option<MasterAddr>),
+    /// Start the link of a switch already made (by a client's
+    /// `REPLICAOF`) for this link generation.
+    Follow(MasterAddr, u64),
 }
 
 /// What a handle and all its clones share with the running node.
@@ -224,10 +278,15 @@ impl NodeHandle {
         self.replicaof(None);
     }
 
-    /// Makes the node replicate `master` (a host name), or, with `None`,
-    /// stop replicating.
-    pub fn replicaof(&self, master: Option<String>) {
-        lock(&self.shared.control).push(Control::ReplicaOf(master));
+    /// Makes the node replicate `master`, or, with `None`, stop
+    /// replicating.
+    pub fn replicaof(&self, master: Option<MasterAddr>) {
+        self.push_control(Control::ReplicaOf(master));
+    }
+
+    /// Queues a request for the running node and wakes it.
+    pub(crate) fn push_control(&self, control: Control) {
+        lock(&self.shared.control).push(control);
         self.shared.control_notify.notify_one();
     }
 

@@ -67,6 +67,8 @@
 //! and requires identical replies. Deliberate differences are listed in the
 //! crate's README.md, which also maps the source files.
 
+mod busy;
+mod cjson;
 mod client;
 pub mod clock;
 mod commands;
@@ -78,10 +80,13 @@ pub mod node;
 pub mod persistence;
 pub mod replication;
 pub mod resp;
+mod sandbox;
 pub mod server;
+pub mod tcp;
 
 pub use clock::{ClockSpec, NodeClock};
 pub use events::{EventKind, EventSink, NodeEvent, Origin, Value};
-pub use handle::{NodeConfig, NodeHandle, Role};
+pub use handle::{MasterAddr, NodeConfig, NodeHandle, Role};
 pub use persistence::{CrashKind, Persistence};
-pub use server::{real_time, serve, serve_tcp, serve_tcp_listener};
+pub use server::serve;
+pub use tcp::{real_time, serve_tcp, serve_tcp_listener, serve_tcp_until};

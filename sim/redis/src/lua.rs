@@ -9,30 +9,33 @@
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use mlua::{Function, HookTriggers, Lua, MultiValue, Table, Value as LuaValue, VmState};
 
+use crate::busy::{Interrupt, ScriptWatch};
 use crate::resp::Reply;
 
 /// Executes one command on behalf of a script (`redis.call`).
 pub type CallFn = Rc<dyn Fn(&[Vec<u8>]) -> Reply>;
 
 /// The Lua side of the library: the error handler, `redis.call` and
-/// `redis.pcall` wrappers, global protection. Runs once per state.
+/// `redis.pcall` wrappers, `cjson`. Runs once per state, before global
+/// protection ([`crate::sandbox`]); returns the function that runs a script.
 const LIB: &str = r#"
-local raw_call, raw_call_raise, sha1hex, push_error, to_err_table, aborted = ...
-local error = error
-local type = type
-local xpcall = xpcall
+local raw_call, raw_call_raise, sha1hex, push_error, to_err_table, aborted, cjson_module = ...
+local error, type, select, xpcall, unpack = error, type, select, xpcall, unpack
+local maxn = table.maxn
 redis = {}
 redis.call = raw_call_raise
 local raw_pcall = pcall
-local unpack = unpack
 pcall = function (...)
+  -- Redis's pcall calls its own result placeholder when given nothing.
+  if select('#', ...) == 0 then return false, 'attempt to call a boolean value' end
   local r = {raw_pcall(...)}
   if not r[1] and aborted() then error(r[2], 0) end
   if not r[1] then r[2] = to_err_table(r[2]) end
-  return unpack(r, 1, table.maxn(r))
+  return unpack(r, 1, maxn(r))
 end
 redis.pcall = function (...)
   return raw_call(...)
@@ -72,22 +75,24 @@ redis.breakpoint = function () return false end
 redis.debug = function () end
 redis.REDIS_VERSION = '7.0.15'
 redis.REDIS_VERSION_NUM = 0x0007000f
+
+cjson = cjson_module
+
+-- Not in Redis 7.0.15 as Debian builds it (getfenv, setfenv and newproxy
+-- went with the Lua sandbox fixes), nor in any Redis (the file functions).
 dofile = nil
 loadfile = nil
 print = nil
+getfenv = nil
+setfenv = nil
+newproxy = nil
 local error_handler = __redis_error_handler
 __redis_error_handler = nil
+__redis__err__handler = error_handler
 local run = function (f)
   return xpcall(f, error_handler)
 end
-setmetatable(_G, {
-  __newindex = function (t, k, v)
-    error("Attempt to modify a readonly table", 2)
-  end,
-  __index = function (t, k)
-    error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
-  end,
-})
+
 return run
 "#;
 
@@ -95,6 +100,12 @@ return run
 pub struct LuaEngine {
     lua: Lua,
     run: Function,
+    /// The globals themselves, behind the read-only view scripts see (see
+    /// `LIB`); `KEYS` and `ARGV` are set here.
+    globals: Table,
+    /// The configuration of the global `cjson` module (SCRIPT FLUSH resets
+    /// it, as Redis's new Lua state does).
+    cjson: crate::cjson::SharedConfig,
     scripts: RefCell<BTreeMap<String, Function>>,
     budget: Rc<Budget>,
 }
@@ -119,36 +130,69 @@ pub fn aborted_scripts() -> u64 {
     ABORTED.with(Cell::get)
 }
 
-/// What a running script may still spend, checked by the count hook.
+/// Why a script stopped before its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// It ran past the instruction limit (a simulation's bound).
+    InstructionLimit,
+    /// `SCRIPT KILL` (real-TCP server only).
+    Killed,
+    /// The server is stopping (real-TCP server only).
+    Shutdown,
+}
+
+/// Redis's error in a killed script (the handler adds where it was).
+const SCRIPT_KILLED: &str = "ERR Script killed by user with SCRIPT KILL...";
+
+/// What bounds a running script, checked by the count hook: in a
+/// simulation the instruction limit; on the real-TCP server (which has a
+/// [`ScriptWatch`]) the front's `SCRIPT KILL` and shutdown, and no limit
+/// at all, as in Redis.
 struct Budget {
-    /// The node's clock (ms); see [`LuaEngine::set_limits`].
-    now_ms: RefCell<Option<Rc<dyn Fn() -> i64>>>,
-    time_limit_ms: Cell<i64>,
     instruction_limit: Cell<u64>,
-    /// When the running script started, on the node's clock.
-    started_ms: Cell<i64>,
     /// Instructions the running script has run (in steps of the hook).
     instructions: Cell<u64>,
-    /// Whether the last script was aborted by the hook.
-    aborted: Cell<bool>,
+    /// The real-TCP server's watch on the running script.
+    watch: RefCell<Option<Arc<ScriptWatch>>>,
+    /// Why the last script stopped early, if it did.
+    stop: Cell<Option<Stop>>,
 }
 
 impl Budget {
-    /// Called every [`HOOK_EVERY`] instructions: an error aborts the script.
+    /// Called every [`HOOK_EVERY`] instructions: an error stops the script.
     fn check(&self) -> mlua::Result<()> {
+        if self.watch.borrow().is_some() {
+            return self.interrupted();
+        }
         let n = self.instructions.get() + u64::from(HOOK_EVERY);
         self.instructions.set(n);
-        let over_time = match &*self.now_ms.borrow() {
-            Some(now) => now() - self.started_ms.get() >= self.time_limit_ms.get(),
-            None => false,
-        };
-        if n >= self.instruction_limit.get() || over_time {
-            self.aborted.set(true);
+        if n >= self.instruction_limit.get() {
+            self.stop.set(Some(Stop::InstructionLimit));
             return Err(mlua::Error::runtime(
                 "Script aborted: it ran past the node's script limit",
             ));
         }
         Ok(())
+    }
+
+    /// Raises `SCRIPT KILL`'s error, or stops the script for a shutdown,
+    /// if the real-TCP server's front asked to. Also checked after every
+    /// `redis.call`, so a killed script runs no further command.
+    fn interrupted(&self) -> mlua::Result<()> {
+        let asked = self.watch.borrow().as_ref().and_then(|w| w.interrupt());
+        match asked {
+            None => Ok(()),
+            Some(Interrupt::Kill) => {
+                self.stop.set(Some(Stop::Killed));
+                Err(mlua::Error::external(CallError(SCRIPT_KILLED.into())))
+            }
+            Some(Interrupt::Shutdown) => {
+                self.stop.set(Some(Stop::Shutdown));
+                Err(mlua::Error::runtime(
+                    "Script aborted: the server is stopping",
+                ))
+            }
+        }
     }
 }
 
@@ -173,6 +217,12 @@ pub fn error_text(err: &str) -> String {
 
 /// `%.17g`, as Redis formats Lua numbers passed to commands.
 pub fn fmt_g17(n: f64) -> String {
+    fmt_g(n, 17)
+}
+
+/// `%.<precision>g`, as C's `printf` formats a double (glibc's texts for
+/// NaN and the infinities).
+pub fn fmt_g(n: f64, precision: usize) -> String {
     if n.is_nan() {
         return if n.is_sign_negative() { "-nan" } else { "nan" }.into();
     }
@@ -182,11 +232,13 @@ pub fn fmt_g17(n: f64) -> String {
     if n == 0.0 {
         return if n.is_sign_negative() { "-0" } else { "0" }.into();
     }
-    let e = format!("{n:.16e}");
+    let p = precision.max(1);
+    let e = format!("{n:.*e}", p - 1);
     let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
     let x: i32 = exp.parse().unwrap_or(0);
-    if (-4..17).contains(&x) {
-        let decimals = (16 - x).max(0) as usize;
+    let p = i32::try_from(p).unwrap_or(i32::MAX);
+    if (-4..p).contains(&x) {
+        let decimals = (p - 1 - x).max(0) as usize;
         let s = format!("{n:.decimals$}");
         strip_zeros(&s)
     } else {
@@ -222,19 +274,116 @@ impl std::fmt::Display for CallError {
 
 impl std::error::Error for CallError {}
 
-/// The text of a `redis.call` error, if `v` is one.
-fn call_error(v: &LuaValue) -> Option<String> {
-    fn walk(e: &mlua::Error) -> Option<String> {
+/// An error raised from Rust as Lua would raise a string: its complete
+/// text (position included, where Lua's C functions put one). A script's
+/// `pcall` sees the string; uncaught, it becomes `ERR <text>`.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct RaisedError(String);
+
+/// The `T` an error value `v` carries, if it carries one, mapped by `f`.
+fn external<T: std::error::Error + 'static, R>(v: &LuaValue, f: impl Fn(&T) -> R) -> Option<R> {
+    fn walk<T: std::error::Error + 'static>(e: &mlua::Error) -> Option<&T> {
         match e {
             mlua::Error::CallbackError { cause, .. } => walk(cause),
-            mlua::Error::ExternalError(x) => x.downcast_ref::<CallError>().map(|c| c.0.clone()),
+            mlua::Error::ExternalError(x) => x.downcast_ref::<T>(),
             mlua::Error::WithContext { cause, .. } => walk(cause),
             _ => None,
         }
     }
     match v {
-        LuaValue::Error(e) => walk(e),
+        LuaValue::Error(e) => walk::<T>(e).map(f),
         _ => None,
+    }
+}
+
+/// The text of a `redis.call` error, if `v` is one.
+fn call_error(v: &LuaValue) -> Option<String> {
+    external::<CallError, _>(v, |c| c.0.clone())
+}
+
+/// The text of a [`RaisedError`], if `v` is one.
+fn raised_error(v: &LuaValue) -> Option<String> {
+    external::<RaisedError, _>(v, |c| c.0.clone())
+}
+
+/// An error raised as a C function raises it with `luaG_runerror` (e.g.
+/// "Attempt to modify a readonly table"): the text alone.
+pub(crate) fn plain_error(text: impl Into<String>) -> mlua::Error {
+    mlua::Error::external(RaisedError(text.into()))
+}
+
+/// An error raised as a C function raises it with `luaL_error`: prefixed
+/// with its caller's position (`user_script:1: `) when the caller is a Lua
+/// function, as `luaL_where(L, 1)` does.
+pub(crate) fn caller_error(lua: &Lua, text: &str) -> mlua::Error {
+    let position = lua
+        .inspect_stack(1, |d| {
+            let line = d.current_line().filter(|l| *l > 0)?;
+            let src = d.source().short_src.map(|s| s.into_owned())?;
+            Some(format!("{src}:{line}: "))
+        })
+        .flatten()
+        .unwrap_or_default();
+    plain_error(format!("{position}{text}"))
+}
+
+/// `luaL_argerror` for the running Rust function: argument `n` is bad
+/// (`bad argument #n to 'name' (why)`), the name being the one its caller
+/// called it by.
+pub(crate) fn arg_error(lua: &Lua, n: usize, why: &str) -> mlua::Error {
+    let (name, method) = lua
+        .inspect_stack(0, |d| {
+            let names = d.names();
+            (
+                names.name.map(|s| s.into_owned()),
+                names.name_what == Some("method"),
+            )
+        })
+        .unwrap_or((None, false));
+    let name = name.unwrap_or_else(|| "?".into());
+    if method {
+        if n == 1 {
+            return caller_error(lua, &format!("calling '{name}' on bad self ({why})"));
+        }
+        return caller_error(lua, &format!("bad argument #{} to '{name}' ({why})", n - 1));
+    }
+    caller_error(lua, &format!("bad argument #{n} to '{name}' ({why})"))
+}
+
+/// Lua's name for a value's type, as `lua_typename` gives it.
+pub(crate) fn type_name(v: &LuaValue) -> &'static str {
+    match v {
+        LuaValue::Nil => "nil",
+        LuaValue::Boolean(_) => "boolean",
+        LuaValue::Integer(_) | LuaValue::Number(_) => "number",
+        LuaValue::String(_) => "string",
+        LuaValue::Table(_) => "table",
+        LuaValue::Function(_) => "function",
+        LuaValue::Thread(_) => "thread",
+        _ => "userdata",
+    }
+}
+
+/// `luaL_typerror` for argument `n` (1-based) of `args`: `<expected>
+/// expected, got <type>` (`no value` past the last argument).
+pub(crate) fn type_error(lua: &Lua, args: &[LuaValue], n: usize, expected: &str) -> mlua::Error {
+    let got = args.get(n - 1).map_or("no value", type_name);
+    arg_error(lua, n, &format!("{expected} expected, got {got}"))
+}
+
+/// The text of an error a Lua function called from Rust raised (for
+/// passing it on unchanged): without the traceback mlua appends.
+pub(crate) fn error_message(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::RuntimeError(m) => match m.find("\nstack traceback:") {
+            Some(end) => m[..end].to_string(),
+            None => m.clone(),
+        },
+        mlua::Error::CallbackError { cause, .. } => error_message(cause),
+        mlua::Error::WithContext { cause, .. } => error_message(cause),
+        mlua::Error::ExternalError(x) => x.to_string(),
+        other => other.to_string(),
     }
 }
 
@@ -299,7 +448,8 @@ fn lua_to_reply(v: &LuaValue) -> Reply {
     match v {
         LuaValue::Boolean(true) => Reply::Int(1),
         LuaValue::Integer(n) => Reply::Int(*n),
-        LuaValue::Number(n) => Reply::Int(*n as i64),
+        // C's `(long long)` cast, as Redis converts: out of range is LLONG_MIN.
+        LuaValue::Number(n) => Reply::Int(crate::cjson::c_long_long(*n)),
         LuaValue::String(s) => Reply::Bulk(s.as_bytes().to_vec()),
         LuaValue::Table(t) => {
             if let Ok(LuaValue::String(e)) = t.raw_get::<LuaValue>("err") {
@@ -339,11 +489,22 @@ impl LuaEngine {
             mlua::StdLib::TABLE | mlua::StdLib::STRING | mlua::StdLib::MATH,
             mlua::LuaOptions::default(),
         )?;
-        let call2 = call.clone();
-        let raw_call = lua
-            .create_function(move |lua, args: MultiValue| Ok(call_command(lua, &call2, args)?.0))?;
+        let budget = Rc::new(Budget {
+            instruction_limit: Cell::new(crate::handle::SCRIPT_INSTRUCTION_LIMIT),
+            instructions: Cell::new(0),
+            watch: RefCell::new(None),
+            stop: Cell::new(None),
+        });
+        let (call2, b) = (call.clone(), budget.clone());
+        let raw_call = lua.create_function(move |lua, args: MultiValue| {
+            let v = call_command(lua, &call2, args)?.0;
+            b.interrupted()?;
+            Ok(v)
+        })?;
+        let b = budget.clone();
         let raw_call_raise = lua.create_function(move |lua, args: MultiValue| {
             let (v, failed) = call_command(lua, &call, args)?;
+            b.interrupted()?;
             if failed && let LuaValue::Table(t) = &v {
                 let text: String = t.raw_get("err")?;
                 return Err(mlua::Error::external(CallError(text)));
@@ -351,6 +512,9 @@ impl LuaEngine {
             Ok(v)
         })?;
         let to_err_table = lua.create_function(|lua, v: LuaValue| {
+            if let Some(text) = raised_error(&v) {
+                return Ok(LuaValue::String(lua.create_string(&text)?));
+            }
             Ok(match call_error(&v) {
                 Some(text) => LuaValue::Table(err_table(lua, &text)?),
                 None => v,
@@ -397,6 +561,9 @@ impl LuaEngine {
                 ref e if call_error(e).is_some() => {
                     err_table(lua, &call_error(e).unwrap_or_default())?
                 }
+                ref e if raised_error(e).is_some() => {
+                    err_table(lua, &format!("ERR {}", raised_error(e).unwrap_or_default()))?
+                }
                 other => {
                     let text = match &other {
                         LuaValue::String(s) => s.to_string_lossy(),
@@ -419,28 +586,46 @@ impl LuaEngine {
             Ok(t)
         })?;
         lua.globals().raw_set("__redis_error_handler", handler)?;
-        let budget = Rc::new(Budget {
-            now_ms: RefCell::new(None),
-            time_limit_ms: Cell::new(i64::MAX),
-            instruction_limit: Cell::new(crate::handle::SCRIPT_INSTRUCTION_LIMIT),
-            started_ms: Cell::new(0),
-            instructions: Cell::new(0),
-            aborted: Cell::new(false),
-        });
         // The script's `pcall` must not swallow the abort: it raises it on.
         let b = budget.clone();
-        let aborted = lua.create_function(move |_, ()| Ok(b.aborted.get()))?;
+        let aborted = lua.create_function(move |_, ()| Ok(b.stop.get().is_some()))?;
+        let cjson = crate::cjson::SharedConfig::default();
+        let cjson_module = crate::cjson::module(&lua, cjson.clone())?;
+        let globals = lua.globals();
         let run: Function = lua.load(LIB).set_name("@redis_lib").call((
             raw_call,
             raw_call_raise,
             sha1hex,
             push_error,
-            to_err_table,
+            to_err_table.clone(),
             aborted,
+            cjson_module,
         ))?;
+        // A script's xpcall handler gets the error as Redis's would: a
+        // `redis.call` error as its table, others as their text.
+        let raw_xpcall: Function = globals.raw_get("xpcall")?;
+        let convert = to_err_table.clone();
+        let xpcall = lua.create_function(move |lua, args: MultiValue| {
+            let mut args = args.into_iter();
+            let (Some(f), Some(handler)) = (args.next(), args.next()) else {
+                return Err(arg_error(lua, 2, "value expected"));
+            };
+            let convert = convert.clone();
+            let handler = lua.create_function(move |_, e: LuaValue| match &handler {
+                LuaValue::Function(h) => h.call::<LuaValue>(convert.call::<LuaValue>(e)?),
+                // Lua's own answer to a handler that is not a function.
+                _ => Err(mlua::Error::runtime("error in error handling")),
+            })?;
+            raw_xpcall.call::<MultiValue>((f, handler))
+        })?;
+        globals.raw_set("xpcall", xpcall)?;
+        let protected = crate::sandbox::protect(&lua)?;
+        // Scripts (and whatever they load) see the read-only view.
+        lua.set_globals(protected)?;
         // Commands run synchronously inside the node, so an endless script
         // would stop the whole node (and a simulation) for ever: the count
-        // hook is the only place left to stop it.
+        // hook is the only place left to stop it (or, on the real-TCP
+        // server, to let SCRIPT KILL and SHUTDOWN NOSAVE reach it).
         let b = budget.clone();
         lua.set_hook(
             HookTriggers::new().every_nth_instruction(HOOK_EVERY),
@@ -449,6 +634,8 @@ impl LuaEngine {
         Ok(LuaEngine {
             lua,
             run,
+            globals,
+            cjson,
             scripts: RefCell::new(BTreeMap::new()),
             budget,
         })
@@ -486,6 +673,7 @@ impl LuaEngine {
     /// Empties the script cache (SCRIPT FLUSH).
     pub fn flush(&self) {
         self.scripts.borrow_mut().clear();
+        *self.cjson.borrow_mut() = Default::default();
     }
 
     /// Runs a cached script with KEYS and ARGV. `None` if not cached.
@@ -493,18 +681,23 @@ impl LuaEngine {
         let f = self.scripts.borrow().get(sha).cloned()?;
         let b = &self.budget;
         b.instructions.set(0);
-        b.aborted.set(false);
-        if let Some(now) = &*b.now_ms.borrow() {
-            b.started_ms.set(now());
+        b.stop.set(None);
+        let watch = b.watch.borrow().clone();
+        if let Some(w) = &watch {
+            w.script_started();
         }
         let reply = match self.try_run(sha, f, keys, argv) {
             Ok(r) => r,
             Err(e) => Reply::err(format!("ERR Error running script: {e}")),
         };
+        if let Some(w) = &watch {
+            w.script_ended();
+        }
         // Whatever the script's error handler made of the hook's error (a
         // `pcall` in the script may even have caught it: the hook raises it
-        // again at its next check), its caller gets one plain text.
-        Some(if b.aborted.get() {
+        // again at its next check), its caller gets one plain text. A
+        // killed script's caller gets the handler's text, as in Redis.
+        Some(if b.stop.get() == Some(Stop::InstructionLimit) {
             ABORTED.with(|n| n.set(n.get() + 1));
             Reply::Error(format!("{SCRIPT_ABORTED} (script: {sha})"))
         } else {
@@ -512,25 +705,40 @@ impl LuaEngine {
         })
     }
 
-    /// Bounds every script: at most `instructions` Lua VM instructions and
-    /// (if `now_ms`, the node's clock, is given) `time_limit_ms` on that
-    /// clock. A script past either is aborted and its caller gets
-    /// [`SCRIPT_ABORTED`]. Without a call, only the default
-    /// [`crate::handle::SCRIPT_INSTRUCTION_LIMIT`] holds.
-    pub fn set_limits(
-        &self,
-        instructions: u64,
-        time_limit_ms: i64,
-        now_ms: Option<Rc<dyn Fn() -> i64>>,
-    ) {
+    /// Bounds every script to at most `instructions` Lua VM instructions;
+    /// a script past it is aborted and its caller gets [`SCRIPT_ABORTED`].
+    /// Without a call, [`crate::handle::SCRIPT_INSTRUCTION_LIMIT`] holds.
+    /// Not applied once the engine is watched (the real-TCP server).
+    pub fn set_instruction_limit(&self, instructions: u64) {
         self.budget.instruction_limit.set(instructions);
-        self.budget.time_limit_ms.set(time_limit_ms);
-        *self.budget.now_ms.borrow_mut() = now_ms;
     }
 
-    /// Whether the last script run was aborted for running too long.
+    /// Puts the engine under the real-TCP server's watch: scripts are no
+    /// longer bounded by instructions (Redis bounds them by nothing), the
+    /// front sees them run and may kill them or stop the server.
+    pub(crate) fn watch(&self, watch: Arc<ScriptWatch>) {
+        *self.budget.watch.borrow_mut() = Some(watch);
+    }
+
+    /// A running script is about to run a write command: `false` if it
+    /// must not (it is being killed, or the server is stopping). Marks it
+    /// unkillable otherwise.
+    pub(crate) fn claim_write(&self) -> bool {
+        match &*self.budget.watch.borrow() {
+            Some(w) => w.claim_write(),
+            None => true,
+        }
+    }
+
+    /// Whether the last script run stopped early (instruction limit,
+    /// `SCRIPT KILL`, or the server stopping).
     pub fn last_aborted(&self) -> bool {
-        self.budget.aborted.get()
+        self.budget.stop.get().is_some()
+    }
+
+    /// Whether the last script run was stopped because the server stops.
+    pub(crate) fn stopped_by_shutdown(&self) -> bool {
+        self.budget.stop.get() == Some(Stop::Shutdown)
     }
 
     fn try_run(
@@ -540,7 +748,7 @@ impl LuaEngine {
         keys: &[Vec<u8>],
         argv: &[Vec<u8>],
     ) -> mlua::Result<Reply> {
-        let g = self.lua.globals();
+        let g = &self.globals;
         let mk = |items: &[Vec<u8>]| -> mlua::Result<Table> {
             let t = self.lua.create_table_with_capacity(items.len(), 0)?;
             for (i, it) in items.iter().enumerate() {
@@ -625,7 +833,7 @@ mod tests {
     #[test]
     fn a_runaway_script_is_aborted_after_the_instruction_limit_and_the_engine_goes_on() {
         let e = engine();
-        e.set_limits(1_000_000, i64::MAX, None);
+        e.set_instruction_limit(1_000_000);
         let before = aborted_scripts();
         for body in [
             "while true do end",

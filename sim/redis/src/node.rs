@@ -30,7 +30,7 @@ use crate::resp::Reply;
 
 // Re-exported so the older paths (`simredis::node::NodeHandle`, ...) keep
 // working.
-pub use crate::handle::{NodeConfig, NodeHandle, Role};
+pub use crate::handle::{MasterAddr, NodeConfig, NodeHandle, Role};
 
 /// A batch of effects streamed to replicas: the final state of every key
 /// one command (or script, or expiry cycle) changed.
@@ -99,6 +99,8 @@ pub struct Node {
     pub(crate) lua: LuaEngine,
     /// Notified when a replica acknowledges (wakes blocked `WAIT`s).
     pub(crate) acks: Notify,
+    /// Notified once by `SHUTDOWN`: the serving loop returns.
+    pub(crate) stop: Notify,
 }
 
 /// The replication id of `name`'s `generation`: 40 hex digits, derived, not
@@ -135,20 +137,11 @@ impl Node {
                 handle,
                 lua,
                 acks: Notify::new(),
+                stop: Notify::new(),
             }
         });
-        let cfg = node.handle.config();
-        // Only a real-time node's clock moves while a script runs; in a
-        // simulation the instruction limit alone bounds it (deterministic).
-        let clock = turmoil::sim_elapsed().is_none().then(|| {
-            let h = node.handle.clone();
-            Rc::new(move || h.now_ms()) as Rc<dyn Fn() -> i64>
-        });
-        node.lua.set_limits(
-            cfg.script_instruction_limit,
-            i64::try_from(cfg.script_time_limit.as_millis()).unwrap_or(i64::MAX),
-            clock,
-        );
+        node.lua
+            .set_instruction_limit(node.handle.config().script_instruction_limit);
         let restored = lock(&node.handle.shared.disk).recover(node.handle.config().persistence);
         {
             let mut st = node.state.borrow_mut();
@@ -178,6 +171,13 @@ impl Node {
         for ch in &c.subscriptions {
             st.channels.unsubscribe(ch, c.id);
         }
+    }
+
+    /// `SHUTDOWN`: flushes the disk (Redis fsyncs its AOF before it
+    /// exits) and tells the serving loop to return.
+    pub(crate) fn shut_down(&self) {
+        lock(&self.handle.shared.disk).fsync();
+        self.stop.notify_one();
     }
 
     /// Turns the keyspace changes of the last command into events,
@@ -357,18 +357,29 @@ impl Node {
 
     /// Applies pending control requests; returns the new master to follow
     /// if a replication link must start.
-    pub(crate) fn apply_controls(&self) -> Option<(String, u64)> {
+    pub(crate) fn apply_controls(&self) -> Option<(MasterAddr, u64)> {
         let mut start = None;
         for c in self.handle.take_controls() {
             match c {
                 Control::ReplicaOf(m) => start = self.set_replicaof(m),
+                // A link of an older generation ends as soon as it starts.
+                Control::Follow(m, generation) => start = Some((m, generation)),
             }
         }
         start
     }
 
+    /// A client's `REPLICAOF`: switches role at once, so the commands after
+    /// it in the same pipeline see the new role, and leaves starting the
+    /// link to the node's control task (which knows the network to dial).
+    pub(crate) fn replicaof_from_client(&self, master: Option<MasterAddr>) {
+        if let Some((m, generation)) = self.set_replicaof(master) {
+            self.handle.push_control(Control::Follow(m, generation));
+        }
+    }
+
     /// Switches role. Returns the master and link generation to start.
-    pub(crate) fn set_replicaof(&self, master: Option<String>) -> Option<(String, u64)> {
+    pub(crate) fn set_replicaof(&self, master: Option<MasterAddr>) -> Option<(MasterAddr, u64)> {
         let mut st = self.state.borrow_mut();
         st.link_generation += 1;
         st.link_up = false;

@@ -39,6 +39,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep, sleep_until, timeout};
 
+use crate::handle::MasterAddr;
 use crate::keyspace::{Entry, Value};
 use crate::node::{Batch, Node, Queued};
 use crate::resp::{Parse, Reply, encode_request, parse_reply, parse_request, string2ll};
@@ -232,14 +233,15 @@ pub(crate) async fn serve_replica<R, W>(
 }
 
 /// Replica side: follows `master` while the node's link generation is
-/// `generation` (a promotion or a new REPLICAOF ends it).
-pub(crate) async fn follow(node: Rc<Node>, master: String, generation: u64, net: Net) {
-    let port = node.handle.config().port;
+/// `generation` (a promotion or a new REPLICAOF ends it). A master that
+/// cannot be reached (an unknown host, a closed port, port 0) is dialled
+/// again every 100 ms, as Redis retries its master for ever.
+pub(crate) async fn follow(node: Rc<Node>, master: MasterAddr, generation: u64, net: Net) {
     loop {
         if node.state.borrow().link_generation != generation {
             return;
         }
-        let addr = (master.as_str(), port);
+        let addr = (master.host.as_str(), master.port);
         match net {
             Net::Turmoil => {
                 dial(&node, turmoil::net::TcpStream::connect(addr), generation).await;

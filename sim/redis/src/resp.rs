@@ -26,12 +26,26 @@ pub enum Parse {
 }
 
 impl Parse {
-    /// The error line Redis sends for a protocol error.
+    /// The error line Redis sends for a protocol error, for display (a byte
+    /// past ASCII shows as the character of that code).
     pub fn error_text(msg: &'static str, byte: Option<u8>) -> String {
         match byte {
             Some(b) => format!("{msg} '{}'", b as char),
             None => msg.to_string(),
         }
+    }
+
+    /// Appends the error reply Redis sends for a protocol error to `out`,
+    /// byte for byte: `-ERR <msg>` and, for an unexpected byte, that byte
+    /// as it came (a newline shows as a space, as in every Redis error).
+    pub fn encode_error(msg: &'static str, byte: Option<u8>, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"-ERR ");
+        out.extend_from_slice(msg.as_bytes());
+        if let Some(b) = byte {
+            let b = if b == b'\r' || b == b'\n' { b' ' } else { b };
+            out.extend_from_slice(&[b' ', b'\'', b, b'\'']);
+        }
+        out.extend_from_slice(b"\r\n");
     }
 }
 
@@ -377,8 +391,8 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<(Reply, usize)>, String> {
     let Some(cr) = buf.windows(2).position(|w| w == b"\r\n") else {
         return Ok(None);
     };
-    if buf.is_empty() {
-        return Ok(None);
+    if cr == 0 {
+        return Err("a reply line without a type".into());
     }
     let line = &buf[1..cr];
     let next = cr + 2;
@@ -523,7 +537,34 @@ mod tests {
         assert_eq!(parse_reply(&bytes), Ok(Some((r, bytes.len()))));
     }
 
+    #[test]
+    fn a_reply_line_without_a_type_is_an_error_not_a_panic() {
+        assert!(parse_reply(b"\r\n").is_err());
+        assert!(parse_reply(b"\r\n+OK\r\n").is_err());
+    }
+
+    #[test]
+    fn protocol_errors_carry_the_unexpected_byte_as_it_came() {
+        let mut out = Vec::new();
+        Parse::encode_error("Protocol error: expected '$', got", Some(0xff), &mut out);
+        assert_eq!(out, b"-ERR Protocol error: expected '$', got '\xff'\r\n");
+        out.clear();
+        Parse::encode_error("Protocol error: expected '$', got", Some(b'\r'), &mut out);
+        assert_eq!(out, b"-ERR Protocol error: expected '$', got ' '\r\n");
+        out.clear();
+        Parse::encode_error("Protocol error: invalid bulk length", None, &mut out);
+        assert_eq!(out, b"-ERR Protocol error: invalid bulk length\r\n");
+    }
+
     proptest::proptest! {
+        // A fixed seed: every run checks the same cases.
+        #![proptest_config(proptest::test_runner::Config {
+            cases: 2000,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(20_261_124),
+            failure_persistence: None,
+            ..proptest::test_runner::Config::default()
+        })]
+
         #[test]
         fn random_bytes_never_panic_the_parser(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..256)) {
             let _ = parse_request(&bytes);

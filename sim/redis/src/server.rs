@@ -1,21 +1,23 @@
-//! Serving a node: the turmoil host body ([`serve`]) and the real-TCP
-//! server ([`serve_tcp`]).
+//! Serving a node: the turmoil host body ([`serve`]), and what it shares
+//! with the real-TCP server ([`crate::tcp`]): the node's background tasks
+//! and the connection loop.
 //!
 //! Each connection reads requests, executes every complete one in order
 //! (commands run synchronously, so each command and each script is atomic),
 //! and writes the replies in one go. On a protocol error it sends Redis's
 //! error and closes the connection.
 
-use std::net::SocketAddr;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::task::spawn_local;
 
+use crate::busy::{ConnProbe, ScriptWatch};
 use crate::commands::Out;
-use crate::handle::{NodeConfig, NodeHandle, Role};
+use crate::handle::{NodeHandle, Role};
 use crate::node::Node;
 use crate::replication::{self, Net};
 use crate::resp::{Parse, Reply, parse_request};
@@ -24,9 +26,13 @@ const HZ_PERIOD: Duration = Duration::from_millis(100);
 
 /// Starts the node's background tasks: the active expiry cycle (10 Hz), the
 /// once-a-second fsync, control requests from the handle, and the
-/// replication link if the node is a replica.
-fn start(handle: NodeHandle, net: Net) -> Rc<Node> {
+/// replication link if the node is a replica. On the real-TCP server,
+/// `watch` lets its front see (and kill) long scripts.
+pub(crate) fn start(handle: NodeHandle, net: Net, watch: Option<Arc<ScriptWatch>>) -> Rc<Node> {
     let node = Node::new(handle);
+    if let Some(w) = watch {
+        node.lua.watch(w);
+    }
     let n = node.clone();
     spawn_local(async move {
         let mut tick = tokio::time::interval(HZ_PERIOD);
@@ -62,7 +68,8 @@ fn start(handle: NodeHandle, net: Net) -> Rc<Node> {
 }
 
 /// Runs a node as a turmoil host: binds `0.0.0.0:<port>` (6379 by default)
-/// on the simulated network and serves clients until the host is crashed.
+/// on the simulated network and serves clients until the host is crashed
+/// or a client sends `SHUTDOWN` (then it returns `Ok`).
 ///
 /// ```no_run
 /// # use simredis::{NodeConfig, NodeHandle, serve};
@@ -74,55 +81,25 @@ fn start(handle: NodeHandle, net: Net) -> Rc<Node> {
 pub async fn serve(handle: NodeHandle) -> turmoil::Result {
     let port = handle.config().port;
     let listener = turmoil::net::TcpListener::bind(("0.0.0.0", port)).await?;
-    let node = start(handle, Net::Turmoil);
+    let node = start(handle, Net::Turmoil, None);
     loop {
-        let (stream, _) = listener.accept().await?;
-        spawn_local(connection(node.clone(), stream));
+        // Biased: polling in a fixed order draws nothing from tokio's RNG,
+        // so the simulation stays as it was.
+        tokio::select! {
+            biased;
+            () = node.stop.notified() => return Ok(()),
+            accepted = listener.accept() => {
+                let (stream, _) = accepted?;
+                spawn_local(connection(node.clone(), stream, None));
+            }
+        }
     }
 }
 
-/// Serves a node on a real TCP address (real time), e.g. for
-/// `locklab sim-server`. The clock's epoch is set to the real time now.
-/// The future is not `Send`: run it with `block_on` on a current-thread
-/// runtime (or inside a `LocalSet`).
-pub async fn serve_tcp(addr: SocketAddr, config: NodeConfig) -> std::io::Result<()> {
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    serve_tcp_listener(listener, NodeHandle::new(real_time(config))).await
-}
-
-/// Sets `config`'s clock epoch to the real wall time now (for real-time
-/// serving only: the simulator never reads the real clock).
-pub fn real_time(mut config: NodeConfig) -> NodeConfig {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0);
-    // The node clock counts from the first moment it is read.
-    crate::clock::true_elapsed();
-    config.clock.epoch_ms = now;
-    config
-}
-
-/// Serves a node on an already bound real TCP listener (real time).
-pub async fn serve_tcp_listener(
-    listener: tokio::net::TcpListener,
-    handle: NodeHandle,
-) -> std::io::Result<()> {
-    let local = tokio::task::LocalSet::new();
-    local
-        .run_until(async move {
-            let node = start(handle, Net::Tokio);
-            loop {
-                let (stream, _) = listener.accept().await?;
-                let _ = stream.set_nodelay(true);
-                spawn_local(connection(node.clone(), stream));
-            }
-        })
-        .await
-}
-
-/// Serves one client connection.
-pub(crate) async fn connection<S>(node: Rc<Node>, stream: S)
+/// Serves one client connection. On the real-TCP server, `probe` tells
+/// the front how far the node has executed this connection's requests
+/// each time it waits for more.
+pub(crate) async fn connection<S>(node: Rc<Node>, stream: S, probe: Option<Arc<ConnProbe>>)
 where
     S: AsyncRead + AsyncWrite + Unpin + 'static,
 {
@@ -131,6 +108,8 @@ where
     let mut client = node.new_client(push_tx);
     let mut buf: Vec<u8> = Vec::with_capacity(4096);
     let mut out: Vec<u8> = Vec::with_capacity(4096);
+    // Bytes of requests executed so far (what `probe` reports).
+    let mut executed: u64 = 0;
     'conn: loop {
         let mut used = 0;
         let mut close = false;
@@ -138,7 +117,7 @@ where
             match parse_request(&buf[used..]) {
                 Parse::Incomplete => break,
                 Parse::Error(msg, b) => {
-                    Reply::Error(format!("ERR {}", Parse::error_text(msg, b))).encode(&mut out);
+                    Parse::encode_error(msg, b, &mut out);
                     close = true;
                     break;
                 }
@@ -165,7 +144,18 @@ where
                                 }
                                 out.clear();
                             }
-                            let n = wait(&node, client.woff, numreplicas, timeout_ms).await;
+                            // Redis goes on reading a blocked client: the
+                            // end of its input frees it.
+                            let waiting = wait(&node, client.woff, numreplicas, timeout_ms);
+                            tokio::pin!(waiting);
+                            let n = loop {
+                                tokio::select! {
+                                    n = &mut waiting => break n,
+                                    r = rd.read_buf(&mut buf) => if matches!(r, Ok(0) | Err(_)) {
+                                        break 'conn;
+                                    },
+                                }
+                            };
                             Reply::Int(n).encode(&mut out);
                         }
                         Out::Psync { lag } => {
@@ -177,11 +167,15 @@ where
                             replication::serve_replica(node.clone(), rd, wr, buf, lag).await;
                             return;
                         }
+                        // The server stops: no reply, as from a Redis that
+                        // exited.
+                        Out::Shutdown => break 'conn,
                     }
                 }
             }
         }
         buf.drain(..used);
+        executed += used as u64;
         if !out.is_empty() {
             if wr.write_all(&out).await.is_err() {
                 break;
@@ -191,6 +185,9 @@ where
         if close {
             let _ = wr.shutdown().await;
             break;
+        }
+        if let Some(p) = &probe {
+            p.settle(executed, client.is_subscribed());
         }
         tokio::select! {
             n = rd.read_buf(&mut buf) => match n {

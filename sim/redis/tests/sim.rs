@@ -1,6 +1,6 @@
 //! The node inside turmoil, reached by the unmodified `redis` crate client:
 //! clock jumps, failover, persistence, WAIT, ground-truth events, and the
-//! real-TCP server mode.
+//! real-TCP server mode (its long scripts: `tests/real_tcp.rs`).
 
 mod common;
 
@@ -276,27 +276,6 @@ fn the_real_tcp_server_mode_serves_the_redis_crate() {
             .await
             .unwrap();
         assert!(ttl > 900 && ttl <= 1000);
-        let s: String = redis::cmd("PING").query_async(&mut con).await.unwrap();
-        assert_eq!(s, "PONG");
-    });
-}
-
-#[test]
-fn an_endless_script_on_the_real_tcp_server_is_aborted_and_the_server_goes_on_serving() {
-    let mut config = NodeConfig::new("tcp");
-    config.script_time_limit = Duration::from_millis(50);
-    on_real_tcp(config, |client| async move {
-        let mut con = client.get_multiplexed_async_connection().await.unwrap();
-        let r: redis::RedisResult<()> = redis::cmd("EVAL")
-            .arg("while true do end")
-            .arg(0)
-            .query_async(&mut con)
-            .await;
-        let e = r.unwrap_err().to_string();
-        assert!(e.contains("Script aborted"), "{e}");
-        let mut other = client.get_multiplexed_async_connection().await.unwrap();
-        let s: String = redis::cmd("PING").query_async(&mut other).await.unwrap();
-        assert_eq!(s, "PONG");
         let s: String = redis::cmd("PING").query_async(&mut con).await.unwrap();
         assert_eq!(s, "PONG");
     });

@@ -14,7 +14,8 @@ use super::kinds::FaultMode;
 use super::shrink::shrink;
 use crate::cell::{Judged, run_cell};
 use crate::exit::ExitCode;
-use crate::run::CutShort;
+use crate::interrupt::{self, Cause};
+use crate::run::{CutShort, RunError};
 use crate::verdict::Verdict;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -106,6 +107,9 @@ pub struct Finding {
     pub shrunk: Case,
     /// Runs the shrinker spent.
     pub shrink_runs: usize,
+    /// Set when an interruption cut the shrinking short (or kept it from
+    /// starting): `shrunk` is as small as it got, not as small as it gets.
+    pub shrink_interrupted: Option<Cause>,
     /// The shrunk case, run and judged.
     pub judged: Judged,
 }
@@ -126,15 +130,21 @@ pub struct Outcome {
     pub stats: Stats,
     /// The first counterexample, if any.
     pub first: Option<Finding>,
+    /// Set when the user asked the search to stop, while it searched or
+    /// while it shrunk: the totals count the cases finished before.
+    pub interrupted: Option<Cause>,
     /// The first case (lowest index) whose run was cut short, if any.
     pub first_cut_short: Option<CutShortCase>,
 }
 
 impl Outcome {
-    /// How the search ends: a violation when one was found, a deadlock
-    /// when only deadlocks were, success when nothing was.
+    /// How the search ends: interrupted when it was asked to stop (what it
+    /// found is kept all the same), else a violation when one was found, a
+    /// deadlock when only deadlocks were, success when nothing was.
     pub fn exit_code(&self) -> ExitCode {
-        if self.stats.violations > 0 {
+        if self.interrupted.is_some() {
+            ExitCode::Interrupted
+        } else if self.stats.violations > 0 {
             ExitCode::Violated
         } else if self.stats.deadlocks > 0 {
             ExitCode::Deadlock
@@ -172,22 +182,40 @@ pub fn same_failure(wanted: Verdict, verdict: Verdict) -> bool {
 /// bug, e.g. turmoil running out of ephemeral ports when a client
 /// reconnects without pause) is an error, not a verdict.
 pub fn run_case(case: &Case) -> Result<Judged, String> {
+    attempt(case).map_err(|failure| match failure {
+        Unjudged::Interrupted(cause) => RunError::Interrupted(cause).to_string(),
+        Unjudged::Failed(message) => message,
+    })
+}
+
+/// Why a case has no verdict.
+enum Unjudged {
+    /// The user asked the process to stop: the case was abandoned.
+    Interrupted(Cause),
+    /// The simulator could not run it (a harness error), named.
+    Failed(String),
+}
+
+/// [`run_case`], telling an abandoned case from one that failed.
+fn attempt(case: &Case) -> Result<Judged, Unjudged> {
     let scenario = case.to_scenario();
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         run_cell(&scenario, &case.rung, case.seed)
     }));
     match run {
-        Ok(result) => result.map_err(|e| e.to_string()),
+        Ok(Ok(judged)) => Ok(judged),
+        Ok(Err(RunError::Interrupted(cause))) => Err(Unjudged::Interrupted(cause)),
+        Ok(Err(e)) => Err(Unjudged::Failed(e.to_string())),
         Err(panic) => {
             let what = panic
                 .downcast_ref::<String>()
                 .cloned()
                 .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "a panic".into());
-            Err(format!(
+            Err(Unjudged::Failed(format!(
                 "the simulation panicked (seed {}): {what}",
                 case.seed
-            ))
+            )))
         }
     }
 }
@@ -199,16 +227,46 @@ pub fn shrink_case(case: &Case, verdict: Verdict, max_runs: usize) -> (Case, usi
     })
 }
 
-/// Runs a search; `progress` is called about once a second (and once at
-/// the end) with the totals so far.
-pub fn search(config: &SearchConfig, progress: &(dyn Fn(&Stats) + Sync)) -> Outcome {
+/// The first counterexample found: its case index, verdict, case, and
+/// the case run and judged.
+type Found = (u64, Verdict, Case, Judged);
+
+/// What a search tells while it runs.
+#[derive(Debug, Clone, Copy)]
+pub enum Progress<'a> {
+    /// The totals so far: about once a second, and once when the cases are
+    /// done.
+    Searching(&'a Stats),
+    /// Shrinking the first counterexample: when it starts, then after each
+    /// step that made it smaller; `runs` is what shrinking has spent.
+    Shrinking {
+        /// The smallest case that still fails the same way, so far.
+        case: &'a Case,
+        /// Its verdict.
+        verdict: Verdict,
+        /// Runs spent shrinking.
+        runs: usize,
+    },
+}
+
+/// Runs a search; `progress` hears the totals about once a second (and
+/// once at the end), then each step of the shrinking. When
+/// [`crate::interrupt`] asks for a stop, no new case starts, the cases in
+/// progress are abandoned (not counted), and the first counterexample is
+/// kept as far as it was shrunk.
+pub fn search(config: &SearchConfig, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Outcome {
     let started = Instant::now();
     let next = AtomicU64::new(0);
     let stats = Mutex::new(Stats::default());
-    // (case index, verdict, case) of the earliest violation and deadlock.
-    let firsts: Mutex<[Option<(u64, Verdict, Case)>; 2]> = Mutex::new([None, None]);
+    // Simulated time of the cases finished, µs (added under `stats`' lock).
+    let sim_us = AtomicU64::new(0);
+    // The earliest violation and deadlock.
+    let firsts: Mutex<[Option<Found>; 2]> = Mutex::new([None, None]);
+    // Set by a worker that stopped for a signal with cases left to run.
+    let stopped: Mutex<Option<Cause>> = Mutex::new(None);
     // (case index, the case cut short) of the earliest run cut short.
     let first_cut: Mutex<Option<(u64, CutShortCase)>> = Mutex::new(None);
+    let stop = |cause: Cause| *stopped.lock().unwrap_or_else(|p| p.into_inner()) = Some(cause);
     let lock = |m: &Mutex<Stats>| *m.lock().unwrap_or_else(|p| p.into_inner());
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..config.workers.max(1))
@@ -233,13 +291,27 @@ pub fn search(config: &SearchConfig, progress: &(dyn Fn(&Stats) + Sync)) -> Outc
                                 .seeds_exhausted = true;
                             break;
                         };
+                        if let Some(cause) = interrupt::cause() {
+                            stop(cause);
+                            break;
+                        }
                         let case = generate(&config.rung, &config.mode, seed);
-                        let result = run_case(&case);
+                        let result = attempt(&case);
+                        if let Err(Unjudged::Interrupted(cause)) = result {
+                            stop(cause);
+                            break;
+                        }
                         let mut s = stats.lock().unwrap_or_else(|p| p.into_inner());
                         s.cases += 1;
                         match result {
                             Ok(judged) => {
-                                s.sim_s += judged.sim_elapsed.as_secs_f64();
+                                // Summed in whole µs: the same total whatever
+                                // order the workers finish in (a sum of
+                                // floats is not).
+                                let us = u64::try_from(judged.sim_elapsed.as_micros())
+                                    .unwrap_or(u64::MAX);
+                                let total = sim_us.fetch_add(us, Ordering::SeqCst) + us;
+                                s.sim_s = total as f64 / 1e6;
                                 let slot = match judged.verdict {
                                     Verdict::Violated => {
                                         s.violations += 1;
@@ -271,8 +343,8 @@ pub fn search(config: &SearchConfig, progress: &(dyn Fn(&Stats) + Sync)) -> Outc
                                 drop(s);
                                 if let Some(slot) = slot {
                                     let mut f = firsts.lock().unwrap_or_else(|p| p.into_inner());
-                                    if f[slot].as_ref().is_none_or(|(i, _, _)| k < *i) {
-                                        f[slot] = Some((k, judged.verdict, case));
+                                    if f[slot].as_ref().is_none_or(|(i, ..)| k < *i) {
+                                        f[slot] = Some((k, judged.verdict, case, judged));
                                     }
                                 }
                             }
@@ -289,37 +361,99 @@ pub fn search(config: &SearchConfig, progress: &(dyn Fn(&Stats) + Sync)) -> Outc
                 last = Instant::now();
                 let mut s = lock(&stats);
                 s.wall_s = started.elapsed().as_secs_f64();
-                progress(&s);
+                progress(Progress::Searching(&s));
             }
         }
     });
     let mut totals = lock(&stats);
     totals.wall_s = started.elapsed().as_secs_f64();
-    progress(&totals);
+    progress(Progress::Searching(&totals));
     let [violation, deadlock] = firsts.into_inner().unwrap_or_else(|p| p.into_inner());
-    let first = violation.or(deadlock).and_then(|(_, verdict, case)| {
-        let (shrunk, runs) = if config.shrink {
-            shrink_case(&case, verdict, config.shrink_runs)
+    let first = violation.or(deadlock).map(|(_, verdict, case, judged)| {
+        if config.shrink {
+            shrink_found(case, verdict, judged, config.shrink_runs, progress)
         } else {
-            (case.clone(), 0)
-        };
-        let judged = run_case(&shrunk).ok()?;
-        Some(Finding {
-            seed: case.seed,
-            verdict,
-            original: case,
-            shrunk,
-            shrink_runs: runs,
-            judged,
-        })
+            Finding {
+                seed: case.seed,
+                verdict,
+                original: case.clone(),
+                shrunk: case,
+                shrink_runs: 0,
+                shrink_interrupted: None,
+                judged,
+            }
+        }
     });
+    let stopped = stopped.into_inner().unwrap_or_else(|p| p.into_inner());
+    let interrupted = stopped.or(first.as_ref().and_then(|f| f.shrink_interrupted));
     Outcome {
         stats: totals,
         first,
+        interrupted,
         first_cut_short: first_cut
             .into_inner()
             .unwrap_or_else(|p| p.into_inner())
             .map(|(_, c)| c),
+    }
+}
+
+/// Shrinks a counterexample found by the search, keeping the judged run of
+/// the smallest case that still fails (the same, byte for byte, as running
+/// that case again). An interruption ends the shrinking where it is: the
+/// finding is then as small as it got.
+fn shrink_found(
+    case: Case,
+    verdict: Verdict,
+    judged: Judged,
+    max_runs: usize,
+    progress: &(dyn Fn(Progress<'_>) + Sync),
+) -> Finding {
+    let mut smallest = judged;
+    let mut runs = 0;
+    let mut interrupted = interrupt::cause();
+    if interrupted.is_none() {
+        progress(Progress::Shrinking {
+            case: &case,
+            verdict,
+            runs,
+        });
+    }
+    let (shrunk, _) = shrink(&case, max_runs, |candidate| {
+        // Once interrupted, every candidate left is refused unrun, which
+        // ends the shrinking with the smallest case so far.
+        if interrupted.is_some() {
+            return false;
+        }
+        match attempt(candidate) {
+            Err(Unjudged::Interrupted(cause)) => {
+                interrupted = Some(cause);
+                false
+            }
+            result => {
+                runs += 1;
+                match result {
+                    Ok(j) if same_failure(verdict, j.verdict) => {
+                        smallest = j;
+                        progress(Progress::Shrinking {
+                            case: candidate,
+                            verdict,
+                            runs,
+                        });
+                        true
+                    }
+                    _ => false,
+                }
+            }
+        }
+    });
+    Finding {
+        seed: case.seed,
+        verdict,
+        original: case,
+        shrunk,
+        shrink_runs: runs,
+        shrink_interrupted: interrupted,
+        judged: smallest,
     }
 }
 
@@ -356,32 +490,58 @@ pub fn write_finding(dir: &Path, finding: &Finding, mode: &FaultMode) -> std::io
         finding.shrunk.clients.len(),
         finding.shrink_runs
     );
+    if let Some(note) = shrink_note(finding) {
+        scenario.description.push(' ');
+        scenario.description.push_str(&note);
+    }
     scenario
         .expect
         .insert(finding.shrunk.rung.clone(), finding.judged.verdict);
-    let header = format!(
+    let mut header = format!(
         "Counterexample found by locklab explore (not committed: reports/found/ is ignored).\n\
          Replay: {}",
         replay_command(&path, finding)
     );
+    if let Some(note) = shrink_note(finding) {
+        header = format!("PARTIAL: {note}\n{header}");
+    }
     crate::output::write_whole(&path, &scenario_toml(&scenario, &header))?;
     Ok(path)
 }
 
-/// The `--json` summary line.
+/// What to say of a finding whose shrinking an interruption cut short.
+pub fn shrink_note(finding: &Finding) -> Option<String> {
+    finding.shrink_interrupted.map(|cause| {
+        format!(
+            "Shrinking was interrupted by {cause} after {} runs: the case is as small as it got, \
+             and may shrink further.",
+            finding.shrink_runs
+        )
+    })
+}
+
+/// The `--json` summary line. An interrupted search adds `"partial": true`
+/// and `"interrupted_by"` (and `"shrink_interrupted": true` in `first`
+/// when its shrinking was cut short); an uninterrupted one has neither.
 pub fn json_summary(config: &SearchConfig, outcome: &Outcome, path: Option<&Path>) -> String {
     let s = &outcome.stats;
     let first = match (&outcome.first, path) {
-        (Some(f), Some(p)) => serde_json::json!({
-            "seed": f.seed,
-            "verdict": f.judged.verdict.as_str(),
-            "faults": f.shrunk.fault_names(),
-            "replay": replay_command(p, f),
-        }),
+        (Some(f), Some(p)) => {
+            let mut first = serde_json::json!({
+                "seed": f.seed,
+                "verdict": f.judged.verdict.as_str(),
+                "faults": f.shrunk.fault_names(),
+                "replay": replay_command(p, f),
+            });
+            if f.shrink_interrupted.is_some() {
+                first["shrink_interrupted"] = true.into();
+            }
+            first
+        }
         _ => serde_json::Value::Null,
     };
     let round = |x: f64| (x * 100.0).round() / 100.0;
-    serde_json::json!({
+    let mut summary = serde_json::json!({
         // Schema 1 spells the rung `variant`.
         "variant": config.rung,
         "cases": s.cases,
@@ -398,8 +558,12 @@ pub fn json_summary(config: &SearchConfig, outcome: &Outcome, path: Option<&Path
         "shard": format!("{}/{}", config.shard.0, config.shard.1),
         "sim_s": round(s.sim_s),
         "wall_s": round(s.wall_s),
-    })
-    .to_string()
+    });
+    if let Some(cause) = outcome.interrupted {
+        summary["partial"] = true.into();
+        summary["interrupted_by"] = cause.name().into();
+    }
+    summary.to_string()
 }
 
 /// Parses `90s`, `10m`, `1h`, `500ms` or a bare number of seconds.

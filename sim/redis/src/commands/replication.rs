@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::errors::{int_arg, timeout_arg};
 use super::{Out, is_option};
 use crate::client::Client;
-use crate::handle::Role;
+use crate::handle::{MasterAddr, Role};
 use crate::node::Node;
 use crate::resp::{Reply, string2ll};
 
@@ -35,8 +35,8 @@ pub(crate) fn role(node: &Node, _: &[Vec<u8>]) -> Reply {
         ]),
         Role::Replica(m) => Reply::Array(vec![
             bulk("slave"),
-            bulk(m),
-            Reply::Int(i64::from(node.handle.config().port)),
+            bulk(&m.host),
+            Reply::Int(i64::from(m.port)),
             bulk(if st.link_up { "connected" } else { "connect" }),
             Reply::Int(st.offset as i64),
         ]),
@@ -66,24 +66,27 @@ pub(crate) fn wait(node: &Node, c: &mut Client, a: &[Vec<u8>]) -> Out {
     }
 }
 
-/// `REPLICAOF host port | NO ONE` (and its old name `SLAVEOF`). The switch
-/// to a new master happens through the handle's control queue, as a
-/// scenario's would.
+/// `REPLICAOF host port | NO ONE` (and its old name `SLAVEOF`). The port
+/// must be an integer from 0 to 65535, as Redis's `replicaofCommand`
+/// checks it; the node then dials that port on `host`. The switch to a new
+/// master happens at once; the link starts from the node's control task.
 pub(crate) fn replicaof(node: &Node, _: &mut Client, a: &[Vec<u8>]) -> Out {
     if is_option(&a[1], "no") && is_option(&a[2], "one") {
-        node.set_replicaof(None);
+        node.replicaof_from_client(None);
         return Out::Reply(Reply::ok());
     }
-    if int_arg(&a[2]).is_err() {
+    let Some(port) = string2ll(&a[2]).and_then(|p| u16::try_from(p).ok()) else {
         return Out::Reply(Reply::err("ERR Invalid master port"));
-    }
+    };
     let host = String::from_utf8_lossy(&a[1]).into_owned();
-    if node.state.borrow().role == Role::Replica(host.clone()) {
+    if let Role::Replica(m) = &node.state.borrow().role
+        && m.is(&host, port)
+    {
         return Out::Reply(Reply::Status(
             "OK Already connected to specified master".into(),
         ));
     }
-    node.handle.replicaof(Some(host));
+    node.replicaof_from_client(Some(MasterAddr::new(host, port)));
     Out::Reply(Reply::ok())
 }
 

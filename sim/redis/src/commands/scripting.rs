@@ -1,5 +1,5 @@
 //! The scripting commands: `EVAL`, `EVALSHA` and `SCRIPT LOAD | EXISTS |
-//! FLUSH`.
+//! FLUSH | KILL`.
 //!
 //! A script runs atomically: the keyspace's clock is frozen at its start,
 //! its `redis.call`s go through [`Node::call_from_script`], and all its
@@ -7,8 +7,9 @@
 //! The Lua side (the engine, the script cache, conversions) is
 //! [`crate::lua`].
 
-use super::errors::{arity_error, int_arg, unknown_subcommand};
-use super::{Out, is_option};
+use super::Arity::{AtLeast, Exactly};
+use super::errors::int_arg;
+use super::{Out, Subcommand, is_option};
 use crate::client::Client;
 use crate::events::Origin;
 use crate::node::Node;
@@ -75,11 +76,38 @@ fn run(node: &Node, body: Body, a: &[Vec<u8>]) -> Reply {
         node.handle.count_aborted_script();
     }
     let reply = ran.unwrap_or_else(no_script);
+    if node.lua.stopped_by_shutdown() {
+        // The server stopped inside the script (SHUTDOWN NOSAVE, a signal):
+        // as when Redis exits mid-script, its writes reach neither the disk
+        // nor the replicas.
+        node.state.borrow_mut().ks.take_changes();
+        return reply;
+    }
     node.commit(Origin::Client);
     reply
 }
 
-/// `SCRIPT LOAD script | EXISTS sha1... | FLUSH [SYNC|ASYNC]`
+/// `SCRIPT`'s subcommands (the command table checks their arities).
+pub(crate) const SCRIPT: &[Subcommand] = &[
+    Subcommand {
+        name: "script|exists",
+        arity: AtLeast(3),
+    },
+    Subcommand {
+        name: "script|flush",
+        arity: AtLeast(2),
+    },
+    Subcommand {
+        name: "script|kill",
+        arity: Exactly(2),
+    },
+    Subcommand {
+        name: "script|load",
+        arity: Exactly(3),
+    },
+];
+
+/// `SCRIPT LOAD script | EXISTS sha1... | FLUSH [SYNC|ASYNC] | KILL`
 pub(crate) fn script(node: &Node, _: &mut Client, a: &[Vec<u8>]) -> Out {
     Out::Reply(script_subcommand(node, a).unwrap_or_else(|e| e))
 }
@@ -87,15 +115,9 @@ pub(crate) fn script(node: &Node, _: &mut Client, a: &[Vec<u8>]) -> Out {
 fn script_subcommand(node: &Node, a: &[Vec<u8>]) -> Result<Reply, Reply> {
     let sub = &a[1];
     if is_option(sub, "load") {
-        if a.len() != 3 {
-            return Err(arity_error("script|load"));
-        }
         let sha = node.lua.load(&a[2])?;
         Ok(Reply::Bulk(sha.into_bytes()))
     } else if is_option(sub, "exists") {
-        if a.len() < 3 {
-            return Err(arity_error("script|exists"));
-        }
         Ok(Reply::Array(
             a[2..]
                 .iter()
@@ -106,10 +128,8 @@ fn script_subcommand(node: &Node, a: &[Vec<u8>]) -> Result<Reply, Reply> {
                 .collect(),
         ))
     } else if is_option(sub, "flush") {
-        if a.len() > 3 {
-            return Err(arity_error("script|flush"));
-        }
-        if a.len() == 3 && !is_option(&a[2], "sync") && !is_option(&a[2], "async") {
+        if a.len() > 3 || (a.len() == 3 && !is_option(&a[2], "sync") && !is_option(&a[2], "async"))
+        {
             return Err(Reply::err(
                 "ERR SCRIPT FLUSH only support SYNC|ASYNC option",
             ));
@@ -117,6 +137,15 @@ fn script_subcommand(node: &Node, a: &[Vec<u8>]) -> Result<Reply, Reply> {
         node.lua.flush();
         Ok(Reply::ok())
     } else {
-        Err(unknown_subcommand(a))
+        // `kill`: a command runs only between scripts, so none is running
+        // here. A script that runs past the busy threshold is killed by the
+        // real-TCP server's front, which answers for the busy node
+        // (`crate::busy`).
+        Err(not_busy())
     }
+}
+
+/// `NOTBUSY ...`: `SCRIPT KILL` with no script running.
+pub(crate) fn not_busy() -> Reply {
+    Reply::err("NOTBUSY No scripts in execution right now.")
 }

@@ -1,14 +1,15 @@
 //! The server commands: about the connection and the node rather than its
 //! keys (`PING`, `ECHO`, `TIME`, `DBSIZE`, `INFO`, `SELECT`, `COMMAND`,
-//! `CLIENT`, `QUIT`).
+//! `CLIENT`, `QUIT`, `SHUTDOWN`).
 //!
 //! `PING`, `ECHO`, `TIME` and `DBSIZE` run like keyspace commands (they are
 //! allowed in scripts, and a client's call records its `WAIT` offset, as
 //! every keyspace command does); `INFO` and `SELECT` read node state;
-//! `CLIENT`, `COMMAND` and `QUIT` belong to the connection.
+//! `CLIENT`, `COMMAND`, `QUIT` and `SHUTDOWN` belong to the connection.
 
-use super::errors::{arity_error, int_arg, unknown_subcommand};
-use super::{Out, is_option};
+use super::Arity::Exactly;
+use super::errors::{arity_error, int_arg, syntax_error};
+use super::{Out, Subcommand, is_option};
 use crate::client::Client;
 use crate::handle::{NodeHandle, Role};
 use crate::keyspace::Keyspace;
@@ -92,7 +93,10 @@ fn info_text(node: &Node, section: Option<&Vec<u8>>) -> String {
             }
             Role::Replica(m) => {
                 out.push_str("role:slave\r\n");
-                out.push_str(&format!("master_host:{m}\r\nmaster_port:{port}\r\n"));
+                out.push_str(&format!(
+                    "master_host:{}\r\nmaster_port:{}\r\n",
+                    m.host, m.port
+                ));
                 out.push_str(&format!(
                     "master_link_status:{}\r\n",
                     if st.link_up { "up" } else { "down" }
@@ -134,6 +138,22 @@ pub(crate) fn quit(_: &Node, _: &mut Client, _: &[Vec<u8>]) -> Out {
     Out::Quit(Reply::ok())
 }
 
+/// `CLIENT`'s subcommands (the command table checks their arities).
+pub(crate) const CLIENT: &[Subcommand] = &[
+    Subcommand {
+        name: "client|getname",
+        arity: Exactly(2),
+    },
+    Subcommand {
+        name: "client|id",
+        arity: Exactly(2),
+    },
+    Subcommand {
+        name: "client|setname",
+        arity: Exactly(3),
+    },
+];
+
 /// `CLIENT ID | GETNAME | SETNAME name`
 pub(crate) fn client(_: &Node, c: &mut Client, a: &[Vec<u8>]) -> Out {
     Out::Reply(client_subcommand(c, a).unwrap_or_else(|e| e))
@@ -141,21 +161,12 @@ pub(crate) fn client(_: &Node, c: &mut Client, a: &[Vec<u8>]) -> Out {
 
 fn client_subcommand(c: &mut Client, a: &[Vec<u8>]) -> R {
     let sub = &a[1];
-    let arity = |n: usize, sub: &str| {
-        if a.len() == n {
-            Ok(())
-        } else {
-            Err(arity_error(&format!("client|{sub}")))
-        }
-    };
     if is_option(sub, "id") {
-        arity(2, "id")?;
         Ok(Reply::Int(c.id as i64))
     } else if is_option(sub, "getname") {
-        arity(2, "getname")?;
         Ok(c.name.clone().map_or(Reply::Nil, Reply::Bulk))
-    } else if is_option(sub, "setname") {
-        arity(3, "setname")?;
+    } else {
+        // `setname`
         let name = &a[2];
         if name.iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
             return Err(Reply::err(
@@ -168,7 +179,66 @@ fn client_subcommand(c: &mut Client, a: &[Vec<u8>]) -> R {
             Some(name.clone())
         };
         Ok(Reply::ok())
+    }
+}
+
+/// What `SHUTDOWN`'s arguments ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ShutdownRequest {
+    /// `SHUTDOWN ABORT`: cancel a shutdown in progress (there never is
+    /// one: this node stops at once).
+    Abort,
+    /// Stop the server; `nosave` is the only way to stop it while a script
+    /// is busy.
+    Stop {
+        /// `NOSAVE` was given.
+        nosave: bool,
+    },
+}
+
+/// Parses `SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]` as Redis 7.0's
+/// `shutdownCommand` does.
+pub(crate) fn shutdown_request(a: &[Vec<u8>]) -> Result<ShutdownRequest, Reply> {
+    let (mut nosave, mut save, mut flags, mut abort) = (false, false, false, false);
+    for arg in &a[1..] {
+        if is_option(arg, "nosave") {
+            nosave = true;
+        } else if is_option(arg, "save") {
+            save = true;
+        } else if is_option(arg, "now") || is_option(arg, "force") {
+            flags = true;
+        } else if is_option(arg, "abort") {
+            abort = true;
+        } else {
+            return Err(syntax_error());
+        }
+    }
+    if (abort && (nosave || save || flags)) || (nosave && save) {
+        return Err(syntax_error());
+    }
+    Ok(if abort {
+        ShutdownRequest::Abort
     } else {
-        Err(unknown_subcommand(a))
+        ShutdownRequest::Stop { nosave }
+    })
+}
+
+/// `ERR No shutdown in progress.`: `SHUTDOWN ABORT` with nothing to abort.
+pub(crate) fn no_shutdown_in_progress() -> Reply {
+    Reply::err("ERR No shutdown in progress.")
+}
+
+/// `SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]`: the node stops (its
+/// persistence flushed, as Redis flushes its AOF) and the caller's
+/// connection closes without a reply. There is nothing to save (the node
+/// has no RDB) and no replica to wait for.
+pub(crate) fn shutdown(node: &Node, _: &mut Client, a: &[Vec<u8>]) -> Out {
+    match shutdown_request(a) {
+        Ok(ShutdownRequest::Stop { .. }) => {
+            node.shut_down();
+            Out::Shutdown
+        }
+        Ok(ShutdownRequest::Abort) => Out::Reply(no_shutdown_in_progress()),
+        Err(e) => Out::Reply(e),
     }
 }

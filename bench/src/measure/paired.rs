@@ -1,0 +1,276 @@
+//! The targets' comparisons, measured in pairs: one short slice of each
+//! side back to back, in an order drawn per pair, round after round over
+//! every comparison that still needs pairs, until each is precise enough
+//! ([`StopRule`](crate::interval::StopRule)) or the time budget runs out.
+//! In a round each comparison gets about the same time (at least one
+//! pair), so cheap uncontended pairs are not held back by the long
+//! contention ones. Each round begins with a reference `PING` slice in
+//! each placement it uses, so the machine's state is sampled all along.
+
+use super::{RefPhase, Session, Stage, StageEnd, TTL};
+use crate::client::{Client, Floor};
+use crate::rng::Seeded;
+use crate::targets::{
+    COMPARISONS, Comparison, ComparisonRecord, PairSample, Placement, SideSample, Work,
+};
+use crate::workload;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The seed of the pairs' orders.
+const PAIR_SEED: u64 = 0x7061_6972;
+
+/// One comparison ready to measure: its two sides, connected.
+struct Ready {
+    comparison: &'static Comparison,
+    a: Arc<Client>,
+    b: Arc<Client>,
+    /// Its place in the progress record's comparisons.
+    record: usize,
+}
+
+impl Session {
+    /// Why this run cannot measure `c`, if it cannot: too few nodes, or
+    /// node 0 not movable beside the client for the same-CPU ones.
+    fn cannot_measure(&self, c: &Comparison) -> Option<String> {
+        if c.nodes() > self.nodes.len() {
+            Some(format!(
+                "needs {} nodes, the run has {}",
+                c.nodes(),
+                self.nodes.len()
+            ))
+        } else if c.placement() == Placement::SameCpu && !self.pinning.can_move_node0() {
+            Some("needs node 0 pinned beside the client (own servers, pinning on)".to_string())
+        } else {
+            None
+        }
+    }
+
+    /// The time the pairs may take: the sizes' budget, cut so that the
+    /// whole run stays within its total budget when it has one.
+    fn pair_budget(&self) -> Duration {
+        let budget = self.sizes.target_budget;
+        match self.sizes.total_budget {
+            Some(total) => budget.min(
+                total
+                    .saturating_sub(self.elapsed())
+                    .saturating_sub(self.planned_after_pairs()),
+            ),
+            None => budget,
+        }
+    }
+
+    /// Measures every comparison this run can, in rounds giving each a
+    /// share of time (at least a pair), until none needs more or the budget
+    /// is spent.
+    pub(super) async fn paired(&self, reference: &Floor) -> anyhow::Result<()> {
+        let budget = self.pair_budget();
+        let started = Instant::now();
+        let deadline = started + budget;
+        let mut ready = Vec::new();
+        for (seed, comparison) in (400..).step_by(2).zip(&COMPARISONS) {
+            if let Some(why) = self.cannot_measure(comparison) {
+                self.with(|p| {
+                    p.comparisons.push(ComparisonRecord {
+                        skipped: Some(why),
+                        ..ComparisonRecord::new(comparison.id)
+                    })
+                });
+                continue;
+            }
+            let clients = self
+                .connect_all(&[comparison.a, comparison.b], comparison.nodes(), seed)
+                .await?;
+            let record = self.with(|p| {
+                p.comparisons.push(ComparisonRecord::new(comparison.id));
+                p.comparisons.len() - 1
+            });
+            ready.push(Ready {
+                comparison,
+                a: clients[0].clone(),
+                b: clients[1].clone(),
+                record,
+            });
+        }
+        let mut stage = Stage {
+            budget,
+            ..Stage::default()
+        };
+        self.with(|p| p.stage = Some(stage));
+        self.progress(&format!(
+            "targets: {} comparisons in pairs, for at most {:.0} s",
+            ready.len(),
+            budget.as_secs_f64()
+        ));
+        let mut rng = Seeded::new(PAIR_SEED);
+        let (mut round, mut serial) = (0u32, 0u64);
+        let mut aim = self.sizes.stop.precision;
+        let end = loop {
+            let pending: Vec<&Ready> = ready.iter().filter(|r| self.needs_more(r, aim)).collect();
+            if pending.is_empty() {
+                stage.reached = Some((aim, started.elapsed()));
+                match self.sizes.stop.finer_than(aim) {
+                    // Time is left: narrower intervals, by their width
+                    // alone (never by where they lie).
+                    Some(finer) if Instant::now() < deadline => {
+                        self.progress(&format!(
+                            "targets: every interval within ±{:.0}%; aiming at ±{:.0}% while time remains",
+                            aim * 100.0,
+                            finer * 100.0
+                        ));
+                        aim = finer;
+                        continue;
+                    }
+                    _ => break StageEnd::Precise,
+                }
+            }
+            if Instant::now() >= deadline {
+                break StageEnd::Budget;
+            }
+            round += 1;
+            for placement in [Placement::Split, Placement::SameCpu] {
+                let here: Vec<&Ready> = pending
+                    .iter()
+                    .copied()
+                    .filter(|r| r.comparison.placement() == placement)
+                    .collect();
+                if here.is_empty() {
+                    continue;
+                }
+                // Node 0 beside the client until the guard is dropped.
+                let _beside =
+                    (placement == Placement::SameCpu).then(|| self.pinning.node0_beside_client());
+                self.reference_slice(
+                    reference,
+                    RefPhase::BetweenPairs,
+                    placement,
+                    self.sizes.pair_slice,
+                )
+                .await;
+                for i in rng.permutation(here.len()) {
+                    // Pairs of this comparison for about its share of the
+                    // round: at least one.
+                    let share_ends = Instant::now() + self.sizes.contention_pair_slice;
+                    while Instant::now() < deadline {
+                        serial += 1;
+                        self.one_pair(here[i], &mut rng, serial).await;
+                        if Instant::now() >= share_ends {
+                            break;
+                        }
+                    }
+                }
+            }
+            self.report_round(round, &ready);
+            stage.took = started.elapsed();
+            self.with(|p| p.stage = Some(stage));
+        };
+        stage.took = started.elapsed();
+        stage.end = Some(end);
+        self.with(|p| p.stage = Some(stage));
+        self.progress(&format!(
+            "targets: {} after {:.0} s",
+            match end {
+                StageEnd::Precise => "every interval is precise enough",
+                StageEnd::Budget => "time budget spent",
+            },
+            stage.took.as_secs_f64()
+        ));
+        Ok(())
+    }
+
+    /// Whether `r` still needs pairs: its warm-up, or more to reach `aim`.
+    fn needs_more(&self, r: &Ready, aim: f64) -> bool {
+        self.with(|p| {
+            let record = &p.comparisons[r.record];
+            record.warmup_pairs < self.sizes.warmup_pairs
+                || record.needs_more(&self.sizes.stop.aiming_at(aim))
+        })
+    }
+
+    /// One pair of `r`, the run's pair number `serial`: both sides back to
+    /// back, the side to go first drawn from `rng`; kept, or counted as
+    /// warm-up.
+    async fn one_pair(&self, r: &Ready, rng: &mut Seeded, serial: u64) {
+        let t0 = Instant::now();
+        let a_first = rng.coin();
+        let (first, second) = if a_first { (&r.a, &r.b) } else { (&r.b, &r.a) };
+        let one = self.side(r.comparison, first, a_first, serial).await;
+        let two = self.side(r.comparison, second, !a_first, serial).await;
+        let (a, b) = if a_first { (one, two) } else { (two, one) };
+        let warmup = self.sizes.warmup_pairs;
+        self.with(|p| {
+            let record = &mut p.comparisons[r.record];
+            if record.warmup_pairs < warmup {
+                record.warmup_pairs += 1;
+            } else {
+                record.pairs.push(PairSample { a, b, a_first });
+            }
+            record.seconds += t0.elapsed().as_secs_f64();
+        });
+    }
+
+    /// One slice of `client`, side `a` of `c` or its side `b`, in pair
+    /// number `serial` (contention keys are the pair's own).
+    async fn side(
+        &self,
+        c: &Comparison,
+        client: &Arc<Client>,
+        is_a: bool,
+        serial: u64,
+    ) -> SideSample {
+        let which = if is_a { c.a } else { c.b };
+        match c.work {
+            Work::Uncontended { nodes, .. } => {
+                let key = format!("{}p:{nodes}:{}", self.prefix, which.label());
+                let s = workload::uncontended(client, &key, TTL, self.sizes.pair_slice).await;
+                SideSample {
+                    rate: s.rate(),
+                    ..SideSample::default()
+                }
+            }
+            Work::Contention { workers } => {
+                let prefix = format!("{}pc:{workers}:{}:{serial}:", self.prefix, which.label());
+                let s = workload::contention(
+                    client.clone(),
+                    &prefix,
+                    workers,
+                    1,
+                    TTL,
+                    self.sizes.contention_pair_slice,
+                )
+                .await;
+                let p999 = s.waits.quantile(0.999);
+                SideSample {
+                    rate: s.rate(),
+                    wait_p999_us: p999.us,
+                    wait_p999_lower_bound: p999.lower_bound,
+                    fairness: s.fairness(),
+                }
+            }
+        }
+    }
+
+    /// One progress line per round: each comparison's pairs and its first
+    /// target's figure so far.
+    fn report_round(&self, round: u32, ready: &[Ready]) {
+        let line = self.with(|p| {
+            ready
+                .iter()
+                .map(|r| {
+                    let record = &p.comparisons[r.record];
+                    let figure = record
+                        .estimates()
+                        .first()
+                        .copied()
+                        .flatten()
+                        .map_or("–".to_string(), |e| {
+                            format!("{:.3} ±{:.1}%", e.median, e.relative_half_width() * 100.0)
+                        });
+                    format!("{} {figure} ({})", r.comparison.id, record.pairs.len())
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        });
+        self.progress(&format!("targets round {round}: {line}"));
+    }
+}

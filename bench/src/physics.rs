@@ -1,0 +1,171 @@
+//! What the network allows: each implementation's round trips per
+//! uncontended cycle, the fastest rate a measured round trip allows, and
+//! the check that flags a figure beating the floor when it cannot.
+//!
+//! The table is read off each implementation's code path (one successful
+//! acquire and its release, after warm-up: scripts are cached, so
+//! `redis::Script` sends one `EVALSHA`); commands sent to several nodes at
+//! once count as one round trip. `bench/tests/round_trips.rs` counts the
+//! commands a real server sees per cycle and holds this table to it.
+
+use crate::client::Impl;
+
+/// One implementation's uncontended cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cycle {
+    /// `floor`, `rslock` or a rung id.
+    pub name: &'static str,
+    /// The commands of one cycle on one node, in order.
+    pub commands: &'static [&'static str],
+    /// Round trips one after the other per cycle (on N nodes the commands
+    /// of a round go to every node at once).
+    pub round_trips: u32,
+}
+
+/// Every implementation's cycle: the one table of round trips.
+pub const CYCLES: [Cycle; 12] = [
+    Cycle {
+        name: "floor",
+        commands: &["SET NX PX", "EVALSHA release"],
+        round_trips: 2,
+    },
+    Cycle {
+        name: "rslock",
+        commands: &["SET NX PX", "EVALSHA unlock"],
+        round_trips: 2,
+    },
+    Cycle {
+        name: "setnx",
+        commands: &["SETNX", "DEL"],
+        round_trips: 2,
+    },
+    Cycle {
+        name: "setnx-expire",
+        commands: &["SETNX", "EXPIRE", "DEL"],
+        round_trips: 3,
+    },
+    Cycle {
+        name: "set-timestamp",
+        commands: &["SET NX PX", "GET", "DEL"],
+        round_trips: 3,
+    },
+    Cycle {
+        name: "set-nx-px",
+        commands: &["SET NX PX", "DEL"],
+        round_trips: 2,
+    },
+    Cycle {
+        name: "get-check-del",
+        commands: &["SET NX PX", "GET", "DEL"],
+        round_trips: 3,
+    },
+    Cycle {
+        name: "lua-release",
+        commands: &["SET NX PX", "EVALSHA release"],
+        round_trips: 2,
+    },
+    Cycle {
+        name: "reentrant",
+        commands: &["EVALSHA acquire", "EVALSHA release"],
+        round_trips: 2,
+    },
+    Cycle {
+        name: "watchdog",
+        commands: &["EVALSHA acquire", "EVALSHA release"],
+        round_trips: 2,
+    },
+    Cycle {
+        name: "redlock",
+        commands: &["SET NX PX", "EVALSHA release"],
+        round_trips: 2,
+    },
+    Cycle {
+        name: "fenced",
+        commands: &["EVALSHA acquire + INCR fence", "EVALSHA release"],
+        round_trips: 2,
+    },
+];
+
+/// The cycle of `name` (`floor`, `rslock` or a rung id).
+pub fn cycle(name: &str) -> Option<&'static Cycle> {
+    CYCLES.iter().find(|c| c.name == name)
+}
+
+/// Round trips per uncontended cycle of `which`.
+pub fn round_trips(which: Impl) -> Option<u32> {
+    cycle(which.name()).map(|c| c.round_trips)
+}
+
+/// How much faster than the floor a rung with as many round trips may
+/// honestly be: a cheaper command on the same round trip (`DEL` instead
+/// of the floor's `EVALSHA`) saves server CPU, which matters when client
+/// and server share a CPU (measured at about 6% of a cycle there).
+pub const SAME_TRIPS_ALLOWANCE: f64 = 0.10;
+
+/// Whether a rate ratio to the floor whose interval starts at `low` is a
+/// measurement anomaly: an implementation with `trips` round trips per
+/// cycle cannot beat the floor's `floor_trips` beyond its interval when it
+/// needs more round trips, nor by more than [`SAME_TRIPS_ALLOWANCE`] with
+/// as many. Fewer round trips than the floor may be faster: no anomaly.
+pub fn beats_the_floor_impossibly(trips: u32, floor_trips: u32, low: f64) -> bool {
+    if trips > floor_trips {
+        low > 1.0
+    } else if trips == floor_trips {
+        low > 1.0 + SAME_TRIPS_ALLOWANCE
+    } else {
+        false
+    }
+}
+
+/// The most cycles per second `round_trips` round trips of `rtt_us` each
+/// allow (0 when either is unknown).
+pub fn bound_per_s(round_trips: u32, rtt_us: f64) -> f64 {
+    if round_trips == 0 || rtt_us <= 0.0 {
+        0.0
+    } else {
+        1e6 / (round_trips as f64 * rtt_us)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rung_that_excludes_and_both_baselines_have_a_cycle() {
+        for rung in locks::excluding() {
+            let c = cycle(rung.id).unwrap_or_else(|| panic!("{} has no round trips", rung.id));
+            assert!(c.round_trips >= 1 && c.commands.len() >= c.round_trips as usize);
+        }
+        assert!(cycle("floor").is_some() && cycle("rslock").is_some());
+        assert_eq!(CYCLES.len(), locks::excluding().count() + 2);
+    }
+
+    #[test]
+    fn more_round_trips_than_the_floor_may_never_beat_it() {
+        assert!(beats_the_floor_impossibly(3, 2, 1.01));
+        assert!(!beats_the_floor_impossibly(3, 2, 0.99));
+    }
+
+    #[test]
+    fn as_many_round_trips_may_beat_the_floor_only_by_cheaper_commands() {
+        assert!(!beats_the_floor_impossibly(2, 2, 1.05));
+        assert!(beats_the_floor_impossibly(
+            2,
+            2,
+            1.0 + SAME_TRIPS_ALLOWANCE + 0.01
+        ));
+    }
+
+    #[test]
+    fn fewer_round_trips_may_beat_the_floor_by_any_margin() {
+        assert!(!beats_the_floor_impossibly(1, 2, 1.9));
+    }
+
+    #[test]
+    fn the_bound_is_one_cycle_per_round_trips_times_rtt() {
+        assert_eq!(bound_per_s(2, 50.0), 10_000.0);
+        assert_eq!(bound_per_s(0, 50.0), 0.0);
+        assert_eq!(bound_per_s(2, 0.0), 0.0);
+    }
+}

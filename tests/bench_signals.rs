@@ -1,0 +1,206 @@
+//! `locklab bench` stopped from outside, through the binary cargo built
+//! for the tests: `SIGTERM` stops its servers and keeps what it measured
+//! as a partial report (exit 130); `SIGKILL`, which it cannot handle,
+//! still leaves no server running for long. Each test stops the run a few
+//! seconds in; neither measures anything to its end.
+
+mod common;
+
+use common::{path, scratch};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+/// Whether `redis-server` can be run here.
+fn redis_installed() -> bool {
+    Command::new("redis-server")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// `locklab bench --quick --no-pin --out OUT`, its standard error read
+/// line by line into the receiver.
+fn start_bench(out: &Path) -> (Child, Receiver<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .args(["bench", "--quick", "--no-pin", "--out", path(out)])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run locklab bench");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, rx)
+}
+
+/// Lines from `rx` until one contains `wanted` (returned last); fails
+/// after `within`, showing what came.
+fn read_until(rx: &Receiver<String>, wanted: &str, within: Duration) -> Vec<String> {
+    let deadline = Instant::now() + within;
+    let mut seen = Vec::new();
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(line) => {
+                let done = line.contains(wanted);
+                seen.push(line);
+                if done {
+                    return seen;
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    panic!(
+        "no line with {wanted:?} within {within:?}; got:\n{}",
+        seen.join("\n")
+    );
+}
+
+/// The servers' and watchers' pids of the line `bench` prints once its
+/// servers are up.
+fn started_pids(lines: &[String]) -> Vec<u32> {
+    let line = lines
+        .iter()
+        .find(|l| l.contains("redis-server pids"))
+        .expect("the pids line");
+    line.split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .collect()
+}
+
+/// Whether `pid` is still a live process (not gone, not a zombie).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let state = stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next());
+        !matches!(state, Some("Z" | "X") | None)
+    })
+}
+
+/// Waits up to `within` for every pid in `pids` to end; the ones left.
+fn left_after(pids: &[u32], within: Duration) -> Vec<u32> {
+    let deadline = Instant::now() + within;
+    loop {
+        let left: Vec<u32> = pids.iter().copied().filter(|p| alive(*p)).collect();
+        if left.is_empty() || Instant::now() >= deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits up to `within` for `child` to exit; its exit code.
+fn exit_code(child: &mut Child, within: Duration) -> Option<i32> {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status.code();
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("locklab bench did not exit within {within:?} of the signal");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn sigterm_stops_the_servers_and_keeps_the_partial_report_with_exit_130() {
+    if !redis_installed() {
+        eprintln!("redis-server not installed; skipped");
+        return;
+    }
+    let out = scratch("bench-sigterm");
+    let (mut child, rx) = start_bench(&out);
+    let mut lines = read_until(&rx, "redis-server pids", Duration::from_secs(30));
+    let pids = started_pids(&lines);
+    assert_eq!(pids.len(), 10, "five servers and five watchers: {pids:?}");
+    assert!(pids.iter().all(|p| alive(*p)), "{pids:?}");
+    // Stop it once it has measured some pairs.
+    lines.extend(read_until(&rx, "targets round 1", Duration::from_secs(60)));
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(kill.success());
+    assert_eq!(exit_code(&mut child, Duration::from_secs(30)), Some(130));
+    // Everything it printed until its standard error closed.
+    let rest: Vec<String> =
+        std::iter::from_fn(|| rx.recv_timeout(Duration::from_secs(10)).ok()).collect();
+    assert_eq!(left_after(&pids, Duration::from_secs(2)), Vec::<u32>::new());
+    assert!(
+        rest.iter().any(|l| l.contains("stopped by SIGTERM")),
+        "{}",
+        rest.join("\n")
+    );
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("bench-partial.json")).expect("bench-partial.json"),
+    )
+    .expect("json");
+    assert_eq!(
+        json["partial"]["stopped_by"], "SIGTERM",
+        "{}",
+        json["partial"]
+    );
+    assert!(
+        json["partial"]["completed"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|p| p == "reference before")),
+        "{}",
+        json["partial"]
+    );
+    // The pairs measured before the stop are there.
+    let pairs: usize = json["comparisons"]
+        .as_array()
+        .expect("comparisons")
+        .iter()
+        .map(|c| {
+            c["pairs"].as_array().map_or(0, Vec::len)
+                + c["warmup_pairs"].as_u64().unwrap_or(0) as usize
+        })
+        .sum();
+    assert!(pairs > 0, "no pair kept: {}", json["comparisons"]);
+    let md = std::fs::read_to_string(out.join("bench-partial.md")).expect("bench-partial.md");
+    assert!(
+        md.contains("Partial report") && md.contains("SIGTERM"),
+        "{md}"
+    );
+    // A partial run never takes the place of a complete report.
+    assert!(!out.join("bench.json").exists() && !out.join("bench.md").exists());
+    let _ = std::fs::remove_dir_all(out);
+}
+
+#[test]
+fn servers_do_not_outlive_a_bench_killed_outright() {
+    if !redis_installed() {
+        eprintln!("redis-server not installed; skipped");
+        return;
+    }
+    let out = scratch("bench-sigkill");
+    let (mut child, rx) = start_bench(&out);
+    let lines = read_until(&rx, "redis-server pids", Duration::from_secs(30));
+    let pids = started_pids(&lines);
+    assert_eq!(pids.len(), 10, "{pids:?}");
+    // SIGKILL: no handler runs, nothing is dropped.
+    child.kill().expect("kill");
+    let _ = child.wait();
+    assert_eq!(
+        left_after(&pids, Duration::from_secs(5)),
+        Vec::<u32>::new(),
+        "servers or watchers outlived a killed bench"
+    );
+    let _ = std::fs::remove_dir_all(out);
+}

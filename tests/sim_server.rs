@@ -1,0 +1,132 @@
+//! `locklab sim-server`, the built binary on a real port: a script that
+//! loops for ever makes other clients `BUSY` past the threshold, and
+//! Ctrl-C (SIGINT) or SIGTERM still stops the server, cleanly.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+const BUSY: &[u8] =
+    b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n";
+
+/// A `locklab sim-server` process, killed (by its pid) if a test fails.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Server {
+    /// Starts one on a free loopback port and waits until it answers.
+    fn start(busy_reply_threshold_ms: u64) -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let child = Command::new(env!("CARGO_BIN_EXE_locklab"))
+            .args([
+                "sim-server",
+                "--port",
+                &port.to_string(),
+                "--busy-reply-threshold-ms",
+                &busy_reply_threshold_ms.to_string(),
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn locklab sim-server");
+        let server = Server {
+            child,
+            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Ok(mut c) = server.connect()
+                && exchange(&mut c, b"PING\r\n") == b"+PONG\r\n"
+            {
+                return server;
+            }
+            assert!(Instant::now() < deadline, "sim-server never answered");
+            sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn connect(&self) -> std::io::Result<TcpStream> {
+        let c = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1))?;
+        c.set_read_timeout(Some(Duration::from_secs(3)))?;
+        Ok(c)
+    }
+
+    /// Sends `signal` (e.g. `-INT`) with `kill`, and waits at most five
+    /// seconds for the process to exit.
+    fn signal_and_wait(&mut self, signal: &str) -> Option<ExitStatus> {
+        let sent = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(sent.success(), "kill {signal} failed");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return Some(status);
+            }
+            sleep(Duration::from_millis(10));
+        }
+        None
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Writes `request` and reads what comes back in one read (a short reply).
+fn exchange(c: &mut TcpStream, request: &[u8]) -> Vec<u8> {
+    if c.write_all(request).is_err() {
+        return Vec::new();
+    }
+    let mut buf = [0u8; 512];
+    match c.read(&mut buf) {
+        Ok(n) => buf[..n].to_vec(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Starts a server, loops a script on it, checks another client is told
+/// `BUSY`, then sends `signal` and returns how the process ended and what
+/// the script's caller read.
+fn stop_mid_script(signal: &str) -> (Option<ExitStatus>, Vec<u8>) {
+    let mut server = Server::start(100);
+    let mut caller = server.connect().expect("connect");
+    caller
+        .write_all(b"EVAL \"while true do end\" 0\r\n")
+        .expect("send EVAL");
+    sleep(Duration::from_millis(150));
+    let mut other = server.connect().expect("connect");
+    assert_eq!(exchange(&mut other, b"PING\r\n"), BUSY);
+    let status = server.signal_and_wait(signal);
+    let mut rest = Vec::new();
+    let _ = caller.read_to_end(&mut rest);
+    (status, rest)
+}
+
+#[test]
+fn sim_server_exits_cleanly_on_sigint_while_a_script_loops() {
+    let (status, caller_read) = stop_mid_script("-INT");
+    let status = status.expect("sim-server still running 5 s after SIGINT");
+    assert!(status.success(), "{status}");
+    // As when Redis exits mid-script: the connection closes, no reply.
+    assert!(caller_read.is_empty(), "{caller_read:?}");
+}
+
+#[test]
+fn sim_server_exits_cleanly_on_sigterm_while_a_script_loops() {
+    let (status, _) = stop_mid_script("-TERM");
+    let status = status.expect("sim-server still running 5 s after SIGTERM");
+    assert!(status.success(), "{status}");
+}
