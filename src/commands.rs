@@ -95,6 +95,11 @@ pub fn run(path: &Path, rung: Option<&str>, seed: Option<u64>, out: &Path) -> Ex
     let seeds = seed
         .map(|s| vec![s])
         .unwrap_or_else(|| scenario.seeds.clone());
+    if let Some(note) =
+        sim::estimate::run_note(&path.display().to_string(), &scenario, &rungs, seeds.len())
+    {
+        eprintln!("note: {note}");
+    }
     // A failure of one cell (or of writing its folder) neither stops the
     // others nor hides their verdicts.
     let mut verdicts = Vec::new();
@@ -148,15 +153,17 @@ fn run_exit(worst: Verdict, failed: bool) -> ExitCode {
     }
 }
 
-/// `locklab replay DIR`: 0 when the new history is byte-identical, 1 when
-/// not (naming the first differing event), 3 when the folder is unusable.
+/// `locklab replay DIR`: 0 when every file the run wrote is what it
+/// writes now, 1 when not (naming the first difference), 3 when the folder
+/// is unusable.
 pub fn replay(dir: &Path) -> ExitCode {
-    match replay_inner(dir) {
-        Ok(None) => {
+    use sim::replay::Replayed;
+    match sim::replay::replay(dir) {
+        Ok(Replayed::Identical) => {
             outln!("replay of {}: identical history", dir.display());
             ExitCode::Success
         }
-        Ok(Some(diff)) => {
+        Ok(Replayed::Differs(diff)) => {
             outln!("replay of {}: histories differ\n{diff}", dir.display());
             ExitCode::Violated
         }
@@ -167,94 +174,6 @@ pub fn replay(dir: &Path) -> ExitCode {
     }
 }
 
-fn replay_inner(dir: &Path) -> Result<Option<String>, String> {
-    let read = |name: &str| read_run_file(&dir.join(name));
-    let scenario_text = read("scenario.toml")?;
-    let recorded = read("history.jsonl")?;
-    let verdict_path = dir.join("verdict.json").display().to_string();
-    let verdict_text = read("verdict.json")?;
-    let verdict: serde_json::Value =
-        serde_json::from_str(&verdict_text).map_err(|e| format!("{verdict_path}: {e}"))?;
-    // Schema 1 of verdict.json spells the rung `variant`.
-    let rung = verdict["variant"].as_str().ok_or(format!(
-        "{verdict_path}: expected a string field \"variant\" (the rung)"
-    ))?;
-    let seed = verdict["seed"].as_u64().ok_or(format!(
-        "{verdict_path}: expected an integer field \"seed\""
-    ))?;
-    let name = verdict["scenario"].as_str().unwrap_or("replay");
-    let file = dir.join("scenario.toml").display().to_string();
-    let scenario = Scenario::parse(&scenario_text, &file, name).map_err(|e| e.to_string())?;
-    let judged = run_cell(&scenario, rung, seed).map_err(|e| format!("{file}: {e}"))?;
-    let fresh = judged.history.to_jsonl();
-    if fresh != recorded {
-        return Ok(Some(first_difference(&recorded, &fresh)));
-    }
-    // The same history must get the same judgement: a verdict.json edited
-    // by hand (or by a checker that changed) is a difference too.
-    let rejudged = sim::verdict::VerdictDoc::new(&judged.results, name, rung, seed);
-    let rejudged = serde_json::to_value(&rejudged).map_err(|e| e.to_string())?;
-    let without_version = |v: &serde_json::Value| {
-        let mut v = v.clone();
-        if let Some(map) = v.as_object_mut() {
-            map.remove("locklab");
-        }
-        v
-    };
-    if without_version(&verdict) != without_version(&rejudged) {
-        return Ok(Some(format!(
-            "the history is the same, but {verdict_path} is not what it gets now:\n  recorded: {}\n  replayed: {}",
-            verdict["verdict"], rejudged["verdict"]
-        )));
-    }
-    Ok(None)
-}
-
-/// The largest run file `replay` reads: far more than any history of an
-/// hour's run, and a bound on what a damaged folder can make it load.
-const MAX_RUN_FILE_BYTES: u64 = 512 << 20;
-
-/// Reads one file of a run folder, bounded, naming it in every error.
-fn read_run_file(path: &Path) -> Result<String, String> {
-    use std::io::Read as _;
-    let name = path.display();
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_RUN_FILE_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| format!("{name}: {e}"))?;
-    if bytes.len() as u64 > MAX_RUN_FILE_BYTES {
-        return Err(format!("{name}: file too large: more than 512 MiB"));
-    }
-    String::from_utf8(bytes).map_err(|e| format!("{name}: not UTF-8 text ({e})"))
-}
-
-/// Where two histories first differ, for people.
-fn first_difference(recorded: &str, fresh: &str) -> String {
-    let mut old = recorded.lines();
-    let mut new = fresh.lines();
-    for i in 0.. {
-        match (old.next(), new.next()) {
-            (Some(a), Some(b)) if a == b => continue,
-            (None, None) => break,
-            (a, b) => {
-                return format!(
-                    "first difference at event {i}:\n  recorded: {}\n  replayed: {}",
-                    a.unwrap_or("(end of history)"),
-                    b.unwrap_or("(end of history)")
-                );
-            }
-        }
-    }
-    // Every event is the same: only the bytes between them differ.
-    if recorded.contains("\r\n") {
-        "the same events, but history.jsonl has CRLF line endings: the file was changed after it was written (a checkout that converts line endings?)".into()
-    } else {
-        "the same events, but the bytes of history.jsonl differ (white space or the final newline)"
-            .into()
-    }
-}
-
-/// `locklab suite`: exit 0 only when every cell is as expected.
 /// `locklab suite [--all]`: the safety matrix, or with `all` the full grid
 /// (every rung in every scenario). Exit 1 when a cell differs from a
 /// stated expectation; cells without one judge nothing.
@@ -275,14 +194,25 @@ pub fn suite(
             .map(|n| n.get())
             .unwrap_or(1)
     });
+    for scenario in &scenarios {
+        let rungs = grid.rungs(scenario);
+        if let Some(note) = sim::estimate::suite_note(&scenario.name, scenario, &rungs, workers) {
+            eprintln!("note: {note}");
+        }
+    }
     let progress = |cell: &sim::matrix::Cell, done: usize, total: usize| {
         let judged = match cell.expected {
             None => "(no expectation)".to_string(),
             Some(e) if e == cell.verdict => format!("(expected {e}) ok"),
             Some(e) => format!("(expected {e}) UNEXPECTED"),
         };
+        let cut = cell
+            .cut_short
+            .as_ref()
+            .map(|c| format!(": cut short: {}", c.why))
+            .unwrap_or_default();
         eprintln!(
-            "[{done}/{total}] {} / {}: {} {judged}",
+            "[{done}/{total}] {} / {}: {} {judged}{cut}",
             cell.scenario,
             cell.rung,
             cell.verdict.as_str(),
@@ -625,6 +555,9 @@ pub fn explore(args: ExploreArgs) -> ExitCode {
         st.cases_per_s(),
         st.sim_per_wall()
     );
+    if let Some(note) = outcome.cut_short_note() {
+        outln!("{note}");
+    }
     let mut path = None;
     if let Some(f) = &outcome.first {
         let dir = args.out.join("found");

@@ -27,6 +27,8 @@ fn the_suite_passes_and_the_checked_in_safety_matrix_is_what_it_produces() {
     let dir = scratch("suite");
     let out = locklab(&["suite", "--out", path(&dir)]);
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    // No scenario shipped here is long enough for a note on its cost.
+    assert!(!stderr(&out).contains("expect about"), "{}", stderr(&out));
     for file in [
         "safety-matrix.md",
         "safety-matrix.json",
@@ -61,6 +63,7 @@ fn run_prints_the_seed_first_writes_the_run_folder_and_exits_1_on_a_violation() 
     let (out, run) = record_run("run");
     let text = stdout(&out);
     assert!(text.starts_with("seed 1\n"), "{text}");
+    assert!(!stderr(&out).contains("expect about"), "{}", stderr(&out));
     assert!(text.contains("violated"), "{text}");
     for file in [
         "scenario.toml",
@@ -360,4 +363,46 @@ fn replay_names_the_file_whose_field_is_missing() {
     let out = locklab(&["replay", path(&run)]);
     assert_eq!(out.status.code(), Some(3));
     assert!(stderr(&out).contains(path(&file)), "{}", stderr(&out));
+}
+
+#[test]
+fn run_of_a_big_scenario_says_how_long_to_expect_before_it_starts() {
+    use std::io::BufRead as _;
+    let dir = scratch("big");
+    let file = dir.join("big.toml");
+    std::fs::write(
+        &file,
+        "rungs = [\"set-nx-px\", \"lua-release\", \"watchdog\"]\nseeds = [1, 2, 3, 4, 5]\n\
+         duration_ms = 3600000\n[[clients]]\ncount = 256\ncycles = 100\nthink_ms = 36000\n",
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .args(["run", path(&file), "--out", path(&dir)])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start locklab");
+    let err = child.stderr.take().expect("stderr");
+    let (lines, first) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(err).lines() {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // The note comes before the first step; the run itself (days) is
+    // stopped as soon as it is read.
+    let note = first.recv_timeout(std::time::Duration::from_secs(60));
+    let _ = child.kill();
+    let _ = child.wait();
+    let note = note.expect("a line on stderr").expect("text");
+    assert!(
+        note.starts_with(&format!(
+            "note: {}: simulates 60 min with 256 clients for 5 seeds × 3 rungs; expect about ",
+            path(&file)
+        )),
+        "{note}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
 }

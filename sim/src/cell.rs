@@ -3,7 +3,7 @@
 
 use crate::check::{CheckConfig, CheckResults, check_all};
 use crate::history::History;
-use crate::run::{RunError, run};
+use crate::run::{RunError, RunOutput, run};
 use crate::scenario::Scenario;
 use crate::verdict::Verdict;
 use std::time::Duration;
@@ -35,27 +35,38 @@ pub fn check_config(scenario: &Scenario, rung: &str) -> CheckConfig {
         // A fencing rung's claim is about the resource, not about who
         // holds the lock (`docs/ladder.md`, verdict rules).
         resource_decides_safety: locks::rung(rung).is_some_and(|r| r.fencing),
+        cut_short: None,
     }
 }
 
-/// Judges a history of `rung` in `scenario`.
+/// Judges a complete history of `rung` in `scenario`.
 pub fn judge(scenario: &Scenario, rung: &str, history: &History) -> (CheckResults, Verdict) {
     let results = check_all(history, &check_config(scenario, rung));
     let verdict = Verdict::of(&results);
     (results, verdict)
 }
 
-/// Runs and judges one cell.
-pub fn run_cell(scenario: &Scenario, rung: &str, seed: u64) -> Result<Judged, RunError> {
-    let output = run(scenario, rung, seed)?;
-    let (results, verdict) = judge(scenario, rung, &output.history);
-    Ok(Judged {
+/// Judges what a run of `rung` in `scenario` with `seed` produced,
+/// including a run that was cut short.
+pub fn judge_output(scenario: &Scenario, rung: &str, seed: u64, output: RunOutput) -> Judged {
+    let config = CheckConfig {
+        cut_short: output.cut_short,
+        ..check_config(scenario, rung)
+    };
+    let results = check_all(&output.history, &config);
+    Judged {
         scenario: scenario.name.clone(),
         rung: rung.to_string(),
         seed,
+        verdict: Verdict::of(&results),
         history: output.history,
         results,
-        verdict,
         sim_elapsed: output.sim_elapsed,
-    })
+    }
+}
+
+/// Runs and judges one cell.
+pub fn run_cell(scenario: &Scenario, rung: &str, seed: u64) -> Result<Judged, RunError> {
+    let output = run(scenario, rung, seed)?;
+    Ok(judge_output(scenario, rung, seed, output))
 }

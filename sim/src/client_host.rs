@@ -7,7 +7,7 @@
 //! pause gate and the same place in the workload.
 
 use crate::client_clock::SimClock;
-use crate::dial::SimDialer;
+use crate::dial::{PortBudget, SimDialer};
 use crate::freeze::{Freeze, LinkHolds};
 use crate::hook::{AimedFault, SimHook};
 use crate::host::Host;
@@ -46,6 +46,9 @@ pub struct ClientState {
     /// One-way holds on its links (a machine's network, so they outlive a
     /// restart of the process).
     pub links: Arc<LinkHolds>,
+    /// Its machine's ephemeral ports lost to failed dials (turmoil keeps
+    /// them taken across restarts of the process).
+    pub ports: Arc<PortBudget>,
 }
 
 impl ClientState {
@@ -63,6 +66,7 @@ impl ClientState {
             finished: AtomicBool::new(false),
             crashed_for_good: AtomicBool::new(false),
             links: Arc::new(LinkHolds::default()),
+            ports: Arc::new(PortBudget::default()),
         }
     }
 
@@ -145,7 +149,8 @@ fn start_process(
     let dial = |host: Host| {
         ReconnectingConnection::new(
             SimDialer::new(host, shared.directory.clone(), state.freeze.clone())
-                .with_links(state.links.clone()),
+                .with_links(state.links.clone())
+                .with_ports(state.ports.clone()),
             setup.conn,
         )
     };

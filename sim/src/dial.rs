@@ -6,9 +6,61 @@ use crate::freeze::{Freeze, FrozenStream, LinkHolds};
 use crate::host::Host;
 use locks::{BoxFuture, Dialer};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The port every simulated node listens on.
 pub const REDIS_PORT: u16 = 6379;
+
+/// A simulated machine's ephemeral ports, as turmoil hands them out:
+/// 49152 to 65535, one per connection. turmoil frees a port only when a
+/// connected stream closes; a dial that fails or is given up (its timeout
+/// ran out first) keeps its port for the rest of the run, and a host that
+/// runs out of ports panics. A client that keeps redialing a node it cannot
+/// reach in time (a reply timeout shorter than the round trip, a long
+/// outage) would get there after some 16,000 dials. So each client counts
+/// the ports it lost this way, and once only a few are left its dials fail
+/// at once with `AddrNotAvailable`, as on a real machine out of ports: its
+/// requests then fail, and the run goes on to a verdict.
+#[derive(Debug, Default)]
+pub struct PortBudget {
+    lost: AtomicU32,
+}
+
+impl PortBudget {
+    /// Ports in turmoil's ephemeral range.
+    pub const PORTS: u32 = 65_535 - 49_152 + 1;
+    /// Ports kept for the connections that are open (one per node and the
+    /// store, a few redials in flight).
+    pub const RESERVE: u32 = 64;
+
+    /// Whether no port can be spared for another dial.
+    pub fn exhausted(&self) -> bool {
+        self.lost.load(Ordering::SeqCst) >= Self::PORTS - Self::RESERVE
+    }
+
+    /// Ports lost so far to dials that failed or were given up.
+    pub fn lost(&self) -> u32 {
+        self.lost.load(Ordering::SeqCst)
+    }
+}
+
+/// A dial in progress: unless it connects, its port counts as lost when it
+/// ends (fails, or is dropped by a timeout).
+struct Dialing(Option<Arc<PortBudget>>);
+
+impl Dialing {
+    fn connected(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Dialing {
+    fn drop(&mut self) {
+        if let Some(budget) = &self.0 {
+            budget.lost.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
 
 /// Dials a node by name (`redis-0`, `store`, or `master`, which failover
 /// re-points), as a client process paused by `freeze`.
@@ -17,6 +69,7 @@ pub struct SimDialer {
     directory: Arc<Directory>,
     freeze: Arc<Freeze>,
     links: Option<Arc<LinkHolds>>,
+    ports: Option<Arc<PortBudget>>,
 }
 
 impl SimDialer {
@@ -28,7 +81,15 @@ impl SimDialer {
             directory,
             freeze,
             links: None,
+            ports: None,
         }
+    }
+
+    /// The same, counting the ports its failed dials lose in `ports` (a
+    /// client's machine: shared by all its connections, across restarts).
+    pub fn with_ports(mut self, ports: Arc<PortBudget>) -> Self {
+        self.ports = Some(ports);
+        self
     }
 
     /// The same, with the one-way holds of the client's links applied.
@@ -50,9 +111,18 @@ impl Dialer for SimDialer {
             .unwrap_or_default();
         let host = resolved.to_string();
         let freeze = self.freeze.clone();
+        let ports = self.ports.clone();
         Box::pin(async move {
             freeze.wait().await;
+            if ports.as_ref().is_some_and(|p| p.exhausted()) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::AddrNotAvailable,
+                    "no ephemeral port left: every one was lost to a dial that failed or timed out",
+                ));
+            }
+            let dialing = Dialing(ports);
             let stream = turmoil::net::TcpStream::connect((host.as_str(), REDIS_PORT)).await?;
+            dialing.connected();
             Ok(FrozenStream::new(stream, freeze, link))
         })
     }

@@ -92,9 +92,224 @@ fn one() -> u32 {
     1
 }
 
+/// A crash kind that may be absent, by the names scenario files give them.
+mod crash_how_given {
+    use super::*;
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<CrashKind>, D::Error> {
+        crash_how::deserialize(deserializer).map(Some)
+    }
+}
+
+/// A fault as a scenario file gives it: every field any kind has, read one
+/// by one, so that an error in a value points at that value's own line (a
+/// tagged enum is read whole first, and its errors could only point at the
+/// fault's header and not say which field). [`FaultSpec`]'s `TryFrom`
+/// then refuses a field the kind does not have, or lacks.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FaultFields {
+    // Optional here, so that a fault without one is refused naming the
+    // fault (a missing field of the table itself could only point at the
+    // first fault of the list).
+    #[serde(default)]
+    kind: Option<FaultName>,
+    #[serde(default)]
+    at_ms: Option<u64>,
+    #[serde(default)]
+    on: Option<PointTrigger>,
+    #[serde(default)]
+    target: Option<Host>,
+    #[serde(default, with = "crash_how_given")]
+    how: Option<CrashKind>,
+    #[serde(default)]
+    restart_after_ms: Option<u64>,
+    #[serde(default)]
+    a: Option<Vec<Host>>,
+    #[serde(default)]
+    b: Option<Vec<Host>>,
+    #[serde(default)]
+    oneway: Option<bool>,
+    #[serde(default)]
+    latency_ms: Option<u64>,
+    #[serde(default)]
+    duration_ms: Option<u64>,
+    #[serde(default)]
+    jump_ms: Option<i64>,
+    #[serde(default)]
+    ppm: Option<i64>,
+    #[serde(default)]
+    promote_after_ms: Option<u64>,
+}
+
+impl FaultFields {
+    /// The fields given, by name, in the order of the struct.
+    fn given(&self) -> Vec<&'static str> {
+        [
+            ("at_ms", self.at_ms.is_some()),
+            ("on", self.on.is_some()),
+            ("target", self.target.is_some()),
+            ("how", self.how.is_some()),
+            ("restart_after_ms", self.restart_after_ms.is_some()),
+            ("a", self.a.is_some()),
+            ("b", self.b.is_some()),
+            ("oneway", self.oneway.is_some()),
+            ("latency_ms", self.latency_ms.is_some()),
+            ("duration_ms", self.duration_ms.is_some()),
+            ("jump_ms", self.jump_ms.is_some()),
+            ("ppm", self.ppm.is_some()),
+            ("promote_after_ms", self.promote_after_ms.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, given)| given.then_some(name))
+        .collect()
+    }
+}
+
+/// The fields each kind of fault has (besides `kind`).
+fn fields_of(kind: FaultName) -> &'static [&'static str] {
+    match kind {
+        FaultName::Pause => &["at_ms", "on", "target", "duration_ms"],
+        FaultName::Crash => &["at_ms", "on", "target", "how", "restart_after_ms"],
+        FaultName::Partition => &["at_ms", "on", "a", "b", "oneway", "duration_ms"],
+        FaultName::Delay => &["at_ms", "on", "a", "b", "oneway", "duration_ms"],
+        FaultName::SlowLink => &["at_ms", "on", "a", "b", "latency_ms", "duration_ms"],
+        FaultName::ClockJump => &["at_ms", "on", "target", "jump_ms"],
+        FaultName::ClockDrift => &["at_ms", "on", "target", "ppm"],
+        FaultName::Failover => &["at_ms", "on", "promote_after_ms"],
+    }
+}
+
+/// A field a kind needs.
+fn required<T>(value: Option<T>, field: &str) -> Result<T, String> {
+    value.ok_or_else(|| format!("missing field `{field}`"))
+}
+
+impl TryFrom<FaultFields> for FaultSpec {
+    type Error = String;
+
+    fn try_from(f: FaultFields) -> Result<FaultSpec, String> {
+        let kind = required(f.kind, "kind")?;
+        let own = fields_of(kind);
+        if let Some(field) = f.given().into_iter().find(|g| !own.contains(g)) {
+            let expected: Vec<String> = std::iter::once("kind")
+                .chain(own.iter().copied())
+                .map(|n| format!("`{n}`"))
+                .collect();
+            return Err(format!(
+                "unknown field `{field}`, expected one of {} (a {kind} fault)",
+                expected.join(", "),
+            ));
+        }
+        let (at_ms, on) = (f.at_ms, f.on);
+        Ok(match kind {
+            FaultName::Pause => FaultSpec::Pause {
+                at_ms,
+                on,
+                target: f.target,
+                duration_ms: required(f.duration_ms, "duration_ms")?,
+            },
+            FaultName::Crash => FaultSpec::Crash {
+                at_ms,
+                on,
+                target: f.target,
+                how: f.how.unwrap_or_default(),
+                restart_after_ms: f.restart_after_ms,
+            },
+            FaultName::Partition => FaultSpec::Partition {
+                at_ms,
+                on,
+                a: required(f.a, "a")?,
+                b: required(f.b, "b")?,
+                oneway: f.oneway.unwrap_or(false),
+                duration_ms: f.duration_ms,
+            },
+            FaultName::Delay => FaultSpec::Delay {
+                at_ms,
+                on,
+                a: required(f.a, "a")?,
+                b: required(f.b, "b")?,
+                oneway: f.oneway.unwrap_or(false),
+                duration_ms: required(f.duration_ms, "duration_ms")?,
+            },
+            FaultName::SlowLink => FaultSpec::SlowLink {
+                at_ms,
+                on,
+                a: required(f.a, "a")?,
+                b: required(f.b, "b")?,
+                latency_ms: required(f.latency_ms, "latency_ms")?,
+                duration_ms: f.duration_ms,
+            },
+            FaultName::ClockJump => FaultSpec::ClockJump {
+                at_ms,
+                on,
+                target: required(f.target, "target")?,
+                jump_ms: required(f.jump_ms, "jump_ms")?,
+            },
+            FaultName::ClockDrift => FaultSpec::ClockDrift {
+                at_ms,
+                on,
+                target: required(f.target, "target")?,
+                ppm: required(f.ppm, "ppm")?,
+            },
+            FaultName::Failover => FaultSpec::Failover {
+                at_ms,
+                on,
+                promote_after_ms: f.promote_after_ms.unwrap_or(0),
+            },
+        })
+    }
+}
+
+/// Reading a scenario's fault lists (`faults`, `faults_for.<rung>`): each
+/// fault's fields one by one, then each fault checked whole, an error
+/// naming the fault (`faults[2]`) so that it can be found in the file.
+pub(crate) mod fault_list {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// The faults of list `path`, or the first fault's error.
+    fn convert(path: &str, raw: Vec<FaultFields>) -> Result<Vec<FaultSpec>, String> {
+        raw.into_iter()
+            .enumerate()
+            .map(|(i, fields)| {
+                let kind = fields.kind;
+                FaultSpec::try_from(fields).map_err(|e| match kind {
+                    Some(kind) => format!("`{path}[{i}]` ({kind}): {e}"),
+                    None => format!("`{path}[{i}]`: {e}"),
+                })
+            })
+            .collect()
+    }
+
+    /// `faults`.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<FaultSpec>, D::Error> {
+        let raw = Vec::<FaultFields>::deserialize(d)?;
+        convert("faults", raw).map_err(serde::de::Error::custom)
+    }
+
+    /// `faults_for`.
+    pub fn deserialize_per_rung<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<String, Vec<FaultSpec>>, D::Error> {
+        let raw = BTreeMap::<String, Vec<FaultFields>>::deserialize(d)?;
+        raw.into_iter()
+            .map(|(rung, list)| convert(&format!("faults_for.{rung}"), list).map(|l| (rung, l)))
+            .collect::<Result<_, _>>()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
 /// One fault of a scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+#[serde(
+    tag = "kind",
+    rename_all = "kebab-case",
+    deny_unknown_fields,
+    try_from = "FaultFields"
+)]
 pub enum FaultSpec {
     /// Stop-the-world pause of a client: nothing in it runs or leaves it.
     Pause {
@@ -317,13 +532,13 @@ impl FaultSpec {
                 let host = self
                     .target_host()
                     .ok_or("`target`: expected a client such as client-0")?;
-                check_client(host, scenario)?;
+                check_client(host, scenario).map_err(|e| format!("`target`: {e}"))?;
             }
             FaultSpec::Crash { .. } => {
                 let host = self
                     .target_host()
                     .ok_or("`target`: expected a host such as client-0 or redis-0")?;
-                check_host(host, scenario)?;
+                check_host(host, scenario).map_err(|e| format!("`target`: {e}"))?;
             }
             FaultSpec::Partition { a, b, .. }
             | FaultSpec::Delay { a, b, .. }
@@ -331,8 +546,10 @@ impl FaultSpec {
                 if a.is_empty() || b.is_empty() {
                     return Err("`a` and `b` must each name at least one host".into());
                 }
-                for host in a.iter().chain(b) {
-                    check_host(*host, scenario)?;
+                for (side, hosts) in [("a", a), ("b", b)] {
+                    for host in hosts {
+                        check_host(*host, scenario).map_err(|e| format!("`{side}`: {e}"))?;
+                    }
                 }
                 if let FaultSpec::Delay { oneway: true, .. } = self {
                     let clients = |side: &[Host]| side.iter().all(|h| h.client().is_some());
@@ -349,7 +566,7 @@ impl FaultSpec {
                 }
             }
             FaultSpec::ClockJump { target, .. } | FaultSpec::ClockDrift { target, .. } => {
-                check_host(*target, scenario)?;
+                check_host(*target, scenario).map_err(|e| format!("`target`: {e}"))?;
                 if *target == Host::Store {
                     return Err(
                         "`target`: the store's clock plays no part; aim at client-N or redis-N"
@@ -415,10 +632,10 @@ fn check_sizes(fault: &FaultSpec) -> Result<(), String> {
 fn check_client(host: Host, scenario: &Scenario) -> Result<(), String> {
     let n = host
         .client()
-        .ok_or_else(|| format!("`target`: {host}; expected client-N"))?;
+        .ok_or_else(|| format!("{host}; expected client-N"))?;
     if n >= scenario.client_count() {
         return Err(format!(
-            "`target`: {host} does not exist (the scenario has {} clients)",
+            "{host} does not exist (the scenario has {} clients)",
             scenario.client_count()
         ));
     }

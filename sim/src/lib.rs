@@ -28,7 +28,8 @@
 //! - [`history`], [`check`], [`verdict`], [`cell`]: the history and its
 //!   judgement;
 //! - [`output`], [`timeline`], [`matrix`], [`suite`], [`tour`],
-//!   [`explore`], [`exit`]: what the commands show and return;
+//!   [`explore`], [`replay`], [`estimate`], [`exit`]: what the commands
+//!   show and return;
 //!   [`interrupt`]: how a long command learns it was asked to stop.
 
 pub mod agenda;
@@ -38,6 +39,7 @@ pub mod client_clock;
 pub mod client_host;
 pub mod dial;
 pub mod directory;
+pub mod estimate;
 pub mod exit;
 pub mod explore;
 pub mod fault;
@@ -54,6 +56,7 @@ pub mod nemesis;
 pub mod nodes;
 pub mod output;
 pub mod recorder;
+pub mod replay;
 pub mod resource;
 pub mod run;
 pub mod scenario;

@@ -7,8 +7,9 @@
 //! plotters) and JSON ([`json`]); pure functions of the cells, so the same
 //! cells give the same bytes. The caller writes the files.
 
+use crate::cell::Judged;
 use crate::check::Damage;
-use crate::verdict::Verdict;
+use crate::verdict::{CutShortEntry, Verdict};
 use plotters::prelude::*;
 use plotters::style::FontTransform;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -32,6 +33,10 @@ pub struct Cell {
     pub seed: u64,
     /// The damage figures.
     pub damage: Damage,
+    /// Why that seed's run ended before its scenario did, when it did (its
+    /// verdict is then `unknown`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_short: Option<CutShortEntry>,
     /// What the checkers found, for people: each checker's result and its
     /// witness events (as `locklab run` prints them, without the
     /// timeline). Not part of the JSON.
@@ -45,6 +50,29 @@ pub struct Cell {
 }
 
 impl Cell {
+    /// The cell of one judged run, for which the scenario expects
+    /// `expected` (`None`: it states nothing for this rung).
+    pub fn of(judged: &Judged, expected: Option<Verdict>) -> Cell {
+        Cell {
+            rung: judged.rung.clone(),
+            scenario: judged.scenario.clone(),
+            verdict: judged.verdict,
+            expected,
+            seed: judged.seed,
+            damage: judged.results.damage.clone(),
+            cut_short: judged.results.cut_short.clone().map(CutShortEntry::new),
+            findings: format!(
+                "seed {}\n{} / {}: {}\n{}",
+                judged.seed,
+                judged.scenario,
+                judged.rung,
+                judged.verdict,
+                crate::output::describe_checks(judged)
+            ),
+            wall_ms: 0,
+        }
+    }
+
     /// Whether the verdict differs from a stated expectation.
     pub fn differs(&self) -> bool {
         self.expected.is_some_and(|e| e != self.verdict)
@@ -187,6 +215,20 @@ pub fn markdown_titled(title: &str, cells: &[Cell]) -> String {
         out.push_str(&format!(
             "{counted}, {differ} differing from expectation (✗).\n"
         ));
+    }
+    let cut: Vec<&Cell> = cells.iter().filter(|c| c.cut_short.is_some()).collect();
+    if !cut.is_empty() {
+        out.push_str("\nRuns cut short (their verdict is `unknown`):\n\n");
+        for c in cut {
+            let why = c.cut_short.as_ref().map_or("", |e| e.why.as_str());
+            out.push_str(&format!(
+                "- `{}` in {}, seed {}: {}\n",
+                md_escape(&c.rung),
+                md_escape(&c.scenario),
+                c.seed,
+                md_escape(why)
+            ));
+        }
     }
     out
 }

@@ -20,6 +20,7 @@ use std::time::Duration;
 /// The nodes of one run, by host.
 pub struct Nodes {
     handles: BTreeMap<Host, NodeHandle>,
+    store: NodeHandle,
 }
 
 /// Describes a stored value for the history.
@@ -75,8 +76,23 @@ impl Nodes {
         }
         let store_name = Host::Store.to_string();
         let store = NodeHandle::new(NodeConfig::new(&store_name).clock(clock));
+        let store_handle = store.clone();
         sim.host(store_name, move || simredis::serve(store.clone()));
-        Nodes { handles }
+        Nodes {
+            handles,
+            store: store_handle,
+        }
+    }
+
+    /// The first node (in host order, the store last) that has aborted a
+    /// script for running past its instruction limit, with that limit.
+    pub fn aborted_a_script(&self) -> Option<(Host, u64)> {
+        self.handles
+            .iter()
+            .map(|(host, handle)| (*host, handle))
+            .chain(std::iter::once((Host::Store, &self.store)))
+            .find(|(_, handle)| handle.aborted_scripts() > 0)
+            .map(|(host, handle)| (host, handle.config().script_instruction_limit))
     }
 
     /// Whether the deployment has that node.

@@ -7,7 +7,7 @@
 use crate::cell::Judged;
 use crate::check::Check;
 use crate::timeline;
-use crate::verdict::verdict_json;
+use crate::verdict::VerdictDoc;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -18,6 +18,9 @@ pub const TIMELINE_WIDTH: usize = 72;
 /// and the damage figures: [`describe`] without its head and timeline.
 pub fn describe_checks(judged: &Judged) -> String {
     let mut out = String::new();
+    if let Some(cut) = &judged.results.cut_short {
+        let _ = writeln!(out, "  cut short: {cut}");
+    }
     for (name, check) in judged.results.all() {
         let note = if judged.results.decides(name) {
             ""
@@ -71,17 +74,39 @@ pub fn write_run(dir: &Path, judged: &Judged, scenario_text: &str) -> std::io::R
     std::fs::create_dir_all(dir)?;
     write_whole(&dir.join("scenario.toml"), scenario_text)?;
     write_whole(&dir.join("history.jsonl"), &judged.history.to_jsonl())?;
-    let verdict = verdict_json(&judged.results, &judged.scenario, &judged.rung, judged.seed);
-    write_whole(&dir.join("verdict.json"), &(verdict + "\n"))?;
-    let title = format!(
-        "{} / {} / seed {}",
-        judged.scenario, judged.rung, judged.seed
-    );
-    match timeline::svg(&judged.history, &title) {
+    write_whole(
+        &dir.join("verdict.json"),
+        &verdict_file_text(&verdict_doc(judged)),
+    )?;
+    match timeline::svg(&judged.history, &timeline_title(judged)) {
         Ok(svg) => write_whole(&dir.join("timeline.svg"), &svg)?,
         Err(e) => eprintln!("warning: timeline.svg not drawn: {e}"),
     }
     Ok(())
+}
+
+/// The `verdict.json` document of a judged run.
+pub fn verdict_doc(judged: &Judged) -> VerdictDoc {
+    VerdictDoc::new(&judged.results, &judged.scenario, &judged.rung, judged.seed)
+}
+
+/// The text of `verdict.json` as a run folder holds it.
+pub fn verdict_file_text(doc: &VerdictDoc) -> String {
+    doc.to_json() + "\n"
+}
+
+/// The title of a run's timeline.
+fn timeline_title(judged: &Judged) -> String {
+    format!(
+        "{} / {} / seed {}",
+        judged.scenario, judged.rung, judged.seed
+    )
+}
+
+/// The run's `timeline.svg`, or `None` when it cannot be drawn (then the
+/// run folder has none).
+pub fn timeline_svg(judged: &Judged) -> Option<String> {
+    timeline::svg(&judged.history, &timeline_title(judged)).ok()
 }
 
 /// The human report of a judged cell: seed first, then verdict, witness,

@@ -1,21 +1,41 @@
 //! Running one rung in one scenario under one seed: build the simulated
 //! world ([`World::build`]), drive it step by step while the agenda and
 //! the clients' fault points fire faults ([`crate::nemesis`]), read the
-//! resource's final state, and hand back the history.
+//! resource's final state, and hand back the history. A run that a node
+//! cuts short ([`CutShort`]: it aborted a runaway script) stops there and
+//! says why; it is judged, and its verdict is `unknown`.
 //!
 //! The same scenario, rung and seed give a byte-identical history.
 
 use crate::history::History;
+use crate::host::Host;
 use crate::scenario::Scenario;
 use crate::world::World;
+use serde::{Deserialize, Serialize};
+use std::fmt;
 use std::time::Duration;
 
 /// The simulation's step: every host advances this much per step.
 pub const TICK: Duration = Duration::from_millis(1);
 
-/// Simulated time allowed after the scenario's duration to read the
-/// final state of the resource.
+/// Simulated time allowed, on a fast network, to stock the store before
+/// the workload and to read its final state after it.
 pub(crate) const AUDIT_LIMIT: Duration = Duration::from_secs(10);
+
+/// How the driver's own requests to the store (stocking it, reading the
+/// final stock) connect and wait, and how long each of the two may take,
+/// on a network whose one-way trips take up to `trip_ms`: a connection and
+/// a request are a few trips, so on a slow network the defaults would time
+/// out before the first reply could arrive.
+pub(crate) fn store_requests(trip_ms: u64) -> (locks::ConnConfig, Duration) {
+    let default = locks::ConnConfig::default();
+    let trips = Duration::from_millis(trip_ms.saturating_mul(4));
+    let conn = locks::ConnConfig {
+        connect_timeout: default.connect_timeout.max(trips),
+        response_timeout: default.response_timeout.max(trips),
+    };
+    (conn, AUDIT_LIMIT + trips * 2)
+}
 
 /// A run that could not be carried out (not a verdict: a harness failure).
 #[derive(Debug, thiserror::Error)]
@@ -26,25 +46,58 @@ pub enum RunError {
     /// The simulation itself failed.
     #[error("simulation failed: {0}")]
     Simulation(String),
-    /// A node aborted a Lua script that ran past its instruction limit
-    /// (an endless script would otherwise hang the run): the history is
-    /// cut short by something no lock is meant to face, so it is not
-    /// judged.
-    #[error("run not judged: {0}")]
-    ScriptAborted(String),
     /// The user asked the process to stop ([`crate::interrupt`]): the run
     /// was abandoned between two steps and has no history.
     #[error("run abandoned: interrupted by {0}")]
     Interrupted(crate::interrupt::Cause),
 }
 
+/// Something that ended a run before its scenario did, which no lock is
+/// meant to face: the history up to it is kept and judged, but the
+/// verdict is `unknown` (`docs/ladder.md`, verdict rules).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum CutShort {
+    /// A node aborted a Lua script that ran past its instruction limit. In
+    /// a simulation time stands still while a script runs, so an endless
+    /// script would hang the run; Redis would instead stay busy (and answer
+    /// `BUSY`) until someone killed it, which the simulator does not model.
+    /// The run stops at the step in which the node aborted it.
+    ScriptAborted {
+        /// The node that aborted it (`redis-N` or `store`).
+        node: Host,
+        /// The node's limit, in Lua VM instructions.
+        instruction_limit: u64,
+        /// When the run stopped, µs of true simulated time since it began.
+        at_us: u64,
+    },
+}
+
+impl fmt::Display for CutShort {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CutShort::ScriptAborted {
+                node,
+                instruction_limit,
+                ..
+            } => write!(
+                f,
+                "{node} aborted a Lua script that ran past {instruction_limit} instructions: \
+                 the run is cut short by something no lock is meant to face"
+            ),
+        }
+    }
+}
+
 /// What a run produced.
 #[derive(Debug, Clone)]
 pub struct RunOutput {
-    /// The history, in time order.
+    /// The history, in time order (up to the cut, when cut short).
     pub history: History,
     /// Simulated time the run took.
     pub sim_elapsed: Duration,
+    /// Why the run ended before its scenario did, if it did.
+    pub cut_short: Option<CutShort>,
 }
 
 /// Runs `rung` in `scenario` with `seed`.
@@ -56,30 +109,54 @@ pub fn run(scenario: &Scenario, rung: &str, seed: u64) -> Result<RunOutput, RunE
             scenario.rungs.join(", ")
         )));
     }
-    let aborted_before = simredis::lua::aborted_scripts();
-    let mut world = World::build(scenario, rung, seed)?;
-    drive(&mut world)?;
-    world.audit()?;
-    let aborted = simredis::lua::aborted_scripts() - aborted_before;
-    if aborted > 0 {
-        return Err(RunError::ScriptAborted(format!(
-            "{aborted} Lua script(s) ran past the node's limit of {} instructions and were aborted",
-            simredis::handle::SCRIPT_INSTRUCTION_LIMIT
-        )));
-    }
+    // A panic inside the simulation is a bug of the harness (locklab's or
+    // turmoil's), never a verdict on the lock: it ends this run with an
+    // error that says so, and the other runs of a command go on.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run_world(World::build(scenario, rung, seed)?)
+    }))
+    .unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "no message".into());
+        Err(RunError::Simulation(format!(
+            "the simulator panicked (a bug in locklab, not a verdict): {what}"
+        )))
+    })
+}
+
+/// Runs a world [`World::build`] made: drives it to its end, reads the
+/// resource's final state, and hands back the history. [`run`] is build,
+/// then this; a test that needs something no scenario can say (a host of
+/// its own, through [`World::sim`]) adds it in between.
+pub fn run_world(mut world: World<'_>) -> Result<RunOutput, RunError> {
+    let cut_short = match drive(&mut world)? {
+        Some(cut) => Some(cut),
+        None => {
+            world.audit()?;
+            world.cut_short()
+        }
+    };
     Ok(RunOutput {
         history: world.shared.recorder.history(),
         sim_elapsed: world.sim.elapsed(),
+        cut_short,
     })
 }
 
 /// Steps the world until the scenario's duration is over, or every client
-/// has finished and nothing is left on the agenda. Before each step, the
-/// due actions of the agenda run, then the faults clients asked for.
-fn drive(world: &mut World<'_>) -> Result<(), RunError> {
+/// has finished and nothing is left on the agenda, or a node cut the run
+/// short (returned). Before each step, the due actions of the agenda run,
+/// then the faults clients asked for.
+fn drive(world: &mut World<'_>) -> Result<Option<CutShort>, RunError> {
     let end = world.origin + Duration::from_millis(world.scenario.duration_ms);
     let left = end.saturating_sub(world.now());
     let max_steps = (left.as_micros() / TICK.as_micros()) as u64 + 1;
+    if let Some(cut) = world.cut_short() {
+        return Ok(Some(cut));
+    }
     for _step in 0..max_steps {
         // Between steps, so an interrupted run stops within one step; an
         // uninterrupted one is unchanged by the look.
@@ -99,9 +176,14 @@ fn drive(world: &mut World<'_>) -> Result<(), RunError> {
             .sim
             .step()
             .map_err(|e| RunError::Simulation(e.to_string()))?;
+        // Whatever happens after an aborted script is not what Redis
+        // would do: the history stops here.
+        if let Some(cut) = world.cut_short() {
+            return Ok(Some(cut));
+        }
         if world.now() >= end {
             break;
         }
     }
-    Ok(())
+    Ok(None)
 }

@@ -53,12 +53,16 @@ pub struct Scenario {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub resource_for: BTreeMap<String, ResourceSpec>,
     /// The faults, timed or aimed at fault points.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::fault::fault_list::deserialize")]
     pub faults: Vec<FaultSpec>,
     /// Per-rung fault lists: a rung named here gets this list instead of
     /// `faults`, so that one story can be told against rungs that need
     /// different faults.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "crate::fault::fault_list::deserialize_per_rung"
+    )]
     pub faults_for: BTreeMap<String, Vec<FaultSpec>>,
     /// The verdict each rung should get.
     #[serde(default)]
@@ -181,7 +185,7 @@ impl Topology {
     pub fn node_count(&self) -> usize {
         match self.kind {
             TopologyKind::Standalone => 1,
-            TopologyKind::Replicated => 1 + self.replicas,
+            TopologyKind::Replicated => self.replicas.saturating_add(1),
             TopologyKind::Independent => self.masters,
         }
     }
@@ -328,6 +332,16 @@ pub struct ScenarioError {
 /// arithmetic; below this bound none of that can wrap around.
 pub const MAX_MS: u64 = 3_600_000;
 
+/// The most Redis nodes a deployment may have.
+pub const MAX_NODES: usize = 9;
+
+/// The longest one-way trip the network may take, `latency_ms` plus
+/// `jitter_ms`: ten seconds, far beyond any network a lock runs on. Every
+/// request, even the driver's own stocking of the store before the run,
+/// takes several trips, and the simulator steps through each millisecond
+/// of them.
+pub const MAX_TRIP_MS: u64 = 10_000;
+
 /// The largest clock drift a fault may give, in parts per million either
 /// way: -1,000,000 stops a clock, +1,000,000 runs it at double speed.
 pub const MAX_PPM: i64 = 1_000_000;
@@ -379,6 +393,14 @@ impl Scenario {
     /// Parses and validates scenario text; `file` names it in errors and
     /// `stem` is the default name.
     pub fn parse(text: &str, file: &str, stem: &str) -> Result<Scenario, ScenarioError> {
+        let located = |message: String| ScenarioError {
+            file: file.to_string(),
+            message: match locate(text, &message) {
+                Some((line, column)) => format!("line {line}, column {column}: {message}"),
+                None => message,
+            },
+        };
+        check_shapes(text).map_err(located)?;
         let mut scenario: Scenario = toml::from_str(text).map_err(|e| ScenarioError {
             file: file.to_string(),
             message: describe_toml_error(text, &e),
@@ -393,15 +415,7 @@ impl Scenario {
             check_name(&scenario.name)
         };
         scenario.notes = old_spellings(text);
-        named
-            .and_then(|()| scenario.validate())
-            .map_err(|message| ScenarioError {
-                file: file.to_string(),
-                message: match locate(text, &message) {
-                    Some((line, column)) => format!("line {line}, column {column}: {message}"),
-                    None => message,
-                },
-            })?;
+        named.and_then(|()| scenario.validate()).map_err(located)?;
         Ok(scenario)
     }
 
@@ -555,6 +569,12 @@ impl Scenario {
                 "`{name}` is {ms}; expected at most {MAX_MS} (one simulated hour)"
             ));
         }
+        let trip_ms = self.network.latency_ms + self.network.jitter_ms;
+        if trip_ms > MAX_TRIP_MS {
+            return Err(format!(
+                "`network.latency_ms` plus `network.jitter_ms` is {trip_ms}; expected at most {MAX_TRIP_MS} (ten seconds one way: every request, even stocking the store before the run, takes several trips)"
+            ));
+        }
         for (name, resource) in std::iter::once(("resource".to_string(), &self.resource)).chain(
             self.resource_for
                 .iter()
@@ -572,8 +592,17 @@ impl Scenario {
                 .iter()
                 .map(|(k, t)| (format!("topology_for.{k}"), t)),
         ) {
-            if topo.node_count() == 0 || topo.node_count() > 9 {
-                return Err(format!("`{name}`: between 1 and 9 nodes"));
+            if topo.node_count() == 0 || topo.node_count() > MAX_NODES {
+                let (field, value) = match topo.kind {
+                    TopologyKind::Replicated => ("replicas", topo.replicas),
+                    TopologyKind::Standalone | TopologyKind::Independent => {
+                        ("masters", topo.masters)
+                    }
+                };
+                return Err(format!(
+                    "`{name}.{field}` is {value}, which makes {} nodes; expected between 1 and {MAX_NODES} nodes",
+                    topo.node_count()
+                ));
             }
             if let Some(field) = topo.ignored_field() {
                 return Err(format!(
@@ -617,6 +646,54 @@ fn check_name(name: &str) -> Result<(), String> {
         return Err(format!(
             "`name`: {name:?} is not a plain file name; expected up to 100 letters, digits, `-`, `_` or `.` (not `.` or `..` alone), because it names the run's folder"
         ));
+    }
+    Ok(())
+}
+
+/// Checks that each table of the file has its shape: one table
+/// (`[lock]`) or an array of tables (`[[clients]]`). Read as the other
+/// shape, a table's fields would be taken for something else and the error
+/// would make no sense. A text that is not TOML at all is left to the
+/// parser, whose error says where.
+fn check_shapes(text: &str) -> Result<(), String> {
+    let Ok(table) = toml::from_str::<toml::Table>(text) else {
+        return Ok(());
+    };
+    let one = |path: &str, value: &toml::Value| match value {
+        toml::Value::Array(_) => Err(format!(
+            "`{path}`: expected one table, `[{path}]`, not an array of tables, `[[{path}]]`"
+        )),
+        _ => Ok(()),
+    };
+    let many = |path: &str, value: &toml::Value| match value {
+        toml::Value::Table(_) => Err(format!(
+            "`{path}`: expected an array of tables, `[[{path}]]` (one per item), not one table, `[{path}]`"
+        )),
+        _ => Ok(()),
+    };
+    for key in ["topology", "network", "lock", "resource", "expect"] {
+        if let Some(value) = table.get(key) {
+            one(key, value)?;
+        }
+    }
+    for key in ["clients", "faults"] {
+        if let Some(value) = table.get(key) {
+            many(key, value)?;
+        }
+    }
+    for (key, shape) in [
+        (
+            "topology_for",
+            one as fn(&str, &toml::Value) -> Result<(), String>,
+        ),
+        ("resource_for", one),
+        ("faults_for", many),
+    ] {
+        if let Some(toml::Value::Table(per_rung)) = table.get(key) {
+            for (rung, value) in per_rung {
+                shape(&format!("{key}.{rung}"), value)?;
+            }
+        }
     }
     Ok(())
 }
@@ -675,21 +752,160 @@ fn old_spellings(text: &str) -> Vec<String> {
     notes
 }
 
-/// Turns a TOML error into "line L, column C: what was expected".
+/// Turns a TOML error into "line L, column C: `field`: what was
+/// expected".
 fn describe_toml_error(text: &str, err: &toml::de::Error) -> String {
-    let message = err.message().trim().to_string();
+    let mut message = err.message().trim().to_string();
+    // An error that names its place (`faults[2]` ...) is found by name:
+    // its span covers the whole list.
+    if message.starts_with('`')
+        && let Some((line, column)) = locate(text, &message)
+    {
+        return format!("line {line}, column {column}: {message}");
+    }
     match err.span() {
         Some(span) => {
             let (mut line, mut column) = line_column(text, span.start);
-            // A tagged table (a fault) is read whole, so its errors point at
-            // its `[[faults]]` header: point at the field itself instead.
+            // An error about a whole table (a fault's fields checked
+            // together) points at its header: point at the field itself.
             if let Some((field_line, field_column)) = field_in_table(text, line, &message) {
                 (line, column) = (field_line, field_column);
+            }
+            // An error about a value says what was wrong with it, but not
+            // whose value it is: name the field.
+            let names_a_field = message.starts_with('`')
+                || message.starts_with("unknown field")
+                || message.starts_with("missing field");
+            if !names_a_field && let Some(field) = field_at(text, span.start) {
+                message = format!("`{field}`: {message}");
             }
             format!("line {line}, column {column}: {message}")
         }
         None => message,
     }
+}
+
+/// The field whose value is at byte `offset` of a scenario text, as a path
+/// (`duration_ms`, `lock.ttl_ms`, `clients[1].count`,
+/// `faults[0].on.point`): the key before `=` on that line (or on the
+/// nearest line above, for a value in an array spread over lines), inside
+/// the table whose header comes last before it. `None` when the offset is
+/// not in a value (a header, a key).
+pub fn field_at(text: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(text.len());
+    let before = text.get(..offset)?;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line = text[line_start..].lines().next().unwrap_or("");
+    if line.trim_start().starts_with('[') && !line.contains('=') {
+        // A table's header: the error is about the table as a whole.
+        let name = line
+            .trim()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .trim();
+        return (!name.is_empty()).then(|| name.to_string());
+    }
+    // The keys of the current line before the offset, then of the lines
+    // above it, up to the table's header.
+    let mut keys = keys_before(&before[line_start..]);
+    // An error about a key itself points at the key: `key = ...` follows.
+    if keys.is_empty() {
+        let rest = &text[offset..];
+        let rest = &rest[..rest.find('\n').unwrap_or(rest.len())];
+        if let Some((key, _)) = rest.split_once('=') {
+            let key = key.trim();
+            if !key.is_empty() && !key.contains(['"', '\'', '[', '{', ' ']) {
+                keys.push(key.to_string());
+            }
+        }
+    }
+    if keys.is_empty() {
+        for line in before[..line_start].lines().rev() {
+            let trimmed = line.trim_start();
+            if trimmed.starts_with('[') {
+                break;
+            }
+            keys = keys_before(line);
+            if !keys.is_empty() {
+                break;
+            }
+        }
+    }
+    let key = keys.join(".");
+    if key.is_empty() {
+        return None;
+    }
+    // The table: the last header before the line, numbered when it is one
+    // of an array of tables.
+    let lines: Vec<&str> = before[..line_start].lines().collect();
+    let header = lines
+        .iter()
+        .rev()
+        .map(|l| l.trim())
+        .find(|l| l.starts_with('['));
+    let table = match header {
+        Some(h) if h.starts_with("[[") => {
+            let name = h.trim_start_matches('[').trim_end_matches(']').trim();
+            let n = lines
+                .iter()
+                .filter(|l| l.trim() == format!("[[{name}]]"))
+                .count();
+            format!("{name}[{}].", n.saturating_sub(1))
+        }
+        Some(h) => format!(
+            "{}.",
+            h.trim_start_matches('[').trim_end_matches(']').trim()
+        ),
+        None => String::new(),
+    };
+    Some(format!("{table}{key}"))
+}
+
+/// The path of keys a position at the end of `line` is in: the last key
+/// given before it (`key = `), preceded by the keys of the inline tables
+/// (`on = { ... }`) it is inside. Quoted strings are skipped.
+fn keys_before(line: &str) -> Vec<String> {
+    // (key, brace depth at which it was given)
+    let mut stack: Vec<(String, usize)> = Vec::new();
+    let mut depth = 0usize;
+    let mut word = String::new();
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' | '\'' => {
+                // Skip a string (basic strings may escape their quote).
+                while let Some(d) = chars.next() {
+                    if d == '\\' && c == '"' {
+                        chars.next();
+                    } else if d == c {
+                        break;
+                    }
+                }
+                word.clear();
+            }
+            '#' => break,
+            '{' => {
+                depth += 1;
+                word.clear();
+            }
+            '}' => {
+                depth = depth.saturating_sub(1);
+                stack.retain(|(_, d)| *d <= depth);
+                word.clear();
+            }
+            '=' => {
+                let key = word.trim().to_string();
+                if !key.is_empty() {
+                    stack.retain(|(_, d)| *d < depth);
+                    stack.push((key, depth));
+                }
+                word.clear();
+            }
+            ',' | '[' | ']' => word.clear(),
+            c => word.push(c),
+        }
+    }
+    stack.into_iter().map(|(k, _)| k).collect()
 }
 
 /// For an error about field `X` (``unknown field `X` ``, ``missing field
@@ -719,21 +935,55 @@ fn field_in_table(text: &str, header: usize, message: &str) -> Option<(usize, us
 /// `faults[2]`, `expect.setnx`). Best effort: `None` when not found.
 fn locate(text: &str, message: &str) -> Option<(usize, usize)> {
     let path = message.strip_prefix('`')?.split('`').next()?;
+    // A field given in its old spelling is found under that spelling.
+    if path == "rungs" {
+        return locate_path(text, "rungs", message)
+            .or_else(|| locate_path(text, "variants", message));
+    }
+    locate_path(text, path, message)
+}
+
+/// Where the field at `path` (the start of `message`) is given in the
+/// file.
+fn locate_path(text: &str, path: &str, message: &str) -> Option<(usize, usize)> {
     let lines: Vec<&str> = text.lines().collect();
     let at = |i: usize| {
         let line = lines[i];
         (i + 1, line.len() - line.trim_start().len() + 1)
     };
-    // `faults[2]` and `clients[0]`: the n-th array-of-tables header.
+    // `faults[2]` and `clients[0]`: the n-th array-of-tables header, and
+    // in that table the field the message names next, if it is there.
     if let Some((name, rest)) = path.split_once('[') {
         let n: usize = rest.split(']').next()?.parse().ok()?;
         let header = format!("[[{name}]]");
-        return lines
+        let start = lines
             .iter()
             .enumerate()
             .filter(|(_, l)| l.trim() == header)
             .nth(n)
-            .map(|(i, _)| at(i));
+            .map(|(i, _)| i)?;
+        let end = (start + 1..lines.len())
+            .find(|&i| lines[i].trim_start().starts_with('['))
+            .unwrap_or(lines.len());
+        // The field: in the path (`clients[0].start_ms`), or the next name
+        // in backticks after it (`faults[1]` (pause): `target`: ...).
+        let in_path = rest.split_once(']').and_then(|(_, r)| r.strip_prefix('.'));
+        let next = message
+            .get(message.find(path)? + path.len() + 1..)
+            .and_then(|after| after.split('`').nth(1));
+        let field = in_path
+            .or(next)
+            .and_then(|f| f.split('.').next())
+            .filter(|f| !f.is_empty());
+        let field_line = field.and_then(|f| {
+            (start + 1..end).find(|&i| {
+                lines[i]
+                    .trim_start()
+                    .strip_prefix(f)
+                    .is_some_and(|r| r.trim_start().starts_with('='))
+            })
+        });
+        return Some(at(field_line.unwrap_or(start)));
     }
     let key_line = |key: &str, from: usize, to: usize| {
         (from..to).find(|&i| {

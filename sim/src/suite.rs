@@ -127,6 +127,15 @@ impl Grid {
         }
     }
 
+    /// The rungs this grid runs in `scenario`: the ones it names, or
+    /// every rung of the ladder.
+    pub fn rungs(self, scenario: &Scenario) -> Vec<String> {
+        match self {
+            Grid::Named => scenario.rungs.clone(),
+            Grid::All => locks::ids().into_iter().map(str::to_string).collect(),
+        }
+    }
+
     /// The complete matrix's markdown.
     pub fn markdown(self, cells: &[Cell]) -> String {
         matrix::markdown_titled(self.title(), cells)
@@ -155,11 +164,7 @@ fn jobs(scenarios: &[Scenario], grid: Grid) -> Vec<Job<'_>> {
     use std::borrow::Cow;
     let mut jobs = Vec::new();
     for scenario in scenarios {
-        let rungs: Vec<String> = match grid {
-            Grid::Named => scenario.rungs.clone(),
-            Grid::All => locks::ids().into_iter().map(str::to_string).collect(),
-        };
-        for rung in rungs {
+        for rung in grid.rungs(scenario) {
             let scenario = if scenario.rungs.contains(&rung) {
                 Cow::Borrowed(scenario)
             } else {
@@ -203,22 +208,7 @@ fn run_job(job: &Job<'_>) -> Result<Cell, JobError> {
             RunError::Interrupted(_) => JobError::Interrupted,
             e => JobError::Failed(format!("{} / {}: {e}", job.scenario.name, job.rung)),
         })?;
-        let cell = Cell {
-            rung: job.rung.clone(),
-            scenario: job.scenario.name.clone(),
-            verdict: judged.verdict,
-            expected,
-            seed,
-            damage: judged.results.damage.clone(),
-            findings: format!(
-                "seed {seed}\n{} / {}: {}\n{}",
-                judged.scenario,
-                judged.rung,
-                judged.verdict,
-                crate::output::describe_checks(&judged)
-            ),
-            wall_ms: 0,
-        };
+        let cell = Cell::of(&judged, expected);
         if worst
             .as_ref()
             .is_none_or(|w| severity(cell.verdict) > severity(w.verdict))

@@ -1,6 +1,7 @@
 //! A cell's verdict (one rung in one scenario) and `verdict.json`.
 //!
-//! The rules (`docs/ladder.md`, "Verdicts"): `violated` when a safety checker (mutual exclusion, the
+//! The rules (`docs/ladder.md`, "Verdicts"): `unknown` when the run was
+//! cut short (a node aborted a runaway script); else `violated` when a safety checker (mutual exclusion, the
 //! resource) finds a violation; else `deadlock` when liveness fails; else
 //! `unknown` when a checker cannot decide; else `safe`. When the resource
 //! decides safety (the `fenced` rung), mutual exclusion is reported as
@@ -8,6 +9,7 @@
 
 use crate::check::{Check, CheckResults, Damage};
 use crate::history::SCHEMA_VERSION;
+use crate::run::CutShort;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -38,6 +40,11 @@ impl Verdict {
 
     /// The verdict of a set of checker results.
     pub fn of(results: &CheckResults) -> Verdict {
+        // A history that stops where the simulator stopped being faithful
+        // proves nothing either way about the lock.
+        if results.cut_short.is_some() {
+            return Verdict::Unknown;
+        }
         let deciding: Vec<&Check> = results
             .all()
             .into_iter()
@@ -126,6 +133,31 @@ pub struct VerdictDoc {
     pub checkers: BTreeMap<String, CheckerEntry>,
     /// The damage figures.
     pub damage: Damage,
+    /// Why the run ended before its scenario did, when it did (the verdict
+    /// is then `unknown`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_short: Option<CutShortEntry>,
+}
+
+/// `cut_short` in `verdict.json`: what cut the run short, in fields and in
+/// words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CutShortEntry {
+    /// What it was (`kind`, and that kind's fields).
+    #[serde(flatten)]
+    pub cause: CutShort,
+    /// The reason, in words.
+    pub why: String,
+}
+
+impl CutShortEntry {
+    /// The entry of `cause`, with its reason in words.
+    pub fn new(cause: CutShort) -> CutShortEntry {
+        CutShortEntry {
+            why: cause.to_string(),
+            cause,
+        }
+    }
 }
 
 impl VerdictDoc {
@@ -155,6 +187,7 @@ impl VerdictDoc {
             verdict: Verdict::of(results),
             checkers,
             damage: results.damage.clone(),
+            cut_short: results.cut_short.clone().map(CutShortEntry::new),
         }
     }
 

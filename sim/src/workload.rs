@@ -55,12 +55,19 @@ impl Client {
         }
         for n in (done_before + 1)..=self.group.cycles {
             self.state.cycle.store(n, Ordering::SeqCst);
+            let started = tokio::time::Instant::now();
             self.cycle_once(n).await;
             if self.group.think_ms > 0 {
                 self.state
                     .clock
                     .sleep(Duration::from_millis(self.group.think_ms))
                     .await;
+            } else if tokio::time::Instant::now() == started {
+                // Every request of the cycle failed at once (its node is
+                // down): without a step of simulated time between cycles,
+                // the client would run all of them inside one instant, and
+                // the simulation would never get past it.
+                tokio::time::sleep(crate::run::TICK).await;
             }
         }
     }

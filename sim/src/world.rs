@@ -20,7 +20,7 @@ use crate::mailbox::Mailbox;
 use crate::nodes::Nodes;
 use crate::recorder::Recorder;
 use crate::resource::STOCK_KEY;
-use crate::run::{AUDIT_LIMIT, RunError, TICK};
+use crate::run::{CutShort, RunError, TICK, store_requests};
 use crate::scenario::{Scenario, Topology, TopologyKind};
 use locks::{ConnConfig, LockConfig, ReconnectingConnection, WaitStrategy};
 use std::collections::BTreeSet;
@@ -73,13 +73,16 @@ impl<'s> World<'s> {
     pub fn build(scenario: &'s Scenario, rung: &str, seed: u64) -> Result<World<'s>, RunError> {
         let topology = scenario.topology_of(rung).clone();
         let latency = Duration::from_millis(scenario.network.latency_ms);
+        let trip_ms = scenario.network.latency_ms + scenario.network.jitter_ms;
         let mut sim = turmoil::Builder::new()
             .rng_seed(seed)
             .epoch(UNIX_EPOCH + Duration::from_millis(EPOCH_MS))
             .tick_duration(TICK)
             .min_message_latency(latency)
             .max_message_latency(latency + Duration::from_millis(scenario.network.jitter_ms))
-            .simulation_duration(Duration::from_millis(scenario.duration_ms) + AUDIT_LIMIT * 2)
+            .simulation_duration(
+                Duration::from_millis(scenario.duration_ms) + store_requests(trip_ms).1 * 2,
+            )
             // turmoil's default (64) bounds both a listener's queue of
             // connections not yet accepted and a stream's queue of
             // segments: 65 clients dialing one node at start overflow the
@@ -182,6 +185,24 @@ impl<'s> World<'s> {
         Ok(())
     }
 
+    /// turmoil's simulation, to add a host of one's own before the run
+    /// ([`crate::run::run_world`]): how a test makes a node face what no
+    /// scenario can say, such as a client sending it an endless script.
+    pub fn sim(&mut self) -> &mut turmoil::Sim<'static> {
+        &mut self.sim
+    }
+
+    /// Why the run must stop now, if a node cut it short.
+    pub(crate) fn cut_short(&self) -> Option<CutShort> {
+        self.nodes
+            .aborted_a_script()
+            .map(|(node, instruction_limit)| CutShort::ScriptAborted {
+                node,
+                instruction_limit,
+                at_us: self.now_us(),
+            })
+    }
+
     /// True simulated time.
     pub(crate) fn now(&self) -> Duration {
         self.sim.elapsed()
@@ -229,13 +250,14 @@ impl<'s> World<'s> {
 
     /// Puts the initial stock on the store before any client starts.
     fn stock_the_store(&mut self, stock: i64) -> Result<(), RunError> {
+        let (conn_config, limit) = self.store_requests();
         let done = Arc::new(AtomicBool::new(false));
         let done2 = done.clone();
         let directory = self.shared.directory.clone();
         self.sim.client("stocker", async move {
             let mut conn = ReconnectingConnection::new(
                 SimDialer::new(Host::Store, directory, Arc::new(Freeze::new())),
-                ConnConfig::default(),
+                conn_config,
             );
             let _: () = redis::cmd("SET")
                 .arg(STOCK_KEY)
@@ -245,7 +267,7 @@ impl<'s> World<'s> {
             done2.store(true, Ordering::SeqCst);
             Ok(())
         });
-        self.step_until(&done, AUDIT_LIMIT)?;
+        self.step_until(&done, limit)?;
         if done.load(Ordering::SeqCst) {
             Ok(())
         } else {
@@ -271,6 +293,7 @@ impl<'s> World<'s> {
 
     /// Reads the resource's final state with a fresh client and records it.
     pub(crate) fn audit(&mut self) -> Result<(), RunError> {
+        let (conn_config, limit) = self.store_requests();
         let recorder = self.shared.recorder.clone();
         let directory = self.shared.directory.clone();
         let done = Arc::new(AtomicBool::new(false));
@@ -279,7 +302,7 @@ impl<'s> World<'s> {
             let freeze = Arc::new(Freeze::new());
             let conn = ReconnectingConnection::new(
                 SimDialer::new(Host::Store, directory, freeze),
-                ConnConfig::default(),
+                conn_config,
             );
             let mut conn2 = conn.clone();
             // Bounded: the store is never faulted by the audit itself.
@@ -298,6 +321,12 @@ impl<'s> World<'s> {
             done2.store(true, Ordering::SeqCst);
             Ok(())
         });
-        self.step_until(&done, AUDIT_LIMIT)
+        self.step_until(&done, limit)
+    }
+
+    /// [`store_requests`] on this world's network.
+    fn store_requests(&self) -> (ConnConfig, Duration) {
+        let network = &self.scenario.network;
+        store_requests(network.latency_ms + network.jitter_ms)
     }
 }

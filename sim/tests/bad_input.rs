@@ -151,7 +151,7 @@ fn a_fault_timed_at_or_after_the_end_of_the_run_is_refused() {
     let text = with("at_ms = 5", "at_ms = 2000");
     refused(
         &text,
-        line_of(&text, "[[faults_for.fenced]]"),
+        line_of(&text, "at_ms = 2000"),
         &["`faults_for.fenced[0]`", "`at_ms` is 2000", "below 2000"],
     );
     let timed = BASE.replace(
@@ -160,7 +160,7 @@ fn a_fault_timed_at_or_after_the_end_of_the_run_is_refused() {
     );
     refused(
         &timed,
-        line_of(&timed, "[[faults]]"),
+        line_of(&timed, "at_ms = 99999"),
         &["`faults[0]`", "`at_ms`", "never fires"],
     );
 }
@@ -170,7 +170,7 @@ fn a_fault_aimed_at_a_cycle_its_client_never_runs_is_refused() {
     let text = BASE.replace("cycle = 1,", "cycle = 2,");
     refused(
         &text,
-        line_of(&text, "[[faults]]"),
+        line_of(&text, "on = "),
         &[
             "`faults[0]`",
             "`on.cycle`",
@@ -214,11 +214,7 @@ fn huge_values_are_refused_naming_the_field_instead_of_wrapping_around() {
         let message = error(&text);
         assert!(message.contains(field), "{field}: {message}");
         assert!(message.contains("3600000"), "{field}: {message}");
-        let at = if field.starts_with("`clients") {
-            line_of(&text, "[[clients]]")
-        } else {
-            line_of(&text, &format!("{name} = {huge}"))
-        };
+        let at = line_of(&text, &format!("{name} = {huge}"));
         assert!(
             message.contains(&format!("line {at},")),
             "{field}: {message}"
@@ -297,15 +293,22 @@ fn huge_fault_sizes_are_refused_naming_the_fault_and_the_field() {
         ),
     ] {
         let text = fault(body);
-        // The second `[[faults]]` header is the one added here.
+        // The field's own line, in the fault added here (the second).
         let header = text
             .lines()
             .enumerate()
             .filter(|(_, l)| *l == "[[faults]]")
             .nth(1)
-            .map(|(i, _)| i + 1)
+            .map(|(i, _)| i)
             .unwrap_or(0);
-        refused(&text, header, &["`faults[1]`", field, "expected"]);
+        let key = field.trim_matches('`');
+        let at = text
+            .lines()
+            .enumerate()
+            .skip(header)
+            .find(|(_, l)| l.starts_with(&format!("{key} =")))
+            .map_or(0, |(i, _)| i + 1);
+        refused(&text, at, &["`faults[1]`", field, "expected"]);
     }
     // The largest accepted values load.
     let text = fault("kind = \"clock-drift\"\nat_ms = 1\ntarget = \"client-0\"\nppm = -1000000");
@@ -393,4 +396,198 @@ fn clients_that_would_start_after_the_run_ends_are_refused() {
     let message = error(&text);
     assert!(message.contains("`clients[0].start_ms`"), "{message}");
     assert!(message.contains("never start"), "{message}");
+}
+
+#[test]
+fn an_error_in_a_value_names_its_field_and_points_at_its_line() {
+    // Inside a fault, too: each field is read on its own, so the error
+    // points at the field's line, not at the fault's header.
+    let fault = |body: &str| format!("{BASE}\n[[faults]]\n{body}\n");
+    for (body, bad_line, field) in [
+        (
+            "kind = \"pause\"\nat_ms = 1.5\ntarget = \"client-0\"\nduration_ms = 5",
+            "at_ms = 1.5",
+            "`faults[1].at_ms`",
+        ),
+        (
+            "kind = \"pause\"\nat_ms = 1\ntarget = \"client-01\"\nduration_ms = 5",
+            "target = \"client-01\"",
+            "`faults[1].target`",
+        ),
+        (
+            "kind = \"partition\"\nat_ms = 1\na = [\"client-+0\"]\nb = [\"redis-0\"]",
+            "a = [\"client-+0\"]",
+            "`faults[1].a`",
+        ),
+        (
+            "kind = \"clock-drift\"\nat_ms = 1\ntarget = \"client-0\"\nppm = nan",
+            "ppm = nan",
+            "`faults[1].ppm`",
+        ),
+        (
+            "kind = \"pause\"\non = { client = 0, cycle = 1, point = \"nowhere\" }\nduration_ms = 5",
+            "on = { client = 0, cycle = 1, point = \"nowhere\" }",
+            "`faults[1].on.point`",
+        ),
+    ] {
+        let text = fault(body);
+        refused(&text, line_of(&text, bad_line), &[field]);
+    }
+    for (old, new, field) in [
+        ("count = 2", "count = 1.5", "`clients[0].count`"),
+        ("stock = 200", "stock = 1e3", "`resource.stock`"),
+        ("ttl_ms", "ttl_ms = -1", "`lock.ttl_ms`"),
+        ("seeds", "seeds = [1, -1]", "`seeds`"),
+    ] {
+        let text = with(old, new);
+        refused(&text, line_of(&text, new), &[field]);
+    }
+}
+
+#[test]
+fn a_field_of_another_fault_kind_is_refused_at_its_line() {
+    let text = format!(
+        "{BASE}\n[[faults]]\nkind = \"pause\"\nat_ms = 1\ntarget = \"client-0\"\nppm = 5\nduration_ms = 5\n"
+    );
+    refused(
+        &text,
+        line_of(&text, "ppm = 5"),
+        &["unknown field `ppm`", "a pause fault"],
+    );
+}
+
+#[test]
+fn a_table_of_the_wrong_shape_is_refused_naming_it() {
+    let text = BASE.replacen("[lock]", "[[lock]]", 1);
+    refused(&text, line_of(&text, "[[lock]]"), &["`lock`", "one table"]);
+    let text = BASE.replacen("[[clients]]", "[clients]", 1);
+    refused(
+        &text,
+        line_of(&text, "[clients]"),
+        &["`clients`", "an array of tables"],
+    );
+    let text = BASE.replacen("[resource_for.fenced]", "[[resource_for.fenced]]", 1);
+    refused(
+        &text,
+        line_of(&text, "[[resource_for.fenced]]"),
+        &["`resource_for.fenced`"],
+    );
+}
+
+#[test]
+fn too_many_nodes_names_the_field_that_counts_them_without_wrapping_around() {
+    for (topology, field) in [
+        (
+            "kind = \"independent\"\nmasters = 10",
+            "`topology.masters` is 10",
+        ),
+        (
+            "kind = \"independent\"\nmasters = 0",
+            "`topology.masters` is 0",
+        ),
+        (
+            "kind = \"replicated\"\nreplicas = 9",
+            "`topology.replicas` is 9",
+        ),
+        (
+            "kind = \"replicated\"\nreplicas = 18446744073709551615",
+            "`topology.replicas` is 18446744073709551615",
+        ),
+    ] {
+        let text = BASE.replacen(
+            "[network]",
+            &format!("[topology]\n{topology}\n\n[network]"),
+            1,
+        );
+        let at = line_of(&text, topology.lines().nth(1).unwrap_or(topology));
+        refused(&text, at, &[field, "between 1 and 9"]);
+    }
+}
+
+#[test]
+fn a_host_a_fault_names_on_either_side_is_checked_naming_the_side() {
+    let text = format!(
+        "{BASE}\n[[faults]]\nkind = \"partition\"\nat_ms = 1\na = [\"client-0\"]\nb = [\"redis-5\"]\n"
+    );
+    refused(
+        &text,
+        line_of(&text, "b = "),
+        &["`faults[1]` (partition): `b`:", "redis-5", "does not exist"],
+    );
+    let text = format!("{BASE}\n[[faults]]\nkind = \"crash\"\nat_ms = 1\ntarget = \"client-9\"\n");
+    refused(
+        &text,
+        line_of(&text, "target = \"client-9\""),
+        &["`target`: client-9"],
+    );
+}
+
+#[test]
+fn a_slow_network_runs_to_a_verdict_and_one_slower_than_ten_seconds_is_refused() {
+    // The driver's own requests (stocking the store, reading it at the
+    // end) wait as long as the network needs: they used to time out after
+    // a second, failing every run with a latency of 400 ms or more.
+    let text =
+        with("latency_ms", "latency_ms = 400").replace("duration_ms = 2000", "duration_ms = 300");
+    let scenario = Scenario::parse(&text, "slow.toml", "slow").unwrap_or_else(|e| panic!("{e}"));
+    run_cell(&scenario, "set-nx-px", 1).unwrap_or_else(|e| panic!("{e}"));
+    let text = with("latency_ms", "latency_ms = 9999");
+    Scenario::parse(&text, "ok.toml", "ok").unwrap_or_else(|e| panic!("{e}"));
+    let text = with("latency_ms", "latency_ms = 10000");
+    refused(
+        &text,
+        line_of(&text, "latency_ms = 10000"),
+        &[
+            "`network.latency_ms` plus `network.jitter_ms` is 10001",
+            "at most 10000",
+        ],
+    );
+}
+
+#[test]
+fn a_client_that_redials_a_node_it_cannot_reach_in_time_runs_out_of_ports_without_a_panic() {
+    // The node is down for good, every dial to it is given up after 1 ms,
+    // and each one given up keeps a turmoil port: after some 16,000 the
+    // machine is out of ports, which made turmoil panic. Now its dials fail
+    // at once, and the run goes on to a verdict.
+    let text = "rungs = [\"set-nx-px\"]\nduration_ms = 60000\n\
+                [lock]\nresponse_timeout_ms = 1\nretry_ms = 1\n\
+                [[clients]]\ncount = 1\ncycles = 4294967295\n\
+                [[faults]]\nkind = \"crash\"\nat_ms = 0\ntarget = \"redis-0\"\n";
+    let scenario = Scenario::parse(text, "ports.toml", "ports").unwrap_or_else(|e| panic!("{e}"));
+    let judged = run_cell(&scenario, "set-nx-px", 1).unwrap_or_else(|e| panic!("{e}"));
+    let out_of_ports = judged.history.events().iter().any(|e| {
+        matches!(&e.kind, sim::history::EventKind::Complete { error: Some(error), .. }
+            if error.contains("no ephemeral port left"))
+    });
+    assert!(out_of_ports, "the client never ran out of ports");
+}
+
+#[test]
+fn an_empty_rung_list_in_its_old_spelling_is_refused_at_its_line() {
+    let text = BASE.replacen("rungs = [\"set-nx-px\", \"fenced\"]", "variants = []", 1)
+        .replace("\n[resource_for.fenced]\nkind = \"fenced\"\nstock = 50\n", "")
+        .replace("\n[[faults_for.fenced]]\nkind = \"clock-jump\"\nat_ms = 5\ntarget = \"redis-0\"\njump_ms = 1\n", "");
+    refused(&text, 1, &["`rungs` is empty"]);
+}
+
+#[test]
+fn a_client_whose_every_request_fails_at_once_does_not_stop_simulated_time() {
+    // The store and the node are down for good and the client thinks not
+    // at all: each cycle fails within the same instant. It used to run its
+    // 2^32 - 1 cycles inside one step of the simulation, which never ended.
+    let text = "rungs = [\"no-lock\", \"set-nx-px\"]\nduration_ms = 1500\n\
+                [[clients]]\ncount = 1\ncycles = 4294967295\n\
+                [[faults]]\nkind = \"crash\"\nat_ms = 0\ntarget = \"store\"\n\
+                [[faults]]\nkind = \"crash\"\nat_ms = 0\ntarget = \"redis-0\"\n";
+    let scenario = Scenario::parse(text, "down.toml", "down").unwrap_or_else(|e| panic!("{e}"));
+    for rung in ["no-lock", "set-nx-px"] {
+        let judged = run_cell(&scenario, rung, 1).unwrap_or_else(|e| panic!("{rung}: {e}"));
+        // About one cycle per simulated millisecond, each recorded.
+        assert!(
+            judged.history.len() < 20_000,
+            "{rung}: {}",
+            judged.history.len()
+        );
+    }
 }

@@ -736,6 +736,7 @@ fn results(mutex: Check, resource: Option<Check>, liveness: Check, fenced: bool)
         resource,
         liveness,
         resource_decides_safety: fenced,
+        cut_short: None,
         damage: Damage::default(),
     }
 }
@@ -772,6 +773,49 @@ fn a_safety_violation_outranks_deadlock_which_outranks_unknown() {
     for (results, expected) in cases {
         assert_eq!(Verdict::of(&results), expected, "{results:?}");
     }
+}
+
+#[test]
+fn a_run_cut_short_is_unknown_whatever_its_checkers_found_and_says_why_in_verdict_json() {
+    use Check::Valid;
+    let cut = sim::run::CutShort::ScriptAborted {
+        node: sim::host::Host::Node(2),
+        instruction_limit: 100_000_000,
+        at_us: 1_500,
+    };
+    for found in [
+        results(Valid, Some(Valid), Valid, false),
+        results(bad(), Some(bad()), bad(), false),
+        results(Valid, Some(Valid), bad(), false),
+    ] {
+        let cut_results = CheckResults {
+            cut_short: Some(cut.clone()),
+            ..found
+        };
+        assert_eq!(Verdict::of(&cut_results), Verdict::Unknown);
+    }
+    let cut_results = CheckResults {
+        cut_short: Some(cut.clone()),
+        ..results(bad(), Some(Valid), Valid, false)
+    };
+    let text = verdict_json(&cut_results, "s", "set-nx-px", 7);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["verdict"], "unknown");
+    assert_eq!(v["cut_short"]["kind"], "script-aborted");
+    assert_eq!(v["cut_short"]["node"], "redis-2");
+    assert_eq!(v["cut_short"]["instruction_limit"], 100_000_000);
+    let why = v["cut_short"]["why"].as_str().unwrap();
+    assert!(
+        why.starts_with("redis-2 aborted a Lua script that ran past 100000000 instructions"),
+        "{why}"
+    );
+    // The checkers' own findings are still reported, for information.
+    assert_eq!(v["checkers"]["mutual-exclusion"]["verdict"], "invalid");
+    let doc: VerdictDoc = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc.cut_short.map(|c| c.cause), Some(cut));
+    // A run that was not cut short has no such field at all.
+    let whole = verdict_json(&results(Valid, None, Valid, false), "s", "set-nx-px", 7);
+    assert!(!whole.contains("cut_short"), "{whole}");
 }
 
 #[test]
@@ -821,6 +865,7 @@ fn verdict_json_carries_every_checker_with_its_witness_and_the_damage() {
         resource: Some(INVENTORY),
         liveness_bound: BOUND,
         resource_decides_safety: false,
+        cut_short: None,
     };
     let results = check::check_all(&h.0, &config);
     let text = verdict_json(&results, "contention", "set-nx-px", 42);
@@ -939,6 +984,7 @@ fn cell(rung: &str, scenario: &str, verdict: Verdict, expected: Verdict) -> Cell
         expected: Some(expected),
         seed: 1,
         damage: Damage::default(),
+        cut_short: None,
         findings: String::new(),
         wall_ms: 0,
     }

@@ -8,6 +8,7 @@
 //! replica or points it at another master; the running node picks such
 //! requests up from the handle's control queue.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -173,6 +174,8 @@ pub(crate) struct Shared {
     pub(crate) control_notify: Notify,
     role: Mutex<Role>,
     offset: Mutex<u64>,
+    /// Scripts this node aborted past its limits, across restarts.
+    aborted_scripts: AtomicU64,
     name: Arc<str>,
 }
 
@@ -214,6 +217,7 @@ impl NodeHandle {
                 control_notify: Notify::new(),
                 role: Mutex::new(role),
                 offset: Mutex::new(0),
+                aborted_scripts: AtomicU64::new(0),
             }),
         }
     }
@@ -302,6 +306,18 @@ impl NodeHandle {
 
     pub(crate) fn set_role(&self, role: Role) {
         *lock(&self.shared.role) = role;
+    }
+
+    /// How many scripts this node has aborted for running past its limits
+    /// ([`NodeConfig::script_instruction_limit`], or the time limit on
+    /// real TCP), over all its restarts: a harness asks it to learn which
+    /// node cut a run short.
+    pub fn aborted_scripts(&self) -> u64 {
+        self.shared.aborted_scripts.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn count_aborted_script(&self) {
+        self.shared.aborted_scripts.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn set_offset(&self, off: u64) {

@@ -29,6 +29,7 @@ pub mod order;
 pub mod resource;
 
 use crate::history::History;
+use crate::run::CutShort;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -152,6 +153,9 @@ pub struct CheckConfig {
     /// Only the resource checker decides safety (the `fenced` rung, whose
     /// claim is about the resource); mutual exclusion is then information.
     pub resource_decides_safety: bool,
+    /// Why the run ended before its scenario did, if it did: the history
+    /// is then only the part before the cut, and the verdict `unknown`.
+    pub cut_short: Option<CutShort>,
 }
 
 /// Every damage figure of a run, flat (the `damage` object of
@@ -180,6 +184,8 @@ pub struct CheckResults {
     pub liveness: Check,
     /// Copied from [`CheckConfig::resource_decides_safety`].
     pub resource_decides_safety: bool,
+    /// Copied from [`CheckConfig::cut_short`].
+    pub cut_short: Option<CutShort>,
     /// The damage figures.
     pub damage: Damage,
 }
@@ -221,6 +227,7 @@ pub fn check_all(history: &History, config: &CheckConfig) -> CheckResults {
         resource,
         liveness,
         resource_decides_safety: config.resource_decides_safety,
+        cut_short: config.cut_short.clone(),
         damage: Damage {
             mutual_exclusion: mutex_damage,
             resource: resource_damage,

@@ -15,7 +15,7 @@ use super::shrink::shrink;
 use crate::cell::{Judged, run_cell};
 use crate::exit::ExitCode;
 use crate::interrupt::{self, Cause};
-use crate::run::RunError;
+use crate::run::{CutShort, RunError};
 use crate::verdict::Verdict;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -114,6 +114,15 @@ pub struct Finding {
     pub judged: Judged,
 }
 
+/// A case whose run a node cut short (its verdict is `unknown`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CutShortCase {
+    /// The case's seed.
+    pub seed: u64,
+    /// Why its run ended early.
+    pub cut_short: CutShort,
+}
+
 /// What a search found.
 #[derive(Debug, Clone)]
 pub struct Outcome {
@@ -124,6 +133,8 @@ pub struct Outcome {
     /// Set when the user asked the search to stop, while it searched or
     /// while it shrunk: the totals count the cases finished before.
     pub interrupted: Option<Cause>,
+    /// The first case (lowest index) whose run was cut short, if any.
+    pub first_cut_short: Option<CutShortCase>,
 }
 
 impl Outcome {
@@ -140,6 +151,17 @@ impl Outcome {
         } else {
             ExitCode::Success
         }
+    }
+
+    /// The line that names the first case cut short, when there was one:
+    /// its verdict counts as unknown, and the reason is not a lock's.
+    pub fn cut_short_note(&self) -> Option<String> {
+        self.first_cut_short.as_ref().map(|c| {
+            format!(
+                "a run was cut short (counted as unknown): first at seed {}: {}",
+                c.seed, c.cut_short
+            )
+        })
     }
 }
 
@@ -242,6 +264,8 @@ pub fn search(config: &SearchConfig, progress: &(dyn Fn(Progress<'_>) + Sync)) -
     let firsts: Mutex<[Option<Found>; 2]> = Mutex::new([None, None]);
     // Set by a worker that stopped for a signal with cases left to run.
     let stopped: Mutex<Option<Cause>> = Mutex::new(None);
+    // (case index, the case cut short) of the earliest run cut short.
+    let first_cut: Mutex<Option<(u64, CutShortCase)>> = Mutex::new(None);
     let stop = |cause: Cause| *stopped.lock().unwrap_or_else(|p| p.into_inner()) = Some(cause);
     let lock = |m: &Mutex<Stats>| *m.lock().unwrap_or_else(|p| p.into_inner());
     std::thread::scope(|scope| {
@@ -299,6 +323,19 @@ pub fn search(config: &SearchConfig, progress: &(dyn Fn(Progress<'_>) + Sync)) -
                                     }
                                     Verdict::Unknown => {
                                         s.unknown += 1;
+                                        if let Some(cut) = &judged.results.cut_short {
+                                            let mut f =
+                                                first_cut.lock().unwrap_or_else(|p| p.into_inner());
+                                            if f.as_ref().is_none_or(|(i, _)| k < *i) {
+                                                *f = Some((
+                                                    k,
+                                                    CutShortCase {
+                                                        seed,
+                                                        cut_short: cut.clone(),
+                                                    },
+                                                ));
+                                            }
+                                        }
                                         None
                                     }
                                     Verdict::Safe => None,
@@ -353,6 +390,10 @@ pub fn search(config: &SearchConfig, progress: &(dyn Fn(Progress<'_>) + Sync)) -
         stats: totals,
         first,
         interrupted,
+        first_cut_short: first_cut
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .map(|(_, c)| c),
     }
 }
 

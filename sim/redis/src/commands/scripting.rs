@@ -71,10 +71,11 @@ fn run(node: &Node, body: Body, a: &[Vec<u8>]) -> Reply {
     };
     let k = 3 + numkeys as usize;
     node.state.borrow_mut().ks.now_ms = node.handle.now_ms();
-    let reply = node
-        .lua
-        .run(&sha, &a[3..k], &a[k..])
-        .unwrap_or_else(no_script);
+    let ran = node.lua.run(&sha, &a[3..k], &a[k..]);
+    if ran.is_some() && node.lua.last_aborted() {
+        node.handle.count_aborted_script();
+    }
+    let reply = ran.unwrap_or_else(no_script);
     if node.lua.stopped_by_shutdown() {
         // The server stopped inside the script (SHUTDOWN NOSAVE, a signal):
         // as when Redis exits mid-script, its writes reach neither the disk

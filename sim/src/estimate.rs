@@ -1,0 +1,216 @@
+//! How long a scenario's runs will take, estimated from the file before
+//! they start, so that a run that will take minutes says so first.
+//!
+//! Almost all of a run's time is turmoil's stepping: every 1 ms step
+//! ([`TICK`]), each running host looks through every link of the network
+//! for messages to it. A host is a client, a node or the store; a link is a
+//! pair of hosts that talked, about one per client and node it dials. So a
+//! step costs a little more than clients², and a run that many steps, up
+//! to the moment its clients are done. The model:
+//!
+//! wall per run = [`STARTUP_S`] + steps × ([`STEP_US`] + [`CLIENTS_US`] ×
+//! clients^2.5 × (1 + [`PER_NODE`] × (nodes dialed − 1))) µs
+//!
+//! fitted to CPU times measured on this project's 2-CPU build machine (an
+//! AMD EPYC guest, one CPU per run) for runs of 1 to 256 clients, 1 to 9
+//! nodes and 0.5 to 8 simulated seconds; it predicts each within a factor
+//! of about 1.6 (256 clients for 0.5 s: 32 s measured, 26 s predicted;
+//! 128 clients on 5 masters for 2 s: 20 s and 26 s; 64 clients for 8 s:
+//! 8.5 s and 13 s; 32 clients on 9 masters for 2 s: 0.9 s and 1.1 s). `sim/tests/estimate.rs` pins its shape, not its
+//! constants. The steps are the simulated time until the clients are done:
+//! their own cycles and think times or, when they contend for the lock,
+//! their holds one after another, each client giving up after
+//! `max_wait_ms` per cycle; never more than `duration_ms`, and never less
+//! than the time of the last timed fault.
+//!
+//! What it leaves out: requests that time out before their reply can come
+//! (a `response_timeout_ms` shorter than the round trip) make a client
+//! redial at every attempt, which costs up to 4 times as much per step.
+
+use crate::run::TICK;
+use crate::scenario::{Scenario, TopologyKind};
+use std::time::Duration;
+
+/// Fixed cost of one run: building the world, the audit, writing files, s.
+pub const STARTUP_S: f64 = 0.005;
+/// Cost of one step with one client, µs.
+pub const STEP_US: f64 = 8.0;
+/// Cost per step of clients^2.5, µs.
+pub const CLIENTS_US: f64 = 0.05;
+/// What each node a client dials beyond the first adds to a step's cost,
+/// as a fraction.
+pub const PER_NODE: f64 = 0.1;
+
+/// Runs estimated to take longer than this (in wall time) get a note
+/// before they start.
+pub const NOTE_ABOVE: Duration = Duration::from_secs(30);
+
+/// What one scenario's runs are expected to cost.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    /// The longest simulated time one of its runs is expected to last, ms.
+    pub simulated_ms: u64,
+    /// Its clients.
+    pub clients: usize,
+    /// Seeds run.
+    pub seeds: usize,
+    /// Rungs run.
+    pub rungs: usize,
+    /// Expected wall time of every run one after another, on one CPU.
+    pub total: Duration,
+    /// Expected wall time of the longest single run.
+    pub longest_run: Duration,
+}
+
+/// The simulated time, ms, a run of `rung` in `scenario` is expected to
+/// last: until its clients are done, at most `duration_ms`.
+pub fn expected_simulated_ms(scenario: &Scenario, rung: &str) -> u64 {
+    let lock = &scenario.lock;
+    let network = &scenario.network;
+    // f64 throughout: cycles and writes are unbounded counts, and an
+    // estimate may saturate but never wrap around.
+    let round_trip = 2.0 * network.latency_ms as f64 + network.jitter_ms as f64 + 1.0;
+    let hold = |writes: u32, critical_section_ms: u64, nested: bool| {
+        f64::from(writes) * (critical_section_ms as f64 + 2.0 * round_trip)
+            + round_trip * if nested { 3.0 } else { 2.0 }
+    };
+    // Holders of a real lock take their turns one after another.
+    let serialized = locks::rung(rung).is_none_or(|r| r.excludes);
+    let serial: f64 = if serialized {
+        scenario
+            .clients
+            .iter()
+            .map(|g| {
+                g.count as f64
+                    * f64::from(g.cycles)
+                    * hold(g.writes, g.critical_section_ms, g.nested)
+            })
+            .sum()
+    } else {
+        0.0
+    };
+    let clients_done = scenario
+        .clients
+        .iter()
+        .map(|g| {
+            let start = g.start_ms as f64;
+            let cycles = f64::from(g.cycles);
+            let own_hold = hold(g.writes, g.critical_section_ms, g.nested);
+            let own = start + cycles * (g.think_ms as f64 + own_hold);
+            // A waiter gives up after `max_wait_ms` in each cycle.
+            let gives_up = start
+                + cycles * (g.think_ms as f64 + lock.max_wait_ms as f64 + own_hold + round_trip);
+            own.max(start + serial).min(gives_up)
+        })
+        .fold(0.0, f64::max);
+    let faults_done = scenario
+        .faults_of(rung)
+        .iter()
+        .filter_map(|f| f.when().0)
+        .map(|at_ms| at_ms as f64)
+        .fold(0.0, f64::max);
+    let duration = scenario.duration_ms as f64;
+    clients_done.max(faults_done).min(duration).max(1.0) as u64
+}
+
+/// The expected wall time of one run of `rung` in `scenario`.
+pub fn run_wall(scenario: &Scenario, rung: &str) -> Duration {
+    // The workload, then stocking the store and reading it at the end,
+    // which take a few trips each on a slow network.
+    let trip_ms = (scenario.network.latency_ms + scenario.network.jitter_ms) as f64;
+    let simulated_ms = expected_simulated_ms(scenario, rung) as f64 + 8.0 * trip_ms;
+    let steps = simulated_ms * 1_000.0 / TICK.as_micros() as f64;
+    let topology = scenario.topology_of(rung);
+    let dialed = match topology.kind {
+        TopologyKind::Independent => topology.node_count(),
+        TopologyKind::Standalone | TopologyKind::Replicated => 1,
+    } as f64;
+    let clients = scenario.client_count() as f64;
+    let step_us = STEP_US + CLIENTS_US * clients.powf(2.5) * (1.0 + PER_NODE * (dialed - 1.0));
+    Duration::try_from_secs_f64(STARTUP_S + steps * step_us / 1e6).unwrap_or(Duration::MAX)
+}
+
+/// `d` times `n`, saturating.
+fn times(d: Duration, n: usize) -> Duration {
+    d.saturating_mul(u32::try_from(n).unwrap_or(u32::MAX))
+}
+
+/// The estimate of running `rungs` of `scenario` under `seeds` seeds each.
+pub fn estimate(scenario: &Scenario, rungs: &[String], seeds: usize) -> Estimate {
+    let per_rung: Vec<Duration> = rungs.iter().map(|r| run_wall(scenario, r)).collect();
+    let longest_run = per_rung.iter().copied().max().unwrap_or_default();
+    let total = per_rung.iter().fold(Duration::ZERO, |sum, d| {
+        sum.saturating_add(times(*d, seeds))
+    });
+    Estimate {
+        simulated_ms: rungs
+            .iter()
+            .map(|r| expected_simulated_ms(scenario, r))
+            .max()
+            .unwrap_or(0),
+        clients: scenario.client_count(),
+        seeds,
+        rungs: rungs.len(),
+        total,
+        longest_run,
+    }
+}
+
+/// The note printed before runs expected to take longer than
+/// [`NOTE_ABOVE`], naming `file`; `wall` is the time they are expected to
+/// take as they will be run (one after another, or spread over workers).
+pub fn note(file: &str, estimate: &Estimate, wall: Duration) -> Option<String> {
+    (wall > NOTE_ABOVE).then(|| {
+        format!(
+            "{file}: simulates {} with {} client{} for {} seed{} × {} rung{}; expect about {}",
+            human(Duration::from_millis(estimate.simulated_ms)),
+            estimate.clients,
+            plural(estimate.clients),
+            estimate.seeds,
+            plural(estimate.seeds),
+            estimate.rungs,
+            plural(estimate.rungs),
+            human(wall)
+        )
+    })
+}
+
+/// The note for `locklab run`, whose runs go one after another.
+pub fn run_note(file: &str, scenario: &Scenario, rungs: &[String], seeds: usize) -> Option<String> {
+    let estimate = estimate(scenario, rungs, seeds);
+    note(file, &estimate, estimate.total)
+}
+
+/// The note for one scenario of `locklab suite`, whose jobs (one of
+/// `rungs`, every seed) are spread over `workers` threads.
+pub fn suite_note(
+    file: &str,
+    scenario: &Scenario,
+    rungs: &[String],
+    workers: usize,
+) -> Option<String> {
+    let estimate = estimate(scenario, rungs, scenario.seeds.len());
+    let longest_job = times(estimate.longest_run, scenario.seeds.len());
+    let spread = estimate
+        .total
+        .div_f64(workers.clamp(1, rungs.len().max(1)) as f64);
+    note(file, &estimate, spread.max(longest_job))
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// A duration for people: "40 s", "4 min", "3 h", "2 days".
+pub fn human(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 90.0 {
+        format!("{:.0} s", s.max(1.0))
+    } else if s < 90.0 * 60.0 {
+        format!("{:.0} min", s / 60.0)
+    } else if s < 48.0 * 3600.0 {
+        format!("{:.0} h", s / 3600.0)
+    } else {
+        format!("{:.0} days", s / 86_400.0)
+    }
+}
