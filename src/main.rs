@@ -59,9 +59,10 @@ enum Command {
         /// Where `safety-matrix.{md,svg,json}` go.
         #[arg(long, default_value = "reports")]
         out: PathBuf,
-        /// Simulations run at once (default: the number of CPUs).
+        /// Simulations run at once, at least 1 (default: the number of
+        /// CPUs).
         #[arg(long)]
-        jobs: Option<usize>,
+        jobs: Option<std::num::NonZeroUsize>,
         /// Every rung against every scenario, not only the rungs each names;
         /// writes `safety-matrix-all.{md,svg,json}`. Cells with no stated
         /// expectation are shown as found and do not decide the exit code.
@@ -176,7 +177,13 @@ fn main() -> std::process::ExitCode {
             jobs,
             all,
             junit,
-        } => commands::suite(scenarios.as_deref(), &out, jobs, all, junit.as_deref()),
+        } => commands::suite(
+            scenarios.as_deref(),
+            &out,
+            jobs.map(|n| n.get()),
+            all,
+            junit.as_deref(),
+        ),
         Command::SimServer {
             port,
             bind,

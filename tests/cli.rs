@@ -143,6 +143,11 @@ fn bad_input_gets_exit_3_and_a_message_naming_what_was_expected() {
 
     let out = locklab(&["replay", path(&dir)]);
     assert_eq!(out.status.code(), Some(3));
+
+    // Zero workers would run nothing: refused, not quietly taken as one.
+    let out = locklab(&["suite", "--jobs", "0", "--out", path(&dir)]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(stderr(&out).contains("--jobs"), "{}", stderr(&out));
 }
 
 #[test]
