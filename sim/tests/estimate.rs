@@ -39,17 +39,19 @@ fn wall(s: &Scenario) -> Duration {
     estimate::estimate(s, &s.rungs, s.seeds.len()).total
 }
 
+/// A scenario's size: duration ms, clients, masters, cycles, think ms,
+/// seeds.
+type Size = (u64, usize, usize, u32, u64, usize);
+
 #[test]
 fn the_estimate_never_falls_when_a_scenario_grows() {
-    let base = || (2_000u64, 8usize, 1usize, 4u32, 500u64, 1usize);
-    let of = |(d, c, m, cy, t, seeds): (u64, usize, usize, u32, u64, usize)| {
-        wall(&scenario(d, c, m, cy, t, seeds, &["set-nx-px"]))
-    };
+    let base = || -> Size { (2_000, 8, 1, 4, 500, 1) };
+    let of = |(d, c, m, cy, t, seeds): Size| wall(&scenario(d, c, m, cy, t, seeds, &["set-nx-px"]));
     let b = base();
     let reference = of(b);
     // Each knob alone, up a ladder of values: never less, and the
     // obviously costlier ones strictly more.
-    let ladders: [Vec<(u64, usize, usize, u32, u64, usize)>; 6] = [
+    let ladders: [Vec<Size>; 6] = [
         [1, 100, 2_000, 60_000, 3_600_000]
             .map(|d| (d, b.1, b.2, b.3, b.4, b.5))
             .to_vec(),

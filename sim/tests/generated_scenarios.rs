@@ -226,6 +226,10 @@ impl Section {
     }
 }
 
+/// A change that makes one field contradict another, and what loading
+/// the result must say.
+type Contradiction = Box<dyn Fn(&mut Doc) -> Expect>;
+
 /// A whole file.
 #[derive(Debug, Clone, Default)]
 struct Doc {
@@ -947,7 +951,7 @@ fn break_one(doc: &mut Doc, facts: &Facts, d: &mut Draw<'_>) -> Expect {
             }
             // A value that contradicts another field.
             7 => {
-                let mut options: Vec<Box<dyn Fn(&mut Doc) -> Expect>> = Vec::new();
+                let mut options: Vec<Contradiction> = Vec::new();
                 let duration = facts.duration_ms;
                 let clients: Vec<usize> = (0..doc.sections.len())
                     .filter(|&s| doc.sections[s].name == "clients")
