@@ -28,7 +28,8 @@
 //! - [`history`], [`check`], [`verdict`], [`cell`]: the history and its
 //!   judgement;
 //! - [`output`], [`timeline`], [`matrix`], [`suite`], [`tour`],
-//!   [`explore`], [`exit`]: what the commands show and return;
+//!   [`explore`], [`exit`]: what the commands show and return; [`html`]:
+//!   the HTML reports of runs, suites, searches and benchmarks;
 //!   [`interrupt`]: how a long command learns it was asked to stop.
 
 pub mod agenda;
@@ -45,6 +46,7 @@ pub mod freeze;
 pub mod history;
 pub mod hook;
 pub mod host;
+pub mod html;
 pub mod interrupt;
 pub mod junit;
 pub mod links;
