@@ -193,6 +193,7 @@ fn scalar(value: &Json) -> Option<String> {
     match value {
         Json::Null => Some("–".to_string()),
         Json::Bool(b) => Some(if *b { "yes" } else { "no" }.to_string()),
+        Json::Number(n) if n.is_f64() => Some(n.as_f64().map(figure).unwrap_or_default()),
         Json::Number(n) => Some(n.to_string()),
         Json::String(s) => Some(s.clone()),
         Json::Array(items) if items.iter().all(scalar_only) => Some(
@@ -211,6 +212,26 @@ fn scalar(value: &Json) -> Option<String> {
             Some(format!("{} [{}–{}]", f("median"), f("low"), f("high")))
         }
         _ => None,
+    }
+}
+
+/// A measured figure to three significant digits (whole numbers from 100
+/// on), trailing zeros dropped: `0.0233`, `1.77`, `3970`.
+fn figure(x: f64) -> String {
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    let magnitude = if x == 0.0 {
+        0
+    } else {
+        x.abs().log10().floor() as i32
+    };
+    let decimals = (2 - magnitude).clamp(0, 6) as usize;
+    let s = format!("{x:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
     }
 }
 
@@ -448,9 +469,18 @@ mod tests {
         let json = r#"{"targets":[{"what":"a <b>","ratio":{"median":1.0,"low":0.9,"high":1.1,"n":3},"met":true}],"machine":{"cpus":2}}"#;
         let html = bench_page(json, &[]).unwrap();
         assert!(html.contains("<th>what</th><th>ratio</th><th>met</th>"));
-        assert!(html.contains("1.0 [0.9–1.1]"));
+        assert!(html.contains("1 [0.9–1.1]"));
         assert!(html.contains("a &lt;b&gt;"));
         assert!(html.find("id=\"targets\"") < html.find("id=\"machine\""));
+    }
+
+    #[test]
+    fn figures_show_three_significant_digits() {
+        assert_eq!(figure(0.023_271_824), "0.0233");
+        assert_eq!(figure(1.77), "1.77");
+        assert_eq!(figure(3970.0), "3970");
+        assert_eq!(figure(0.995), "0.995");
+        assert_eq!(figure(0.0), "0");
     }
 
     #[test]
