@@ -13,7 +13,7 @@ use crate::history::{
 };
 use crate::host::Host;
 use crate::scenario::{Topology, TopologyKind};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A stretch of true time, and the history events that make it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -340,86 +340,105 @@ fn initial_nodes(topology: &Topology) -> Vec<NodeLane> {
 }
 
 /// Every operation of every client: acquires as waits, the others as
-/// operation spans. An operation that never completes ends at its
-/// client's next crash, or at the end of the history.
+/// operation spans, paired as the checkers pair them
+/// ([`crate::check::order::operations`]). An operation that never
+/// completes ends at its client's next crash, or at the end of the
+/// history.
 fn operations(history: &History, end_us: u64, clients: &mut BTreeMap<usize, ClientLane>) {
-    // Open operations by (client, op, lock, cycle): its invoke and time.
-    let mut open: BTreeMap<(usize, Op, String, u32), (usize, u64)> = BTreeMap::new();
-    let close = |clients: &mut BTreeMap<usize, ClientLane>,
-                 (client, op, lock, n): (usize, Op, String, u32),
-                 (invoke, from_us): (usize, u64),
-                 end: Option<&Event>,
-                 outcome: Option<Outcome>| {
-        let to_us = end.map_or(end_us, |e| e.at_us).max(from_us);
-        let mut events = vec![invoke];
-        events.extend(end.map(|e| e.i));
-        let how = match outcome {
-            Some(Outcome::Ok) => "ok".to_string(),
-            Some(Outcome::Fail) => "failed".to_string(),
-            Some(Outcome::Unknown) => "outcome unknown".to_string(),
-            None if end.is_some() => "cut short by a crash".to_string(),
-            None => "never completed".to_string(),
+    let events = history.events();
+    let mut completed = BTreeSet::new();
+    for operation in crate::check::order::operations(history) {
+        completed.insert(operation.invoked);
+        let from_us = events.get(operation.invoked).map_or(0, |e| e.at_us);
+        let end = operation.complete;
+        let outcome = match &end.kind {
+            EventKind::Complete { outcome, .. } => Some(*outcome),
+            _ => None,
         };
-        let op_name = serde_json::to_value(op)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        let span = Span {
-            from_us,
-            to_us,
-            events,
-            note: format!(
-                "client {client} {op_name} {lock:?} (cycle {n}): {how}, {} to {}",
-                super::ms(from_us),
-                super::ms(to_us)
-            ),
-        };
-        let lane = client_lane(clients, client);
-        if op == Op::Acquire {
-            lane.waits.push(span);
-        } else {
-            lane.ops.push(OpSpan { span, op, outcome });
-        }
-    };
-    for event in history.events() {
-        match &event.kind {
-            EventKind::Invoke {
-                client,
-                op,
-                lock,
-                n,
-                ..
-            } => {
-                client_lane(clients, *client);
-                open.insert((*client, *op, lock.clone(), *n), (event.i, event.at_us));
-            }
-            EventKind::Complete {
-                client,
-                op,
-                lock,
-                n,
-                outcome,
-                ..
-            } => {
-                let key = (*client, *op, lock.clone(), *n);
-                if let Some(start) = open.remove(&key) {
-                    close(clients, key, start, Some(event), Some(*outcome));
-                }
-            }
-            _ => {
-                if let Some(client) = crate::check::holds::crashed_client(event) {
-                    let cut: Vec<_> = open.keys().filter(|k| k.0 == client).cloned().collect();
-                    for key in cut {
-                        if let Some(start) = open.remove(&key) {
-                            close(clients, key, start, Some(event), None);
-                        }
-                    }
-                }
-            }
-        }
+        add_operation(
+            clients,
+            end_us,
+            (operation.invoked, from_us),
+            end,
+            Some(end),
+            outcome,
+        );
     }
-    for (key, start) in std::mem::take(&mut open) {
-        close(clients, key, start, None, None);
+    for (position, event) in events.iter().enumerate() {
+        let EventKind::Invoke { client, .. } = &event.kind else {
+            continue;
+        };
+        if completed.contains(&event.i) {
+            continue;
+        }
+        let crash = events[position..]
+            .iter()
+            .find(|e| crate::check::holds::crashed_client(e) == Some(*client));
+        add_operation(clients, end_us, (event.i, event.at_us), event, crash, None);
+    }
+}
+
+/// Adds one operation to its client's lane: invoked at `(index, µs)`,
+/// named by `who` (its invoke or completion), ended by `end` (its
+/// completion, or the crash that cut it short; `None`: the history ended).
+fn add_operation(
+    clients: &mut BTreeMap<usize, ClientLane>,
+    end_us: u64,
+    (invoke, from_us): (usize, u64),
+    who: &Event,
+    end: Option<&Event>,
+    outcome: Option<Outcome>,
+) {
+    let (EventKind::Invoke {
+        client,
+        op,
+        lock,
+        n,
+        ..
+    }
+    | EventKind::Complete {
+        client,
+        op,
+        lock,
+        n,
+        ..
+    }) = &who.kind
+    else {
+        return;
+    };
+    let to_us = end.map_or(end_us, |e| e.at_us).max(from_us);
+    let mut events = vec![invoke];
+    events.extend(end.map(|e| e.i).filter(|&i| i != invoke));
+    let how = match outcome {
+        Some(Outcome::Ok) => "ok",
+        Some(Outcome::Fail) => "failed",
+        Some(Outcome::Unknown) => "outcome unknown",
+        None if end.is_some() => "cut short by a crash",
+        None => "never completed",
+    };
+    let op_name = serde_json::to_value(op)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let span = Span {
+        from_us,
+        to_us,
+        events,
+        note: format!(
+            "client {client} {op_name} {lock:?} (cycle {n}): {how}, {} to {}",
+            super::ms(from_us),
+            super::ms(to_us)
+        ),
+    };
+    let lane = client_lane(clients, *client);
+    if *op == Op::Acquire {
+        lane.waits.push(span);
+    } else {
+        lane.ops.push(OpSpan {
+            span,
+            op: *op,
+            outcome,
+        });
     }
 }
 
