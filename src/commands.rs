@@ -218,7 +218,16 @@ pub fn suite(
             cell.verdict.as_str(),
         );
     };
-    let suite = match sim::suite::run_suite(&scenarios, grid, workers, &progress) {
+    // Each cell's run gets its folder and page, which the suite page links.
+    let unwritten = std::sync::Mutex::new(Vec::new());
+    let keep = |scenario: &Scenario, judged: &sim::cell::Judged| {
+        if let Err(e) = sim::suite::write_cell_run(out, scenario, judged) {
+            let dir = output::run_dir(out, judged);
+            let mut errors = unwritten.lock().unwrap_or_else(|p| p.into_inner());
+            errors.push(format!("{}: {e}", dir.display()));
+        }
+    };
+    let suite = match sim::suite::run_suite_keeping(&scenarios, grid, workers, &progress, &keep) {
         Ok(run) => run,
         Err(e) => {
             eprintln!("error: {e}");
@@ -250,6 +259,15 @@ pub fn suite(
             return ExitCode::BadInput;
         }
     }
+    let unwritten = unwritten.into_inner().unwrap_or_else(|p| p.into_inner());
+    for error in &unwritten {
+        eprintln!("error: cannot write the run folder {error}");
+    }
+    eprintln!(
+        "suite: report {} (each cell links its run under {})",
+        out.join(sim::html::suite::file_name(grid)).display(),
+        out.join("runs").display()
+    );
     out!("{}", grid.markdown(&cells));
     let unexpected = cells.iter().filter(|c| c.differs()).count();
     outln!(
@@ -258,7 +276,7 @@ pub fn suite(
     );
     if unexpected > 0 {
         ExitCode::Violated
-    } else if !junit_written {
+    } else if !junit_written || !unwritten.is_empty() {
         ExitCode::BadInput
     } else {
         ExitCode::Success
@@ -613,6 +631,20 @@ pub fn explore(args: ExploreArgs) -> ExitCode {
             outcome.stats.cases
         );
     }
+    let page_written =
+        match sim::html::explore::write_pages(&args.out, &config, &outcome, path.as_deref()) {
+            Ok(page) => {
+                eprintln!("explore: report {}", page.display());
+                true
+            }
+            Err(e) => {
+                eprintln!(
+                    "error: cannot write the search's report to {}: {e}",
+                    args.out.display()
+                );
+                false
+            }
+        };
     if args.json {
         outln!("{}", s::json_summary(&config, &outcome, path.as_deref()));
     }
@@ -623,6 +655,9 @@ pub fn explore(args: ExploreArgs) -> ExitCode {
         {
             return ExitCode::BadInput;
         }
+    }
+    if !page_written && outcome.exit_code() == ExitCode::Success {
+        return ExitCode::BadInput;
     }
     outcome.exit_code()
 }
@@ -807,5 +842,25 @@ pub fn emit(args: std::fmt::Arguments<'_>, newline: bool) {
         && e.kind() == std::io::ErrorKind::BrokenPipe
     {
         std::process::exit(i32::from(ExitCode::BrokenPipe.code()));
+    }
+}
+
+/// Writes `bench.html` beside `bench.json` in `out` after a bench run,
+/// saying where on standard error; `false` (the error printed) when it
+/// cannot.
+pub fn bench_page(out: &Path) -> bool {
+    let plots: Vec<(&str, &str)> = bench::write::PLOTS
+        .iter()
+        .map(|p| (p.file, p.what))
+        .collect();
+    match sim::html::bench::write_page(out, "bench", &plots) {
+        Ok(page) => {
+            eprintln!("bench: report {}", page.display());
+            true
+        }
+        Err(e) => {
+            eprintln!("bench: error: cannot write the HTML report: {e}");
+            false
+        }
     }
 }

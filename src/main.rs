@@ -200,12 +200,13 @@ fn main() -> std::process::ExitCode {
         } => match bench::run(bench::BenchOptions {
             quick,
             redis,
-            out,
+            out: out.clone(),
             json,
             pin: !no_pin,
             ..Default::default()
         }) {
-            Ok(_) => ExitCode::Success,
+            Ok(_) if commands::bench_page(&out) => ExitCode::Success,
+            Ok(_) => ExitCode::BadInput,
             Err(bench::BenchError::Interrupted) => {
                 eprintln!("bench: interrupted; servers stopped");
                 ExitCode::Interrupted

@@ -29,7 +29,8 @@
 //!   judgement;
 //! - [`output`], [`timeline`], [`matrix`], [`suite`], [`tour`],
 //!   [`explore`], [`replay`], [`estimate`], [`exit`]: what the commands
-//!   show and return;
+//!   show and return; [`html`]: the HTML reports of runs, suites, searches
+//!   and benchmarks;
 //!   [`interrupt`]: how a long command learns it was asked to stop.
 
 pub mod agenda;
@@ -47,6 +48,7 @@ pub mod freeze;
 pub mod history;
 pub mod hook;
 pub mod host;
+pub mod html;
 pub mod interrupt;
 pub mod junit;
 pub mod links;

@@ -2,14 +2,19 @@
 //!
 //! A run's folder, `reports/runs/<scenario>/<rung>/<seed>/`, holds
 //! everything needed to replay and judge it again: `scenario.toml` (the
-//! file as run), `history.jsonl`, `verdict.json` and `timeline.svg`.
+//! file as run), `history.jsonl`, `verdict.json` and `timeline.svg`, and
+//! for people `report.html` ([`crate::html::run_page`]).
 
 use crate::cell::Judged;
 use crate::check::Check;
+use crate::scenario::Scenario;
 use crate::timeline;
 use crate::verdict::VerdictDoc;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+
+/// The run page's file name in a run's folder.
+pub const REPORT_FILE: &str = "report.html";
 
 /// Width of the ASCII timeline, in characters of time.
 pub const TIMELINE_WIDTH: usize = 72;
@@ -81,6 +86,20 @@ pub fn write_run(dir: &Path, judged: &Judged, scenario_text: &str) -> std::io::R
     match timeline::svg(&judged.history, &timeline_title(judged)) {
         Ok(svg) => write_whole(&dir.join("timeline.svg"), &svg)?,
         Err(e) => eprintln!("warning: timeline.svg not drawn: {e}"),
+    }
+    // The text was parsed to run it, so it parses again; should it not,
+    // the page is left out and the run folder is whole all the same.
+    match Scenario::parse(scenario_text, "scenario.toml", &judged.scenario) {
+        Ok(scenario) => {
+            let page = crate::html::run_page(&crate::html::run::RunPage {
+                judged,
+                scenario: &scenario,
+                scenario_text,
+                dir,
+            });
+            write_whole(&dir.join(REPORT_FILE), &page)?;
+        }
+        Err(e) => eprintln!("warning: {REPORT_FILE} not written: {e}"),
     }
     Ok(())
 }

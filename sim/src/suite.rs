@@ -1,7 +1,7 @@
 //! `locklab suite`: every scenario against every rung it names, judged and
 //! compared with what the scenario expects: the safety matrix.
 
-use crate::cell::run_cell;
+use crate::cell::{Judged, run_cell};
 use crate::interrupt::{self, Cause};
 use crate::matrix::{self, Cell};
 use crate::run::RunError;
@@ -196,13 +196,18 @@ enum JobError {
     Failed(String),
 }
 
+/// What a suite does with the run behind each finished cell (the run of
+/// the seed the cell keeps), given with the scenario it ran: `locklab
+/// suite` writes its folder and page ([`write_cell_run`]).
+pub type KeepRun<'a> = &'a (dyn Fn(&Scenario, &Judged) + Sync);
+
 /// Runs one job: every seed; the cell keeps the most severe verdict and the
-/// first seed that gave it.
-fn run_job(job: &Job<'_>) -> Result<Cell, JobError> {
+/// first seed that gave it, and hands that seed's run to `keep`.
+fn run_job(job: &Job<'_>, keep: KeepRun<'_>) -> Result<Cell, JobError> {
     let expected = job.scenario.expect.get(&job.rung).copied();
     // Wall time, outside any simulation: for reports that show it only.
     let started = std::time::Instant::now();
-    let mut worst: Option<Cell> = None;
+    let mut worst: Option<(Cell, Judged)> = None;
     for &seed in &job.scenario.seeds {
         let judged = run_cell(&job.scenario, &job.rung, seed).map_err(|e| match e {
             RunError::Interrupted(_) => JobError::Interrupted,
@@ -211,13 +216,14 @@ fn run_job(job: &Job<'_>) -> Result<Cell, JobError> {
         let cell = Cell::of(&judged, expected);
         if worst
             .as_ref()
-            .is_none_or(|w| severity(cell.verdict) > severity(w.verdict))
+            .is_none_or(|(w, _)| severity(cell.verdict) > severity(w.verdict))
         {
-            worst = Some(cell);
+            worst = Some((cell, judged));
         }
     }
-    let mut cell =
+    let (mut cell, judged) =
         worst.ok_or_else(|| JobError::Failed(format!("{}: no seeds", job.scenario.name)))?;
+    keep(&job.scenario, &judged);
     cell.wall_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     Ok(cell)
 }
@@ -267,6 +273,24 @@ pub fn run_suite(
     workers: usize,
     progress: &(dyn Fn(&Cell, usize, usize) + Sync),
 ) -> Result<SuiteRun, String> {
+    run_suite_keeping(
+        scenarios,
+        grid,
+        workers,
+        progress,
+        &|_: &Scenario, _: &Judged| {},
+    )
+}
+
+/// [`run_suite`], handing the run behind each finished cell to `keep` (on
+/// the worker that ran it, before its progress is told).
+pub fn run_suite_keeping(
+    scenarios: &[Scenario],
+    grid: Grid,
+    workers: usize,
+    progress: &(dyn Fn(&Cell, usize, usize) + Sync),
+    keep: KeepRun<'_>,
+) -> Result<SuiteRun, String> {
     let jobs = jobs(scenarios, grid);
     let results: Vec<Mutex<Option<Result<Cell, JobError>>>> =
         jobs.iter().map(|_| Mutex::new(None)).collect();
@@ -278,7 +302,7 @@ pub fn run_suite(
                 while !interrupt::requested() {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     let Some(job) = jobs.get(i) else { break };
-                    let result = run_job(job);
+                    let result = run_job(job, keep);
                     if let Ok(cell) = &result {
                         let n = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
                         progress(cell, n, jobs.len());
@@ -317,10 +341,11 @@ pub fn run_suite(
 /// interrupted suite never overwrites a complete matrix.
 pub const PARTIAL_FILES: [&str; 2] = ["safety-matrix.partial.md", "safety-matrix.partial.json"];
 
-/// Writes `<stem>.{md,svg,json}` ([`Grid::stem`]) into `out`, and removes
-/// the partial matrix an earlier interrupted suite of the same grid may
-/// have left there (it would be older than this one). Returns the partial
-/// files removed.
+/// Writes `<stem>.{md,svg,json}` ([`Grid::stem`]) and the suite page
+/// ([`crate::html::suite::file_name`]) into `out`, and removes the partial
+/// matrix an earlier interrupted suite of the same grid may have left
+/// there (it would be older than this one). Returns the partial files
+/// removed.
 pub fn write_matrix(out: &Path, grid: Grid, cells: &[Cell]) -> std::io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(out)?;
     let file = |ext: &str| out.join(format!("{}.{ext}", grid.stem()));
@@ -330,6 +355,10 @@ pub fn write_matrix(out: &Path, grid: Grid, cells: &[Cell]) -> std::io::Result<V
         Ok(svg) => crate::output::write_whole(&file("svg"), &svg)?,
         Err(e) => eprintln!("warning: {}.svg not drawn: {e}", grid.stem()),
     }
+    crate::output::write_whole(
+        &out.join(crate::html::suite::file_name(grid)),
+        &crate::html::suite_page(grid, cells),
+    )?;
     let mut removed = Vec::new();
     for name in grid.partial_files() {
         let stale = out.join(name);
@@ -397,4 +426,28 @@ pub fn write_partial_matrix(out: &Path, run: &SuiteRun, cause: Cause) -> std::io
     crate::output::write_whole(&md, &partial_markdown(run, cause))?;
     crate::output::write_whole(&json, &partial_json(run, cause))?;
     Ok(md)
+}
+
+/// Writes the folder of the run behind a cell, under `out` as `locklab
+/// run` would ([`crate::output::run_dir`]), with its page: the scenario
+/// file in it is the scenario as run (for a rung the scenario does not
+/// name, naming it too), so that `locklab replay` runs it again. Returns
+/// the folder.
+pub fn write_cell_run(
+    out: &Path,
+    scenario: &Scenario,
+    judged: &Judged,
+) -> std::io::Result<PathBuf> {
+    let dir = crate::output::run_dir(out, judged);
+    let header = format!(
+        "Written by locklab suite: scenario {:?} as it ran rung {} with seed {}.\n\
+         Replay: locklab replay {}",
+        scenario.name,
+        judged.rung,
+        judged.seed,
+        dir.display()
+    );
+    let text = crate::explore::case::scenario_toml(scenario, &header);
+    crate::output::write_run(&dir, judged, &text)?;
+    Ok(dir)
 }

@@ -1,0 +1,218 @@
+//! The search page of `locklab explore`, `explore-<rung>.html` in the
+//! report folder (`explore-<rung>-shard-I-of-N.html` for a shard): what
+//! was searched, how many cases ran and what they gave, and the
+//! counterexample found (as generated and as shrunk), linked to its run
+//! page and its scenario file, with the command that replays it.
+//!
+//! Wall-clock figures (cases per second) are left out, so that the same
+//! search gives the same page.
+
+use super::{href, key_values, page, run_href, text, verdict_badge};
+use crate::explore::search::{Limit, Outcome, SearchConfig, shrink_note};
+use std::fmt::Write as _;
+
+/// The file a search's page goes to, in the report folder.
+pub fn file_name(config: &SearchConfig) -> String {
+    let (index, count) = config.shard;
+    let rung = href(&[&config.rung]);
+    if count == 1 {
+        format!("explore-{rung}.html")
+    } else {
+        format!("explore-{rung}-shard-{index}-of-{count}.html")
+    }
+}
+
+/// What a search page is made of.
+#[derive(Debug, Clone, Copy)]
+pub struct ExplorePage<'a> {
+    /// What was searched.
+    pub config: &'a SearchConfig,
+    /// What the search found.
+    pub outcome: &'a Outcome,
+    /// The counterexample's scenario file, relative to the report folder
+    /// (`found/<rung>-<seed>.toml`), when one was written.
+    pub found_file: Option<&'a str>,
+    /// The command that replays the counterexample.
+    pub replay: Option<&'a str>,
+}
+
+/// The search page.
+pub fn explore_page(explore: &ExplorePage<'_>) -> String {
+    let config = explore.config;
+    let outcome = explore.outcome;
+    let stats = &outcome.stats;
+    let title = format!("Search for counterexamples: {}", config.rung);
+    let mut body = String::new();
+    let _ = writeln!(body, "<header>\n<h1>{}</h1>", text(&title));
+    if let Some(cause) = outcome.interrupted {
+        let _ = writeln!(
+            body,
+            "<p class=\"partial\"><strong>Partial:</strong> the search was interrupted by {}; the totals count the {} cases finished before the stop.</p>",
+            text(&cause.to_string()),
+            stats.cases
+        );
+    }
+    body.push_str(
+        "<nav><a href=\"#searched\">What was searched</a><a href=\"#totals\">Totals</a>\
+         <a href=\"#found\">What was found</a></nav>\n</header>\n",
+    );
+
+    let (index, count) = config.shard;
+    let limit = match config.limit {
+        Limit::Cases(n) => format!("{n} cases"),
+        Limit::Time(d) => format!("for {} s of wall time", d.as_secs_f64()),
+    };
+    let shrink = if config.shrink {
+        format!(
+            "the first counterexample, in at most {} runs",
+            config.shrink_runs
+        )
+    } else {
+        "no (--no-shrink)".to_string()
+    };
+    let searched = [
+        ("rung".to_string(), config.rung.clone()),
+        ("faults drawn".to_string(), config.mode.to_string()),
+        ("how long".to_string(), limit),
+        (
+            "seeds".to_string(),
+            format!(
+                "from {} (shard {index}/{count}: case k has seed {} + k·{count} + {index})",
+                config.seed, config.seed
+            ),
+        ),
+        ("shrinking".to_string(), shrink),
+    ];
+    body.push_str("<section id=\"searched\">\n<h2>What was searched</h2>\n");
+    body.push_str(
+        "<p class=\"lede\">Each case is generated from its seed: a deployment, clients, and one to four faults drawn from the kinds allowed, each at a time or at a fault point of a client's cycle; it runs on the simulator and is judged like any run.</p>\n",
+    );
+    body.push_str(&key_values(&searched));
+    body.push_str("</section>\n");
+
+    let mut totals = vec![
+        ("cases run".to_string(), stats.cases.to_string()),
+        ("violated".to_string(), stats.violations.to_string()),
+        ("deadlocked".to_string(), stats.deadlocks.to_string()),
+        ("unknown".to_string(), stats.unknown.to_string()),
+        (
+            "not run (harness errors)".to_string(),
+            stats.errors.to_string(),
+        ),
+        (
+            "simulated time".to_string(),
+            format!("{:.1} s", stats.sim_s),
+        ),
+    ];
+    if stats.seeds_exhausted {
+        totals.push((
+            "note".to_string(),
+            "the seeds ran out (each must be below 2^53): the search stopped early".to_string(),
+        ));
+    }
+    body.push_str("<section id=\"totals\">\n<h2>Totals</h2>\n");
+    body.push_str(&key_values(&totals));
+    body.push_str("</section>\n");
+
+    body.push_str("<section id=\"found\">\n<h2>What was found</h2>\n");
+    match &outcome.first {
+        None => {
+            let _ = writeln!(body, "<p>No counterexample in {} cases.</p>", stats.cases);
+        }
+        Some(f) => {
+            let judged = &f.judged;
+            let _ = writeln!(
+                body,
+                "<p>The first counterexample (the lowest case index; a violation before any deadlock), seed {}: {}. The search keeps this one case; the totals above count every failing case.</p>",
+                f.seed,
+                verdict_badge(f.verdict)
+            );
+            let names = |faults: Vec<String>| {
+                if faults.is_empty() {
+                    "none".to_string()
+                } else {
+                    faults.join(", ")
+                }
+            };
+            body.push_str("<table id=\"found-cases\">\n<tr><th>case</th><th>faults</th><th>clients</th><th>pages</th></tr>\n");
+            let _ = writeln!(
+                body,
+                "<tr><td>as generated</td><td>{} ({})</td><td class=\"num\">{}</td><td></td></tr>",
+                f.original.faults.len(),
+                text(&names(f.original.fault_names())),
+                f.original.clients.len()
+            );
+            let mut links = format!(
+                "<a class=\"run-link\" href=\"{}\">run page</a>",
+                run_href(&judged.scenario, &judged.rung, judged.seed)
+            );
+            if let Some(file) = explore.found_file {
+                let _ = write!(
+                    links,
+                    " · <a class=\"file-link\" href=\"{}\">scenario file</a>",
+                    super::attr(file)
+                );
+            }
+            let _ = writeln!(
+                body,
+                "<tr><td>as shrunk ({} runs)</td><td>{} ({})</td><td class=\"num\">{}</td><td>{links}</td></tr>\n</table>",
+                f.shrink_runs,
+                f.shrunk.faults.len(),
+                text(&names(f.shrunk.fault_names())),
+                f.shrunk.clients.len()
+            );
+            if let Some(note) = shrink_note(f) {
+                let _ = writeln!(
+                    body,
+                    "<p class=\"partial\"><strong>Partial:</strong> {}</p>",
+                    text(&note)
+                );
+            }
+            if let Some(replay) = explore.replay {
+                let _ = writeln!(body, "<p>Replay:</p>\n<pre>{}</pre>", text(replay));
+            }
+            let _ = writeln!(
+                body,
+                "<h3>What the checkers found</h3>\n<pre>{}</pre>",
+                text(&crate::output::describe_checks(judged))
+            );
+        }
+    }
+    body.push_str("</section>\n");
+    page(&title, &body, "")
+}
+
+/// Writes what a search leaves for people into the report folder `out`:
+/// the run folder and page of its counterexample (from the scenario file
+/// written to `found`, so that the page shows and replays exactly that
+/// file), then the search page. Returns the search page's path.
+pub fn write_pages(
+    out: &std::path::Path,
+    config: &SearchConfig,
+    outcome: &Outcome,
+    found: Option<&std::path::Path>,
+) -> std::io::Result<std::path::PathBuf> {
+    let mut found_file = None;
+    let mut replay = None;
+    if let (Some(f), Some(path)) = (&outcome.first, found) {
+        let scenario_text = std::fs::read_to_string(path)?;
+        let dir = crate::output::run_dir(out, &f.judged);
+        crate::output::write_run(&dir, &f.judged, &scenario_text)?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        found_file = Some(href(&["found", &name]));
+        replay = Some(crate::explore::search::replay_command(path, f));
+    }
+    let html = explore_page(&ExplorePage {
+        config,
+        outcome,
+        found_file: found_file.as_deref(),
+        replay: replay.as_deref(),
+    });
+    std::fs::create_dir_all(out)?;
+    let page_path = out.join(file_name(config));
+    crate::output::write_whole(&page_path, &html)?;
+    Ok(page_path)
+}
