@@ -379,8 +379,6 @@ pub struct SimServerResult {
 #[cfg(test)]
 /// One schema file: its name under `docs/schema/` and its text.
 pub struct SchemaFile {
-    /// The command it describes.
-    pub command: CommandName,
     /// `<command>.json`.
     pub file_name: String,
     /// The schema, pretty-printed, ending in a newline.
@@ -410,7 +408,6 @@ pub fn schemas() -> Vec<SchemaFile> {
             let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
             text.push('\n');
             SchemaFile {
-                command,
                 file_name: format!("{}.json", command.as_str()),
                 text,
             }
