@@ -21,27 +21,17 @@ use sim::scenario::Scenario;
 use sim::verdict::Verdict;
 use std::path::Path;
 
-/// `locklab ladder [--json]`.
-pub fn ladder(json: bool) -> ExitCode {
-    if json {
-        match serde_json::to_string(&locks::LADDER) {
-            Ok(text) => outln!("{text}"),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::BadInput;
-            }
-        }
-    } else {
-        outln!("{:>2}  {:<14} {:<62} flaw", "#", "id", "fixes");
-        for rung in locks::LADDER {
-            outln!(
-                "{:>2}  {:<14} {:<62} {}",
-                rung.number,
-                rung.id,
-                rung.fixes,
-                rung.flaw
-            );
-        }
+/// `locklab ladder`: the table (with `--json`, on standard error).
+pub fn ladder() -> ExitCode {
+    outln!("{:>2}  {:<14} {:<62} flaw", "#", "id", "fixes");
+    for rung in locks::LADDER {
+        outln!(
+            "{:>2}  {:<14} {:<62} {}",
+            rung.number,
+            rung.id,
+            rung.fixes,
+            rung.flaw
+        );
     }
     ExitCode::Success
 }
@@ -62,14 +52,21 @@ pub fn worst(verdicts: &[Verdict]) -> Verdict {
         .unwrap_or(Verdict::Safe)
 }
 
-/// `locklab run SCENARIO [--rung ID] [--seed N]`.
-pub fn run(path: &Path, rung: Option<&str>, seed: Option<u64>, out: &Path) -> ExitCode {
+/// `locklab run SCENARIO [--rung ID] [--seed N]`; `result` gets what
+/// `--json` prints (its scenario stays empty when nothing could be run).
+pub fn run(
+    path: &Path,
+    rung: Option<&str>,
+    seed: Option<u64>,
+    out: &Path,
+    result: &mut crate::json::RunResult,
+) -> ExitCode {
     // Read once: the run folder keeps exactly the text that was run, even
     // when the scenario comes from a pipe that cannot be read again.
     let (scenario, text) = match load_scenario_arg(path) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::error!("{e}");
             return ExitCode::BadInput;
         }
     };
@@ -77,8 +74,8 @@ pub fn run(path: &Path, rung: Option<&str>, seed: Option<u64>, out: &Path) -> Ex
     let rungs: Vec<String> = match rung {
         Some(v) if scenario.rungs.iter().any(|x| x == v) => vec![v.to_string()],
         Some(v) => {
-            eprintln!(
-                "error: {}: rung {v:?} is not in this scenario; it names {}",
+            crate::error!(
+                "{}: rung {v:?} is not in this scenario; it names {}",
                 path.display(),
                 scenario.rungs.join(", ")
             );
@@ -89,7 +86,7 @@ pub fn run(path: &Path, rung: Option<&str>, seed: Option<u64>, out: &Path) -> Ex
     if let Some(s) = seed
         && s >= 1 << 53
     {
-        eprintln!("error: --seed {s}: seeds must be below 2^53");
+        crate::error!("--seed {s}: seeds must be below 2^53");
         return ExitCode::BadInput;
     }
     let seeds = seed
@@ -100,6 +97,8 @@ pub fn run(path: &Path, rung: Option<&str>, seed: Option<u64>, out: &Path) -> Ex
     {
         eprintln!("note: {note}");
     }
+    result.scenario = scenario.name.clone();
+    result.runs_planned = rungs.len() * seeds.len();
     // A failure of one cell (or of writing its folder) neither stops the
     // others nor hides their verdicts.
     let mut verdicts = Vec::new();
@@ -114,7 +113,7 @@ pub fn run(path: &Path, rung: Option<&str>, seed: Option<u64>, out: &Path) -> Ex
                     break 'cells;
                 }
                 Err(e) => {
-                    eprintln!("error: {}: {rung} seed {seed}: {e}", path.display());
+                    crate::error!("{}: {rung} seed {seed}: {e}", path.display());
                     failed = true;
                     continue;
                 }
@@ -122,16 +121,27 @@ pub fn run(path: &Path, rung: Option<&str>, seed: Option<u64>, out: &Path) -> Ex
             out!("{}", output::describe(&judged));
             verdicts.push(judged.verdict);
             let dir = output::run_dir(out, &judged);
-            match output::write_run(&dir, &judged, &text) {
+            let written = output::write_run(&dir, &judged, &text);
+            match &written {
                 Ok(()) => outln!("  written to {}\n", dir.display()),
                 Err(e) => {
-                    eprintln!("error: cannot write {}: {e}", dir.display());
+                    crate::error!("cannot write {}: {e}", dir.display());
                     failed = true;
                 }
             }
+            result.runs.push(crate::json::RunEntry {
+                folder: written.ok().map(|()| dir.display().to_string()),
+                verdict_json: sim::verdict::VerdictDoc::new(
+                    &judged.results,
+                    &judged.scenario,
+                    &judged.rung,
+                    judged.seed,
+                ),
+            });
         }
     }
     if let Some((cause, abandoned)) = interrupted {
+        result.interrupted_by = Some(cause);
         eprintln!(
             "run: interrupted by {cause}: PARTIAL: {} of {} runs finished (their folders are \
              under {}); {abandoned} abandoned, no folder written for it",
@@ -155,23 +165,46 @@ fn run_exit(worst: Verdict, failed: bool) -> ExitCode {
 
 /// `locklab replay DIR`: 0 when every file the run wrote is what it
 /// writes now, 1 when not (naming the first difference), 3 when the folder
-/// is unusable.
-pub fn replay(dir: &Path) -> ExitCode {
-    use sim::replay::Replayed;
-    match sim::replay::replay(dir) {
-        Ok(Replayed::Identical) => {
-            outln!("replay of {}: identical history", dir.display());
-            ExitCode::Success
-        }
-        Ok(Replayed::Differs(diff)) => {
-            outln!("replay of {}: histories differ\n{diff}", dir.display());
-            ExitCode::Violated
+/// is unusable; with what `--json` prints.
+pub fn replay(dir: &Path) -> (ExitCode, Option<crate::json::ReplayResult>) {
+    match replay_inner(dir) {
+        Ok(replayed) => {
+            let code = match &replayed.difference {
+                None => {
+                    outln!("replay of {}: identical history", dir.display());
+                    ExitCode::Success
+                }
+                Some(diff) => {
+                    outln!("replay of {}: histories differ\n{diff}", dir.display());
+                    ExitCode::Violated
+                }
+            };
+            (code, Some(replayed))
         }
         Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::BadInput
+            crate::error!("{e}");
+            (ExitCode::BadInput, None)
         }
     }
+}
+
+/// Replays the run in `dir`: its identity and the first difference, if any.
+fn replay_inner(dir: &Path) -> Result<crate::json::ReplayResult, String> {
+    use sim::replay::Replayed;
+    let found = sim::replay::replay(dir)?;
+    let cell = sim::replay::recorded(dir)?;
+    let difference = match found {
+        Replayed::Identical => None,
+        Replayed::Differs(diff) => Some(diff),
+    };
+    Ok(crate::json::ReplayResult {
+        folder: dir.display().to_string(),
+        scenario: cell.scenario,
+        variant: cell.rung,
+        seed: cell.seed,
+        identical: difference.is_none(),
+        difference,
+    })
 }
 
 /// `locklab suite [--all]`: the safety matrix, or with `all` the full grid
@@ -183,6 +216,7 @@ pub fn suite(
     jobs: Option<usize>,
     all: bool,
     junit: Option<&Path>,
+    result: &mut Option<crate::json::SuiteResult>,
 ) -> ExitCode {
     use sim::suite::Grid;
     let grid = if all { Grid::All } else { Grid::Named };
@@ -200,6 +234,11 @@ pub fn suite(
             eprintln!("note: {note}");
         }
     }
+    let bar = crate::progress::Progress::new(
+        if all { "suite --all" } else { "suite" },
+        0,
+        crate::progress::Unit::Steps,
+    );
     let progress = |cell: &sim::matrix::Cell, done: usize, total: usize| {
         let judged = match cell.expected {
             None => "(no expectation)".to_string(),
@@ -211,12 +250,19 @@ pub fn suite(
             .as_ref()
             .map(|c| format!(": cut short: {}", c.why))
             .unwrap_or_default();
-        eprintln!(
+        let line = format!(
             "[{done}/{total}] {} / {}: {} {judged}{cut}",
             cell.scenario,
             cell.rung,
             cell.verdict.as_str(),
         );
+        bar.set_total(total as u64);
+        let cell_name = format!("{} / {}", cell.scenario, cell.rung);
+        bar.step(done as u64, &cell_name, || line.clone());
+        // A cell that differs from its expectation stays on screen.
+        if bar.drawn() && cell.differs() {
+            bar.println(&line);
+        }
     };
     // Each cell's run gets its folder and page, which the suite page links.
     let unwritten = std::sync::Mutex::new(Vec::new());
@@ -227,10 +273,12 @@ pub fn suite(
             errors.push(format!("{}: {e}", dir.display()));
         }
     };
-    let suite = match sim::suite::run_suite_keeping(&scenarios, grid, workers, &progress, &keep) {
+    let suite = sim::suite::run_suite_keeping(&scenarios, grid, workers, &progress, &keep);
+    bar.finish();
+    let suite = match suite {
         Ok(run) => run,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::error!("{e}");
             return ExitCode::BadInput;
         }
     };
@@ -241,12 +289,35 @@ pub fn suite(
             suite.interrupted.is_some(),
         )
     });
+    let summary = result.insert(crate::json::SuiteResult {
+        grid: match grid {
+            Grid::Named => crate::json::GridName::Named,
+            Grid::All => crate::json::GridName::All,
+        },
+        cells: suite.cells.clone(),
+        cells_planned: suite.planned.len(),
+        unexpected: suite.cells.iter().filter(|c| c.differs()).count(),
+        matrix: None,
+        junit: junit
+            .filter(|_| junit_written)
+            .map(|file| file.display().to_string()),
+        interrupted_by: suite.interrupted,
+        not_run: suite
+            .not_run()
+            .into_iter()
+            .map(|(scenario, variant)| crate::json::NotRun { variant, scenario })
+            .collect(),
+    });
     if let Some(cause) = suite.interrupted {
-        return suite_interrupted(out, &suite, cause);
+        let (code, md) = suite_interrupted(out, &suite, cause);
+        summary.matrix = md.map(|md| md.display().to_string());
+        return code;
     }
     let cells = suite.cells;
     match sim::suite::write_matrix(out, grid, &cells) {
         Ok(removed) => {
+            let md = out.join(format!("{}.md", grid.stem()));
+            summary.matrix = Some(md.display().to_string());
             for stale in removed {
                 eprintln!(
                     "note: removed {}: an interrupted suite's matrix, older than this one",
@@ -255,7 +326,7 @@ pub fn suite(
             }
         }
         Err(e) => {
-            eprintln!("error: cannot write the matrix to {}: {e}", out.display());
+            crate::error!("cannot write the matrix to {}: {e}", out.display());
             return ExitCode::BadInput;
         }
     }
@@ -298,15 +369,20 @@ fn write_junit(file: &Path, xml: &str, partial: bool) -> bool {
             true
         }
         Err(e) => {
-            eprintln!("error: --junit: cannot write {}: {e}", file.display());
+            crate::error!("--junit: cannot write {}: {e}", file.display());
             false
         }
     }
 }
 
 /// The end of an interrupted suite: the finished cells go to the partial
-/// matrix (a complete `safety-matrix.md` is left alone), and it says so.
-fn suite_interrupted(out: &Path, suite: &sim::suite::SuiteRun, cause: Cause) -> ExitCode {
+/// matrix (a complete `safety-matrix.md` is left alone), and it says so;
+/// returns the partial markdown's path too, when written.
+fn suite_interrupted(
+    out: &Path,
+    suite: &sim::suite::SuiteRun,
+    cause: Cause,
+) -> (ExitCode, Option<std::path::PathBuf>) {
     let (done, planned) = (suite.cells.len(), suite.planned.len());
     match sim::suite::write_partial_matrix(out, suite, cause) {
         Ok(md) => {
@@ -318,26 +394,37 @@ fn suite_interrupted(out: &Path, suite: &sim::suite::SuiteRun, cause: Cause) -> 
                 md.display(),
                 suite.grid.stem()
             );
+            (ExitCode::Interrupted, Some(md))
         }
-        Err(e) => eprintln!(
-            "suite: interrupted by {cause} after {done} of {planned} cells; error: cannot write \
-             the partial matrix to {}: {e}",
-            out.display()
-        ),
+        Err(e) => {
+            eprintln!(
+                "suite: interrupted by {cause} after {done} of {planned} cells; error: cannot \
+                 write the partial matrix to {}: {e}",
+                out.display()
+            );
+            crate::json::record_error(format!(
+                "cannot write the partial matrix to {}: {e}",
+                out.display()
+            ));
+            (ExitCode::Interrupted, None)
+        }
     }
-    ExitCode::Interrupted
 }
 
-/// `locklab tour`.
-pub fn tour(dir: Option<&Path>, only: Option<&str>) -> ExitCode {
+/// `locklab tour`; `result` gets what `--json` prints.
+pub fn tour(
+    dir: Option<&Path>,
+    only: Option<&str>,
+    result: &mut Option<crate::json::TourResult>,
+) -> ExitCode {
     let Some(scenarios) = load_all(dir) else {
         return ExitCode::BadInput;
     };
     if let Some(id) = only
         && locks::rung(id).is_none()
     {
-        eprintln!(
-            "error: --rung {id:?}: unknown rung; expected one of {}",
+        crate::error!(
+            "--rung {id:?}: unknown rung; expected one of {}",
             locks::ids().join(", ")
         );
         return ExitCode::BadInput;
@@ -350,14 +437,17 @@ pub fn tour(dir: Option<&Path>, only: Option<&str>) -> ExitCode {
         .filter(|r| only.is_none_or(|id| r.id == id))
         .collect();
     let mut shown = 0;
+    let summary = result.insert(crate::json::TourResult::default());
     for (i, rung) in rungs.iter().enumerate() {
         match sim::tour::stop(rung, &scenarios) {
             Ok(Some(stop)) => {
                 out!("{}", sim::tour::render_stop(&stop, &scenarios));
+                summary.stops.push(crate::json::TourStop::of(&stop));
                 shown += 1;
             }
             Ok(None) => {}
             Err(RunError::Interrupted(cause)) => {
+                summary.interrupted_by = Some(cause);
                 eprintln!(
                     "tour: interrupted by {cause}: PARTIAL: {shown} stop(s) shown; the stop of \
                      `{}` was abandoned and {} later rung(s) not reached",
@@ -367,7 +457,7 @@ pub fn tour(dir: Option<&Path>, only: Option<&str>) -> ExitCode {
                 return ExitCode::Interrupted;
             }
             Err(e) => {
-                eprintln!("error: {e}");
+                crate::error!("{e}");
                 return ExitCode::BadInput;
             }
         }
@@ -385,21 +475,41 @@ pub fn sim_server(bind: std::net::IpAddr, port: u16, busy_reply_threshold_ms: u6
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start a runtime: {e}");
+            crate::error!("cannot start a runtime: {e}");
             return ExitCode::BadInput;
         }
     };
-    let addr = std::net::SocketAddr::new(bind, port);
+    let asked = std::net::SocketAddr::new(bind, port);
     let mut config = simredis::NodeConfig::new("sim-server");
     config.busy_reply_threshold = std::time::Duration::from_millis(busy_reply_threshold_ms);
+    // Bound here, so that the address said is the one listened on (the
+    // system picks the port of `--port 0`).
+    let bound = std::net::TcpListener::bind(asked).and_then(|l| Ok((l.local_addr()?, l)));
+    let (addr, listener) = match bound {
+        Ok(bound) => bound,
+        Err(e) => {
+            crate::error!("cannot serve on {asked}: {e}");
+            return ExitCode::BadInput;
+        }
+    };
+    let port = addr.port();
     eprintln!("simulated Redis node on {addr} (real time); try: redis-cli -p {port} ping");
+    if crate::json::active() {
+        let ready = crate::json::SimServerResult {
+            address: addr.to_string(),
+            port,
+            busy_reply_threshold_ms,
+            pid: std::process::id(),
+        };
+        crate::json::print(crate::json::CommandName::SimServer, None, Some(ready));
+    }
     // The signals are awaited on the server's socket thread: a script that
     // runs long blocks this one (the node's) inside Lua.
-    let served = runtime.block_on(simredis::serve_tcp_until(addr, config, stop_signal()));
+    let served = runtime.block_on(simredis::serve_bound_until(listener, config, stop_signal()));
     match served {
         Ok(()) => ExitCode::Success,
         Err(e) => {
-            eprintln!("error: cannot serve on {addr}: {e}");
+            crate::error!("cannot serve on {addr}: {e}");
             ExitCode::BadInput
         }
     }
@@ -443,8 +553,9 @@ pub struct ExploreArgs {
     /// This machine's share of the seeds: I/N with 0 <= I < N.
     #[arg(long, default_value = "0/1")]
     pub shard: String,
-    /// Print a JSON summary as the last line of standard output.
-    #[arg(long)]
+    /// Print one JSON document, the search's summary, on standard output
+    /// (docs/json.md); the human text goes to standard error.
+    #[arg(long, conflicts_with = "bench")]
     pub json: bool,
     /// Where counterexamples go (`<out>/found/`).
     #[arg(long, default_value = "reports")]
@@ -466,8 +577,9 @@ pub struct ExploreArgs {
 }
 
 /// `locklab explore`: 1 when a violation was found, 4 when only deadlocks
-/// were, 0 when nothing was, 3 on bad input.
-pub fn explore(args: ExploreArgs) -> ExitCode {
+/// were, 0 when nothing was, 3 on bad input; `result` gets the summary
+/// `--json` prints.
+pub fn explore(args: ExploreArgs, result: &mut Option<sim::explore::search::Summary>) -> ExitCode {
     use sim::explore::search::{self as s, Limit, SearchConfig};
     let workers = args.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism()
@@ -478,7 +590,7 @@ pub fn explore(args: ExploreArgs) -> ExitCode {
         return explore_bench(&args.out, workers);
     }
     let bad = |msg: String| {
-        eprintln!("error: {msg}");
+        crate::error!("{msg}");
         ExitCode::BadInput
     };
     let rung = args.rung.clone().unwrap_or_default();
@@ -529,14 +641,32 @@ pub fn explore(args: ExploreArgs) -> ExitCode {
     // Shrinking reports every step it takes: shown when it starts, then at
     // most once a second, like the search's totals.
     let shrink_shown = std::sync::Mutex::new(std::time::Instant::now());
+    let (total, unit) = match limit {
+        Limit::Cases(n) => (n, crate::progress::Unit::Steps),
+        Limit::Time(d) => (d.as_secs().max(1), crate::progress::Unit::Seconds),
+    };
+    let bar = crate::progress::Progress::new(&format!("explore {rung}"), total, unit);
     let progress = |p: s::Progress<'_>| match p {
-        s::Progress::Searching(st) => eprintln!(
-            "  {} cases, {:.1} cases/s, {:.0} sim s per wall s, {} violations, {} deadlocks",
-            st.cases,
-            st.cases_per_s(),
-            st.sim_per_wall(),
-            st.violations,
-            st.deadlocks
+        s::Progress::Searching(st) => bar.step(
+            match limit {
+                Limit::Cases(_) => st.cases,
+                Limit::Time(_) => st.wall_s as u64,
+            },
+            &format!(
+                "{} cases, {} violations, {} deadlocks",
+                st.cases, st.violations, st.deadlocks
+            ),
+            || {
+                format!(
+                    "  {} cases, {:.1} cases/s, {:.0} sim s per wall s, {} violations, {} \
+                     deadlocks",
+                    st.cases,
+                    st.cases_per_s(),
+                    st.sim_per_wall(),
+                    st.violations,
+                    st.deadlocks
+                )
+            },
         ),
         s::Progress::Shrinking {
             case,
@@ -546,17 +676,22 @@ pub fn explore(args: ExploreArgs) -> ExitCode {
             let mut shown = shrink_shown.lock().unwrap_or_else(|p| p.into_inner());
             if runs == 0 || shown.elapsed() >= std::time::Duration::from_secs(1) {
                 *shown = std::time::Instant::now();
-                eprintln!(
-                    "  shrinking the first counterexample (seed {}, {verdict}): {} faults, {} \
-                     clients after {runs} runs",
-                    case.seed,
+                let state = format!(
+                    "{} faults, {} clients after {runs} runs",
                     case.faults.len(),
                     case.clients.len()
                 );
+                bar.note(&format!("shrinking: {state}"), || {
+                    format!(
+                        "  shrinking the first counterexample (seed {}, {verdict}): {state}",
+                        case.seed
+                    )
+                });
             }
         }
     };
     let outcome = s::search(&config, &progress);
+    bar.finish();
     let st = outcome.stats;
     let partial = outcome
         .interrupted
@@ -582,7 +717,7 @@ pub fn explore(args: ExploreArgs) -> ExitCode {
         match s::write_finding(&dir, f, &mode) {
             Ok(p) => path = Some(p),
             Err(e) => {
-                eprintln!("error: cannot write to {}: {e}", dir.display());
+                crate::error!("cannot write to {}: {e}", dir.display());
                 return ExitCode::BadInput;
             }
         }
@@ -645,9 +780,7 @@ pub fn explore(args: ExploreArgs) -> ExitCode {
                 false
             }
         };
-    if args.json {
-        outln!("{}", s::json_summary(&config, &outcome, path.as_deref()));
-    }
+    *result = Some(s::summary(&config, &outcome, path.as_deref()));
     if let Some(file) = &args.junit {
         let xml = sim::junit::explore_xml(&config, &outcome, path.as_deref());
         if !write_junit(file, &xml, outcome.interrupted.is_some())
@@ -671,7 +804,7 @@ fn explore_bench(out: &Path, workers: usize) -> ExitCode {
         match speed::standard_case(seed) {
             Ok(r) => runs.push(r),
             Err(e) => {
-                eprintln!("error: the standard case failed: {e}");
+                crate::error!("the standard case failed: {e}");
                 return ExitCode::BadInput;
             }
         }
@@ -714,8 +847,8 @@ fn explore_bench(out: &Path, workers: usize) -> ExitCode {
     if let Err(e) = std::fs::create_dir_all(out)
         .and_then(|_| sim::output::write_whole(&out.join("explore-speed.md"), &text))
     {
-        eprintln!(
-            "error: cannot write {}: {e}",
+        crate::error!(
+            "cannot write {}: {e}",
             out.join("explore-speed.md").display()
         );
         return ExitCode::BadInput;
@@ -753,7 +886,7 @@ fn load_all(dir: Option<&Path>) -> Option<Vec<Scenario>> {
             Some(all)
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::error!("{e}");
             None
         }
     }
@@ -780,19 +913,24 @@ fn load_scenario_arg(path: &Path) -> Result<(Scenario, String), sim::scenario::S
 }
 
 /// `locklab scenarios [--export DIR]`: lists the built-in scenarios, or
-/// writes them out (overwriting nothing).
-pub fn scenarios(export: Option<&Path>) -> ExitCode {
+/// writes them out (overwriting nothing); `result` gets what `--json`
+/// prints.
+pub fn scenarios(export: Option<&Path>, result: &mut crate::json::ScenariosResult) -> ExitCode {
     let Some(dir) = export else {
         let all = match crate::builtin::load() {
             Ok(all) => all,
             Err(e) => {
-                eprintln!("error: {e}");
+                crate::error!("{e}");
                 return ExitCode::BadInput;
             }
         };
         outln!("{:<36} rungs", "built-in scenario");
         for scenario in all {
             outln!("{:<36} {}", scenario.name, scenario.rungs.join(", "));
+            result.scenarios.push(crate::json::ScenarioEntry {
+                name: scenario.name,
+                rungs: scenario.rungs,
+            });
         }
         return ExitCode::Success;
     };
@@ -801,6 +939,8 @@ pub fn scenarios(export: Option<&Path>) -> ExitCode {
             for path in &written {
                 outln!("{}", path.display());
             }
+            result.exported_to = Some(dir.display().to_string());
+            result.written = written.iter().map(|p| p.display().to_string()).collect();
             eprintln!(
                 "{} scenario files written to {}; `locklab suite --scenarios {}` runs them",
                 written.len(),
@@ -810,7 +950,7 @@ pub fn scenarios(export: Option<&Path>) -> ExitCode {
             ExitCode::Success
         }
         Err(e) => {
-            eprintln!("error: --export {}: {e}", dir.display());
+            crate::error!("--export {}: {e}", dir.display());
             ExitCode::BadInput
         }
     }
@@ -828,8 +968,18 @@ fn print_notes(scenarios: &[&Scenario]) {
 
 /// Writes to standard output; a reader that went away (a closed pipe) ends
 /// the process at once, as a SIGPIPE would, with exit code 141.
+/// With `--json`, standard output carries the JSON document only, so the
+/// human text goes to standard error.
 pub fn emit(args: std::fmt::Arguments<'_>, newline: bool) {
     use std::io::Write as _;
+    if crate::json::active() {
+        let mut stderr = std::io::stderr().lock();
+        let _ = stderr.write_fmt(args);
+        if newline {
+            let _ = stderr.write_all(b"\n");
+        }
+        return;
+    }
     let mut stdout = std::io::stdout().lock();
     let written = stdout.write_fmt(args).and_then(|()| {
         if newline {

@@ -11,6 +11,8 @@ use std::path::PathBuf;
 
 mod builtin;
 mod commands;
+mod json;
+mod progress;
 mod signals;
 
 /// Deterministic simulation and benchmark testbed for Redis distributed locks.
@@ -25,7 +27,8 @@ struct Cli {
 enum Command {
     /// Lists the lock ladder: every rung, what it fixes and its flaw.
     Ladder {
-        /// Print JSON instead of a table.
+        /// Print one JSON document on standard output (docs/json.md); the
+        /// human text goes to standard error.
         #[arg(long)]
         json: bool,
     },
@@ -43,11 +46,19 @@ enum Command {
         /// Where run folders go (`<out>/runs/...`).
         #[arg(long, default_value = "reports")]
         out: PathBuf,
+        /// Print one JSON document on standard output (docs/json.md); the
+        /// human text goes to standard error.
+        #[arg(long)]
+        json: bool,
     },
     /// Re-runs a recorded run from its folder and compares the histories.
     Replay {
         /// A run folder written by `locklab run`.
         dir: PathBuf,
+        /// Print one JSON document on standard output (docs/json.md); the
+        /// human text goes to standard error.
+        #[arg(long)]
+        json: bool,
     },
     /// Runs every scenario against every rung it names: the safety matrix
     /// (with --all, against every rung).
@@ -73,6 +84,10 @@ enum Command {
         /// differs from its expectation.
         #[arg(long, value_name = "FILE")]
         junit: Option<PathBuf>,
+        /// Print one JSON document on standard output (docs/json.md); the
+        /// human text goes to standard error.
+        #[arg(long)]
+        json: bool,
     },
     /// Serves one simulated Redis node on a real TCP port (real time), so
     /// redis-cli or any client can check its fidelity by hand.
@@ -92,6 +107,11 @@ enum Command {
         /// `busy-reply-threshold`, in ms).
         #[arg(long, default_value_t = 5000, value_name = "MS")]
         busy_reply_threshold_ms: u64,
+        /// Print one JSON document on standard output once the server
+        /// listens (its address, port and pid; docs/json.md); the human
+        /// text goes to standard error.
+        #[arg(long)]
+        json: bool,
     },
     /// The ladder told rung by rung from live simulator runs (no Redis needed).
     Tour {
@@ -102,6 +122,10 @@ enum Command {
         /// Only this rung's stop.
         #[arg(long, alias = "variant")]
         rung: Option<String>,
+        /// Print one JSON document on standard output (docs/json.md); the
+        /// human text goes to standard error.
+        #[arg(long)]
+        json: bool,
     },
     /// Lists the built-in scenarios (embedded in the binary), or writes
     /// them out to edit.
@@ -110,6 +134,10 @@ enum Command {
         /// need be; no existing file is overwritten).
         #[arg(long, value_name = "DIR")]
         export: Option<PathBuf>,
+        /// Print one JSON document on standard output (docs/json.md); the
+        /// human text goes to standard error.
+        #[arg(long)]
+        json: bool,
     },
     /// Benchmarks every rung against real redis-server, beside the floor
     /// and rslock, and writes bench.md, bench.json and SVG plots.
@@ -124,7 +152,9 @@ enum Command {
         /// Where the report goes.
         #[arg(long, default_value = "reports")]
         out: PathBuf,
-        /// Print bench.json as the last line of standard output.
+        /// Print one JSON document on standard output, its result what
+        /// bench.json holds (docs/json.md); the human text goes to
+        /// standard error.
         #[arg(long)]
         json: bool,
         /// Do not pin the client and servers to CPUs.
@@ -134,6 +164,23 @@ enum Command {
     /// Swarm search for fault schedules that break a rung; shrinks the
     /// first counterexample and writes it as a scenario file.
     Explore(commands::ExploreArgs),
+}
+
+impl Command {
+    /// Whether `--json` was given.
+    fn json(&self) -> bool {
+        match self {
+            Command::Ladder { json }
+            | Command::Run { json, .. }
+            | Command::Replay { json, .. }
+            | Command::Suite { json, .. }
+            | Command::SimServer { json, .. }
+            | Command::Tour { json, .. }
+            | Command::Scenarios { json, .. }
+            | Command::Bench { json, .. } => *json,
+            Command::Explore(args) => args.json,
+        }
+    }
 }
 
 fn main() -> std::process::ExitCode {
@@ -162,61 +209,109 @@ fn main() -> std::process::ExitCode {
             "warning: cannot handle SIGINT/SIGTERM ({e}); a signal will end the process without keeping partial results"
         );
     }
+    if cli.command.json() {
+        json::enable();
+    }
+    use json::CommandName as Name;
     let code = match cli.command {
-        Command::Ladder { json } => commands::ladder(json),
+        Command::Ladder { .. } => {
+            let code = commands::ladder();
+            let rungs = locks::LADDER.iter().map(|rung| **rung).collect();
+            json::finish(Name::Ladder, code, Some(json::LadderResult { rungs }))
+        }
         Command::Run {
             scenario,
             rung,
             seed,
             out,
-        } => commands::run(&scenario, rung.as_deref(), seed, &out),
-        Command::Replay { dir } => commands::replay(&dir),
+            ..
+        } => {
+            let mut result = json::RunResult::default();
+            let code = commands::run(&scenario, rung.as_deref(), seed, &out, &mut result);
+            let ran = !result.scenario.is_empty();
+            json::finish(Name::Run, code, ran.then_some(result))
+        }
+        Command::Replay { dir, .. } => {
+            let (code, result) = commands::replay(&dir);
+            json::finish(Name::Replay, code, result)
+        }
         Command::Suite {
             scenarios,
             out,
             jobs,
             all,
             junit,
-        } => commands::suite(
-            scenarios.as_deref(),
-            &out,
-            jobs.map(|n| n.get()),
-            all,
-            junit.as_deref(),
-        ),
+            ..
+        } => {
+            let mut result = None;
+            let code = commands::suite(
+                scenarios.as_deref(),
+                &out,
+                jobs.map(|n| n.get()),
+                all,
+                junit.as_deref(),
+                &mut result,
+            );
+            json::finish(Name::Suite, code, result)
+        }
         Command::SimServer {
             port,
             bind,
             busy_reply_threshold_ms,
-        } => commands::sim_server(bind, port, busy_reply_threshold_ms),
-        Command::Tour { scenarios, rung } => commands::tour(scenarios.as_deref(), rung.as_deref()),
-        Command::Scenarios { export } => commands::scenarios(export.as_deref()),
+            ..
+        } => {
+            let code = commands::sim_server(bind, port, busy_reply_threshold_ms);
+            json::finish(Name::SimServer, code, None::<json::SimServerResult>)
+        }
+        Command::Tour {
+            scenarios, rung, ..
+        } => {
+            let mut result = None;
+            let code = commands::tour(scenarios.as_deref(), rung.as_deref(), &mut result);
+            json::finish(Name::Tour, code, result)
+        }
+        Command::Scenarios { export, .. } => {
+            let mut result = json::ScenariosResult::default();
+            let code = commands::scenarios(export.as_deref(), &mut result);
+            let listed = code == ExitCode::Success;
+            json::finish(Name::Scenarios, code, listed.then_some(result))
+        }
         Command::Bench {
             quick,
             redis,
             out,
-            json,
             no_pin,
-        } => match bench::run(bench::BenchOptions {
-            quick,
-            redis,
-            out: out.clone(),
-            json,
-            pin: !no_pin,
-            ..Default::default()
-        }) {
-            Ok(_) if commands::bench_page(&out) => ExitCode::Success,
-            Ok(_) => ExitCode::BadInput,
-            Err(bench::BenchError::Interrupted) => {
-                eprintln!("bench: interrupted; servers stopped");
-                ExitCode::Interrupted
-            }
-            Err(e) => {
-                eprintln!("bench: error: {e}");
-                ExitCode::BadInput
-            }
-        },
-        Command::Explore(args) => commands::explore(args),
+            ..
+        } => {
+            let mut report = None;
+            let options = bench::BenchOptions {
+                quick,
+                redis,
+                out: out.clone(),
+                pin: !no_pin,
+                progress: progress::BenchBar::sink(),
+                ..Default::default()
+            };
+            let code = match bench::run_keeping(options, &mut report) {
+                Ok(_) if commands::bench_page(&out) => ExitCode::Success,
+                Ok(_) => ExitCode::BadInput,
+                Err(bench::BenchError::Interrupted) => {
+                    eprintln!("bench: interrupted; servers stopped");
+                    ExitCode::Interrupted
+                }
+                Err(e) => {
+                    eprintln!("bench: error: {e}");
+                    json::record_error(e.to_string());
+                    ExitCode::BadInput
+                }
+            };
+            json::finish(Name::Bench, code, report)
+        }
+        Command::Explore(args) => {
+            let mut result = None;
+            let code = commands::explore(args, &mut result);
+            json::finish(Name::Explore, code, result)
+        }
     };
     code.into()
 }

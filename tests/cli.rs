@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{locklab, path, scratch, stderr, stdout};
+use common::{document, locklab, path, scratch, stderr, stdout};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -11,8 +11,9 @@ use std::process::Output;
 fn ladder_json_lists_the_eleven_rungs_in_ladder_order() {
     let out = locklab(&["ladder", "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let rungs: serde_json::Value = serde_json::from_str(stdout(&out).trim()).expect("json");
-    let rungs = rungs.as_array().expect("array");
+    let doc = document(&out);
+    assert_eq!(doc["command"], "ladder");
+    let rungs = doc["result"]["rungs"].as_array().expect("array");
     let ids: Vec<&str> = rungs.iter().map(|r| r["id"].as_str().unwrap()).collect();
     assert_eq!(ids, locks::ids());
     assert_eq!(ids.len(), 11);

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{locklab, scratch};
+use common::{document, locklab, scratch};
 
 #[test]
 fn explore_finds_writes_and_replays_a_counterexample() {
@@ -18,10 +18,11 @@ fn explore_finds_writes_and_replays_a_counterexample() {
         "--out",
         out_dir.to_str().unwrap(),
     ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
-    let summary: serde_json::Value =
-        serde_json::from_str(stdout.lines().last().expect("a last line")).expect("json");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let doc = document(&out);
+    assert_eq!(doc["exit_code"], 1);
+    let summary = &doc["result"];
     assert_eq!(summary["variant"], "set-nx-px");
     assert_eq!(summary["cases"], 40);
     assert!(summary["violations"].as_u64().unwrap() > 0);
@@ -30,7 +31,10 @@ fn explore_finds_writes_and_replays_a_counterexample() {
     let replay = summary["first"]["replay"]
         .as_str()
         .expect("a replay command");
-    assert!(stdout.contains(replay), "the replay command is printed");
+    assert!(
+        stderr.contains(replay),
+        "the replay command is printed (on standard error, with --json)"
+    );
     // The replay command, run as printed, gives the same verdict.
     let args: Vec<&str> = replay.split_whitespace().skip(1).collect();
     assert!(std::path::Path::new(args[1]).exists(), "{replay}");
@@ -70,9 +74,7 @@ fn explore_within_assumptions_finds_nothing_and_exits_0() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let summary: serde_json::Value =
-        serde_json::from_str(stdout.lines().last().unwrap()).expect("json");
+    let summary = &document(&out)["result"];
     assert!(summary["first"].is_null());
     assert_eq!(summary["shard"], "1/3");
 }
@@ -110,9 +112,7 @@ fn a_search_whose_seeds_run_out_says_so() {
         "--out",
         dir.to_str().unwrap(),
     ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let summary: serde_json::Value =
-        serde_json::from_str(stdout.lines().last().expect("a last line")).expect("json");
+    let summary = &document(&out)["result"];
     assert_eq!(summary["cases"], 2, "only two seeds are left below 2^53");
     assert_eq!(summary["seeds_exhausted"], true);
     assert!(String::from_utf8_lossy(&out.stderr).contains("the seeds ran out"));

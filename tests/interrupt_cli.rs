@@ -311,13 +311,14 @@ fn explore_interrupted_by_sigterm_prints_its_totals_so_far_and_exits_130() {
     ended.assert_interrupted("TERM");
     assert!(
         ended
-            .stdout
+            .stderr
             .contains("explore fenced (faults assumed; PARTIAL: interrupted by SIGTERM): "),
-        "{}",
-        ended.stdout
+        "with --json the human text is on standard error: {}",
+        ended.stderr
     );
-    let summary: serde_json::Value =
-        serde_json::from_str(ended.stdout.lines().last().expect("a summary")).expect("json");
+    let doc = common::document_of(&ended.stdout);
+    assert_eq!(doc["exit_code"], 130);
+    let summary = &doc["result"];
     assert_eq!(summary["partial"], true);
     assert_eq!(summary["interrupted_by"], "SIGTERM");
     assert!(summary["wall_s"].as_f64().unwrap() < 30.0, "{summary}");

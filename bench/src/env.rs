@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 
 /// The machine a run came from.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Machine {
     /// CPU model name from `/proc/cpuinfo`.
     pub cpu_model: String,

@@ -26,7 +26,7 @@ pub const QUICK_RESAMPLES: usize = 400;
 pub const MEANINGLESS_HALF_WIDTH: f64 = 0.25;
 
 /// How an [`Estimate`]'s bounds were found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum IntervalKind {
     /// The 2.5th and 97.5th percentiles of the medians of [`RESAMPLES`]
@@ -37,7 +37,7 @@ pub enum IntervalKind {
 }
 
 /// The median of some values and an interval around it.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Estimate {
     /// The median of the values.
     pub median: f64,
@@ -166,7 +166,7 @@ fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
 /// The rule looks at the interval's width only, never at where it lies:
 /// measuring until an interval happens to clear the goal would make a
 /// verdict likelier the more often one looks.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct StopRule {
     /// Fewest pairs (after the warm-up) before a comparison may stop.
     pub min_pairs: usize,

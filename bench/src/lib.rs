@@ -58,6 +58,7 @@ pub mod options;
 pub mod physics;
 pub mod placement;
 pub mod plot;
+pub mod progress;
 pub mod report;
 pub mod rng;
 mod run;
@@ -69,4 +70,4 @@ pub mod write;
 
 pub use error::BenchError;
 pub use options::BenchOptions;
-pub use run::run;
+pub use run::{run, run_keeping};

@@ -54,7 +54,7 @@ pub fn cpu_ticks_now() -> BTreeMap<String, CpuTicks> {
 }
 
 /// How one CPU (or all) spent a stretch of time.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct CpuUse {
     /// `all`, or `cpu0`, `cpu1`, ...
     pub cpu: String,
@@ -101,7 +101,7 @@ pub fn load_average() -> f64 {
 }
 
 /// One mode of the round trip.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Mode {
     /// The mode's median round trip, µs.
     pub median_us: u64,
@@ -110,7 +110,7 @@ pub struct Mode {
 }
 
 /// The round trip's modes.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Modes {
     /// The fast mode first; one mode when the samples do not separate.
     pub modes: Vec<Mode>,

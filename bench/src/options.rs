@@ -13,8 +13,6 @@ pub struct BenchOptions {
     pub redis: Vec<String>,
     /// Where the report goes (`reports/` by default).
     pub out: PathBuf,
-    /// Print `bench.json` as the last line of standard output.
-    pub json: bool,
     /// Pin client and servers to CPUs (off in tests, which share the CPUs
     /// with other tests).
     pub pin: bool,
@@ -25,6 +23,9 @@ pub struct BenchOptions {
     pub rounds: Option<u32>,
     /// Override the time the targets' pairs may take.
     pub target_budget: Option<Duration>,
+    /// Where progress goes instead of a line per step on standard error
+    /// (the command line's progress bar).
+    pub progress: Option<std::sync::Arc<dyn crate::progress::ProgressSink>>,
 }
 
 impl Default for BenchOptions {
@@ -33,11 +34,11 @@ impl Default for BenchOptions {
             quick: false,
             redis: Vec::new(),
             out: PathBuf::from("reports"),
-            json: false,
             pin: true,
             slice_ms: None,
             rounds: None,
             target_budget: None,
+            progress: None,
         }
     }
 }

@@ -6,7 +6,7 @@ use crate::env;
 use serde::Serialize;
 
 /// The placement plan for a run: which CPU the client and each server use.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Placement {
     /// The policy in one sentence.
     pub policy: String,
@@ -23,7 +23,7 @@ pub struct Placement {
 }
 
 /// One process and where it runs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Proc {
     /// What it is (`client`, `node 0`, ...).
     pub role: String,

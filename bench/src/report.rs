@@ -12,7 +12,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Everything one run measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Report {
     /// Set when the run was stopped before the end: what it holds is what
     /// was measured until then.
@@ -41,7 +41,7 @@ pub struct Report {
 }
 
 /// What a run stopped before its end holds.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Partial {
     /// What stopped it (`SIGTERM`, `SIGINT`).
     pub stopped_by: String,
@@ -53,7 +53,7 @@ pub struct Partial {
 
 /// How the targets were measured: pairs of slices, until precise or out
 /// of time.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Method {
     /// One uncontended pair's window, in which both sides' cycles
     /// alternate, ms.
@@ -76,7 +76,7 @@ pub struct Method {
 }
 
 /// What the machine was doing while the run measured.
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Default, schemars::JsonSchema)]
 pub struct Noise {
     /// The reference `PING` loop on node 0, by phase and placement.
     pub reference: Vec<ReferenceRow>,
@@ -89,7 +89,7 @@ pub struct Noise {
 }
 
 /// The reference `PING` loop in one phase and placement.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ReferenceRow {
     /// `before`, `between pairs`, `groups` or `after`.
     pub phase: String,
@@ -109,7 +109,7 @@ pub struct ReferenceRow {
 }
 
 /// CPU use during one phase of the run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PhaseRow {
     /// What the run did.
     pub phase: String,
@@ -120,7 +120,7 @@ pub struct PhaseRow {
 }
 
 /// What each workload measured.
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Default, schemars::JsonSchema)]
 pub struct Figures {
     /// Acquire + release back to back on one task (client and servers on
     /// different CPUs).
@@ -140,7 +140,7 @@ pub struct Figures {
 }
 
 /// Which implementation a row is about, and on how many nodes.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Subject {
     /// `floor`, `rslock` or a rung id.
     #[serde(rename = "impl")]
@@ -153,7 +153,7 @@ pub struct Subject {
 
 /// A row's rate against the floor's and rslock's, measured in the same
 /// rounds (with as many nodes).
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, schemars::JsonSchema)]
 pub struct Ratios {
     /// Median of the round-by-round ratios to the floor, with its
     /// interval over rounds.
@@ -163,7 +163,7 @@ pub struct Ratios {
 }
 
 /// How the run was sized.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Settings {
     /// `--quick`.
     pub quick: bool,
@@ -183,7 +183,7 @@ pub struct Settings {
 }
 
 /// One uncontended figure.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct UncontendedRow {
     /// What was measured (its wait strategy is irrelevant uncontended,
     /// except for its release).
@@ -217,7 +217,7 @@ pub struct UncontendedRow {
 }
 
 /// One contention figure.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ContentionRow {
     /// What was measured.
     #[serde(flatten)]
@@ -262,7 +262,7 @@ pub struct ContentionRow {
 }
 
 /// A raw round trip: every `PING` of one placement in the run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RttRow {
     /// `split` (client and server on different CPUs) or `same-cpu`.
     pub placement: String,
@@ -279,7 +279,7 @@ pub struct RttRow {
 }
 
 /// One inventory figure.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct InventoryRow {
     /// What was measured.
     #[serde(flatten)]
@@ -296,7 +296,7 @@ pub struct InventoryRow {
 }
 
 /// The watchdog on long critical sections.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct WatchdogRow {
     /// Critical section length, ms.
     pub cs_ms: u64,
@@ -314,7 +314,7 @@ pub struct WatchdogRow {
 }
 
 /// What the run did on servers it did not start.
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Default, schemars::JsonSchema)]
 pub struct Touched {
     /// The key prefix every key and channel of this run has.
     pub key_prefix: String,

@@ -18,8 +18,7 @@ use tokio::runtime::Runtime;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 /// Runs the benchmark and writes the report into `options.out`; returns
-/// the report. Progress goes to standard error; with `json`, `bench.json`
-/// is also the last line of standard output. Servers we started are
+/// the report. Progress goes to standard error. Servers we started are
 /// stopped on every outcome (also on panic, and by their watchers should
 /// this process be killed); keys on servers we did not start are deleted
 /// after success, failure and interruption alike. An unwritable `out`
@@ -33,6 +32,13 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 /// [`BenchError::Interrupted`]. A measurement that fails keeps its partial
 /// report the same way.
 pub fn run(options: BenchOptions) -> Result<Report, BenchError> {
+    run_keeping(options, &mut None)
+}
+
+/// As [`run`], and also leaves the report in `kept` whenever one was
+/// assembled: when partial, or when its files could not be written, too
+/// (for `locklab bench --json`, which prints it in every case).
+pub fn run_keeping(options: BenchOptions, kept: &mut Option<Report>) -> Result<Report, BenchError> {
     let sizes = Sizes::from(&options);
     let machine = Machine::detect();
     // The report folder before anything else: minutes of measuring must
@@ -61,7 +67,8 @@ pub fn run(options: BenchOptions) -> Result<Report, BenchError> {
         servers.nodes().to_vec(),
         prefix.clone(),
         pinning.clone(),
-    );
+    )
+    .with_progress(options.progress.clone());
     let outcome = rt.block_on(async {
         tokio::select! {
             measured = session.measure() => Outcome::Done(measured),
@@ -97,6 +104,7 @@ pub fn run(options: BenchOptions) -> Result<Report, BenchError> {
         partial,
     };
     let (report, latency_cdf) = assemble::report(progress, context);
+    *kept = Some(report.clone());
     drop(servers);
     let json = write::json(&report);
     if report.partial.is_some() {
@@ -110,17 +118,9 @@ pub fn run(options: BenchOptions) -> Result<Report, BenchError> {
         // The folder passed the check but failed now (a full disk): keep
         // the figures rather than lose the run.
         let saved = write::keep(&json);
-        // `--json` promised the figures on standard output: keep that too,
-        // once.
-        if options.json && saved != write::Saved::Stdout {
-            println!("{json}");
-        }
         return Err(BenchError::Write { failed, saved });
     }
     print_targets(&report);
-    if options.json {
-        println!("{json}");
-    }
     Ok(report)
 }
 
@@ -176,9 +176,6 @@ fn keep_partial(options: &BenchOptions, report: &Report, json: &str) {
             let saved = write::keep(json);
             eprintln!("bench: writing the partial report: {e}; kept as {saved:?}");
         }
-    }
-    if options.json {
-        println!("{json}");
     }
 }
 

@@ -136,7 +136,7 @@ impl Waits {
 pub struct Rounds(pub Vec<f64>);
 
 /// Median and range of a per-round figure.
-#[derive(Debug, Clone, Copy, Serialize, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Default, schemars::JsonSchema)]
 pub struct Spread {
     /// The median over rounds.
     pub median: f64,

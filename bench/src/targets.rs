@@ -34,7 +34,7 @@ pub struct Goal {
 }
 
 /// What a target's interval says about its goal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// The whole interval lies on the goal's side.
@@ -147,7 +147,7 @@ impl Goal {
 }
 
 /// Where an uncontended comparison's slices run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Placement {
     /// Client and servers on different CPUs.
@@ -295,7 +295,7 @@ pub fn comparison(id: &str) -> Option<&'static Comparison> {
 }
 
 /// What one side measured in one slice.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SideSample {
     /// Cycles (uncontended) or acquisitions (contention) per second.
     pub rate: f64,
@@ -308,7 +308,7 @@ pub struct SideSample {
 }
 
 /// One pair: both sides, measured back to back.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PairSample {
     /// Side `a`.
     pub a: SideSample,
@@ -445,7 +445,7 @@ pub fn targets_of(id: &str) -> impl Iterator<Item = (usize, &'static Target)> + 
 }
 
 /// Every pair one comparison measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ComparisonRecord {
     /// The [`Comparison::id`].
     pub id: &'static str,
@@ -493,7 +493,7 @@ impl ComparisonRecord {
 }
 
 /// One target, measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TargetRow {
     /// What is compared.
     pub target: String,

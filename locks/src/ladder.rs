@@ -8,6 +8,7 @@ use serde::Serialize;
 
 /// A rung's place on the ladder and what it teaches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Rung {
     /// The id used everywhere: CLI `--rung`, scenario files, reports.
     pub id: &'static str,

@@ -17,11 +17,13 @@ static REQUESTED: AtomicBool = AtomicBool::new(false);
 static CAUSE: AtomicUsize = AtomicUsize::new(0);
 
 /// What asked a command to stop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, schemars::JsonSchema)]
 pub enum Cause {
     /// SIGINT: Ctrl-C at a terminal.
+    #[serde(rename = "SIGINT")]
     Sigint,
     /// SIGTERM: `kill`, a job scheduler or a container runtime stopping it.
+    #[serde(rename = "SIGTERM")]
     Sigterm,
 }
 

@@ -16,7 +16,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde::{Deserialize, Serialize};
 
 /// One cell: one rung in one scenario under one seed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Cell {
     /// The rung's id (`variant` in schema 1 of the JSON).
     #[serde(rename = "variant")]
@@ -85,7 +85,7 @@ impl Cell {
 }
 
 /// The whole of `safety-matrix.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MatrixDoc {
     /// Every cell, in the order given.
     pub cells: Vec<Cell>,

@@ -38,6 +38,47 @@ pub fn replay(dir: &Path) -> Result<Replayed, String> {
     replay_with(dir, run_cell)
 }
 
+/// Which cell a run folder recorded, as its `verdict.json` names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    /// The scenario's name (`replay` when the file gives none).
+    pub scenario: String,
+    /// The rung's id.
+    pub rung: String,
+    /// The seed.
+    pub seed: u64,
+}
+
+/// The cell the run folder `dir` recorded, read from its `verdict.json`;
+/// the error names the file.
+pub fn recorded(dir: &Path) -> Result<Recorded, String> {
+    let path = dir.join("verdict.json");
+    let text = read_run_file(&path)?;
+    let path = path.display().to_string();
+    let verdict: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
+    recorded_cell(&verdict, &path)
+}
+
+/// The cell a parsed `verdict.json` (at `path`) names.
+fn recorded_cell(verdict: &serde_json::Value, path: &str) -> Result<Recorded, String> {
+    // Schema 1 of verdict.json spells the rung `variant`.
+    let rung = verdict["variant"].as_str().ok_or(format!(
+        "{path}: expected a string field \"variant\" (the rung)"
+    ))?;
+    let seed = verdict["seed"].as_u64().ok_or(format!(
+        "{path}: expected an integer field \"seed\""
+    ))?;
+    if seed >= 1 << 53 {
+        return Err(format!("{path}: \"seed\" is {seed}; seeds are below 2^53"));
+    }
+    Ok(Recorded {
+        scenario: verdict["scenario"].as_str().unwrap_or("replay").to_string(),
+        rung: rung.to_string(),
+        seed,
+    })
+}
+
 /// Replays the run recorded in `dir`, running the cell with `run` (a test
 /// that recorded a run through [`crate::run::run_world`] replays it the
 /// same way).
@@ -52,19 +93,12 @@ pub fn replay_with(
     let verdict_text = read("verdict.json")?;
     let verdict: serde_json::Value =
         serde_json::from_str(&verdict_text).map_err(|e| format!("{verdict_path}: {e}"))?;
-    // Schema 1 of verdict.json spells the rung `variant`.
-    let rung = verdict["variant"].as_str().ok_or(format!(
-        "{verdict_path}: expected a string field \"variant\" (the rung)"
-    ))?;
-    let seed = verdict["seed"].as_u64().ok_or(format!(
-        "{verdict_path}: expected an integer field \"seed\""
-    ))?;
-    if seed >= 1 << 53 {
-        return Err(format!(
-            "{verdict_path}: \"seed\" is {seed}; seeds are below 2^53"
-        ));
-    }
-    let name = verdict["scenario"].as_str().unwrap_or("replay");
+    let Recorded {
+        scenario: name,
+        rung,
+        seed,
+    } = recorded_cell(&verdict, &verdict_path)?;
+    let (name, rung) = (name.as_str(), rung.as_str());
     let file = dir.join("scenario.toml").display().to_string();
     let scenario = Scenario::parse(&scenario_text, &file, name).map_err(|e| e.to_string())?;
     if !scenario.rungs.iter().any(|r| r == rung) {

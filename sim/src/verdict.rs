@@ -16,7 +16,19 @@ use std::fmt;
 use std::str::FromStr;
 
 /// The verdict of a cell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     /// Every checker found the run correct.
@@ -98,7 +110,7 @@ impl FromStr for Verdict {
 }
 
 /// One checker's entry in `verdict.json`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CheckerEntry {
     /// `valid`, `invalid` or `unknown`.
     pub verdict: String,
@@ -114,7 +126,7 @@ pub struct CheckerEntry {
 }
 
 /// The whole of `verdict.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VerdictDoc {
     /// The history's schema version ([`SCHEMA_VERSION`]).
     pub schema: u32,

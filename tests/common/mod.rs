@@ -52,3 +52,21 @@ pub fn scratch(name: &str) -> PathBuf {
 pub fn path(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
+
+/// The one `--json` document of a command's standard output: exactly one
+/// line, one JSON object in the `locklab/1` envelope.
+pub fn document(out: &Output) -> serde_json::Value {
+    document_of(&stdout(out))
+}
+
+/// [`document`] of standard output already read as text.
+pub fn document_of(stdout: &str) -> serde_json::Value {
+    assert_eq!(
+        stdout.lines().count(),
+        1,
+        "--json prints one line on standard output, got:\n{stdout}"
+    );
+    let doc: serde_json::Value = serde_json::from_str(stdout).expect("one JSON document");
+    assert_eq!(doc["schema"], "locklab/1", "{doc}");
+    doc
+}

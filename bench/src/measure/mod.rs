@@ -111,6 +111,7 @@ pub struct Session {
     pinning: Pinning,
     started: Instant,
     progress: RefCell<Progress>,
+    sink: Option<Arc<dyn crate::progress::ProgressSink>>,
 }
 
 impl Session {
@@ -123,7 +124,18 @@ impl Session {
             pinning,
             started: Instant::now(),
             progress: RefCell::new(Progress::default()),
+            sink: None,
         }
+    }
+
+    /// The session with its progress going to `sink` (`None`: a line per
+    /// step on standard error).
+    pub fn with_progress(
+        mut self,
+        sink: Option<Arc<dyn crate::progress::ProgressSink>>,
+    ) -> Session {
+        self.sink = sink;
+        self
     }
 
     /// Measures everything, phase by phase; what is measured is in
@@ -206,10 +218,24 @@ impl Session {
         self.with(|p| p.completed.push(part.to_string()));
     }
 
-    /// One progress line on standard error, with the time since the start.
+    /// One step of progress: to the sink, else a line on standard error
+    /// with the time since the start.
     fn progress(&self, what: &str) {
-        let t = self.started.elapsed().as_secs();
-        eprintln!("[{:02}:{:02}] {what}", t / 60, t % 60);
+        let elapsed = self.started.elapsed();
+        match &self.sink {
+            Some(sink) => sink.step(elapsed, self.planned_total(), what),
+            None => eprintln!("{}", crate::progress::line(elapsed, what)),
+        }
+    }
+
+    /// About how long the whole measurement takes: a quick run's total
+    /// budget, else the reference loop, the pairs' budget and the rest as
+    /// planned (an upper estimate: the pairs stop once precise).
+    fn planned_total(&self) -> Duration {
+        let s = &self.sizes;
+        s.total_budget.unwrap_or_else(|| {
+            s.reference_slice * s.reference_slices + s.target_budget + self.planned_after_pairs()
+        })
     }
 
     /// Connects each of `impls` to the first `nodes` nodes, each with a

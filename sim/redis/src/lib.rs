@@ -89,4 +89,4 @@ pub use events::{EventKind, EventSink, NodeEvent, Origin, Value};
 pub use handle::{MasterAddr, NodeConfig, NodeHandle, Role};
 pub use persistence::{CrashKind, Persistence};
 pub use server::serve;
-pub use tcp::{real_time, serve_tcp, serve_tcp_listener, serve_tcp_until};
+pub use tcp::{real_time, serve_bound_until, serve_tcp, serve_tcp_listener, serve_tcp_until};

@@ -72,7 +72,19 @@ pub async fn serve_tcp_until<F>(addr: SocketAddr, config: NodeConfig, stop: F) -
 where
     F: Future<Output = ()> + Send + 'static,
 {
-    let listener = std::net::TcpListener::bind(addr)?;
+    serve_bound_until(std::net::TcpListener::bind(addr)?, config, stop).await
+}
+
+/// As [`serve_tcp_until`], on a listener the caller bound: so that it can
+/// say the address before serving (the port the system chose for port 0).
+pub async fn serve_bound_until<F>(
+    listener: std::net::TcpListener,
+    config: NodeConfig,
+    stop: F,
+) -> io::Result<()>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
     serve_on(listener, NodeHandle::new(real_time(config)), stop).await
 }
 

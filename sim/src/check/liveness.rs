@@ -41,7 +41,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// How long the lock stayed unusable.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LivenessDamage {
     /// When the last fault healed, ms (0 without faults); `null` when a
     /// fault never ended.

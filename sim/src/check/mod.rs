@@ -160,7 +160,7 @@ pub struct CheckConfig {
 
 /// Every damage figure of a run, flat (the `damage` object of
 /// `verdict.json` and of the safety matrix). `null` means "not measured".
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Damage {
     /// Mutual exclusion.
     #[serde(flatten)]

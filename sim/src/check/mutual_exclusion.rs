@@ -28,7 +28,7 @@ use crate::history::History;
 use serde::{Deserialize, Serialize};
 
 /// How much mutual exclusion was broken.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MutexDamage {
     /// Sum, over every pair of overlapping holds (same lock, different
     /// clients), of the true time both held, in ms. Three clients holding

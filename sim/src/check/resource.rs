@@ -58,7 +58,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The damage to the resource (`null` where not measured).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ResourceDamage {
     /// Accepted sales − (initial − final), at least 0; `null` without a
     /// `final` event or without a resource.

@@ -520,50 +520,104 @@ pub fn shrink_note(finding: &Finding) -> Option<String> {
     })
 }
 
-/// The `--json` summary line. An interrupted search adds `"partial": true`
-/// and `"interrupted_by"` (and `"shrink_interrupted": true` in `first`
-/// when its shrinking was cut short); an uninterrupted one has neither.
-pub fn json_summary(config: &SearchConfig, outcome: &Outcome, path: Option<&Path>) -> String {
+/// The first counterexample of a search, as the `--json` summary gives it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct FirstSummary {
+    /// The case's seed (also the run's).
+    pub seed: u64,
+    /// Its verdict: `violated` or `deadlock`.
+    pub verdict: Verdict,
+    /// The kinds of the shrunk case's faults, in order (`pause`, `crash`, ...).
+    pub faults: Vec<String>,
+    /// The `locklab run` command that replays it from the written scenario
+    /// file.
+    pub replay: String,
+    /// Present (and true) only when an interruption cut its shrinking
+    /// short: the case is as small as it got, not as small as it gets.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shrink_interrupted: bool,
+}
+
+/// The `--json` summary of a search: the totals, the search's settings and
+/// the first counterexample. An interrupted search adds `partial` and
+/// `interrupted_by`; an uninterrupted one has neither.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct Summary {
+    /// The rung searched (schema 1 spells the rung `variant`).
+    pub variant: String,
+    /// Cases run.
+    pub cases: u64,
+    /// Cases that violated safety.
+    pub violations: u64,
+    /// Cases that deadlocked (and did not violate safety).
+    pub deadlocks: u64,
+    /// Cases no checker could decide.
+    pub unknown: u64,
+    /// Cases the simulator could not run (harness errors).
+    pub errors: u64,
+    /// Whether the search stopped because its seeds ran out (each must be
+    /// below 2^53), before its case count or time limit.
+    pub seeds_exhausted: bool,
+    /// Cases per wall second, rounded to 0.01.
+    pub cases_per_s: f64,
+    /// Simulated seconds per wall second, rounded to 0.01.
+    pub sim_s_per_wall_s: f64,
+    /// Simulated time of all cases, s, rounded to 0.01.
+    pub sim_s: f64,
+    /// Wall time of the search, s, rounded to 0.01.
+    pub wall_s: f64,
+    /// The faults drawn: `all`, `assumed` or a comma-separated list of kinds.
+    pub faults: String,
+    /// The first seed of the search.
+    pub seed: u64,
+    /// This shard and the number of shards, as `I/N`.
+    pub shard: String,
+    /// The first counterexample (lowest case index), `null` when none was
+    /// found.
+    pub first: Option<FirstSummary>,
+    /// Present (and true) only when the search was interrupted: the totals
+    /// count the cases finished before the stop.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+    /// The signal that interrupted the search; present only then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted_by: Option<Cause>,
+}
+
+/// The `--json` summary of a search; `path` is where its first
+/// counterexample was written (no `first` without it).
+pub fn summary(config: &SearchConfig, outcome: &Outcome, path: Option<&Path>) -> Summary {
     let s = &outcome.stats;
     let first = match (&outcome.first, path) {
-        (Some(f), Some(p)) => {
-            let mut first = serde_json::json!({
-                "seed": f.seed,
-                "verdict": f.judged.verdict.as_str(),
-                "faults": f.shrunk.fault_names(),
-                "replay": replay_command(p, f),
-            });
-            if f.shrink_interrupted.is_some() {
-                first["shrink_interrupted"] = true.into();
-            }
-            first
-        }
-        _ => serde_json::Value::Null,
+        (Some(f), Some(p)) => Some(FirstSummary {
+            seed: f.seed,
+            verdict: f.judged.verdict,
+            faults: f.shrunk.fault_names(),
+            replay: replay_command(p, f),
+            shrink_interrupted: f.shrink_interrupted.is_some(),
+        }),
+        _ => None,
     };
     let round = |x: f64| (x * 100.0).round() / 100.0;
-    let mut summary = serde_json::json!({
-        // Schema 1 spells the rung `variant`.
-        "variant": config.rung,
-        "cases": s.cases,
-        "violations": s.violations,
-        "cases_per_s": round(s.cases_per_s()),
-        "sim_s_per_wall_s": round(s.sim_per_wall()),
-        "first": first,
-        "deadlocks": s.deadlocks,
-        "unknown": s.unknown,
-        "errors": s.errors,
-        "seeds_exhausted": s.seeds_exhausted,
-        "faults": config.mode.to_string(),
-        "seed": config.seed,
-        "shard": format!("{}/{}", config.shard.0, config.shard.1),
-        "sim_s": round(s.sim_s),
-        "wall_s": round(s.wall_s),
-    });
-    if let Some(cause) = outcome.interrupted {
-        summary["partial"] = true.into();
-        summary["interrupted_by"] = cause.name().into();
+    Summary {
+        variant: config.rung.clone(),
+        cases: s.cases,
+        violations: s.violations,
+        deadlocks: s.deadlocks,
+        unknown: s.unknown,
+        errors: s.errors,
+        seeds_exhausted: s.seeds_exhausted,
+        cases_per_s: round(s.cases_per_s()),
+        sim_s_per_wall_s: round(s.sim_per_wall()),
+        sim_s: round(s.sim_s),
+        wall_s: round(s.wall_s),
+        faults: config.mode.to_string(),
+        seed: config.seed,
+        shard: format!("{}/{}", config.shard.0, config.shard.1),
+        first,
+        partial: outcome.interrupted.is_some(),
+        interrupted_by: outcome.interrupted,
     }
-    summary.to_string()
 }
 
 /// Parses `90s`, `10m`, `1h`, `500ms` or a bare number of seconds.
