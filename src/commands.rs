@@ -62,8 +62,20 @@ pub fn worst(verdicts: &[Verdict]) -> Verdict {
         .unwrap_or(Verdict::Safe)
 }
 
-/// `locklab run SCENARIO [--rung ID] [--seed N]`.
-pub fn run(path: &Path, rung: Option<&str>, seed: Option<u64>, out: &Path) -> ExitCode {
+/// `locklab run SCENARIO [--rung ID | --rung-file FILE] [--seed N]`.
+pub fn run(
+    path: &Path,
+    rung: Option<&str>,
+    rung_file: Option<&Path>,
+    seed: Option<u64>,
+    out: &Path,
+) -> ExitCode {
+    // A rung file first: a scenario may name its rung.
+    let from_file = match rung_file.map(crate::rung_files::load).transpose() {
+        Ok(id) => id,
+        Err(code) => return code,
+    };
+    let rung = rung.or(from_file);
     // Read once: the run folder keeps exactly the text that was run, even
     // when the scenario comes from a pipe that cannot be read again.
     let (scenario, text) = match load_scenario_arg(path) {
@@ -72,6 +84,11 @@ pub fn run(path: &Path, rung: Option<&str>, seed: Option<u64>, out: &Path) -> Ex
             eprintln!("error: {e}");
             return ExitCode::BadInput;
         }
+    };
+    let scenario = match from_file.map(|id| crate::rung_files::adopt(&scenario, id)) {
+        Some(Ok(adopted)) => adopted,
+        Some(Err(code)) => return code,
+        None => scenario,
     };
     print_notes(&[&scenario]);
     let rungs: Vec<String> = match rung {
@@ -117,7 +134,9 @@ pub fn run(path: &Path, rung: Option<&str>, seed: Option<u64>, out: &Path) -> Ex
             out!("{}", output::describe(&judged));
             verdicts.push(judged.verdict);
             let dir = output::run_dir(out, &judged);
-            match output::write_run(&dir, &judged, &text) {
+            let written = output::write_run(&dir, &judged, &text)
+                .and_then(|()| rung_file.map_or(Ok(()), |f| crate::rung_files::keep(&dir, f)));
+            match written {
                 Ok(()) => outln!("  written to {}\n", dir.display()),
                 Err(e) => {
                     eprintln!("error: cannot write {}: {e}", dir.display());
@@ -185,6 +204,7 @@ fn replay_inner(dir: &Path) -> Result<Option<String>, String> {
     let name = verdict["scenario"].as_str().unwrap_or("replay");
     let file = dir.join("scenario.toml").display().to_string();
     let scenario = Scenario::parse(&scenario_text, &file, name).map_err(|e| e.to_string())?;
+    let scenario = crate::rung_files::recorded(dir, scenario, rung)?;
     let judged = run_cell(&scenario, rung, seed).map_err(|e| format!("{file}: {e}"))?;
     let fresh = judged.history.to_jsonl();
     if fresh != recorded {
@@ -264,11 +284,20 @@ pub fn suite(
     jobs: Option<usize>,
     all: bool,
     junit: Option<&Path>,
+    rung_files: &[std::path::PathBuf],
 ) -> ExitCode {
     use sim::suite::Grid;
     let grid = if all { Grid::All } else { Grid::Named };
+    let ids = match crate::rung_files::load_all(rung_files) {
+        Ok(ids) => ids,
+        Err(code) => return code,
+    };
     let Some(scenarios) = load_all(dir) else {
         return ExitCode::BadInput;
+    };
+    let scenarios = match crate::rung_files::adopt_all(scenarios, &ids, all) {
+        Ok(s) => s,
+        Err(code) => return code,
     };
     let workers = jobs.unwrap_or_else(|| {
         std::thread::available_parallelism()
@@ -477,8 +506,11 @@ async fn stop_signal() {
 #[derive(Debug, Clone, clap::Args)]
 pub struct ExploreArgs {
     /// The rung to search.
-    #[arg(long, alias = "variant", required_unless_present = "bench")]
+    #[arg(long, alias = "variant", required_unless_present_any = ["bench", "rung_file"])]
     pub rung: Option<String>,
+    /// Search the rung this rung file defines (`rungs/README.md`).
+    #[arg(long, value_name = "FILE", conflicts_with = "rung")]
+    pub rung_file: Option<std::path::PathBuf>,
     /// `all`, `assumed` (within the rung's assumptions) or a list such
     /// as `pause,crash,restart,partition,delay,slow-link,clock-jump,clock-drift,failover`.
     #[arg(long, default_value = "all")]
@@ -533,7 +565,18 @@ pub fn explore(args: ExploreArgs) -> ExitCode {
         eprintln!("error: {msg}");
         ExitCode::BadInput
     };
-    let rung = args.rung.clone().unwrap_or_default();
+    let from_file = match args.rung_file.as_deref().map(crate::rung_files::load) {
+        Some(Ok(id)) => Some(id),
+        Some(Err(code)) => return code,
+        None => None,
+    };
+    let rung = from_file.map_or_else(|| args.rung.clone().unwrap_or_default(), str::to_string);
+    if from_file.is_some() && args.faults == "assumed" {
+        return bad(format!(
+            "--faults assumed: the assumptions are known for the ladder's rungs only, not for \
+             {rung}; use all or a list"
+        ));
+    }
     if locks::rung(&rung).is_none() {
         return bad(format!(
             "--rung {rung:?}: unknown rung; expected one of {}",
@@ -653,7 +696,14 @@ pub fn explore(args: ExploreArgs) -> ExitCode {
             outln!("  PARTIAL: {note}");
         }
         outln!("  written to {}", p.display());
-        outln!("  replay: {}", s::replay_command(p, f));
+        let replay = match &args.rung_file {
+            Some(file) => s::replay_command(p, f).replace(
+                &format!("--rung {rung} "),
+                &format!("--rung-file {} ", file.display()),
+            ),
+            None => s::replay_command(p, f),
+        };
+        outln!("  replay: {replay}");
     } else {
         outln!("no counterexample found");
     }

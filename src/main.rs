@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 mod builtin;
 mod commands;
+mod rung_files;
 mod signals;
 
 /// Deterministic simulation and benchmark testbed for Redis distributed locks.
@@ -37,6 +38,10 @@ enum Command {
         /// Only this rung (default: every rung the file names).
         #[arg(long, alias = "variant")]
         rung: Option<String>,
+        /// Only this rung, defined in a rung file (`rungs/README.md`); in
+        /// a scenario that names the rung it `plays`, it takes that part.
+        #[arg(long, value_name = "FILE", conflicts_with = "rung")]
+        rung_file: Option<PathBuf>,
         /// Only this seed (default: the file's seeds).
         #[arg(long)]
         seed: Option<u64>,
@@ -72,6 +77,10 @@ enum Command {
         /// differs from its expectation.
         #[arg(long, value_name = "FILE")]
         junit: Option<PathBuf>,
+        /// Also run the rung this rung file defines, in every scenario
+        /// that names the rung it `plays` (with --all, in every scenario).
+        #[arg(long, value_name = "FILE")]
+        rung_file: Vec<PathBuf>,
     },
     /// Serves one simulated Redis node on a real TCP port (real time), so
     /// redis-cli or any client can check its fidelity by hand.
@@ -166,9 +175,10 @@ fn main() -> std::process::ExitCode {
         Command::Run {
             scenario,
             rung,
+            rung_file,
             seed,
             out,
-        } => commands::run(&scenario, rung.as_deref(), seed, &out),
+        } => commands::run(&scenario, rung.as_deref(), rung_file.as_deref(), seed, &out),
         Command::Replay { dir } => commands::replay(&dir),
         Command::Suite {
             scenarios,
@@ -176,7 +186,15 @@ fn main() -> std::process::ExitCode {
             jobs,
             all,
             junit,
-        } => commands::suite(scenarios.as_deref(), &out, jobs, all, junit.as_deref()),
+            rung_file,
+        } => commands::suite(
+            scenarios.as_deref(),
+            &out,
+            jobs,
+            all,
+            junit.as_deref(),
+            &rung_file,
+        ),
         Command::SimServer {
             port,
             bind,

@@ -29,7 +29,9 @@
 //!   judgement;
 //! - [`output`], [`timeline`], [`matrix`], [`suite`], [`tour`],
 //!   [`explore`], [`exit`]: what the commands show and return;
-//!   [`interrupt`]: how a long command learns it was asked to stop.
+//!   [`interrupt`]: how a long command learns it was asked to stop;
+//! - [`rung_file`]: rungs from outside the ladder (rung files, or a
+//!   user's own registered lock) and their part in a scenario.
 
 pub mod agenda;
 pub mod cell;
@@ -56,6 +58,7 @@ pub mod output;
 pub mod recorder;
 pub mod resource;
 pub mod run;
+pub mod rung_file;
 pub mod scenario;
 pub mod suite;
 pub mod timeline;

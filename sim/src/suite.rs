@@ -157,7 +157,17 @@ fn jobs(scenarios: &[Scenario], grid: Grid) -> Vec<Job<'_>> {
     for scenario in scenarios {
         let rungs: Vec<String> = match grid {
             Grid::Named => scenario.rungs.clone(),
-            Grid::All => locks::ids().into_iter().map(str::to_string).collect(),
+            // The ladder, then any other rung the scenario names (a
+            // registered one).
+            Grid::All => {
+                let ladder = locks::ids();
+                let others = scenario
+                    .rungs
+                    .iter()
+                    .filter(|r| !ladder.contains(&r.as_str()))
+                    .cloned();
+                ladder.iter().map(|r| r.to_string()).chain(others).collect()
+            }
         };
         for rung in rungs {
             let scenario = if scenario.rungs.contains(&rung) {
