@@ -115,9 +115,14 @@ impl Core {
 
     /// The values of a call about `lease`.
     fn values<'a>(&self, lease: &'a Lease, owner: &'a str) -> Values<'a> {
+        self.values_of(&lease.resource, &lease.token, owner)
+    }
+
+    /// The values of a call on `key` with owner mark `token`.
+    fn values_of<'a>(&self, key: &'a str, token: &'a str, owner: &'a str) -> Values<'a> {
         Values {
-            key: &lease.resource,
-            token: &lease.token,
+            key,
+            token,
             owner,
             ttl: self.config.ttl,
         }
@@ -165,12 +170,7 @@ impl Core {
             (OwnerMark::Random, None) => (self.ctx.tokens.token(), false),
         };
         let started = self.ctx.clock.monotonic();
-        let values = Values {
-            key: resource,
-            token: &token,
-            owner: &field,
-            ttl: self.config.ttl,
-        };
+        let values = self.values_of(resource, &token, &field);
         let conn = self.nodes[0].clone();
         let granted = async {
             let (outcome, kept) = self.call(conn.clone(), &self.file.acquire, &values).await?;
@@ -211,12 +211,7 @@ impl Core {
             OwnerMark::Owner => field.clone(),
         };
         let started = self.ctx.clock.monotonic();
-        let values = Values {
-            key: resource,
-            token: &token,
-            owner: &field,
-            ttl: self.config.ttl,
-        };
+        let values = self.values_of(resource, &token, &field);
         let replies = self
             .round(Some(resource), &self.file.acquire, &values)
             .await;
