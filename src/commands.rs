@@ -52,15 +52,23 @@ pub fn worst(verdicts: &[Verdict]) -> Verdict {
         .unwrap_or(Verdict::Safe)
 }
 
-/// `locklab run SCENARIO [--rung ID] [--seed N]`; `result` gets what
-/// `--json` prints (its scenario stays empty when nothing could be run).
+/// `locklab run SCENARIO [--rung ID | --rung-file FILE] [--seed N]`;
+/// `result` gets what `--json` prints (its scenario stays empty when
+/// nothing could be run).
 pub fn run(
     path: &Path,
     rung: Option<&str>,
+    rung_file: Option<&Path>,
     seed: Option<u64>,
     out: &Path,
     result: &mut crate::json::RunResult,
 ) -> ExitCode {
+    // A rung file first: a scenario may name its rung.
+    let from_file = match rung_file.map(crate::rung_files::load).transpose() {
+        Ok(id) => id,
+        Err(code) => return code,
+    };
+    let rung = rung.or(from_file);
     // Read once: the run folder keeps exactly the text that was run, even
     // when the scenario comes from a pipe that cannot be read again.
     let (scenario, text) = match load_scenario_arg(path) {
@@ -69,6 +77,11 @@ pub fn run(
             crate::error!("{e}");
             return ExitCode::BadInput;
         }
+    };
+    let scenario = match from_file.map(|id| crate::rung_files::adopt(&scenario, id)) {
+        Some(Ok(adopted)) => adopted,
+        Some(Err(code)) => return code,
+        None => scenario,
     };
     print_notes(&[&scenario]);
     let rungs: Vec<String> = match rung {
@@ -121,7 +134,8 @@ pub fn run(
             out!("{}", output::describe(&judged));
             verdicts.push(judged.verdict);
             let dir = output::run_dir(out, &judged);
-            let written = output::write_run(&dir, &judged, &text);
+            let written = output::write_run(&dir, &judged, &text)
+                .and_then(|()| rung_file.map_or(Ok(()), |f| crate::rung_files::keep(&dir, f)));
             match &written {
                 Ok(()) => outln!("  written to {}\n", dir.display()),
                 Err(e) => {
@@ -191,7 +205,11 @@ pub fn replay(dir: &Path) -> (ExitCode, Option<crate::json::ReplayResult>) {
 /// Replays the run in `dir`: its identity and the first difference, if any.
 fn replay_inner(dir: &Path) -> Result<crate::json::ReplayResult, String> {
     use sim::replay::Replayed;
-    let found = sim::replay::replay(dir)?;
+    let found = sim::replay::replay_adapting(
+        dir,
+        |scenario, rung| crate::rung_files::recorded(dir, scenario, rung),
+        run_cell,
+    )?;
     let cell = sim::replay::recorded(dir)?;
     let difference = match found {
         Replayed::Identical => None,
@@ -217,11 +235,20 @@ pub fn suite(
     all: bool,
     junit: Option<&Path>,
     result: &mut Option<crate::json::SuiteResult>,
+    rung_files: &[std::path::PathBuf],
 ) -> ExitCode {
     use sim::suite::Grid;
     let grid = if all { Grid::All } else { Grid::Named };
+    let ids = match crate::rung_files::load_all(rung_files) {
+        Ok(ids) => ids,
+        Err(code) => return code,
+    };
     let Some(scenarios) = load_all(dir) else {
         return ExitCode::BadInput;
+    };
+    let scenarios = match crate::rung_files::adopt_all(scenarios, &ids, all) {
+        Ok(s) => s,
+        Err(code) => return code,
     };
     let workers = jobs.unwrap_or_else(|| {
         std::thread::available_parallelism()
@@ -535,8 +562,11 @@ async fn stop_signal() {
 #[derive(Debug, Clone, clap::Args)]
 pub struct ExploreArgs {
     /// The rung to search.
-    #[arg(long, alias = "variant", required_unless_present = "bench")]
+    #[arg(long, alias = "variant", required_unless_present_any = ["bench", "rung_file"])]
     pub rung: Option<String>,
+    /// Search the rung this rung file defines (`rungs/README.md`).
+    #[arg(long, value_name = "FILE", conflicts_with = "rung")]
+    pub rung_file: Option<std::path::PathBuf>,
     /// `all`, `assumed` (within the rung's assumptions) or a list such
     /// as `pause,crash,restart,partition,delay,slow-link,clock-jump,clock-drift,failover`.
     #[arg(long, default_value = "all")]
@@ -593,7 +623,18 @@ pub fn explore(args: ExploreArgs, result: &mut Option<sim::explore::search::Summ
         crate::error!("{msg}");
         ExitCode::BadInput
     };
-    let rung = args.rung.clone().unwrap_or_default();
+    let from_file = match args.rung_file.as_deref().map(crate::rung_files::load) {
+        Some(Ok(id)) => Some(id),
+        Some(Err(code)) => return code,
+        None => None,
+    };
+    let rung = from_file.map_or_else(|| args.rung.clone().unwrap_or_default(), str::to_string);
+    if from_file.is_some() && args.faults == "assumed" {
+        return bad(format!(
+            "--faults assumed: the assumptions are known for the ladder's rungs only, not for \
+             {rung}; use all or a list"
+        ));
+    }
     if locks::rung(&rung).is_none() {
         return bad(format!(
             "--rung {rung:?}: unknown rung; expected one of {}",
@@ -739,7 +780,14 @@ pub fn explore(args: ExploreArgs, result: &mut Option<sim::explore::search::Summ
             outln!("  PARTIAL: {note}");
         }
         outln!("  written to {}", p.display());
-        outln!("  replay: {}", s::replay_command(p, f));
+        let replay = match &args.rung_file {
+            Some(file) => s::replay_command(p, f).replace(
+                &format!("--rung {rung} "),
+                &format!("--rung-file {} ", file.display()),
+            ),
+            None => s::replay_command(p, f),
+        };
+        outln!("  replay: {replay}");
     } else {
         outln!("no counterexample found");
     }

@@ -13,6 +13,7 @@ mod builtin;
 mod commands;
 mod json;
 mod progress;
+mod rung_files;
 mod signals;
 
 /// Deterministic simulation and benchmark testbed for Redis distributed locks.
@@ -40,6 +41,10 @@ enum Command {
         /// Only this rung (default: every rung the file names).
         #[arg(long, alias = "variant")]
         rung: Option<String>,
+        /// Only this rung, defined in a rung file (`rungs/README.md`); in
+        /// a scenario that names the rung it `plays`, it takes that part.
+        #[arg(long, value_name = "FILE", conflicts_with = "rung")]
+        rung_file: Option<PathBuf>,
         /// Only this seed (default: the file's seeds).
         #[arg(long)]
         seed: Option<u64>,
@@ -88,6 +93,10 @@ enum Command {
         /// human text goes to standard error.
         #[arg(long)]
         json: bool,
+        /// Also run the rung this rung file defines, in every scenario
+        /// that names the rung it `plays` (with --all, in every scenario).
+        #[arg(long, value_name = "FILE")]
+        rung_file: Vec<PathBuf>,
     },
     /// Serves one simulated Redis node on a real TCP port (real time), so
     /// redis-cli or any client can check its fidelity by hand.
@@ -222,12 +231,20 @@ fn main() -> std::process::ExitCode {
         Command::Run {
             scenario,
             rung,
+            rung_file,
             seed,
             out,
             ..
         } => {
             let mut result = json::RunResult::default();
-            let code = commands::run(&scenario, rung.as_deref(), seed, &out, &mut result);
+            let code = commands::run(
+                &scenario,
+                rung.as_deref(),
+                rung_file.as_deref(),
+                seed,
+                &out,
+                &mut result,
+            );
             let ran = !result.scenario.is_empty();
             json::finish(Name::Run, code, ran.then_some(result))
         }
@@ -241,6 +258,7 @@ fn main() -> std::process::ExitCode {
             jobs,
             all,
             junit,
+            rung_file,
             ..
         } => {
             let mut result = None;
@@ -251,6 +269,7 @@ fn main() -> std::process::ExitCode {
                 all,
                 junit.as_deref(),
                 &mut result,
+                &rung_file,
             );
             json::finish(Name::Suite, code, result)
         }

@@ -2,6 +2,7 @@
 //! any rung by its id.
 
 use crate::lock::{Lock, LockConfig, LockContext};
+use crate::registry::{self, RungParts};
 use crate::rungs;
 use redis::aio::ConnectionLike;
 use serde::Serialize;
@@ -75,6 +76,14 @@ impl Rung {
         reentrant: false,
         renews: false,
     };
+
+    /// The start of the metadata of a rung registered outside the ladder
+    /// ([`crate::register`]): as [`Rung::PLAIN`], numbered 255 (not a
+    /// place on the ladder). Its texts are empty: give at least `id`.
+    pub const OFF_LADDER: Rung = Rung {
+        number: u8::MAX,
+        ..Rung::PLAIN
+    };
 }
 
 /// Every rung, in ladder order.
@@ -92,8 +101,14 @@ pub const LADDER: [&Rung; 11] = [
     &rungs::fenced::RUNG,
 ];
 
-/// Looks a rung up by id.
+/// Looks a rung up by id: a ladder rung, or one registered in this
+/// process ([`crate::register`]).
 pub fn rung(id: &str) -> Option<&'static Rung> {
+    built_in(id).or_else(|| registry::registration(id).map(|r| r.rung))
+}
+
+/// Looks a ladder rung up by id.
+pub(crate) fn built_in(id: &str) -> Option<&'static Rung> {
     LADDER.iter().copied().find(|r| r.id == id)
 }
 
@@ -114,7 +129,8 @@ pub fn excluding() -> impl Iterator<Item = &'static Rung> {
 }
 
 /// Builds the rung `id` over `nodes` (one connection per independent node;
-/// single-node rungs use the first).
+/// single-node rungs use the first): a ladder rung or a registered one,
+/// through its [`Registration`](crate::Registration).
 pub fn build<C>(
     id: &str,
     nodes: Vec<C>,
@@ -124,9 +140,16 @@ pub fn build<C>(
 where
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
+    let registration = registry::registration(id).ok_or_else(|| UnknownRung(id.to_string()))?;
+    Ok(registration.build(nodes, ctx, config))
+}
+
+/// The factory of every ladder rung: the lock `id` from its parts. Only
+/// called with a ladder rung's id.
+pub(crate) fn construct(id: &str, parts: RungParts) -> Box<dyn Lock> {
+    let RungParts { nodes, ctx, config } = parts;
     let first = || nodes[0].clone();
-    assert!(!nodes.is_empty(), "a lock needs at least one node");
-    let lock: Box<dyn Lock> = match id {
+    match id {
         "no-lock" => Box::new(rungs::no_lock::NoLock::new(ctx, config)),
         "setnx" => Box::new(rungs::setnx::Setnx::new(first(), ctx, config)),
         "setnx-expire" => Box::new(rungs::setnx_expire::SetnxExpire::new(first(), ctx, config)),
@@ -142,9 +165,8 @@ where
         "watchdog" => Box::new(rungs::watchdog::Watchdog::new(first(), ctx, config)),
         "redlock" => Box::new(rungs::redlock::Redlock::new(nodes, ctx, config)),
         "fenced" => Box::new(rungs::fenced::Fenced::new(first(), ctx, config)),
-        other => return Err(UnknownRung(other.to_string())),
-    };
-    Ok(lock)
+        other => unreachable!("{other} is on the ladder without a constructor"),
+    }
 }
 
 #[cfg(test)]
@@ -159,6 +181,21 @@ mod tests {
         }
         assert_eq!(ids().first(), Some(&"no-lock"));
         assert_eq!(ids().last(), Some(&"fenced"));
+    }
+
+    #[test]
+    fn every_ladder_rung_is_built_through_its_registration() {
+        use crate::clock::SystemClock;
+        use std::sync::Arc;
+        for rung in LADDER {
+            let ctx = LockContext::new(Arc::new(SystemClock::new()), 1);
+            let conn = crate::ReconnectingConnection::new(
+                crate::TcpDialer::new("127.0.0.1:1"),
+                crate::ConnConfig::default(),
+            );
+            let lock = build(rung.id, vec![conn], ctx, LockConfig::default()).expect("builds");
+            assert_eq!(lock.rung().id, rung.id);
+        }
     }
 
     #[test]

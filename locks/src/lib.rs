@@ -44,6 +44,14 @@
 //! metadata in order, with the properties tests and tools select rungs by
 //! ([`Rung::excludes`], [`Rung::publishes`], ...); [`build`] makes any of
 //! them from its id.
+//!
+//! ## Your own lock
+//!
+//! A lock written elsewhere joins by [`register`]: its [`Rung`] metadata and
+//! a factory from [`RungParts`] (connections, context, configuration), the
+//! same entry point [`build`] uses for the ladder's rungs. A lock with no
+//! Rust at all is a rung file ([`rungfile`]): its scripts and what their
+//! replies mean, run by one generic lock.
 
 pub mod clock;
 pub mod conn;
@@ -53,6 +61,9 @@ pub mod ladder;
 pub mod lease;
 pub mod lock;
 pub mod notify;
+pub mod registry;
+mod renewal;
+pub mod rungfile;
 pub mod rungs;
 pub mod scripts;
 pub mod token;
@@ -65,4 +76,9 @@ pub use ladder::{LADDER, Rung, UnknownRung, build, excluding, ids, rung};
 pub use lease::{Lease, Owner};
 pub use lock::{Lock, LockConfig, LockContext, Unsettled, WaitStrategy, retry_acquire};
 pub use notify::ReleaseNotifier;
+pub use registry::{
+    NodeConnection, RegisterError, Registration, RungFactory, RungParts, register, registered,
+    registration,
+};
+pub use rungfile::{RungFile, RungFileError};
 pub use token::TokenSource;

@@ -31,7 +31,9 @@
 //!   [`explore`], [`replay`], [`estimate`], [`exit`]: what the commands
 //!   show and return; [`html`]: the HTML reports of runs, suites, searches
 //!   and benchmarks;
-//!   [`interrupt`]: how a long command learns it was asked to stop.
+//!   [`interrupt`]: how a long command learns it was asked to stop;
+//! - [`rung_file`]: rungs from outside the ladder (rung files, or a
+//!   user's own registered lock) and their part in a scenario.
 
 pub mod agenda;
 pub mod cell;
@@ -61,6 +63,7 @@ pub mod recorder;
 pub mod replay;
 pub mod resource;
 pub mod run;
+pub mod rung_file;
 pub mod scenario;
 pub mod suite;
 pub mod timeline;

@@ -86,6 +86,17 @@ pub fn replay_with(
     dir: &Path,
     run: impl FnOnce(&Scenario, &str, u64) -> Result<Judged, RunError>,
 ) -> Result<Replayed, String> {
+    replay_adapting(dir, |scenario, _| Ok(scenario), run)
+}
+
+/// [`replay_with`], giving the recorded scenario to `adapt` first (with
+/// the rung): a run of a rung from outside the ladder gives that rung its
+/// part in the scenario again, as the run did.
+pub fn replay_adapting(
+    dir: &Path,
+    adapt: impl FnOnce(Scenario, &str) -> Result<Scenario, String>,
+    run: impl FnOnce(&Scenario, &str, u64) -> Result<Judged, RunError>,
+) -> Result<Replayed, String> {
     let read = |name: &str| read_run_file(&dir.join(name));
     let scenario_text = read("scenario.toml")?;
     let recorded = read("history.jsonl")?;
@@ -101,6 +112,7 @@ pub fn replay_with(
     let (name, rung) = (name.as_str(), rung.as_str());
     let file = dir.join("scenario.toml").display().to_string();
     let scenario = Scenario::parse(&scenario_text, &file, name).map_err(|e| e.to_string())?;
+    let scenario = adapt(scenario, rung)?;
     if !scenario.rungs.iter().any(|r| r == rung) {
         return Err(format!(
             "{verdict_path}: \"variant\" is {rung:?}, which {file} does not name; it names {}",

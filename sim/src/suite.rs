@@ -132,7 +132,17 @@ impl Grid {
     pub fn rungs(self, scenario: &Scenario) -> Vec<String> {
         match self {
             Grid::Named => scenario.rungs.clone(),
-            Grid::All => locks::ids().into_iter().map(str::to_string).collect(),
+            // The ladder, then any other rung the scenario names (a
+            // registered one).
+            Grid::All => {
+                let ladder = locks::ids();
+                let others = scenario
+                    .rungs
+                    .iter()
+                    .filter(|r| !ladder.contains(&r.as_str()))
+                    .cloned();
+                ladder.iter().map(|r| r.to_string()).chain(others).collect()
+            }
         }
     }
 

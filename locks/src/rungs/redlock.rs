@@ -30,7 +30,6 @@
 //! `scenarios/pause-before-write.toml`.
 
 use crate::error::LockError;
-use crate::fault::FaultPoint;
 use crate::ladder::Rung;
 use crate::lease::Lease;
 use crate::lock::{LockConfig, LockContext};
@@ -81,10 +80,8 @@ impl<C: NodeConn> Redlock<C> {
         self.nodes.len() / 2 + 1
     }
 
-    /// Runs `op` on every master concurrently, each bounded by the node
-    /// timeout; the replies come back in node order. With `reporting`, the
-    /// `acquire-reply` fault point is passed as each reply comes in (the
-    /// round of an acquire), so a fault can land between the replies.
+    /// Runs `op` on every master concurrently (see
+    /// [`common::on_every_node`]).
     async fn on_every_node<T, F, Fut>(
         &self,
         reporting: Option<&str>,
@@ -95,19 +92,7 @@ impl<C: NodeConn> Redlock<C> {
         Fut: Future<Output = Result<T, LockError>>,
     {
         let timeout = self.config.node_timeout;
-        let requests = self.nodes.iter().map(|conn| {
-            let request = op(conn.clone());
-            async move {
-                let reply = tokio::time::timeout(timeout, request)
-                    .await
-                    .unwrap_or_else(|_| Err(node_timed_out()));
-                if let Some(resource) = reporting {
-                    self.ctx.point(FaultPoint::AcquireReply, resource).await;
-                }
-                reply
-            }
-        });
-        futures::future::join_all(requests).await
+        common::on_every_node(&self.ctx, &self.nodes, timeout, reporting, op).await
     }
 
     /// The owner-checked release on every master; how many deleted it.
@@ -118,13 +103,6 @@ impl<C: NodeConn> Redlock<C> {
         })
         .await
     }
-}
-
-fn node_timed_out() -> LockError {
-    LockError::Redis(redis::RedisError::from(std::io::Error::new(
-        std::io::ErrorKind::TimedOut,
-        "redlock master did not answer within the node timeout",
-    )))
 }
 
 impl<C> Configured for Redlock<C> {

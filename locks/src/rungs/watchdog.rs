@@ -7,7 +7,7 @@
 //! flag, and [`Lock::before_write`](crate::Lock::before_write) answers [`LockError::LeaseLost`]. Nested
 //! acquires by the same owner share the one renewal task: only the
 //! outermost acquire starts it, only the final release stops it. The task
-//! sleeps through the client's [`Clock`], so a paused client's
+//! sleeps through the client's [`Clock`](crate::Clock), so a paused client's
 //! watchdog is paused with it.
 //!
 //! # Fixes
@@ -26,16 +26,13 @@
 //! `scenarios/partition-from-redis.toml` (holder cut off from Redis),
 //! `scenarios/failover-async-replication.toml` (master crash + promotion).
 
-use crate::clock::Clock;
 use crate::error::LockError;
 use crate::ladder::Rung;
-use crate::lease::{Lease, LostFlag};
+use crate::lease::Lease;
 use crate::lock::{LockConfig, LockContext};
+use crate::renewal::{self, Renewals};
 use crate::rungs::common::{self, Attempt, Configured, NodeConn, RungSteps};
 use crate::rungs::reentrant::{Reentrant, renew_hash};
-use redis::aio::ConnectionLike;
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Ladder metadata of `watchdog`.
@@ -53,26 +50,13 @@ pub const RUNG: Rung = Rung {
     ..Rung::PLAIN
 };
 
-/// The most renewals one renewal task makes before it gives up (and marks
-/// the lease lost): a bound on its life should a holder never release.
-/// With the default 10 s TTL that is about 39 days; with 300 ms, 2.7 hours.
-pub const MAX_RENEWALS: u32 = 100_000;
-
-/// One running renewal task, shared by the nested holds of one owner.
-struct Renewal {
-    flag: Arc<LostFlag>,
-    /// Holds handed out by this lock object and not yet released; the
-    /// renewal stops when it reaches 0 (Redisson's local thread counter),
-    /// so a release that errors still stops renewing.
-    holds: u32,
-}
+/// The most renewals one renewal task makes (see [`crate::renewal`]).
+pub use crate::renewal::MAX_RENEWALS;
 
 /// The `watchdog` lock: the `reentrant` lock, and its renewals.
 pub struct Watchdog<C> {
     hash: Reentrant<C>,
-    /// Renewal tasks by (resource, owner field). Ordered, never iterated
-    /// for anything but stopping everything at drop.
-    renewals: Mutex<BTreeMap<(String, String), Renewal>>,
+    renewals: Renewals,
 }
 
 impl<C> Watchdog<C> {
@@ -80,112 +64,32 @@ impl<C> Watchdog<C> {
     pub fn new(conn: C, ctx: LockContext, config: LockConfig) -> Self {
         Watchdog {
             hash: Reentrant::new(conn, ctx, config),
-            renewals: Mutex::new(BTreeMap::new()),
+            renewals: Renewals::default(),
         }
     }
 }
 
 impl<C: NodeConn> Watchdog<C> {
-    fn registry(&self) -> std::sync::MutexGuard<'_, BTreeMap<(String, String), Renewal>> {
-        self.renewals.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// Attaches the renewal to a fresh hold: joins the running one on a
-    /// nested hold, starts one on the outermost.
+    /// nested hold, starts one on the outermost: every ttl/3, re-arm the
+    /// TTL if my field is still there.
     fn watch(&self, lease: &mut Lease) {
-        let key = (lease.resource.clone(), lease.token.clone());
-        let mut registry = self.registry();
-        if lease.depth > 1
-            && let Some(running) = registry.get_mut(&key)
-        {
-            running.holds += 1;
-            lease.lost = Some(running.flag.clone());
-            return;
-        }
-        // The outermost hold (or a nested one whose renewal this object
-        // never started). A leftover task from an earlier hold that was
-        // lost without a release is told to stop.
-        let flag = Arc::new(LostFlag::default());
-        if let Some(old) = registry.insert(
-            key,
-            Renewal {
-                flag: flag.clone(),
-                holds: 1,
-            },
-        ) {
-            old.flag.stop();
-        }
-        drop(registry);
-        tokio::spawn(renew_loop(
-            self.hash.conn.clone(),
-            self.ctx().clock.clone(),
-            lease.resource.clone(),
-            lease.token.clone(),
-            self.config().ttl,
-            flag.clone(),
-        ));
-        lease.lost = Some(flag);
+        let (resource, field) = (lease.resource.clone(), lease.token.clone());
+        let ttl = self.config().ttl;
+        let (conn, clock) = (self.hash.conn.clone(), self.ctx().clock.clone());
+        self.renewals.watch(lease, move |flag| {
+            let period = (ttl / 3).max(Duration::from_millis(1));
+            tokio::spawn(renewal::renew_loop(clock, period, flag, move || {
+                let (mut conn, resource, field) = (conn.clone(), resource.clone(), field.clone());
+                async move { renew_hash(&mut conn, &resource, &field, ttl).await }
+            }));
+        });
     }
-
-    /// Counts a release down; stops the renewal when no hold is left, or
-    /// at once when `gone` (the server no longer has the lock).
-    fn unwatch(&self, lease: &Lease, gone: bool) {
-        let key = (lease.resource.clone(), lease.token.clone());
-        let mut registry = self.registry();
-        let Some(running) = registry.get_mut(&key) else {
-            return;
-        };
-        // Only the renewal this lease belongs to; a newer hold has its own.
-        let ours = lease
-            .lost
-            .as_ref()
-            .is_some_and(|f| Arc::ptr_eq(f, &running.flag));
-        if !ours {
-            return;
-        }
-        running.holds = running.holds.saturating_sub(1);
-        if gone || running.holds == 0 {
-            running.flag.stop();
-            registry.remove(&key);
-        }
-    }
-}
-
-/// The renewal task: every ttl/3, re-arm the TTL if my field is still
-/// there. Stops when told to, and raises the lost flag when a renewal
-/// fails or its renewal budget is spent.
-async fn renew_loop<C: ConnectionLike + Send + 'static>(
-    mut conn: C,
-    clock: Arc<dyn Clock>,
-    resource: String,
-    field: String,
-    ttl: Duration,
-    flag: Arc<LostFlag>,
-) {
-    let period = (ttl / 3).max(Duration::from_millis(1));
-    for _ in 0..MAX_RENEWALS {
-        clock.sleep(period).await;
-        if flag.stopped() {
-            return;
-        }
-        if renew_hash(&mut conn, &resource, &field, ttl).await.is_err() {
-            // A release racing this tick is no loss: it already let go.
-            if !flag.stopped() {
-                flag.set();
-            }
-            return;
-        }
-    }
-    flag.set();
 }
 
 impl<C> Drop for Watchdog<C> {
     fn drop(&mut self) {
-        // No renewal may outlive the lock object that started it.
-        let registry = self.renewals.get_mut().unwrap_or_else(|p| p.into_inner());
-        for running in registry.values() {
-            running.flag.stop();
-        }
+        self.renewals.stop_all();
     }
 }
 
@@ -220,7 +124,7 @@ impl<C: NodeConn> RungSteps for Watchdog<C> {
         let script_then_unwatch = async {
             let left = self.hash.release_script(lease).await;
             let gone = matches!(left, Ok(0) | Err(LockError::NotHeld { .. }));
-            self.unwatch(lease, gone);
+            self.renewals.unwatch(lease, gone);
             Ok(left)
         };
         // A single-script release: `release-mid` lands just after it,
