@@ -91,14 +91,28 @@ pub const LADDER: [&Rung; 11] = [
     &rungs::fenced::RUNG,
 ];
 
-/// Looks a rung up by id.
+/// Looks a rung up by id: a rung of the ladder, or a library rung
+/// ([`crate::LIBRARIES`]).
 pub fn rung(id: &str) -> Option<&'static Rung> {
-    LADDER.iter().copied().find(|r| r.id == id)
+    LADDER
+        .iter()
+        .chain(crate::libraries::LIBRARIES.iter())
+        .copied()
+        .find(|r| r.id == id)
+}
+
+/// Every rung id: the ladder's in ladder order, then the library rungs'.
+pub fn all_ids() -> Vec<&'static str> {
+    LADDER
+        .iter()
+        .chain(crate::libraries::LIBRARIES.iter())
+        .map(|r| r.id)
+        .collect()
 }
 
 /// The error of [`build`]: no rung has that id.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown rung {0:?}; expected one of: {ids}", ids = ids().join(", "))]
+#[error("unknown rung {0:?}; expected one of: {ids}", ids = all_ids().join(", "))]
 pub struct UnknownRung(pub String);
 
 /// Every rung id, in ladder order.
@@ -141,7 +155,10 @@ where
         "watchdog" => Box::new(rungs::watchdog::Watchdog::new(first(), ctx, config)),
         "redlock" => Box::new(rungs::redlock::Redlock::new(nodes, ctx, config)),
         "fenced" => Box::new(rungs::fenced::Fenced::new(first(), ctx, config)),
-        other => return Err(UnknownRung(other.to_string())),
+        other => {
+            return crate::libraries::build(other, nodes, ctx, config)
+                .ok_or_else(|| UnknownRung(other.to_string()));
+        }
     };
     Ok(lock)
 }

@@ -44,6 +44,14 @@
 //! metadata in order, with the properties tests and tools select rungs by
 //! ([`Rung::excludes`], [`Rung::publishes`], ...); [`build`] makes any of
 //! them from its id.
+//!
+//! ## The libraries
+//!
+//! Beside the ladder, [`libraries`] models the lock algorithms of the
+//! libraries people deploy (Redisson, go-redsync, node-redlock, rslock,
+//! and a lock on native compare-and-delete commands), each naming the
+//! version and file it mirrors. [`LIBRARIES`] lists them; [`rung`] and
+//! [`build`] know them too.
 
 pub mod clock;
 pub mod conn;
@@ -51,6 +59,7 @@ pub mod error;
 pub mod fault;
 pub mod ladder;
 pub mod lease;
+pub mod libraries;
 pub mod lock;
 pub mod notify;
 pub mod rungs;
@@ -61,8 +70,9 @@ pub use clock::{BoxFuture, Clock, SystemClock};
 pub use conn::{ConnConfig, Dialer, ReconnectingConnection, TcpDialer};
 pub use error::LockError;
 pub use fault::{FaultHook, FaultPoint, NoFaults};
-pub use ladder::{LADDER, Rung, UnknownRung, build, excluding, ids, rung};
+pub use ladder::{LADDER, Rung, UnknownRung, all_ids, build, excluding, ids, rung};
 pub use lease::{Lease, Owner};
+pub use libraries::LIBRARIES;
 pub use lock::{Lock, LockConfig, LockContext, Unsettled, WaitStrategy, retry_acquire};
 pub use notify::ReleaseNotifier;
 pub use token::TokenSource;

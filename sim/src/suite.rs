@@ -104,8 +104,8 @@ pub enum Grid {
     /// Each scenario against the rungs it names (`locklab suite`): the
     /// safety matrix, every cell with its expectation.
     Named,
-    /// Each scenario against every rung of the ladder (`suite --all`); a
-    /// rung the scenario does not name runs on its deployment, faults and
+    /// Each scenario against every rung of the ladder and every library
+    /// rung (`suite --all`); a rung the scenario does not name runs on its deployment, faults and
     /// resource as written, and has no expectation.
     All,
 }
@@ -157,7 +157,7 @@ fn jobs(scenarios: &[Scenario], grid: Grid) -> Vec<Job<'_>> {
     for scenario in scenarios {
         let rungs: Vec<String> = match grid {
             Grid::Named => scenario.rungs.clone(),
-            Grid::All => locks::ids().into_iter().map(str::to_string).collect(),
+            Grid::All => locks::all_ids().into_iter().map(str::to_string).collect(),
         };
         for rung in rungs {
             let scenario = if scenario.rungs.contains(&rung) {

@@ -67,21 +67,55 @@ struct Renewal {
     holds: u32,
 }
 
+/// What a renewal task does when a renewal gets no answer (a Redis error
+/// or a timeout; a renewal that finds the lock gone always ends the task).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnRenewalError {
+    /// Stop renewing and raise the lease's lost flag (this rung).
+    GiveUp,
+    /// Try again at the next tick, telling no one (Redisson's renewal
+    /// task, which only logs the error).
+    KeepRenewing,
+}
+
 /// The `watchdog` lock: the `reentrant` lock, and its renewals.
 pub struct Watchdog<C> {
     hash: Reentrant<C>,
     /// Renewal tasks by (resource, owner field). Ordered, never iterated
     /// for anything but stopping everything at drop.
     renewals: Mutex<BTreeMap<(String, String), Renewal>>,
+    on_error: OnRenewalError,
 }
 
 impl<C> Watchdog<C> {
     /// A `watchdog` lock over one node.
     pub fn new(conn: C, ctx: LockContext, config: LockConfig) -> Self {
+        Self::with_renewal_errors(conn, ctx, config, OnRenewalError::GiveUp)
+    }
+
+    /// The same lock whose renewal task meets an unanswered renewal as
+    /// `on_error` says.
+    pub fn with_renewal_errors(
+        conn: C,
+        ctx: LockContext,
+        config: LockConfig,
+        on_error: OnRenewalError,
+    ) -> Self {
         Watchdog {
             hash: Reentrant::new(conn, ctx, config),
             renewals: Mutex::new(BTreeMap::new()),
+            on_error,
         }
+    }
+
+    /// The connection to the lock's node.
+    pub(crate) fn conn(&self) -> &C {
+        &self.hash.conn
+    }
+
+    /// The underlying hash lock.
+    pub(crate) fn hash(&self) -> &Reentrant<C> {
+        &self.hash
     }
 }
 
@@ -123,6 +157,7 @@ impl<C: NodeConn> Watchdog<C> {
             lease.token.clone(),
             self.config().ttl,
             flag.clone(),
+            self.on_error,
         ));
         lease.lost = Some(flag);
     }
@@ -153,7 +188,8 @@ impl<C: NodeConn> Watchdog<C> {
 
 /// The renewal task: every ttl/3, re-arm the TTL if my field is still
 /// there. Stops when told to, and raises the lost flag when a renewal
-/// fails or its renewal budget is spent.
+/// finds the lock gone, when one gets no answer and `on_error` gives up,
+/// or when its renewal budget is spent.
 async fn renew_loop<C: ConnectionLike + Send + 'static>(
     mut conn: C,
     clock: Arc<dyn Clock>,
@@ -161,6 +197,7 @@ async fn renew_loop<C: ConnectionLike + Send + 'static>(
     field: String,
     ttl: Duration,
     flag: Arc<LostFlag>,
+    on_error: OnRenewalError,
 ) {
     let period = (ttl / 3).max(Duration::from_millis(1));
     for _ in 0..MAX_RENEWALS {
@@ -168,12 +205,16 @@ async fn renew_loop<C: ConnectionLike + Send + 'static>(
         if flag.stopped() {
             return;
         }
-        if renew_hash(&mut conn, &resource, &field, ttl).await.is_err() {
-            // A release racing this tick is no loss: it already let go.
-            if !flag.stopped() {
-                flag.set();
+        match renew_hash(&mut conn, &resource, &field, ttl).await {
+            Ok(()) => {}
+            Err(LockError::Redis(_)) if on_error == OnRenewalError::KeepRenewing => {}
+            Err(_) => {
+                // A release racing this tick is no loss: it already let go.
+                if !flag.stopped() {
+                    flag.set();
+                }
+                return;
             }
-            return;
         }
     }
     flag.set();
