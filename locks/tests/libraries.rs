@@ -82,7 +82,8 @@ async fn node_redlock_hands_over_a_lock_won_late_already_expired_and_aborts_it()
         tokio::time::sleep(Duration::from_millis(400)).await;
         first.release(&held).await.expect("released");
     };
-    let (won, ()) = tokio::join!(second.acquire(key, &owner("b", 1)), release_later);
+    let b = owner("b", 1);
+    let (won, ()) = tokio::join!(second.acquire(key, &b), release_later);
     let won = won.expect("won on a retry after the release");
     // Its expiration (first attempt + 300 ms − drift) is past: the first
     // automatic extension is refused at once and aborts the routine.
