@@ -33,6 +33,12 @@ pub fn ladder() -> ExitCode {
             rung.flaw
         );
     }
+    // The libraries' algorithms, beside the ladder rather than on it: a
+    // group of their own, unnumbered.
+    outln!("\nlibraries:");
+    for rung in locks::LIBRARIES {
+        outln!(" -  {:<14} {:<62} {}", rung.id, rung.fixes, rung.flaw);
+    }
     ExitCode::Success
 }
 
@@ -456,6 +462,7 @@ pub fn tour(
         );
         return ExitCode::BadInput;
     }
+    let files = scenario_files(dir, &scenarios);
     outln!("The lock ladder, rung by rung, from live runs on simulated Redis nodes.\n");
     // Each stop is shown as soon as it has run, so an interrupted tour
     // keeps every stop it finished.
@@ -468,7 +475,8 @@ pub fn tour(
     for (i, rung) in rungs.iter().enumerate() {
         match sim::tour::stop(rung, &scenarios) {
             Ok(Some(stop)) => {
-                out!("{}", sim::tour::render_stop(&stop, &scenarios));
+                let file = files.get(&stop.scenario).map_or("", String::as_str);
+                out!("{}", sim::tour::render_stop(&stop, &scenarios, file));
                 summary.stops.push(crate::json::TourStop::of(&stop));
                 shown += 1;
             }
@@ -489,7 +497,85 @@ pub fn tour(
             }
         }
     }
+    tour_libraries(&scenarios, only, shown)
+}
+
+/// The tour's libraries chapter, after the ladder: each library rung (or
+/// only the one asked for) in every scenario that names it.
+fn tour_libraries(scenarios: &[Scenario], only: Option<&str>, mut shown: usize) -> ExitCode {
+    let rungs: Vec<&'static locks::Rung> = locks::LIBRARIES
+        .into_iter()
+        .filter(|r| only.is_none_or(|id| r.id == id))
+        .collect();
+    for (i, rung) in rungs.iter().enumerate() {
+        match sim::tour::library_stop(rung, scenarios) {
+            Ok(Some(stop)) => {
+                if i == 0 {
+                    outln!("{}", sim::tour::LIBRARIES_HEADING);
+                }
+                out!("{}", sim::tour::render_library_stop(&stop));
+                shown += 1;
+            }
+            Ok(None) => {}
+            Err(RunError::Interrupted(cause)) => {
+                eprintln!(
+                    "tour: interrupted by {cause}: PARTIAL: {shown} stop(s) shown; the chapter \
+                     of `{}` was abandoned and {} later librar(y/ies) not reached",
+                    rung.id,
+                    rungs.len() - i - 1
+                );
+                return ExitCode::Interrupted;
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::BadInput;
+            }
+        }
+    }
     ExitCode::Success
+}
+
+/// The path of each scenario's file by scenario name, as the tour shows
+/// it: the scenarios folder's name and the file's path inside it,
+/// subfolders included (`scenarios/libraries/NAME.toml`), the same for the
+/// built-in set and for the folder it was built from. Scenarios load in
+/// file order, so the files and the scenarios pair up one to one.
+fn scenario_files(
+    dir: Option<&Path>,
+    scenarios: &[Scenario],
+) -> std::collections::BTreeMap<String, String> {
+    let default = Path::new(DEFAULT_SCENARIOS);
+    let folder = dir.or(default.is_dir().then_some(default));
+    let files: Vec<String> = match folder {
+        Some(folder) => {
+            let name = folder
+                .canonicalize()
+                .ok()
+                .and_then(|f| f.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_else(|| DEFAULT_SCENARIOS.to_string());
+            sim::suite::scenario_files(folder)
+                .unwrap_or_default()
+                .iter()
+                .map(|f| {
+                    let inside = f.strip_prefix(folder).unwrap_or(f);
+                    let parts: Vec<String> = inside
+                        .components()
+                        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                        .collect();
+                    format!("{name}/{}", parts.join("/"))
+                })
+                .collect()
+        }
+        None => crate::builtin::FILES
+            .iter()
+            .map(|(path, _)| format!("{DEFAULT_SCENARIOS}/{path}"))
+            .collect(),
+    };
+    scenarios
+        .iter()
+        .zip(files)
+        .map(|(s, file)| (s.name.clone(), file))
+        .collect()
 }
 
 /// `locklab sim-server --port P`: one simulated node on real TCP, until

@@ -37,7 +37,7 @@ fn tour_and_suite_from_an_empty_folder_use_the_built_in_scenarios_and_match_the_
     let tour = locklab_in(&empty, &["tour"]);
     assert!(tour.status.success(), "{}", stderr(&tour));
     assert!(
-        stderr(&tour).contains("using the 18 built-in scenarios"),
+        stderr(&tour).contains("using the 24 built-in scenarios"),
         "{}",
         stderr(&tour)
     );
@@ -116,7 +116,8 @@ fn export_writes_the_scenarios_folder_back_byte_for_byte_and_overwrites_nothing(
     let again = locklab_in(&dir, &["scenarios", "--export", "mine"]);
     assert_eq!(again.status.code(), Some(3));
     let message = stderr(&again);
-    assert!(message.contains("17 file(s) exist already"), "{message}");
+    let in_the_way = format!("{} file(s) exist already", exported.len() - 1);
+    assert!(message.contains(&in_the_way), "{message}");
     assert!(message.contains("stop-the-world-pause.toml"), "{message}");
     assert!(!message.contains("nested-acquire.toml"), "{message}");
     assert_eq!(std::fs::read(&edited).unwrap(), b"edited");
@@ -168,4 +169,41 @@ fn a_scenarios_folder_counts_its_subfolders_and_refuses_a_name_given_twice() {
             && message.contains("\"stop-the-world-pause\""),
         "{message}"
     );
+}
+
+#[test]
+fn the_tour_names_a_scenario_in_a_subfolder_by_its_path_there() {
+    let dir = scratch("tour-subfolder");
+    let scenarios = dir.join("scenarios");
+    std::fs::create_dir_all(scenarios.join("deeper")).unwrap();
+    std::fs::copy(
+        root().join("scenarios/long-critical-section.toml"),
+        scenarios.join("deeper/long-critical-section.toml"),
+    )
+    .unwrap();
+    let tour = locklab_in(&dir, &["tour", "--rung", "lua-release"]);
+    assert!(tour.status.success(), "{}", stderr(&tour));
+    assert!(
+        stdout(&tour).contains("the fault: scenarios/deeper/long-critical-section.toml"),
+        "{}",
+        stdout(&tour)
+    );
+}
+
+#[test]
+fn the_tour_tells_a_library_in_every_scenario_that_names_it() {
+    let empty = scratch("tour-library");
+    let tour = locklab_in(&empty, &["tour", "--rung", "node-redlock"]);
+    assert!(tour.status.success(), "{}", stderr(&tour));
+    let text = stdout(&tour);
+    assert!(text.contains("━━ libraries ━━"), "{text}");
+    assert!(text.contains("── node-redlock ──"), "{text}");
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("no line for {name}: {text}"))
+            .to_string()
+    };
+    assert!(line("node-redlock-expired-on-return").contains("SAFE"));
+    assert!(line("redsync-quorum-loss").contains("VIOLATED"));
 }

@@ -412,3 +412,22 @@ fn run_of_a_big_scenario_says_how_long_to_expect_before_it_starts() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn ladder_lists_the_libraries_as_a_group_of_their_own_after_the_ladder() {
+    let out = locklab(&["ladder"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let (ladder, libraries) = text
+        .split_once("\nlibraries:\n")
+        .expect("a libraries group");
+    for rung in locks::LADDER {
+        assert!(ladder.contains(rung.id), "{}", rung.id);
+    }
+    let ids: Vec<&str> = libraries
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
+    let expected: Vec<&str> = locks::LIBRARIES.iter().map(|r| r.id).collect();
+    assert_eq!(ids, expected);
+}

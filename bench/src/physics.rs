@@ -23,7 +23,7 @@ pub struct Cycle {
 }
 
 /// Every implementation's cycle: the one table of round trips.
-pub const CYCLES: [Cycle; 12] = [
+pub const CYCLES: [Cycle; 15] = [
     Cycle {
         name: "floor",
         commands: &["SET NX PX", "EVALSHA release"],
@@ -84,7 +84,32 @@ pub const CYCLES: [Cycle; 12] = [
         commands: &["EVALSHA acquire + INCR fence", "EVALSHA release"],
         round_trips: 2,
     },
+    // The library rungs measured on real Redis (`LIBRARY_ROWS`).
+    Cycle {
+        name: "redisson",
+        // After a grant, ROLE asks whether the master has replicas to WAIT
+        // for (none here, so no WAIT).
+        commands: &["EVALSHA acquire", "ROLE", "EVALSHA release"],
+        round_trips: 3,
+    },
+    Cycle {
+        name: "redsync",
+        commands: &["SET NX PX", "EVALSHA release"],
+        round_trips: 2,
+    },
+    Cycle {
+        name: "node-redlock",
+        commands: &["SET NX PX", "EVALSHA release"],
+        round_trips: 2,
+    },
 ];
+
+/// The library rungs the benchmark measures beside the floor and rslock.
+/// Left out: the `rslock` library rung, because the row of the rslock
+/// crate itself stands beside the floor already, and `native-cad`, whose
+/// release needs `DELEX` (Redis 8.4) or `DELIFEQ` (Valkey 9.0), which the
+/// benchmark's Redis 7.0 does not have.
+pub const LIBRARY_ROWS: [&str; 3] = ["redisson", "redsync", "node-redlock"];
 
 /// The cycle of `name` (`floor`, `rslock` or a rung id).
 pub fn cycle(name: &str) -> Option<&'static Cycle> {
@@ -138,7 +163,14 @@ mod tests {
             assert!(c.round_trips >= 1 && c.commands.len() >= c.round_trips as usize);
         }
         assert!(cycle("floor").is_some() && cycle("rslock").is_some());
-        assert_eq!(CYCLES.len(), locks::excluding().count() + 2);
+        for id in LIBRARY_ROWS {
+            assert!(locks::rung(id).is_some(), "{id} is a rung");
+            assert!(cycle(id).is_some(), "{id} has no round trips");
+        }
+        assert_eq!(
+            CYCLES.len(),
+            locks::excluding().count() + 2 + LIBRARY_ROWS.len()
+        );
     }
 
     #[test]

@@ -101,20 +101,35 @@ pub const LADDER: [&Rung; 11] = [
     &rungs::fenced::RUNG,
 ];
 
-/// Looks a rung up by id: a ladder rung, or one registered in this
-/// process ([`crate::register`]).
+/// Looks a rung up by id: a ladder rung, a library rung
+/// ([`crate::LIBRARIES`]), or one registered in this process
+/// ([`crate::register`]).
 pub fn rung(id: &str) -> Option<&'static Rung> {
     built_in(id).or_else(|| registry::registration(id).map(|r| r.rung))
 }
 
-/// Looks a ladder rung up by id.
+/// Looks a built-in rung up by id: the ladder's or a library's.
 pub(crate) fn built_in(id: &str) -> Option<&'static Rung> {
-    LADDER.iter().copied().find(|r| r.id == id)
+    LADDER
+        .iter()
+        .chain(crate::libraries::LIBRARIES.iter())
+        .copied()
+        .find(|r| r.id == id)
+}
+
+/// Every built-in rung id: the ladder's in ladder order, then the library
+/// rungs'.
+pub fn all_ids() -> Vec<&'static str> {
+    LADDER
+        .iter()
+        .chain(crate::libraries::LIBRARIES.iter())
+        .map(|r| r.id)
+        .collect()
 }
 
 /// The error of [`build`]: no rung has that id.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown rung {0:?}; expected one of: {ids}", ids = ids().join(", "))]
+#[error("unknown rung {0:?}; expected one of: {ids}", ids = all_ids().join(", "))]
 pub struct UnknownRung(pub String);
 
 /// Every rung id, in ladder order.
@@ -165,7 +180,8 @@ pub(crate) fn construct(id: &str, parts: RungParts) -> Box<dyn Lock> {
         "watchdog" => Box::new(rungs::watchdog::Watchdog::new(first(), ctx, config)),
         "redlock" => Box::new(rungs::redlock::Redlock::new(nodes, ctx, config)),
         "fenced" => Box::new(rungs::fenced::Fenced::new(first(), ctx, config)),
-        other => unreachable!("{other} is on the ladder without a constructor"),
+        other => crate::libraries::build(other, nodes, ctx, config)
+            .unwrap_or_else(|| unreachable!("{other} is a built-in rung without a constructor")),
     }
 }
 

@@ -52,6 +52,14 @@
 //! same entry point [`build`] uses for the ladder's rungs. A lock with no
 //! Rust at all is a rung file ([`rungfile`]): its scripts and what their
 //! replies mean, run by one generic lock.
+//!
+//! ## The libraries
+//!
+//! Beside the ladder, [`libraries`] models the lock algorithms of the
+//! libraries people deploy (Redisson, go-redsync, node-redlock, rslock,
+//! and a lock on native compare-and-delete commands), each naming the
+//! version and file it mirrors. [`LIBRARIES`] lists them; [`rung`] and
+//! [`build`] know them too.
 
 pub mod clock;
 pub mod conn;
@@ -59,6 +67,7 @@ pub mod error;
 pub mod fault;
 pub mod ladder;
 pub mod lease;
+pub mod libraries;
 pub mod lock;
 pub mod notify;
 pub mod registry;
@@ -72,8 +81,9 @@ pub use clock::{BoxFuture, Clock, SystemClock};
 pub use conn::{ConnConfig, Dialer, ReconnectingConnection, TcpDialer};
 pub use error::LockError;
 pub use fault::{FaultHook, FaultPoint, NoFaults};
-pub use ladder::{LADDER, Rung, UnknownRung, build, excluding, ids, rung};
+pub use ladder::{LADDER, Rung, UnknownRung, all_ids, build, excluding, ids, rung};
 pub use lease::{Lease, Owner};
+pub use libraries::LIBRARIES;
 pub use lock::{Lock, LockConfig, LockContext, Unsettled, WaitStrategy, retry_acquire};
 pub use notify::ReleaseNotifier;
 pub use registry::{

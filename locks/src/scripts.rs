@@ -24,6 +24,10 @@ pub const FENCED_ACQUIRE_LUA: &str = include_str!("lua/fenced_acquire.lua");
 /// reply was lost.
 pub const FENCED_RECLAIM_LUA: &str = include_str!("lua/fenced_reclaim.lua");
 
+/// Source of redsync's extension with `WithSetNXOnExtend`: re-arm my lock,
+/// or set it again where it is gone (the `redsync` library rung).
+pub const EXTEND_OR_SET_LUA: &str = include_str!("lua/extend_or_set.lua");
+
 /// Source of the owner-checked release that also publishes on the lock's
 /// release channel (the [`WaitStrategy::Notify`](crate::WaitStrategy::Notify)
 /// strategy). Not in [`all`]: the simulator's servers need not speak pub/sub.
@@ -33,6 +37,8 @@ pub const REENTRANT_RELEASE_NOTIFY_LUA: &str = include_str!("lua/reentrant_relea
 
 /// Owner-checked release, sent with EVALSHA (loaded on NOSCRIPT).
 pub static RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(RELEASE_LUA));
+/// Extension that re-creates a lock gone from a node: 1 or 0.
+pub static EXTEND_OR_SET: LazyLock<Script> = LazyLock::new(|| Script::new(EXTEND_OR_SET_LUA));
 /// Owner-checked extension.
 pub static EXTEND: LazyLock<Script> = LazyLock::new(|| Script::new(EXTEND_LUA));
 /// Owner-checked release + PUBLISH on the release channel: 1 or 0.

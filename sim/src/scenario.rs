@@ -468,7 +468,7 @@ impl Scenario {
             if locks::rung(r).is_none() {
                 return Err(format!(
                     "`rungs`: unknown rung {r:?}; expected one of {}",
-                    locks::ids().join(", ")
+                    locks::all_ids().join(", ")
                 ));
             }
         }

@@ -104,8 +104,8 @@ pub enum Grid {
     /// Each scenario against the rungs it names (`locklab suite`): the
     /// safety matrix, every cell with its expectation.
     Named,
-    /// Each scenario against every rung of the ladder (`suite --all`); a
-    /// rung the scenario does not name runs on its deployment, faults and
+    /// Each scenario against every rung of the ladder and every library
+    /// rung (`suite --all`); a rung the scenario does not name runs on its deployment, faults and
     /// resource as written, and has no expectation.
     All,
 }
@@ -132,10 +132,10 @@ impl Grid {
     pub fn rungs(self, scenario: &Scenario) -> Vec<String> {
         match self {
             Grid::Named => scenario.rungs.clone(),
-            // The ladder, then any other rung the scenario names (a
-            // registered one).
+            // The ladder and the libraries, then any other rung the
+            // scenario names (a registered one).
             Grid::All => {
-                let ladder = locks::ids();
+                let ladder = locks::all_ids();
                 let others = scenario
                     .rungs
                     .iter()

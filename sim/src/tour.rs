@@ -143,8 +143,10 @@ fn survived(judged: &Judged) -> String {
     }
 }
 
-/// Renders one stop as text.
-pub fn render_stop(stop: &Stop, scenarios: &[Scenario]) -> String {
+/// Renders one stop as text; `file` is the path of the stop's scenario
+/// file as the reader would open it (`scenarios/libraries/NAME.toml` for
+/// one in a subfolder).
+pub fn render_stop(stop: &Stop, scenarios: &[Scenario], file: &str) -> String {
     let mut out = String::new();
     let rung = stop.rung;
     let _ = writeln!(out, "━━ rung {}: {} ━━", rung.number, rung.id);
@@ -162,7 +164,7 @@ pub fn render_stop(stop: &Stop, scenarios: &[Scenario]) -> String {
                 .join(" ")
         })
         .unwrap_or_default();
-    let _ = writeln!(out, "\nthe fault: scenarios/{}.toml", stop.scenario);
+    let _ = writeln!(out, "\nthe fault: {file}");
     let _ = writeln!(out, "  {description}");
     let _ = writeln!(
         out,
@@ -182,6 +184,67 @@ pub fn render_stop(stop: &Stop, scenarios: &[Scenario]) -> String {
             first_finding(next)
         );
         out.push_str(&timeline::ascii(&next.history, TIMELINE_WIDTH));
+    }
+    out.push('\n');
+    out
+}
+
+/// One library rung's chapter of the tour: the rung in every scenario that
+/// names it, each under the scenario's first seed.
+#[derive(Debug)]
+pub struct LibraryStop {
+    /// The library rung.
+    pub rung: &'static locks::Rung,
+    /// Each scenario naming it (by name), and the rung judged there.
+    pub runs: Vec<(String, Judged)>,
+}
+
+/// Runs `rung`'s chapter: every scenario of `scenarios` that names it, in
+/// their order; `None` when none does.
+pub fn library_stop(
+    rung: &'static locks::Rung,
+    scenarios: &[Scenario],
+) -> Result<Option<LibraryStop>, RunError> {
+    let mut runs = Vec::new();
+    for scenario in scenarios
+        .iter()
+        .filter(|s| s.rungs.iter().any(|r| r == rung.id))
+    {
+        let seed = scenario.seeds.first().copied().unwrap_or(1);
+        runs.push((scenario.name.clone(), run_cell(scenario, rung.id, seed)?));
+    }
+    Ok((!runs.is_empty()).then_some(LibraryStop { rung, runs }))
+}
+
+/// The heading of the libraries chapter.
+pub const LIBRARIES_HEADING: &str = "━━ libraries ━━\n\
+     The locks people deploy, modelled from each library's own algorithm, under the \
+     faults their users reported (scenarios/libraries/) and the ladder's: which \
+     faults each survives, and why.\n";
+
+/// Renders one library's chapter: what it does, then one line per
+/// scenario: the verdict and its reason (the finding, or how it got
+/// through).
+pub fn render_library_stop(stop: &LibraryStop) -> String {
+    let mut out = String::new();
+    let rung = stop.rung;
+    let _ = writeln!(out, "── {} ──", rung.id);
+    let _ = writeln!(out, "acquire: {}", rung.acquire);
+    let _ = writeln!(out, "release: {}", rung.release);
+    let _ = writeln!(out, "flaw:    {}", rung.flaw);
+    let width = stop
+        .runs
+        .iter()
+        .map(|(name, _)| name.len())
+        .max()
+        .unwrap_or(0);
+    for (name, judged) in &stop.runs {
+        let _ = writeln!(
+            out,
+            "  {name:<width$}  {:<8}  {}",
+            judged.verdict.as_str().to_uppercase(),
+            first_finding(judged)
+        );
     }
     out.push('\n');
     out

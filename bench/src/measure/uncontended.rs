@@ -134,11 +134,18 @@ pub(super) fn planned_slices(nodes: usize) -> usize {
     split_group().len() + 1 + SAME_CPU.len() + 1 + scaling * (SCALING.len() + 1)
 }
 
-/// The floor, rslock, every rung that excludes, and `lua-release` again
-/// with notify (its release publishes, which costs a little).
+/// The floor, rslock, every rung that excludes, the library rungs of
+/// [`physics::LIBRARY_ROWS`], and `lua-release` again with notify (its
+/// release publishes, which costs a little).
 fn split_group() -> Vec<Impl> {
     let mut impls = vec![Impl::Floor, Impl::Rslock];
     impls.extend(locks::excluding().map(|rung| Impl::Rung(rung.id, Wait::Fixed)));
+    impls.extend(
+        physics::LIBRARY_ROWS
+            .into_iter()
+            .filter_map(locks::rung)
+            .map(|rung| Impl::Rung(rung.id, Wait::Fixed)),
+    );
     impls.push(Impl::Rung("lua-release", Wait::Notify));
     impls
 }

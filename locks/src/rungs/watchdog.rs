@@ -53,19 +53,53 @@ pub const RUNG: Rung = Rung {
 /// The most renewals one renewal task makes (see [`crate::renewal`]).
 pub use crate::renewal::MAX_RENEWALS;
 
+/// What a renewal task does when a renewal gets no answer (a Redis error
+/// or a timeout; a renewal that finds the lock gone always ends the task).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnRenewalError {
+    /// Stop renewing and raise the lease's lost flag (this rung).
+    GiveUp,
+    /// Try again at the next tick, telling no one (Redisson's renewal
+    /// task, which only logs the error).
+    KeepRenewing,
+}
+
 /// The `watchdog` lock: the `reentrant` lock, and its renewals.
 pub struct Watchdog<C> {
     hash: Reentrant<C>,
     renewals: Renewals,
+    on_error: OnRenewalError,
 }
 
 impl<C> Watchdog<C> {
     /// A `watchdog` lock over one node.
     pub fn new(conn: C, ctx: LockContext, config: LockConfig) -> Self {
+        Self::with_renewal_errors(conn, ctx, config, OnRenewalError::GiveUp)
+    }
+
+    /// The same lock whose renewal task meets an unanswered renewal as
+    /// `on_error` says.
+    pub fn with_renewal_errors(
+        conn: C,
+        ctx: LockContext,
+        config: LockConfig,
+        on_error: OnRenewalError,
+    ) -> Self {
         Watchdog {
             hash: Reentrant::new(conn, ctx, config),
             renewals: Renewals::default(),
+            on_error,
         }
+    }
+
+    /// The connection to the lock's node.
+    pub(crate) fn conn(&self) -> &C {
+        &self.hash.conn
+    }
+
+    /// The underlying hash lock.
+    pub(crate) fn hash(&self) -> &Reentrant<C> {
+        &self.hash
     }
 }
 
@@ -77,11 +111,21 @@ impl<C: NodeConn> Watchdog<C> {
         let (resource, field) = (lease.resource.clone(), lease.token.clone());
         let ttl = self.config().ttl;
         let (conn, clock) = (self.hash.conn.clone(), self.ctx().clock.clone());
+        let on_error = self.on_error;
         self.renewals.watch(lease, move |flag| {
             let period = (ttl / 3).max(Duration::from_millis(1));
             tokio::spawn(renewal::renew_loop(clock, period, flag, move || {
                 let (mut conn, resource, field) = (conn.clone(), resource.clone(), field.clone());
-                async move { renew_hash(&mut conn, &resource, &field, ttl).await }
+                async move {
+                    match renew_hash(&mut conn, &resource, &field, ttl).await {
+                        // Redisson's task only logs an unanswered renewal
+                        // and tries again at the next tick.
+                        Err(LockError::Redis(_)) if on_error == OnRenewalError::KeepRenewing => {
+                            Ok(())
+                        }
+                        other => other,
+                    }
+                }
             }));
         });
     }

@@ -209,6 +209,8 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::write("decr", Exactly(2), ks::decr),
     Command::write("decrby", Exactly(3), ks::decrby),
     Command::write("del", AtLeast(2), ks::del),
+    Command::write("delex", AtLeast(2), ks::delex),
+    Command::write("delifeq", Exactly(3), ks::delifeq),
     Command::read("echo", Exactly(2), server::echo),
     Command::client("eval", AtLeast(3), scripting::eval),
     Command::client("evalsha", AtLeast(3), scripting::evalsha),

@@ -79,7 +79,13 @@ pub(crate) fn mget(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
     ))
 }
 
-/// `SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL]`
+/// `SET key value [NX|XX|IFEQ v|IFNE v] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL]`
+///
+/// `IFEQ` answers as Valkey 8.1 and Redis 8.4 document it, `IFNE` as Redis
+/// 8.4 does (Redis 7.0 knows neither: to it they are a syntax error). Both
+/// exclude `NX`, `XX` and each other; a key holding a hash is WRONGTYPE.
+/// Redis 8.4's digest conditions (`IFDEQ`, `IFDNE`) are not simulated and
+/// stay a syntax error.
 pub(crate) fn set(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
     #[derive(PartialEq, Clone, Copy)]
     enum Unit {
@@ -90,15 +96,24 @@ pub(crate) fn set(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
     }
     let (mut nx, mut xx, mut get, mut keepttl) = (false, false, false, false);
     let mut expire: Option<(Unit, &[u8])> = None;
+    let mut condition: Option<(ValueIs, &[u8])> = None;
     let mut j = 3;
     while j < a.len() {
         let opt = &a[j];
         let has_next = j + 1 < a.len();
         let unit = expire.map(|(u, _)| u);
-        if is_option(opt, "nx") && !xx {
+        if is_option(opt, "nx") && !xx && condition.is_none() {
             nx = true;
-        } else if is_option(opt, "xx") && !nx {
+        } else if is_option(opt, "xx") && !nx && condition.is_none() {
             xx = true;
+        } else if let Some(is) = value_condition(opt)
+            && has_next
+            && !nx
+            && !xx
+            && condition.is_none()
+        {
+            condition = Some((is, &a[j + 1]));
+            j += 1;
         } else if is_option(opt, "get") {
             get = true;
         } else if is_option(opt, "keepttl") && expire.is_none() {
@@ -163,7 +178,15 @@ pub(crate) fn set(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
         Reply::ok()
     };
     let found = old.is_some();
-    if (nx && found) || (xx && !found) {
+    let refused_by_condition = match (condition, &old) {
+        (None, _) => false,
+        (Some((is, expected)), Some((Value::Str(current), _))) => {
+            !is.holds(Some(current), expected)
+        }
+        (Some((is, expected)), None) => !is.holds(None, expected),
+        (Some(_), Some(_)) => return Err(wrongtype()),
+    };
+    if (nx && found) || (xx && !found) || refused_by_condition {
         return Ok(if get { old_reply } else { Reply::Nil });
     }
     let deadline = if keepttl {
@@ -223,6 +246,68 @@ pub(crate) fn del(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
     Ok(Reply::Int(
         a[1..].iter().filter(|k| ks.remove(k)).count() as i64
     ))
+}
+
+/// A value condition of Redis 8.4's `SET` and `DELEX` (and Valkey 8.1's
+/// `SET ... IFEQ`): the key's current value must equal, or must differ
+/// from, the given one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ValueIs {
+    /// `IFEQ`: equal to the given value (an absent key is not).
+    Equal,
+    /// `IFNE`: different from the given value (an absent key is).
+    NotEqual,
+}
+
+impl ValueIs {
+    /// Whether `current` (`None`: no key) meets the condition.
+    fn holds(self, current: Option<&Vec<u8>>, expected: &[u8]) -> bool {
+        let equal = current.is_some_and(|v| v.as_slice() == expected);
+        match self {
+            ValueIs::Equal => equal,
+            ValueIs::NotEqual => !equal,
+        }
+    }
+}
+
+/// The condition an option names: `IFEQ` or `IFNE`, case-insensitively.
+fn value_condition(opt: &[u8]) -> Option<ValueIs> {
+    if is_option(opt, "ifeq") {
+        Some(ValueIs::Equal)
+    } else if is_option(opt, "ifne") {
+        Some(ValueIs::NotEqual)
+    } else {
+        None
+    }
+}
+
+/// `DELEX key [IFEQ value | IFNE value]`, as Redis 8.4 documents it: 1 when
+/// the key was deleted, 0 when it is absent or the condition fails. Without
+/// a condition it deletes a key of any type; with one, a key that is not a
+/// string is WRONGTYPE. The digest conditions (`IFDEQ`, `IFDNE`) are not
+/// simulated: they answer a syntax error, as any other option does.
+pub(crate) fn delex(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
+    let key = &a[1];
+    let condition = match a.len() {
+        2 => None,
+        4 => Some((value_condition(&a[2]).ok_or_else(syntax_error)?, &a[3])),
+        _ => return Err(syntax_error()),
+    };
+    let Some((is, expected)) = condition else {
+        return Ok(Reply::Int(i64::from(ks.remove(key))));
+    };
+    let meets = is.holds(string(ks, key)?, expected);
+    Ok(Reply::Int(i64::from(
+        meets && ks.exists(key) && ks.remove(key),
+    )))
+}
+
+/// `DELIFEQ key value`, as Valkey 9.0 documents it: deletes the key and
+/// answers 1 when it holds exactly `value`; 0 when it is absent or holds
+/// another value; WRONGTYPE when it is not a string.
+pub(crate) fn delifeq(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
+    let meets = ValueIs::Equal.holds(string(ks, &a[1])?, &a[2]);
+    Ok(Reply::Int(i64::from(meets && ks.remove(&a[1]))))
 }
 
 /// `EXISTS key...` (a key named twice counts twice)
