@@ -141,7 +141,7 @@ pub fn run(path: &Path, rung: Option<&str>, seed: Option<u64>, out: &Path) -> Ex
 
 /// The exit of `run`: a violation, deadlock or unknown verdict is never
 /// hidden by a failure elsewhere; a failure turns a safe run into bad input.
-fn run_exit(worst: Verdict, failed: bool) -> ExitCode {
+pub(crate) fn run_exit(worst: Verdict, failed: bool) -> ExitCode {
     match (worst, failed) {
         (Verdict::Safe, true) => ExitCode::BadInput,
         (verdict, _) => ExitCode::of_verdict(verdict),
@@ -152,6 +152,14 @@ fn run_exit(worst: Verdict, failed: bool) -> ExitCode {
 /// not (naming the first differing event), 3 when the folder is unusable.
 pub fn replay(dir: &Path) -> ExitCode {
     match replay_inner(dir) {
+        Ok(None) if dir.join(real::cell::MARKER).exists() => {
+            outln!(
+                "replay of {}: a real run cannot be repeated byte for byte; its recorded \
+                 history, checked again, gets the recorded verdict",
+                dir.display()
+            );
+            ExitCode::Success
+        }
         Ok(None) => {
             outln!("replay of {}: identical history", dir.display());
             ExitCode::Success
@@ -185,6 +193,9 @@ fn replay_inner(dir: &Path) -> Result<Option<String>, String> {
     let name = verdict["scenario"].as_str().unwrap_or("replay");
     let file = dir.join("scenario.toml").display().to_string();
     let scenario = Scenario::parse(&scenario_text, &file, name).map_err(|e| e.to_string())?;
+    if dir.join(real::cell::MARKER).exists() {
+        return real::cell::recheck(&scenario, rung, seed, &recorded, &verdict_text);
+    }
     let judged = run_cell(&scenario, rung, seed).map_err(|e| format!("{file}: {e}"))?;
     let fresh = judged.history.to_jsonl();
     if fresh != recorded {
@@ -764,7 +775,7 @@ pub const DEFAULT_SCENARIOS: &str = "scenarios";
 /// [`DEFAULT_SCENARIOS`] if it exists here, else the built-in ones (said
 /// on standard error); their notes printed. `None` (the error printed)
 /// when one cannot be loaded.
-fn load_all(dir: Option<&Path>) -> Option<Vec<Scenario>> {
+pub(crate) fn load_all(dir: Option<&Path>) -> Option<Vec<Scenario>> {
     let default = Path::new(DEFAULT_SCENARIOS);
     let loaded = match dir {
         Some(dir) => sim::suite::load_all(dir),
@@ -795,7 +806,9 @@ fn load_all(dir: Option<&Path>) -> Option<Vec<Scenario>> {
 /// the argument is a bare name, the built-in scenario of that name (so
 /// `locklab run stop-the-world-pause` works from any folder). Returns the
 /// text too, for the run folder.
-fn load_scenario_arg(path: &Path) -> Result<(Scenario, String), sim::scenario::ScenarioError> {
+pub(crate) fn load_scenario_arg(
+    path: &Path,
+) -> Result<(Scenario, String), sim::scenario::ScenarioError> {
     let bare_name = path.components().count() == 1 && path.extension().is_none();
     let builtin = path
         .to_str()

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 mod builtin;
 mod commands;
+mod real_cmd;
 mod signals;
 
 /// Deterministic simulation and benchmark testbed for Redis distributed locks.
@@ -40,9 +41,17 @@ enum Command {
         /// Only this seed (default: the file's seeds).
         #[arg(long)]
         seed: Option<u64>,
-        /// Where run folders go (`<out>/runs/...`).
+        /// Where run folders go (`<out>/runs/...`; real runs:
+        /// `<out>/real-runs/...`).
         #[arg(long, default_value = "reports")]
         out: PathBuf,
+        /// Run on real redis-server processes with real faults instead of
+        /// the simulator (each rung `--repeat` times).
+        #[arg(long)]
+        real: bool,
+        /// Real mode: runs per rung.
+        #[arg(long, default_value_t = real::cell::DEFAULT_REPEAT, requires = "real")]
+        repeat: u32,
     },
     /// Re-runs a recorded run from its folder and compares the histories.
     Replay {
@@ -72,6 +81,14 @@ enum Command {
         /// differs from its expectation.
         #[arg(long, value_name = "FILE")]
         junit: Option<PathBuf>,
+        /// Also run every cell on real redis-server processes with real
+        /// faults (`--repeat` times each) and write `reality.{md,json}`:
+        /// the simulator's verdicts beside the real ones.
+        #[arg(long, conflicts_with_all = ["all", "junit"])]
+        real: bool,
+        /// Real mode: runs per cell.
+        #[arg(long, default_value_t = real::cell::DEFAULT_REPEAT, requires = "real")]
+        repeat: u32,
     },
     /// Serves one simulated Redis node on a real TCP port (real time), so
     /// redis-cli or any client can check its fidelity by hand.
@@ -168,14 +185,31 @@ fn main() -> std::process::ExitCode {
             rung,
             seed,
             out,
+            real: true,
+            repeat,
+        } => real_cmd::run(&scenario, rung.as_deref(), seed, &out, repeat),
+        Command::Run {
+            scenario,
+            rung,
+            seed,
+            out,
+            ..
         } => commands::run(&scenario, rung.as_deref(), seed, &out),
         Command::Replay { dir } => commands::replay(&dir),
+        Command::Suite {
+            scenarios,
+            out,
+            real: true,
+            repeat,
+            ..
+        } => real_cmd::suite(scenarios.as_deref(), &out, repeat),
         Command::Suite {
             scenarios,
             out,
             jobs,
             all,
             junit,
+            ..
         } => commands::suite(scenarios.as_deref(), &out, jobs, all, junit.as_deref()),
         Command::SimServer {
             port,
