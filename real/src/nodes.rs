@@ -70,6 +70,9 @@ impl Nodes {
         std::fs::create_dir_all(&data).map_err(|e| format!("{}: {e}", data.display()))?;
         let mut args = persistence_args(persistence);
         args.extend(["--dir".to_string(), path_arg(&data)]);
+        // A master waits 5 s by default before a diskless first sync, for
+        // more replicas to come; the run waits for that sync.
+        args.extend(["--repl-diskless-sync-delay".to_string(), "0".to_string()]);
         // Keyspace events stay off: the history's server events are not
         // recorded in real mode yet.
         args.extend(extra.iter().cloned());
