@@ -176,7 +176,7 @@ pub fn run(
 
 /// The exit of `run`: a violation, deadlock or unknown verdict is never
 /// hidden by a failure elsewhere; a failure turns a safe run into bad input.
-fn run_exit(worst: Verdict, failed: bool) -> ExitCode {
+pub(crate) fn run_exit(worst: Verdict, failed: bool) -> ExitCode {
     match (worst, failed) {
         (Verdict::Safe, true) => ExitCode::BadInput,
         (verdict, _) => ExitCode::of_verdict(verdict),
@@ -190,6 +190,14 @@ pub fn replay(dir: &Path) -> (ExitCode, Option<crate::json::ReplayResult>) {
     match replay_inner(dir) {
         Ok(replayed) => {
             let code = match &replayed.difference {
+                None if dir.join(real::cell::MARKER).exists() => {
+                    outln!(
+                        "replay of {}: a real run cannot be repeated byte for byte; its \
+                         recorded history, checked again, gets the recorded verdict",
+                        dir.display()
+                    );
+                    ExitCode::Success
+                }
                 None => {
                     outln!("replay of {}: identical history", dir.display());
                     ExitCode::Success
@@ -211,6 +219,9 @@ pub fn replay(dir: &Path) -> (ExitCode, Option<crate::json::ReplayResult>) {
 /// Replays the run in `dir`: its identity and the first difference, if any.
 fn replay_inner(dir: &Path) -> Result<crate::json::ReplayResult, String> {
     use sim::replay::Replayed;
+    if dir.join(real::cell::MARKER).exists() {
+        return recheck_real(dir);
+    }
     let found = sim::replay::replay_adapting(
         dir,
         |scenario, rung| crate::rung_files::recorded(dir, scenario, rung),
@@ -221,6 +232,32 @@ fn replay_inner(dir: &Path) -> Result<crate::json::ReplayResult, String> {
         Replayed::Identical => None,
         Replayed::Differs(diff) => Some(diff),
     };
+    Ok(crate::json::ReplayResult {
+        folder: dir.display().to_string(),
+        scenario: cell.scenario,
+        variant: cell.rung,
+        seed: cell.seed,
+        identical: difference.is_none(),
+        difference,
+    })
+}
+
+/// `replay` of a real run (its folder has the real-run marker): the
+/// recorded history judged again must get the recorded verdict; the run
+/// itself cannot be repeated.
+fn recheck_real(dir: &Path) -> Result<crate::json::ReplayResult, String> {
+    let read = |name: &str| sim::replay::read_run_file(&dir.join(name));
+    let cell = sim::replay::recorded(dir)?;
+    let file = dir.join("scenario.toml").display().to_string();
+    let scenario =
+        Scenario::parse(&read("scenario.toml")?, &file, &cell.scenario).map_err(|e| e.to_string())?;
+    let difference = real::cell::recheck(
+        &scenario,
+        &cell.rung,
+        cell.seed,
+        &read("history.jsonl")?,
+        &read("verdict.json")?,
+    )?;
     Ok(crate::json::ReplayResult {
         folder: dir.display().to_string(),
         scenario: cell.scenario,
@@ -999,7 +1036,7 @@ pub const DEFAULT_SCENARIOS: &str = "scenarios";
 /// [`DEFAULT_SCENARIOS`] if it exists here, else the built-in ones (said
 /// on standard error); their notes printed. `None` (the error printed)
 /// when one cannot be loaded.
-fn load_all(dir: Option<&Path>) -> Option<Vec<Scenario>> {
+pub(crate) fn load_all(dir: Option<&Path>) -> Option<Vec<Scenario>> {
     let default = Path::new(DEFAULT_SCENARIOS);
     let loaded = match dir {
         Some(dir) => sim::suite::load_all(dir),
@@ -1030,7 +1067,9 @@ fn load_all(dir: Option<&Path>) -> Option<Vec<Scenario>> {
 /// the argument is a bare name, the built-in scenario of that name (so
 /// `locklab run stop-the-world-pause` works from any folder). Returns the
 /// text too, for the run folder.
-fn load_scenario_arg(path: &Path) -> Result<(Scenario, String), sim::scenario::ScenarioError> {
+pub(crate) fn load_scenario_arg(
+    path: &Path,
+) -> Result<(Scenario, String), sim::scenario::ScenarioError> {
     let bare_name = path.components().count() == 1 && path.extension().is_none();
     let builtin = path
         .to_str()

@@ -14,6 +14,7 @@ mod commands;
 mod json;
 mod progress;
 mod rung_files;
+mod real_cmd;
 mod signals;
 
 /// Deterministic simulation and benchmark testbed for Redis distributed locks.
@@ -48,13 +49,22 @@ enum Command {
         /// Only this seed (default: the file's seeds).
         #[arg(long)]
         seed: Option<u64>,
-        /// Where run folders go (`<out>/runs/...`).
+        /// Where run folders go (`<out>/runs/...`; real runs:
+        /// `<out>/real-runs/...`).
         #[arg(long, default_value = "reports")]
         out: PathBuf,
         /// Print one JSON document on standard output (docs/json.md); the
         /// human text goes to standard error.
         #[arg(long)]
         json: bool,
+        /// Run on real redis-server processes with real faults instead of
+        /// the simulator (each rung `--repeat` times; not with --json or
+        /// --rung-file).
+        #[arg(long, conflicts_with_all = ["json", "rung_file"])]
+        real: bool,
+        /// Real mode: runs per rung.
+        #[arg(long, default_value_t = real::cell::DEFAULT_REPEAT, requires = "real")]
+        repeat: u32,
     },
     /// Re-runs a recorded run from its folder and compares the histories.
     Replay {
@@ -97,6 +107,14 @@ enum Command {
         /// that names the rung it `plays` (with --all, in every scenario).
         #[arg(long, value_name = "FILE")]
         rung_file: Vec<PathBuf>,
+        /// Also run every cell on real redis-server processes with real
+        /// faults (`--repeat` times each) and write `reality.{md,json}`:
+        /// the simulator's verdicts beside the real ones.
+        #[arg(long, conflicts_with_all = ["all", "junit", "json", "rung_file"])]
+        real: bool,
+        /// Real mode: runs per cell.
+        #[arg(long, default_value_t = real::cell::DEFAULT_REPEAT, requires = "real")]
+        repeat: u32,
     },
     /// Serves one simulated Redis node on a real TCP port (real time), so
     /// redis-cli or any client can check its fidelity by hand.
@@ -234,6 +252,16 @@ fn main() -> std::process::ExitCode {
             rung_file,
             seed,
             out,
+            real: true,
+            repeat,
+            ..
+        } => real_cmd::run(&scenario, rung.as_deref(), seed, &out, repeat),
+        Command::Run {
+            scenario,
+            rung,
+            rung_file,
+            seed,
+            out,
             ..
         } => {
             let mut result = json::RunResult::default();
@@ -252,6 +280,13 @@ fn main() -> std::process::ExitCode {
             let (code, result) = commands::replay(&dir);
             json::finish(Name::Replay, code, result)
         }
+        Command::Suite {
+            scenarios,
+            out,
+            real: true,
+            repeat,
+            ..
+        } => real_cmd::suite(scenarios.as_deref(), &out, repeat),
         Command::Suite {
             scenarios,
             out,

@@ -165,13 +165,17 @@ fn start_process(
         lock,
         store: Store::new(dial(Host::Store), setup.resource == ResourceKind::Fenced),
         owner: Owner::new(format!("{}.{incarnation}", state.host()), 1),
-        state: state.clone(),
+        index: state.index,
+        clock: state.clock.clone(),
+        cycle: state.cycle.clone(),
+        gate: Some(state.freeze.clone()),
         recorder: shared.recorder.clone(),
     })
 }
 
-/// A client's token seed: distinct per run seed, client and incarnation.
-fn client_seed(seed: u64, client: usize, incarnation: u32) -> u64 {
+/// A client's token seed: distinct per run seed, client and incarnation
+/// (real mode seeds its clients the same way).
+pub fn client_seed(seed: u64, client: usize, incarnation: u32) -> u64 {
     let mut x = seed ^ ((client as u64) << 32) ^ (incarnation as u64).rotate_left(17);
     // splitmix64 finaliser: nearby inputs give unrelated seeds.
     x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);

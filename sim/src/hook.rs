@@ -12,6 +12,7 @@ use crate::fault::FaultSpec;
 use crate::nemesis;
 use crate::world::Shared;
 use locks::{BoxFuture, FaultHook, FaultPoint};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -59,15 +60,29 @@ impl SimHook {
         let cycle = self.state.cycle.load(Ordering::SeqCst);
         let passes = self.state.pass(cycle, point);
         let mut fired = self.state.fired.lock().unwrap_or_else(|p| p.into_inner());
-        let mut due = Vec::new();
-        for fault in &self.aimed {
-            let reached = fault.point < point || (fault.point == point && passes >= fault.nth);
-            if fault.cycle == cycle && reached && fired.insert(fault.index) {
-                due.push(fault.clone());
-            }
-        }
-        due
+        due_at(&self.aimed, cycle, point, passes, &mut fired)
     }
+}
+
+/// The rule of fault points, shared with real mode: of `aimed`, the
+/// faults that fire on the `passes`-th pass of `point` in `cycle` (those
+/// of this cycle aimed at an earlier point, or at this one on its `nth`
+/// pass), each at most once: marked in `fired`.
+pub fn due_at(
+    aimed: &[AimedFault],
+    cycle: u32,
+    point: FaultPoint,
+    passes: u32,
+    fired: &mut BTreeSet<usize>,
+) -> Vec<AimedFault> {
+    let mut due = Vec::new();
+    for fault in aimed {
+        let reached = fault.point < point || (fault.point == point && passes >= fault.nth);
+        if fault.cycle == cycle && reached && fired.insert(fault.index) {
+            due.push(fault.clone());
+        }
+    }
+    due
 }
 
 impl FaultHook for SimHook {

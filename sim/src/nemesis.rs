@@ -31,8 +31,9 @@ use simredis::CrashKind;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-/// Records a fault event at `at_us`.
-fn record(
+/// Records a fault event at `at_us` (real mode records its faults the
+/// same way).
+pub fn record(
     recorder: &Recorder,
     at_us: u64,
     fault: FaultName,
@@ -511,7 +512,7 @@ impl World<'_> {
 
 /// The target of a link fault between two sides, as the scenario names
 /// them.
-fn sides(a: &[Host], b: &[Host]) -> FaultTarget {
+pub fn sides(a: &[Host], b: &[Host]) -> FaultTarget {
     FaultTarget::Sides {
         a: a.to_vec(),
         b: b.to_vec(),

@@ -1,5 +1,11 @@
 //! The history sink of a run: every host of the run, and the driver
 //! between steps, write their events here.
+//!
+//! A simulated run stamps events with true simulated time. Real mode (the
+//! `real` crate) gives its recorder a real monotonic origin instead
+//! ([`Recorder::real_time`]): every client thread and the driver share it,
+//! so it is the true time of that run. Nothing in the simulator creates
+//! such a recorder.
 
 use crate::freeze::sim_now;
 use crate::history::{EventKind, History};
@@ -9,6 +15,8 @@ use std::sync::Mutex;
 #[derive(Debug, Default)]
 pub struct Recorder {
     history: Mutex<History>,
+    /// Real mode only: the instant the run's true time counts from.
+    real_origin: Option<std::time::Instant>,
 }
 
 impl Recorder {
@@ -17,9 +25,26 @@ impl Recorder {
         Recorder::default()
     }
 
-    /// Records an event now (true simulated time).
+    /// An empty recorder for a run on real servers, whose true time is the
+    /// machine's monotonic clock since `origin`.
+    pub fn real_time(origin: std::time::Instant) -> Self {
+        Recorder {
+            history: Mutex::default(),
+            real_origin: Some(origin),
+        }
+    }
+
+    /// True time now, µs: simulated, or since the real origin.
+    pub fn now_us(&self) -> u64 {
+        match self.real_origin {
+            Some(origin) => origin.elapsed().as_micros() as u64,
+            None => sim_now().as_micros() as u64,
+        }
+    }
+
+    /// Records an event now (true time).
     pub fn record(&self, kind: EventKind) -> usize {
-        self.record_at(sim_now().as_micros() as u64, kind)
+        self.record_at(self.now_us(), kind)
     }
 
     /// Records an event at a given time (used by the driver between steps).

@@ -5,18 +5,21 @@
 //! `writes` times: read the stock, work for `critical_section_ms`, pass the
 //! rung's validity check, write the stock minus one; release (inner first).
 
-use crate::client_host::ClientState;
+use crate::dial::SimDialer;
+use crate::freeze::Freeze;
 use crate::history::{EventKind, Op, Outcome};
 use crate::recorder::Recorder;
 use crate::resource::Store;
 use crate::scenario::ClientGroup;
-use locks::{Clock, Lease, Lock, LockError, Owner};
+use locks::{Clock, Dialer, Lease, Lock, LockError, Owner};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-/// Everything one client process needs.
-pub struct Client {
+/// Everything one client process needs. The same workload runs in the
+/// simulator and in real mode (the `real` crate), which differ only in
+/// the clock, the dialer and how a pause stops the client.
+pub struct Client<D: Dialer = SimDialer> {
     /// Its workload.
     pub group: ClientGroup,
     /// The lock key.
@@ -24,12 +27,20 @@ pub struct Client {
     /// The rung, built over this process's connections.
     pub lock: Box<dyn Lock>,
     /// The guarded stock.
-    pub store: Store,
+    pub store: Store<D>,
     /// Who it is (a restarted process is a new owner).
     pub owner: Owner,
-    /// What it keeps across restarts: its clock, pause gate and the lock
-    /// cycle it is in (shared with its fault hook).
-    pub state: Arc<ClientState>,
+    /// The client's index.
+    pub index: usize,
+    /// Its machine clock (kept across restarts).
+    pub clock: Arc<dyn Clock>,
+    /// The lock cycle it is in, from 1 (0 before the first), shared with
+    /// its fault hook and kept across restarts.
+    pub cycle: Arc<AtomicU32>,
+    /// The simulator's pause gate, waited on before each event is
+    /// recorded; `None` in real mode, where a pause stops the client's
+    /// whole thread.
+    pub gate: Option<Arc<Freeze>>,
     /// Where events go.
     pub recorder: Arc<Recorder>,
 }
@@ -43,23 +54,21 @@ fn outcome_of(err: &LockError) -> Outcome {
     }
 }
 
-impl Client {
+impl<D: Dialer> Client<D> {
     /// Runs the remaining cycles (a restarted client goes on counting).
     pub async fn run(&self) {
-        let done_before = self.state.cycle.load(Ordering::SeqCst);
+        let done_before = self.cycle.load(Ordering::SeqCst);
         if done_before == 0 && self.group.start_ms > 0 {
-            self.state
-                .clock
+            self.clock
                 .sleep(Duration::from_millis(self.group.start_ms))
                 .await;
         }
         for n in (done_before + 1)..=self.group.cycles {
-            self.state.cycle.store(n, Ordering::SeqCst);
+            self.cycle.store(n, Ordering::SeqCst);
             let started = tokio::time::Instant::now();
             self.cycle_once(n).await;
             if self.group.think_ms > 0 {
-                self.state
-                    .clock
+                self.clock
                     .sleep(Duration::from_millis(self.group.think_ms))
                     .await;
             } else if tokio::time::Instant::now() == started {
@@ -74,13 +83,15 @@ impl Client {
 
     async fn record(&self, kind: EventKind) {
         // A paused client observes nothing until it resumes.
-        self.state.freeze.wait().await;
+        if let Some(gate) = &self.gate {
+            gate.wait().await;
+        }
         self.recorder.record(kind);
     }
 
     async fn invoke(&self, op: Op, n: u32, value: Option<i64>) {
         self.record(EventKind::Invoke {
-            client: self.state.index,
+            client: self.index,
             op,
             lock: self.key.clone(),
             n,
@@ -101,7 +112,7 @@ impl Client {
         error: Option<String>,
     ) {
         self.record(EventKind::Complete {
-            client: self.state.index,
+            client: self.index,
             op,
             lock: self.key.clone(),
             n,
@@ -121,11 +132,7 @@ impl Client {
     /// What is left of a lease's self-tracked validity, by this client's clock.
     fn valid_for(&self, lease: &Lease) -> Option<u64> {
         let validity = lease.validity?;
-        let used = self
-            .state
-            .clock
-            .monotonic()
-            .saturating_sub(lease.acquired_at);
+        let used = self.clock.monotonic().saturating_sub(lease.acquired_at);
         Some(validity.saturating_sub(used).as_micros() as u64)
     }
 
@@ -222,8 +229,7 @@ impl Client {
             return false;
         }
         if self.group.critical_section_ms > 0 {
-            self.state
-                .clock
+            self.clock
                 .sleep(Duration::from_millis(self.group.critical_section_ms))
                 .await;
         }

@@ -129,56 +129,11 @@ impl<'s> World<'s> {
 
     /// The hosts the rung's connections dial.
     fn lock_targets(&self) -> Vec<Host> {
-        match self.topology.kind {
-            TopologyKind::Standalone => vec![Host::Node(0)],
-            TopologyKind::Replicated => vec![Host::Master],
-            TopologyKind::Independent => self.topology.nodes(),
-        }
+        lock_targets(&self.topology)
     }
 
     fn add_client(&mut self, i: usize, rung: &str, seed: u64) -> Result<(), RunError> {
-        let scenario = self.scenario;
-        let group = scenario
-            .group_of(i)
-            .cloned()
-            .ok_or_else(|| RunError::BadInput(format!("client {i} has no group")))?;
-        let aimed = scenario
-            .faults_of(rung)
-            .iter()
-            .enumerate()
-            .filter_map(|(index, spec)| {
-                let trigger = spec.trigger()?;
-                (trigger.client == i).then(|| AimedFault {
-                    index,
-                    cycle: trigger.cycle,
-                    point: trigger.point,
-                    nth: trigger.nth,
-                    spec: spec.clone(),
-                })
-            })
-            .collect();
-        let lock = &scenario.lock;
-        let setup = ClientSetup {
-            rung: rung.to_string(),
-            seed,
-            group,
-            key: lock.key.clone(),
-            targets: self.lock_targets(),
-            resource: scenario.resource_of(rung).kind,
-            aimed,
-            conn: ConnConfig {
-                connect_timeout: Duration::from_millis(lock.response_timeout_ms),
-                response_timeout: Duration::from_millis(lock.response_timeout_ms),
-            },
-            lock: LockConfig {
-                ttl: Duration::from_millis(lock.ttl_ms),
-                max_wait: Duration::from_millis(lock.max_wait_ms),
-                wait: WaitStrategy::Fixed {
-                    interval: Duration::from_millis(lock.retry_ms),
-                },
-                node_timeout: Duration::from_millis(lock.node_timeout_ms),
-            },
-        };
+        let setup = client_setup(self.scenario, rung, seed, i, self.lock_targets())?;
         let state = Arc::new(ClientState::new(i));
         client_host::spawn(&mut self.sim, state.clone(), setup, self.shared.clone());
         self.clients.push(state);
@@ -329,4 +284,66 @@ impl<'s> World<'s> {
         let network = &self.scenario.network;
         store_requests(network.latency_ms + network.jitter_ms)
     }
+}
+
+/// The hosts a rung's lock connections dial in a deployment: the node, the
+/// master's name (which failover re-points), or every independent master.
+pub fn lock_targets(topology: &Topology) -> Vec<Host> {
+    match topology.kind {
+        TopologyKind::Standalone => vec![Host::Node(0)],
+        TopologyKind::Replicated => vec![Host::Master],
+        TopologyKind::Independent => topology.nodes(),
+    }
+}
+
+/// What client `i`'s process is built from, for `rung` in `scenario`
+/// (real mode builds its clients from the same setup).
+pub fn client_setup(
+    scenario: &Scenario,
+    rung: &str,
+    seed: u64,
+    i: usize,
+    targets: Vec<Host>,
+) -> Result<ClientSetup, RunError> {
+    let group = scenario
+        .group_of(i)
+        .cloned()
+        .ok_or_else(|| RunError::BadInput(format!("client {i} has no group")))?;
+    let aimed = scenario
+        .faults_of(rung)
+        .iter()
+        .enumerate()
+        .filter_map(|(index, spec)| {
+            let trigger = spec.trigger()?;
+            (trigger.client == i).then(|| AimedFault {
+                index,
+                cycle: trigger.cycle,
+                point: trigger.point,
+                nth: trigger.nth,
+                spec: spec.clone(),
+            })
+        })
+        .collect();
+    let lock = &scenario.lock;
+    Ok(ClientSetup {
+        rung: rung.to_string(),
+        seed,
+        group,
+        key: lock.key.clone(),
+        targets,
+        resource: scenario.resource_of(rung).kind,
+        aimed,
+        conn: ConnConfig {
+            connect_timeout: Duration::from_millis(lock.response_timeout_ms),
+            response_timeout: Duration::from_millis(lock.response_timeout_ms),
+        },
+        lock: LockConfig {
+            ttl: Duration::from_millis(lock.ttl_ms),
+            max_wait: Duration::from_millis(lock.max_wait_ms),
+            wait: WaitStrategy::Fixed {
+                interval: Duration::from_millis(lock.retry_ms),
+            },
+            node_timeout: Duration::from_millis(lock.node_timeout_ms),
+        },
+    })
 }

@@ -140,6 +140,16 @@ impl RedisServer {
         Err(last.unwrap_or(Error::NotInstalled))
     }
 
+    /// Starts one server on a given loopback port (a node restarted with
+    /// the same data directory and config must come back where its peers
+    /// and proxies look for it). One attempt: the port was this server's.
+    pub fn start_on(port: u16, extra: &[&str]) -> Result<RedisServer, Error> {
+        if !installed() {
+            return Err(Error::NotInstalled);
+        }
+        Self::spawn_on(port, extra)
+    }
+
     fn spawn_on(port: u16, extra: &[&str]) -> Result<RedisServer, Error> {
         let port_arg = port.to_string();
         // Persistence is off; the file name is only set so that a stray

@@ -1,0 +1,200 @@
+//! `locklab run --real` and `locklab suite --real`: the same scenarios on
+//! real `redis-server` processes with real faults (the `real` crate).
+
+use crate::commands::{emit, load_all, load_scenario_arg, run_exit, worst};
+use real::agreement::{Report, Row};
+use real::cell::{CellOutcome, describe_outcome, run_real_cell};
+use sim::cell::Judged;
+use sim::exit::ExitCode;
+use sim::run::RunError;
+use sim::verdict::Verdict;
+use std::path::Path;
+use std::time::Instant;
+
+fn say(text: &str) {
+    emit(format_args!("{text}"), true);
+}
+
+/// Refuses a run when `redis-server` cannot be started here.
+fn server_installed() -> bool {
+    if real::nodes::installed() {
+        return true;
+    }
+    eprintln!(
+        "error: real mode needs redis-server on PATH (`sudo apt-get install -y redis-server`, \
+         or scripts/test, which installs it)"
+    );
+    false
+}
+
+/// `locklab run SCENARIO --real [--rung ID] [--seed N] [--repeat R]`.
+pub fn run(
+    path: &Path,
+    rung: Option<&str>,
+    seed: Option<u64>,
+    out: &Path,
+    repeat: u32,
+) -> ExitCode {
+    let (scenario, text) = match load_scenario_arg(path) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::BadInput;
+        }
+    };
+    let rungs: Vec<String> = match rung {
+        Some(r) if scenario.rungs.iter().any(|x| x == r) => vec![r.to_string()],
+        Some(r) => {
+            eprintln!(
+                "error: {}: rung {r:?} is not in this scenario; it names {}",
+                path.display(),
+                scenario.rungs.join(", ")
+            );
+            return ExitCode::BadInput;
+        }
+        None => scenario.rungs.clone(),
+    };
+    if repeat == 0 {
+        eprintln!("error: --repeat 0: a real cell needs at least one run");
+        return ExitCode::BadInput;
+    }
+    if !server_installed() {
+        return ExitCode::BadInput;
+    }
+    let seed = seed.unwrap_or_else(|| scenario.seeds.first().copied().unwrap_or(1));
+    let mut verdicts = Vec::new();
+    let mut failed = false;
+    for rung in &rungs {
+        let mut write = |k: u32, judged: &Judged| {
+            say(&format!("real run {k} of {repeat}"));
+            say(&sim::output::describe(judged));
+            let dir = real::cell::run_dir(out, judged, k);
+            match real::cell::write_run(&dir, judged, &text, k, repeat) {
+                Ok(()) => say(&format!("  written to {}\n", dir.display())),
+                Err(e) => {
+                    eprintln!("error: cannot write {}: {e}", dir.display());
+                    failed = true;
+                }
+            }
+        };
+        match run_real_cell(&scenario, rung, seed, repeat, &mut write) {
+            Ok(outcome) => {
+                say(&format!(
+                    "{} / {} on real redis-server: {}",
+                    scenario.name,
+                    rung,
+                    describe_outcome(&outcome)
+                ));
+                match outcome {
+                    CellOutcome::Runs(runs) => verdicts.extend(runs.iter().map(|j| j.verdict)),
+                    CellOutcome::NotStageable(_) => verdicts.push(Verdict::Unknown),
+                }
+            }
+            Err(RunError::Interrupted(cause)) => {
+                eprintln!(
+                    "run: interrupted by {cause}: PARTIAL: {} real runs finished (their \
+                     folders are under {}); the run in progress was abandoned, every server \
+                     and proxy it started stopped",
+                    verdicts.len(),
+                    out.join("real-runs").display()
+                );
+                return ExitCode::Interrupted;
+            }
+            Err(e) => {
+                eprintln!("error: {}: {rung}: {e}", path.display());
+                failed = true;
+            }
+        }
+    }
+    run_exit(worst(&verdicts), failed)
+}
+
+/// `locklab suite --real [--repeat R]`: every cell of the safety matrix
+/// on the simulator and R times on real servers; `reality.{md,json}`.
+pub fn suite(dir: Option<&Path>, out: &Path, repeat: u32) -> ExitCode {
+    let Some(scenarios) = load_all(dir) else {
+        return ExitCode::BadInput;
+    };
+    if repeat == 0 {
+        eprintln!("error: --repeat 0: a real cell needs at least one run");
+        return ExitCode::BadInput;
+    }
+    if !server_installed() {
+        return ExitCode::BadInput;
+    }
+    let started = Instant::now();
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let quiet = |_: &sim::matrix::Cell, _: usize, _: usize| {};
+    let simulated =
+        match sim::suite::run_suite(&scenarios, sim::suite::Grid::Named, workers, &quiet) {
+            Ok(run) => run,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::BadInput;
+            }
+        };
+    let mut rows = Vec::new();
+    let mut interrupted = simulated.interrupted;
+    let total = simulated.cells.len();
+    for (n, cell) in simulated.cells.iter().enumerate() {
+        if interrupted.is_some() {
+            break;
+        }
+        let Some(scenario) = scenarios.iter().find(|s| s.name == cell.scenario) else {
+            continue;
+        };
+        let mut quiet_run = |_: u32, _: &Judged| {};
+        match run_real_cell(scenario, &cell.rung, cell.seed, repeat, &mut quiet_run) {
+            Ok(outcome) => {
+                let row = Row::new(&cell.scenario, &cell.rung, cell.verdict, &outcome);
+                eprintln!(
+                    "[{}/{total}] {} / {}: simulator {}, real {}: {}",
+                    n + 1,
+                    cell.scenario,
+                    cell.rung,
+                    cell.verdict.as_str(),
+                    describe_outcome(&outcome),
+                    row.agreement.as_str()
+                );
+                rows.push(row);
+            }
+            Err(RunError::Interrupted(cause)) => interrupted = Some(cause),
+            Err(e) => {
+                eprintln!("error: {} / {}: {e}", cell.scenario, cell.rung);
+                return ExitCode::BadInput;
+            }
+        }
+    }
+    let partial = interrupted.map(|cause| {
+        format!(
+            "interrupted by {cause}: {} of {total} cells run",
+            rows.len()
+        )
+    });
+    let report = Report::new(repeat, rows, started.elapsed().as_secs(), partial);
+    let (md, json) = if report.partial.is_some() {
+        ("reality.partial.md", "reality.partial.json")
+    } else {
+        ("reality.md", "reality.json")
+    };
+    let written = std::fs::create_dir_all(out)
+        .and_then(|()| sim::output::write_whole(&out.join(md), &report.markdown()))
+        .and_then(|()| sim::output::write_whole(&out.join(json), &report.json()));
+    if let Err(e) = written {
+        eprintln!("error: cannot write {}: {e}", out.join(md).display());
+        return ExitCode::BadInput;
+    }
+    emit(format_args!("{}", report.markdown()), false);
+    say(&format!("written to {}", out.join(md).display()));
+    if let Some(cause) = interrupted {
+        eprintln!("suite --real: interrupted by {cause}: PARTIAL");
+        return ExitCode::Interrupted;
+    }
+    if report.disagree > 0 {
+        ExitCode::Violated
+    } else {
+        ExitCode::Success
+    }
+}
