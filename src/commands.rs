@@ -249,8 +249,8 @@ fn recheck_real(dir: &Path) -> Result<crate::json::ReplayResult, String> {
     let read = |name: &str| sim::replay::read_run_file(&dir.join(name));
     let cell = sim::replay::recorded(dir)?;
     let file = dir.join("scenario.toml").display().to_string();
-    let scenario =
-        Scenario::parse(&read("scenario.toml")?, &file, &cell.scenario).map_err(|e| e.to_string())?;
+    let scenario = Scenario::parse(&read("scenario.toml")?, &file, &cell.scenario)
+        .map_err(|e| e.to_string())?;
     let difference = real::cell::recheck(
         &scenario,
         &cell.rung,

@@ -548,10 +548,16 @@ mod tests {
                     "{}#{at} is open",
                     file.file_name
                 );
-                for (field, property) in object["properties"].as_object().unwrap() {
-                    let described = property["description"]
+                let has_text = |v: &serde_json::Value| {
+                    v["description"]
                         .as_str()
-                        .is_some_and(|d| !d.trim().is_empty());
+                        .is_some_and(|d| !d.trim().is_empty())
+                };
+                for (field, property) in object["properties"].as_object().unwrap() {
+                    // An internally tagged enum's tag (a `const`) is
+                    // described by its variant, which must be.
+                    let tag = property.get("const").is_some() && has_text(object);
+                    let described = tag || has_text(property);
                     assert!(
                         described,
                         "{}#{at}/{field} has no description",

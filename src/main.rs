@@ -13,8 +13,8 @@ mod builtin;
 mod commands;
 mod json;
 mod progress;
-mod rung_files;
 mod real_cmd;
+mod rung_files;
 mod signals;
 
 /// Deterministic simulation and benchmark testbed for Redis distributed locks.
@@ -249,7 +249,6 @@ fn main() -> std::process::ExitCode {
         Command::Run {
             scenario,
             rung,
-            rung_file,
             seed,
             out,
             real: true,

@@ -66,9 +66,9 @@ fn recorded_cell(verdict: &serde_json::Value, path: &str) -> Result<Recorded, St
     let rung = verdict["variant"].as_str().ok_or(format!(
         "{path}: expected a string field \"variant\" (the rung)"
     ))?;
-    let seed = verdict["seed"].as_u64().ok_or(format!(
-        "{path}: expected an integer field \"seed\""
-    ))?;
+    let seed = verdict["seed"]
+        .as_u64()
+        .ok_or(format!("{path}: expected an integer field \"seed\""))?;
     if seed >= 1 << 53 {
         return Err(format!("{path}: \"seed\" is {seed}; seeds are below 2^53"));
     }

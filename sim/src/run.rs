@@ -55,7 +55,7 @@ pub enum RunError {
 /// Something that ended a run before its scenario did, which no lock is
 /// meant to face: the history up to it is kept and judged, but the
 /// verdict is `unknown` (`docs/ladder.md`, verdict rules).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum CutShort {
     /// A node aborted a Lua script that ran past its instruction limit. In
@@ -65,6 +65,7 @@ pub enum CutShort {
     /// The run stops at the step in which the node aborted it.
     ScriptAborted {
         /// The node that aborted it (`redis-N` or `store`).
+        #[schemars(with = "String")]
         node: Host,
         /// The node's limit, in Lua VM instructions.
         instruction_limit: u64,

@@ -153,7 +153,7 @@ pub struct VerdictDoc {
 
 /// `cut_short` in `verdict.json`: what cut the run short, in fields and in
 /// words.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CutShortEntry {
     /// What it was (`kind`, and that kind's fields).
     #[serde(flatten)]

@@ -188,6 +188,7 @@ mod tests {
             expected,
             seed: 3,
             damage: Damage::default(),
+            cut_short: None,
             findings: "clients 0 and 1 <both> held".into(),
             wall_ms: 0,
         }
