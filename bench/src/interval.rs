@@ -6,9 +6,14 @@
 //! so whatever slowed the machine for a while (another process, a slow
 //! cross-CPU wake-up mode) slowed both, and cancels out of their ratio;
 //! the median then ignores the few pairs a change of mode cut in two.
-//! Why a bootstrap: the per-pair values follow no known distribution
-//! (bimodal round trips make them anything but normal), and resampling the
-//! values themselves assumes none.
+//! Why no normal approximation: the per-pair values follow no known
+//! distribution (bimodal round trips make them anything but normal). The
+//! targets' intervals are order statistics ([`Estimate::median_interval`]):
+//! whatever the distribution of independent values, the chance that the
+//! true median lies between the `l`-th and the `u`-th smallest is a
+//! binomial sum, so the 95% holds exactly, where a percentile bootstrap of
+//! a median runs short on few values and on heavy tails. The tables keep a
+//! percentile bootstrap ([`Estimate::of`]) over their few rounds.
 
 use crate::rng::Seeded;
 use crate::stats::{median, round3};
@@ -16,11 +21,8 @@ use serde::Serialize;
 
 /// Fewest values for a bootstrap interval; fewer give their range.
 pub const MIN_FOR_INTERVAL: usize = 5;
-/// Resamples of one bootstrap for the report.
+/// Resamples of one bootstrap.
 pub const RESAMPLES: usize = 2_000;
-/// Resamples of the bootstraps that only decide whether to measure on
-/// (run after every round of pairs: cheaper, and a width needs fewer).
-pub const QUICK_RESAMPLES: usize = 400;
 /// Half-width, as a share of the median, beyond which a figure says
 /// nothing: the report shows "too noisy" instead of it.
 pub const MEANINGLESS_HALF_WIDTH: f64 = 0.25;
@@ -32,6 +34,9 @@ pub enum IntervalKind {
     /// The 2.5th and 97.5th percentiles of the medians of [`RESAMPLES`]
     /// resamples (percentile bootstrap, 95%).
     Bootstrap95,
+    /// The order statistics around the quantile whose binomial coverage
+    /// is at least 95% (at most 2.5% on each side), distribution-free.
+    OrderStatistic95,
     /// Too few values for an interval: the smallest and the largest.
     Range,
 }
@@ -57,11 +62,6 @@ impl Estimate {
     /// when there are fewer than [`MIN_FOR_INTERVAL`]; `None` when there
     /// are no finite values.
     pub fn of(values: &[f64], seed: u64) -> Option<Estimate> {
-        Estimate::resampled(values, seed, RESAMPLES)
-    }
-
-    /// [`Estimate::of`] with `resamples` resamples.
-    pub fn resampled(values: &[f64], seed: u64, resamples: usize) -> Option<Estimate> {
         let values: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
         let n = values.len();
         if n == 0 {
@@ -81,7 +81,7 @@ impl Estimate {
         }
         let mut rng = Seeded::new(seed);
         let mut scratch = vec![0.0; n];
-        let mut medians: Vec<f64> = (0..resamples.max(1))
+        let mut medians: Vec<f64> = (0..RESAMPLES)
             .map(|_| {
                 for slot in scratch.iter_mut() {
                     *slot = values[rng.below(n)];
@@ -99,6 +99,27 @@ impl Estimate {
         })
     }
 
+    /// The median of `values` with its distribution-free 95% interval
+    /// ([`quantile_ranks`] at one half), or their range when there are too
+    /// few for one (five or fewer); `None` when there are no finite values.
+    pub fn median_interval(values: &[f64]) -> Option<Estimate> {
+        let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len();
+        let centre = median(&sorted);
+        let (low, high, interval) = match quantile_ranks(n, 0.5) {
+            Some((l, u)) => (sorted[l - 1], sorted[u - 1], IntervalKind::OrderStatistic95),
+            None => (*sorted.first()?, *sorted.last()?, IntervalKind::Range),
+        };
+        Some(Estimate {
+            median: centre,
+            low,
+            high,
+            n,
+            interval,
+        })
+    }
+
     /// Half the interval's width as a share of the median (infinite when
     /// the median is 0).
     pub fn relative_half_width(&self) -> f64 {
@@ -112,9 +133,9 @@ impl Estimate {
         }
     }
 
-    /// Whether the interval is a bootstrap one (not a bare range).
+    /// Whether the interval is a 95% one (not a bare range).
     pub fn is_interval(&self) -> bool {
-        self.interval == IntervalKind::Bootstrap95
+        self.interval != IntervalKind::Range
     }
 
     /// Whether the interval is so wide that the figure says nothing (see
@@ -132,6 +153,68 @@ impl Estimate {
             ..self
         }
     }
+}
+
+/// Share of the probability each end of a 95% interval may miss by.
+const TAIL: f64 = 0.025;
+
+/// The 1-based ranks `(l, u)` of the order statistics that hold the `q`
+/// quantile of independent draws from any continuous distribution with
+/// probability at least 95%, of `n` draws; `None` when `n` is too small
+/// for that (for the median: five or fewer).
+///
+/// Why these ranks: with `B` the number of draws below the true quantile,
+/// `B` is binomial(`n`, `q`), and the `l`-th smallest draw lies below the
+/// quantile exactly when `B ≥ l`, the `u`-th above it when `B < u`. So
+/// `l` is the largest rank with `P(B < l) ≤ 2.5%` and `u` the smallest
+/// with `P(B ≥ u) ≤ 2.5%`: no resampling, nothing assumed about the
+/// distribution, and exact for a tail quantile as for the median.
+pub fn quantile_ranks(n: usize, q: f64) -> Option<(usize, usize)> {
+    if n == 0 || !(0.0..=1.0).contains(&q) {
+        return None;
+    }
+    let pmf = binomial_pmf(n, q);
+    // l: the largest rank with P(B ≤ l − 1) ≤ TAIL (0 when even B = 0 is
+    // likelier than that).
+    let mut below = 0.0;
+    let mut l = 0;
+    for (k, p) in pmf.iter().enumerate() {
+        below += p;
+        if below > TAIL {
+            break;
+        }
+        l = k + 1;
+    }
+    // u: the smallest rank with P(B ≥ u) ≤ TAIL (n + 1 when none).
+    let mut above = 0.0;
+    let mut u = n + 1;
+    for (k, p) in pmf.iter().enumerate().rev() {
+        above += p;
+        if above > TAIL {
+            break;
+        }
+        u = k;
+    }
+    (l >= 1 && u <= n && l < u).then_some((l, u))
+}
+
+/// The probabilities of 0..=n successes in `n` trials of chance `q`,
+/// computed in logarithms (the plain powers underflow for large `n`).
+fn binomial_pmf(n: usize, q: f64) -> Vec<f64> {
+    let nf = n as f64;
+    let (ln_q, ln_not_q) = (q.ln(), (1.0 - q).ln());
+    let mut ln_choose = 0.0;
+    (0..=n)
+        .map(|k| {
+            let kf = k as f64;
+            if k > 0 {
+                ln_choose += (nf - kf + 1.0).ln() - kf.ln();
+            }
+            // 0 × ln 0 is 0 here: q = 0 or 1 put all the mass at one end.
+            let term = |count: f64, ln_p: f64| if count == 0.0 { 0.0 } else { count * ln_p };
+            (ln_choose + term(kf, ln_q) + term(nf - kf, ln_not_q)).exp()
+        })
+        .collect()
 }
 
 /// The median of `xs`, reordering them (linear time: this runs thousands
@@ -254,6 +337,51 @@ mod tests {
             let mut scratch = xs.clone();
             assert_eq!(median_in_place(&mut scratch), median(&xs), "{xs:?}");
         }
+    }
+
+    #[test]
+    fn the_median_ranks_are_the_textbook_ones() {
+        assert_eq!(quantile_ranks(5, 0.5), None, "1/32 each side is over 2.5%");
+        assert_eq!(quantile_ranks(6, 0.5), Some((1, 6)));
+        assert_eq!(quantile_ranks(10, 0.5), Some((2, 9)));
+        assert_eq!(quantile_ranks(30, 0.5), Some((10, 21)));
+        assert_eq!(quantile_ranks(100, 0.5), Some((40, 61)));
+        // Large counts do not underflow.
+        let (l, u) = quantile_ranks(5_000, 0.5).unwrap();
+        assert!(
+            (2_425..2_435).contains(&l) && (2_565..2_575).contains(&u),
+            "{l} {u}"
+        );
+    }
+
+    #[test]
+    fn a_tail_quantile_needs_enough_draws_beyond_it() {
+        // The p99.9 of 1000 draws: B ≥ 1000 has chance 0.999^1000 ≈ 37%
+        // below the top, so no upper rank exists.
+        assert_eq!(quantile_ranks(1_000, 0.999), None);
+        // Of 100 000 draws, about 100 lie beyond it, give or take 20.
+        let (l, u) = quantile_ranks(100_000, 0.999).unwrap();
+        let (beyond_low, beyond_high) = (100_000 - l, 100_000 - u);
+        assert!((115..125).contains(&beyond_low), "{beyond_low}");
+        assert!((78..86).contains(&beyond_high), "{beyond_high}");
+        assert_eq!(quantile_ranks(0, 0.5), None);
+        assert_eq!(quantile_ranks(10, 1.5), None);
+    }
+
+    #[test]
+    fn the_median_interval_is_made_of_the_values_at_its_ranks() {
+        let values: Vec<f64> = (1..=10).rev().map(f64::from).chain([f64::NAN]).collect();
+        let e = Estimate::median_interval(&values).unwrap();
+        assert_eq!((e.low, e.median, e.high, e.n), (2.0, 5.5, 9.0, 10));
+        assert_eq!(e.interval, IntervalKind::OrderStatistic95);
+        assert!(e.is_interval());
+        let few = Estimate::median_interval(&[3.0, 1.0, 2.0]).unwrap();
+        assert_eq!(
+            (few.low, few.high, few.interval),
+            (1.0, 3.0, IntervalKind::Range)
+        );
+        assert!(!few.is_interval());
+        assert!(Estimate::median_interval(&[f64::NAN]).is_none());
     }
 
     fn estimate(median: f64, half: f64, n: usize) -> Option<Estimate> {

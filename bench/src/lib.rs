@@ -15,9 +15,10 @@
 //!
 //! The targets ([`targets`]) compare implementations named in advance,
 //! in pairs of short slices run back to back in a seeded random order;
-//! each figure is the median of its pairs' values with a 95% bootstrap
-//! interval ([`interval`]), pairs are added until the intervals are narrow
-//! enough or the time budget is spent, and a verdict is given only when
+//! each figure is the median of its pairs' values with a distribution-free
+//! 95% interval (order statistics, [`interval`]), pairs are added to each
+//! comparison until its intervals are narrow enough or the time budget is
+//! spent, and a verdict is given only when
 //! the whole interval lies on one side of the goal. The descriptive tables
 //! interleave their implementations round by round in a shuffled order,
 //! with intervals over rounds. Each uncontended row carries its round

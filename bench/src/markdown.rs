@@ -212,10 +212,12 @@ impl Report {
              (A B, B A, ...), each side's rate its cycles over the time its own cycles took, so \
              both see the same machine; a contention pair is a {} ms slice of each back to back. \
              Who goes first is drawn per pair by a seeded generator, and the first {} pairs are \
-             discarded as warm-up. A figure is the median of \
-             its pairs' ratios with a 95% bootstrap interval; pairs are added until every interval's \
-             half-width is at most {:.0}% of its median (at least {} pairs){}, or the {:.0} s budget \
-             runs out (it took {:.0} s: {}). A target is met only when its whole interval lies on \
+             discarded as warm-up. A figure is the median of its pairs' ratios with a 95% \
+             interval between two of them, the ranks the binomial law gives (true for any \
+             distribution of independent pairs, where a bootstrap runs short on few pairs or heavy \
+             tails); pairs are added to each comparison until its interval's half-width is at most \
+             {:.0}% of its median (at least {} pairs){}, or the {:.0} s budget runs out (it took \
+             {:.0} s: {}). A target is met only when its whole interval lies on \
              the goal's side, not met when it lies wholly on the other, else inconclusive; a rung \
              beating the floor with at least as many round trips is a measurement anomaly, not a \
              result. The tables interleave their implementations in rounds in a shuffled order, \
@@ -231,8 +233,8 @@ impl Report {
             m.stop_rule.min_pairs,
             if m.stop_rule.finest < m.stop_rule.precision {
                 format!(
-                    ", then, while time remains, down to {:.0}% (by width alone, never by where \
-                     the interval lies)",
+                    ", then, each on its own while time remains, down to {:.0}% (by width alone, \
+                     never by where the interval lies)",
                     m.stop_rule.finest * 100.0
                 )
             } else {

@@ -6,12 +6,12 @@
 //! Each comparison is measured in pairs of short slices, one of each side
 //! back to back in a random order (the paired stage of the run); each pair
 //! gives one value of each of its targets' figures, and a target's figure
-//! is the median of its pairs' values with a 95% bootstrap interval
-//! ([`Estimate`]). The verdict comes from the interval, not the median:
+//! is the median of its pairs' values with a distribution-free 95% interval
+//! ([`Estimate::median_interval`]). The verdict comes from the interval, not the median:
 //! met only when the whole interval lies on the goal's side.
 
 use crate::client::{Impl, Wait};
-use crate::interval::{Estimate, QUICK_RESAMPLES, RESAMPLES, StopRule};
+use crate::interval::{Estimate, StopRule};
 use crate::physics;
 use serde::Serialize;
 
@@ -435,13 +435,9 @@ pub const TARGETS: [Target; 9] = [
     },
 ];
 
-/// The targets that read comparison `id`, with their place in
-/// [`TARGETS`] (which seeds their bootstrap).
-pub fn targets_of(id: &str) -> impl Iterator<Item = (usize, &'static Target)> + '_ {
-    TARGETS
-        .iter()
-        .enumerate()
-        .filter(move |(_, t)| t.comparison == id)
+/// The targets that read comparison `id`.
+pub fn targets_of(id: &str) -> impl Iterator<Item = &'static Target> + '_ {
+    TARGETS.iter().filter(move |t| t.comparison == id)
 }
 
 /// Every pair one comparison measured.
@@ -471,19 +467,15 @@ impl ComparisonRecord {
         }
     }
 
-    /// The estimate of `target` (at `index` in [`TARGETS`]) from the pairs
-    /// so far, its bootstrap of `resamples` resamples.
-    pub fn estimate(&self, index: usize, target: &Target, resamples: usize) -> Option<Estimate> {
+    /// The estimate of `target` from the pairs so far.
+    pub fn estimate(&self, target: &Target) -> Option<Estimate> {
         let values: Vec<f64> = self.pairs.iter().map(|p| target.statistic.of(p)).collect();
-        Estimate::resampled(&values, 0x7a_u64 + index as u64, resamples)
+        Estimate::median_interval(&values)
     }
 
-    /// The estimate of each target reading this comparison, with the
-    /// cheaper bootstrap that decides whether to measure on.
+    /// The estimate of each target reading this comparison.
     pub fn estimates(&self) -> Vec<Option<Estimate>> {
-        targets_of(self.id)
-            .map(|(i, t)| self.estimate(i, t, QUICK_RESAMPLES))
-            .collect()
+        targets_of(self.id).map(|t| self.estimate(t)).collect()
     }
 
     /// Whether the rule wants more pairs of this comparison.
@@ -514,10 +506,9 @@ pub struct TargetRow {
 pub fn evaluate(records: &[ComparisonRecord], rule: &StopRule) -> Vec<TargetRow> {
     TARGETS
         .iter()
-        .enumerate()
-        .map(|(i, t)| {
+        .map(|t| {
             let record = records.iter().find(|r| r.id == t.comparison);
-            let estimate = record.and_then(|r| r.estimate(i, t, RESAMPLES));
+            let estimate = record.and_then(|r| r.estimate(t));
             let (mut verdict, mut reason) = t.goal.verdict(estimate.as_ref(), rule);
             if let Some(why) = record.and_then(|r| r.skipped.as_ref()) {
                 reason = why.clone();
@@ -602,7 +593,7 @@ mod tests {
             low,
             high,
             n: 30,
-            interval: IntervalKind::Bootstrap95,
+            interval: IntervalKind::OrderStatistic95,
         }
     }
 

@@ -110,25 +110,46 @@ impl Session {
         ));
         let mut rng = Seeded::new(PAIR_SEED);
         let (mut round, mut serial) = (0u32, 0u64);
-        let mut aim = self.sizes.stop.precision;
+        // Each comparison's own aim: one that reaches it goes on to a finer
+        // one while time remains, without waiting for the others (a slow
+        // contention comparison would otherwise hold every uncontended one
+        // at the minimum of pairs for the whole budget).
+        let mut aims = vec![self.sizes.stop.precision; ready.len()];
+        // The finest aim each comparison has reached.
+        let mut reached: Vec<Option<f64>> = vec![None; ready.len()];
         let end = loop {
-            let pending: Vec<&Ready> = ready.iter().filter(|r| self.needs_more(r, aim)).collect();
-            if pending.is_empty() {
-                stage.reached = Some((aim, started.elapsed()));
-                match self.sizes.stop.finer_than(aim) {
-                    // Time is left: narrower intervals, by their width
-                    // alone (never by where they lie).
-                    Some(finer) if Instant::now() < deadline => {
-                        self.progress(&format!(
-                            "targets: every interval within ±{:.0}%; aiming at ±{:.0}% while time remains",
-                            aim * 100.0,
-                            finer * 100.0
-                        ));
-                        aim = finer;
-                        continue;
+            for ((r, aim), reached) in ready.iter().zip(&mut aims).zip(&mut reached) {
+                while !self.needs_more(r, *aim) {
+                    *reached = Some(*aim);
+                    match self.sizes.stop.finer_than(*aim) {
+                        // By the interval's width alone, never by where it
+                        // lies.
+                        Some(finer) if Instant::now() < deadline => *aim = finer,
+                        _ => break,
                     }
-                    _ => break StageEnd::Precise,
                 }
+            }
+            let all_within = reached
+                .iter()
+                .copied()
+                .try_fold(0.0, |coarsest: f64, r| r.map(|r| coarsest.max(r)));
+            if let Some(within) = all_within
+                && stage.reached.is_none_or(|(before, _)| within < before)
+            {
+                stage.reached = Some((within, started.elapsed()));
+                self.progress(&format!(
+                    "targets: every interval within ±{:.0}%",
+                    within * 100.0
+                ));
+            }
+            let pending: Vec<&Ready> = ready
+                .iter()
+                .zip(&aims)
+                .filter(|(r, aim)| self.needs_more(r, **aim))
+                .map(|(r, _)| r)
+                .collect();
+            if pending.is_empty() {
+                break StageEnd::Precise;
             }
             if Instant::now() >= deadline {
                 break StageEnd::Budget;
