@@ -275,6 +275,29 @@ impl StopRule {
         (aim > self.finest * 1.001).then(|| (aim / 2.0).max(self.finest))
     }
 
+    /// Where one comparison aiming at `aim` goes next: while its pairs are
+    /// enough for its aim (`needs_more(aim)` false) and time is left, on
+    /// to the next finer aim. Returns the aim to measure towards and the
+    /// finest aim its pairs have reached, if any. Each comparison moves on
+    /// by itself: one that is slow to narrow does not hold the others at
+    /// the coarse aim, with few pairs, while it takes the whole budget.
+    pub fn next_aim(
+        &self,
+        mut aim: f64,
+        time_left: bool,
+        needs_more: impl Fn(f64) -> bool,
+    ) -> (f64, Option<f64>) {
+        let mut reached = None;
+        while !needs_more(aim) {
+            reached = Some(aim);
+            match self.finer_than(aim) {
+                Some(finer) if time_left => aim = finer,
+                _ => break,
+            }
+        }
+        (aim, reached)
+    }
+
     /// Whether a comparison whose figures are `estimates` (one per figure,
     /// `None` while one cannot be computed), from `pairs` pairs, needs
     /// more pairs.
@@ -428,6 +451,14 @@ mod tests {
         assert_eq!(rule.finer_than(0.10), Some(0.05));
         assert_eq!(rule.finer_than(0.05), Some(0.03));
         assert_eq!(rule.finer_than(0.03), None);
+        // A comparison whose interval is ±4% reaches ±5% and aims at ±3%;
+        // one at ±2% reaches the finest and stays there; one at ±20%
+        // reaches nothing; without time left, none moves on.
+        let at = |width: f64, time_left: bool| rule.next_aim(0.10, time_left, |aim| width > aim);
+        assert_eq!(at(0.04, true), (0.03, Some(0.05)));
+        assert_eq!(at(0.02, true), (0.03, Some(0.03)));
+        assert_eq!(at(0.20, true), (0.10, None));
+        assert_eq!(at(0.02, false), (0.10, Some(0.10)));
         let finer = rule.aiming_at(0.05);
         assert!(finer.needs_more(40, &[estimate(1.0, 0.07, 40)]));
         assert!(!rule.needs_more(40, &[estimate(1.0, 0.07, 40)]));

@@ -118,16 +118,15 @@ impl Session {
         // The finest aim each comparison has reached.
         let mut reached: Vec<Option<f64>> = vec![None; ready.len()];
         let end = loop {
+            let time_left = Instant::now() < deadline;
             for ((r, aim), reached) in ready.iter().zip(&mut aims).zip(&mut reached) {
-                while !self.needs_more(r, *aim) {
-                    *reached = Some(*aim);
-                    match self.sizes.stop.finer_than(*aim) {
-                        // By the interval's width alone, never by where it
-                        // lies.
-                        Some(finer) if Instant::now() < deadline => *aim = finer,
-                        _ => break,
-                    }
-                }
+                // By the interval's width alone, never by where it lies.
+                let (next, now_reached) = self
+                    .sizes
+                    .stop
+                    .next_aim(*aim, time_left, |aim| self.needs_more(r, aim));
+                *aim = next;
+                *reached = now_reached.or(*reached);
             }
             let all_within = reached
                 .iter()
