@@ -233,8 +233,8 @@ impl Report {
             m.stop_rule.min_pairs,
             if m.stop_rule.finest < m.stop_rule.precision {
                 format!(
-                    ", then, each on its own while time remains, down to {:.0}% (by width alone, \
-                     never by where the interval lies)",
+                    ", then, once every one is, each on its own while time remains, down to \
+                     {:.0}% (by width alone, never by where the interval lies)",
                     m.stop_rule.finest * 100.0
                 )
             } else {

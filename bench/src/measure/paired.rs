@@ -110,23 +110,30 @@ impl Session {
         ));
         let mut rng = Seeded::new(PAIR_SEED);
         let (mut round, mut serial) = (0u32, 0u64);
-        // Each comparison's own aim: one that reaches it goes on to a finer
-        // one while time remains, without waiting for the others (a slow
-        // contention comparison would otherwise hold every uncontended one
-        // at the minimum of pairs for the whole budget).
+        // Every comparison first reaches the first aim (the cap on an
+        // interval's width); from then on each has its own aim, and one
+        // that reaches it goes on to a finer one while time remains,
+        // without waiting for the others (a slow contention comparison
+        // would otherwise hold every uncontended one at the minimum of
+        // pairs for the rest of the budget).
         let mut aims = vec![self.sizes.stop.precision; ready.len()];
         // The finest aim each comparison has reached.
         let mut reached: Vec<Option<f64>> = vec![None; ready.len()];
         let end = loop {
             let time_left = Instant::now() < deadline;
-            for ((r, aim), reached) in ready.iter().zip(&mut aims).zip(&mut reached) {
-                // By the interval's width alone, never by where it lies.
-                let (next, now_reached) = self
-                    .sizes
-                    .stop
-                    .next_aim(*aim, time_left, |aim| self.needs_more(r, aim));
-                *aim = next;
-                *reached = now_reached.or(*reached);
+            // Twice: the first pass may bring the last comparison to the
+            // first aim, which lets every one refine in the second.
+            for _ in 0..2 {
+                let may_refine = time_left && reached.iter().all(Option::is_some);
+                for ((r, aim), reached) in ready.iter().zip(&mut aims).zip(&mut reached) {
+                    // By the interval's width alone, never by where it lies.
+                    let (next, now_reached) = self
+                        .sizes
+                        .stop
+                        .next_aim(*aim, may_refine, |aim| self.needs_more(r, aim));
+                    *aim = next;
+                    *reached = now_reached.or(*reached);
+                }
             }
             let all_within = reached
                 .iter()
