@@ -18,6 +18,7 @@ use crate::client::{ClientState, ProcessHandle, RealDialer};
 use crate::clock::{RealClock, machine_wall_ms};
 use crate::hook::RealHook;
 use crate::links::LinkTable;
+use crate::node_clock::NodeClocks;
 use crate::nodes::{Nodes, command, parse_int_reply};
 use crate::proxy::Proxy;
 use crate::stage;
@@ -117,6 +118,7 @@ struct RealWorld<'s> {
     mailbox: Arc<Mailbox>,
     agenda: Agenda,
     powered_off: BTreeSet<Host>,
+    node_clocks: NodeClocks,
     origin: Instant,
 }
 
@@ -230,6 +232,7 @@ impl<'s> RealWorld<'s> {
             mailbox: Arc::new(Mailbox::new()),
             agenda: Agenda::new(),
             powered_off: BTreeSet::new(),
+            node_clocks: NodeClocks::new(vec![scenario.lock.key.clone()]),
             origin,
             topology,
         };
@@ -315,6 +318,9 @@ impl<'s> RealWorld<'s> {
             for request in self.mailbox.take() {
                 self.handle_request(request)?;
             }
+            self.node_clocks
+                .tick(self.now(), &self.nodes)
+                .map_err(harness_error)?;
             if (self.all_finished() && self.agenda.is_empty()) || self.now() >= end {
                 return Ok(());
             }
@@ -544,27 +550,50 @@ impl<'s> RealWorld<'s> {
                 }
             }
             FaultSpec::ClockJump { jump_ms, .. } => {
-                // Node clocks were refused before the run (stage.rs).
-                if let Some(c) = target.and_then(|t| self.client_index(t)) {
+                let Some(target) = target else {
+                    return Ok(());
+                };
+                if let Some(c) = self.client_index(target) {
                     self.clients[c].state.clock.jump(*jump_ms);
-                    self.record(
-                        FaultName::ClockJump,
-                        FaultTarget::Host(Host::Client(c)),
-                        Phase::Instant,
-                        &format!("{jump_ms:+} ms"),
-                    );
+                } else if self.nodes.has(target) {
+                    // Nodes with replicas were refused before the run
+                    // (stage.rs); the store's clock is not modelled.
+                    let now = self.now();
+                    (self.node_clocks)
+                        .jump(target, *jump_ms, now, &self.nodes)
+                        .map_err(harness_error)?;
+                } else {
+                    return Ok(());
                 }
+                let detail = format!("{jump_ms:+} ms");
+                self.record(
+                    FaultName::ClockJump,
+                    FaultTarget::Host(target),
+                    Phase::Instant,
+                    &detail,
+                );
             }
             FaultSpec::ClockDrift { ppm, .. } => {
-                if let Some(c) = target.and_then(|t| self.client_index(t)) {
+                let Some(target) = target else {
+                    return Ok(());
+                };
+                if let Some(c) = self.client_index(target) {
                     self.clients[c].state.clock.set_drift(*ppm);
-                    self.record(
-                        FaultName::ClockDrift,
-                        FaultTarget::Host(Host::Client(c)),
-                        Phase::Instant,
-                        &format!("{ppm:+} ppm"),
-                    );
+                } else if self.nodes.has(target) {
+                    let now = self.now();
+                    (self.node_clocks)
+                        .set_drift(target, *ppm, now, &self.nodes)
+                        .map_err(harness_error)?;
+                } else {
+                    return Ok(());
                 }
+                let detail = format!("{ppm:+} ppm");
+                self.record(
+                    FaultName::ClockDrift,
+                    FaultTarget::Host(target),
+                    Phase::Instant,
+                    &detail,
+                );
             }
             FaultSpec::Failover {
                 promote_after_ms, ..
@@ -638,6 +667,11 @@ impl<'s> RealWorld<'s> {
                 return Ok(());
             }
             self.nodes.restart(host).map_err(harness_error)?;
+            // The keys it reloads expire by its moved clock, if it has one.
+            let now = self.now();
+            (self.node_clocks)
+                .sync(host, now, &self.nodes)
+                .map_err(harness_error)?;
             let powered_off = self.powered_off.remove(&host);
             for other in self.all_hosts() {
                 if other != host {
