@@ -77,3 +77,34 @@ pub fn refusals(scenario: &Scenario, rung: &str) -> Vec<String> {
 pub fn not_stageable(refused: &[String]) -> String {
     format!("not stageable in real mode: {}", refused.join("; "))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_topology(topology: &str) -> Scenario {
+        let text = format!(
+            "rungs = [\"watchdog\"]\nduration_ms = 1000\n{topology}\n\
+             [[clients]]\ncount = 1\n\
+             [[faults]]\nkind = \"clock-jump\"\nat_ms = 100\ntarget = \"redis-0\"\njump_ms = 500\n"
+        );
+        Scenario::parse(&text, "test.toml", "test").unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn a_node_clock_jump_is_stageable_on_a_node_without_replicas() {
+        let standalone = with_topology("");
+        assert!(refusals(&standalone, "watchdog").is_empty());
+        let independent = with_topology("[topology]\nkind = \"independent\"\nmasters = 3");
+        assert!(refusals(&independent, "watchdog").is_empty());
+    }
+
+    #[test]
+    fn a_node_clock_jump_on_a_master_with_replicas_is_refused_with_its_reason() {
+        let replicated = with_topology("[topology]\nkind = \"replicated\"\nreplicas = 1");
+        let refused = refusals(&replicated, "watchdog");
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert!(refused[0].contains("clock of redis-0"), "{refused:?}");
+        assert!(refused[0].contains("absolute deadlines"), "{refused:?}");
+    }
+}
