@@ -19,7 +19,7 @@ use crate::clock::{RealClock, machine_wall_ms};
 use crate::hook::RealHook;
 use crate::links::LinkTable;
 use crate::node_clock::NodeClocks;
-use crate::nodes::{Nodes, command, parse_int_reply};
+use crate::nodes::{Nodes, ServerBin, command, parse_int_reply};
 use crate::proxy::Proxy;
 use crate::stage;
 use locks::{LockContext, Owner, ReconnectingConnection};
@@ -66,9 +66,15 @@ pub enum RealOutcome {
     NotStageable(Vec<String>),
 }
 
-/// Runs `rung` in `scenario` on real servers; `seed` seeds the clients'
-/// tokens as in the simulator (a real run does not repeat byte for byte).
-pub fn run_real(scenario: &Scenario, rung: &str, seed: u64) -> Result<RealOutcome, RunError> {
+/// Runs `rung` in `scenario` on real servers of binary `bin`; `seed`
+/// seeds the clients' tokens as in the simulator (a real run does not
+/// repeat byte for byte).
+pub fn run_real(
+    scenario: &Scenario,
+    rung: &str,
+    seed: u64,
+    bin: &ServerBin,
+) -> Result<RealOutcome, RunError> {
     if !scenario.rungs.iter().any(|r| r == rung) {
         return Err(RunError::BadInput(format!(
             "scenario {:?} does not name rung {rung:?}; it names {}",
@@ -80,7 +86,7 @@ pub fn run_real(scenario: &Scenario, rung: &str, seed: u64) -> Result<RealOutcom
     if !refused.is_empty() {
         return Ok(RealOutcome::NotStageable(refused));
     }
-    let mut world = RealWorld::build(scenario, rung, seed)?;
+    let mut world = RealWorld::build(scenario, rung, seed, bin)?;
     world.drive()?;
     world.stop_clients();
     world.audit()?;
@@ -133,9 +139,14 @@ fn harness_error(e: impl std::fmt::Display) -> RunError {
 }
 
 impl<'s> RealWorld<'s> {
-    fn build(scenario: &'s Scenario, rung: &str, seed: u64) -> Result<RealWorld<'s>, RunError> {
+    fn build(
+        scenario: &'s Scenario,
+        rung: &str,
+        seed: u64,
+        bin: &ServerBin,
+    ) -> Result<RealWorld<'s>, RunError> {
         let topology = scenario.topology_of(rung).clone();
-        let mut nodes = Nodes::new(&run_id()).map_err(harness_error)?;
+        let mut nodes = Nodes::new(&run_id(), bin.clone()).map_err(harness_error)?;
         let proxy = Proxy::start().map_err(harness_error)?;
         let mut table = LinkTable::new();
         let node_hosts = topology.nodes();
