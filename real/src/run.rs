@@ -560,56 +560,52 @@ impl<'s> RealWorld<'s> {
                     self.schedule_in(*d, Action::Unslow(i));
                 }
             }
-            FaultSpec::ClockJump { jump_ms, .. } => {
-                let Some(target) = target else {
-                    return Ok(());
-                };
-                if let Some(c) = self.client_index(target) {
-                    self.clients[c].state.clock.jump(*jump_ms);
-                } else if self.nodes.has(target) {
-                    // Nodes with replicas were refused before the run
-                    // (stage.rs); the store's clock is not modelled.
-                    let now = self.now();
-                    (self.node_clocks)
-                        .jump(target, *jump_ms, now, &self.nodes)
-                        .map_err(harness_error)?;
-                } else {
-                    return Ok(());
-                }
-                let detail = format!("{jump_ms:+} ms");
-                self.record(
-                    FaultName::ClockJump,
-                    FaultTarget::Host(target),
-                    Phase::Instant,
-                    &detail,
-                );
-            }
-            FaultSpec::ClockDrift { ppm, .. } => {
-                let Some(target) = target else {
-                    return Ok(());
-                };
-                if let Some(c) = self.client_index(target) {
-                    self.clients[c].state.clock.set_drift(*ppm);
-                } else if self.nodes.has(target) {
-                    let now = self.now();
-                    (self.node_clocks)
-                        .set_drift(target, *ppm, now, &self.nodes)
-                        .map_err(harness_error)?;
-                } else {
-                    return Ok(());
-                }
-                let detail = format!("{ppm:+} ppm");
-                self.record(
-                    FaultName::ClockDrift,
-                    FaultTarget::Host(target),
-                    Phase::Instant,
-                    &detail,
-                );
-            }
+            FaultSpec::ClockJump { jump_ms, .. } => self.change_clock(
+                target,
+                FaultName::ClockJump,
+                &format!("{jump_ms:+} ms"),
+                |clock| clock.jump(*jump_ms),
+                |clocks, node, now, nodes| clocks.jump(node, *jump_ms, now, nodes),
+            )?,
+            FaultSpec::ClockDrift { ppm, .. } => self.change_clock(
+                target,
+                FaultName::ClockDrift,
+                &format!("{ppm:+} ppm"),
+                |clock| clock.set_drift(*ppm),
+                |clocks, node, now, nodes| clocks.set_drift(node, *ppm, now, nodes),
+            )?,
             FaultSpec::Failover {
                 promote_after_ms, ..
             } => self.fail_over(*promote_after_ms),
         }
+        Ok(())
+    }
+
+    /// Changes the clock of a client (`on_client`) or a node (`on_node`:
+    /// its deadlines shifted, see [`crate::node_clock`]; nodes with
+    /// replicas were refused before the run) and records the instant, as
+    /// the simulator does; a host this run lacks (the store's clock is
+    /// not modelled) is left alone.
+    fn change_clock(
+        &mut self,
+        target: Option<Host>,
+        fault: FaultName,
+        detail: &str,
+        on_client: impl FnOnce(&RealClock),
+        on_node: impl FnOnce(&mut NodeClocks, Host, Duration, &Nodes) -> Result<(), String>,
+    ) -> Result<(), RunError> {
+        let Some(target) = target else {
+            return Ok(());
+        };
+        if let Some(c) = self.client_index(target) {
+            on_client(&self.clients[c].state.clock);
+        } else if target.is_node() && self.nodes.has(target) {
+            let now = self.now();
+            on_node(&mut self.node_clocks, target, now, &self.nodes).map_err(harness_error)?;
+        } else {
+            return Ok(());
+        }
+        self.record(fault, FaultTarget::Host(target), Phase::Instant, detail);
         Ok(())
     }
 
