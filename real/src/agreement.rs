@@ -102,7 +102,7 @@ impl Row {
 pub struct Report {
     /// Real runs per cell.
     pub repeat: u32,
-    /// The server, as `redis-server --version` names it.
+    /// The server, as its `--version` names it (`redis-server 7.0.15`).
     pub server: String,
     /// Every cell, in matrix order.
     pub rows: Vec<Row>,
@@ -120,15 +120,18 @@ pub struct Report {
 }
 
 impl Report {
-    /// A report of `rows`.
-    pub fn new(repeat: u32, rows: Vec<Row>, wall_s: u64, partial: Option<String>) -> Report {
+    /// A report of `rows`, run on `server` ([`crate::nodes::ServerBin::description`]).
+    pub fn new(
+        repeat: u32,
+        server: &str,
+        rows: Vec<Row>,
+        wall_s: u64,
+        partial: Option<String>,
+    ) -> Report {
         let count = |a: Agreement| rows.iter().filter(|r| r.agreement == a).count();
         Report {
             repeat,
-            server: format!(
-                "redis-server {}",
-                harness::version().unwrap_or_else(|| "(version unknown)".into())
-            ),
+            server: server.to_string(),
             agree: count(Agreement::Agree),
             disagree: count(Agreement::Disagree),
             not_stageable: count(Agreement::NotStageable),
@@ -268,7 +271,7 @@ mod tests {
             not_stageable: None,
             agreement: Agreement::Disagree,
         }];
-        let md = Report::new(3, rows, 1, None).markdown();
+        let md = Report::new(3, "redis-server 7.0.15", rows, 1, None).markdown();
         assert!(md.contains("- `pause` / `set-nx-px`: the simulator says violated"));
         assert!(md.contains("0 agree, 1 disagree, 0 not stageable"));
     }

@@ -8,6 +8,7 @@
 //! history (the checkers are deterministic) and says that the run itself
 //! cannot be repeated byte for byte.
 
+use crate::nodes::ServerBin;
 use crate::run::{RealOutcome, run_real};
 use crate::stage;
 use serde::{Deserialize, Serialize};
@@ -47,9 +48,23 @@ impl CellOutcome {
     }
 }
 
-/// Runs `rung` in `scenario` `repeat` times on real servers (`seed` seeds
-/// the tokens, as in the simulator), calling `each` after every run.
+/// Runs `rung` in `scenario` `repeat` times on real `redis-server`s
+/// (`seed` seeds the tokens, as in the simulator), calling `each` after
+/// every run.
 pub fn run_real_cell(
+    scenario: &Scenario,
+    rung: &str,
+    seed: u64,
+    repeat: u32,
+    each: &mut dyn FnMut(u32, &Judged),
+) -> Result<CellOutcome, RunError> {
+    let bin = ServerBin::redis_server().map_err(RunError::BadInput)?;
+    run_real_cell_on(&bin, scenario, rung, seed, repeat, each)
+}
+
+/// [`run_real_cell`] on servers of binary `bin`.
+pub fn run_real_cell_on(
+    bin: &ServerBin,
     scenario: &Scenario,
     rung: &str,
     seed: u64,
@@ -58,7 +73,7 @@ pub fn run_real_cell(
 ) -> Result<CellOutcome, RunError> {
     let mut runs = Vec::new();
     for k in 1..=repeat.max(1) {
-        match run_real(scenario, rung, seed)? {
+        match run_real(scenario, rung, seed, bin)? {
             RealOutcome::NotStageable(refused) => return Ok(CellOutcome::NotStageable(refused)),
             RealOutcome::Ran { history, elapsed } => {
                 let (results, verdict) = judge(scenario, rung, &history);
@@ -105,7 +120,8 @@ pub struct RealMarker {
     pub run: u32,
     /// How many runs the cell had.
     pub of: u32,
-    /// The server that ran it, as `redis-server --version` names it.
+    /// The server that ran it, as its `--version` names it
+    /// (`redis-server 7.0.15`, `valkey-server 8.1.8`).
     pub server: String,
     /// Why `replay` cannot repeat it.
     pub note: String,
@@ -119,23 +135,22 @@ pub fn run_dir(root: &Path, judged: &Judged, k: u32) -> PathBuf {
         .join(format!("run-{k}"))
 }
 
-/// Writes a real run's folder: the simulator's files and the marker.
+/// Writes a real run's folder: the simulator's files and the marker
+/// naming `server` ([`ServerBin::description`]).
 pub fn write_run(
     dir: &Path,
     judged: &Judged,
     scenario_text: &str,
     k: u32,
     of: u32,
+    server: &str,
 ) -> std::io::Result<()> {
     sim::output::write_run(dir, judged, scenario_text)?;
     let marker = RealMarker {
         mode: "real".into(),
         run: k,
         of,
-        server: format!(
-            "redis-server {}",
-            harness::version().unwrap_or_else(|| "(version unknown)".into())
-        ),
+        server: server.to_string(),
         note: "a real run cannot be repeated byte for byte; `locklab replay` re-checks its \
                recorded history"
             .into(),

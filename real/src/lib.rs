@@ -12,6 +12,8 @@
 //!   onto it;
 //! - [`nodes`]: the servers (started, killed with `SIGKILL`, restarted on
 //!   the same port and data directory) through `bench/harness`;
+//! - [`node_clock`]: a node's clock jump or drift, staged by shifting the
+//!   deadlines of its keys;
 //! - [`client`], [`clock`], [`hook`]: a client process as its own thread
 //!   and runtime, frozen whole by a stop-the-world pause; its clock; its
 //!   fault points;
@@ -31,6 +33,7 @@ pub mod client;
 pub mod clock;
 pub mod hook;
 pub mod links;
+pub mod node_clock;
 pub mod nodes;
 pub mod proxy;
 pub mod run;

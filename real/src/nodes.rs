@@ -20,6 +20,47 @@ use std::time::{Duration, Instant};
 /// How long a replica may take to finish its first sync.
 const SYNC_TIMEOUT_MS: u64 = 10_000;
 
+/// The server binary a run starts for every node and the store:
+/// `redis-server` unless `--server-bin` names another (Valkey).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerBin {
+    /// A path, or a name on `PATH`.
+    pub path: String,
+    /// What it says it is: `redis-server 7.0.15`, `valkey-server 8.1.8`.
+    pub description: String,
+}
+
+impl ServerBin {
+    /// `redis-server` on `PATH`, if it runs.
+    pub fn redis_server() -> Result<ServerBin, String> {
+        ServerBin::probe(harness::DEFAULT_BIN)
+    }
+
+    /// Checks that `path` runs and names itself a Redis-compatible server
+    /// (`<Name> server v=<version> ...` on `--version`).
+    pub fn probe(path: &str) -> Result<ServerBin, String> {
+        let out = std::process::Command::new(path)
+            .arg("--version")
+            .output()
+            .map_err(|e| format!("server binary {path:?} could not be run: {e}"))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut words = text.split_whitespace();
+        let (name, kind) = (words.next(), words.next());
+        let version = text.split_whitespace().find_map(|w| w.strip_prefix("v="));
+        match (name, kind, version) {
+            (Some(name), Some("server"), Some(version)) if out.status.success() => Ok(ServerBin {
+                path: path.to_string(),
+                description: format!("{}-server {version}", name.to_lowercase()),
+            }),
+            _ => Err(format!(
+                "server binary {path:?} is not a Redis-compatible server: `{path} --version` \
+                 printed {:?}, expected \"<Name> server v=<version> ...\"",
+                text.lines().next().unwrap_or_default().trim()
+            )),
+        }
+    }
+}
+
 /// One node: its arguments and, while it runs, its process.
 #[derive(Debug)]
 struct Node {
@@ -33,6 +74,7 @@ struct Node {
 pub struct Nodes {
     nodes: BTreeMap<Host, Node>,
     dir: PathBuf,
+    bin: ServerBin,
 }
 
 /// The `redis-server` arguments for a persistence mode.
@@ -46,15 +88,16 @@ pub fn persistence_args(mode: Persistence) -> Vec<String> {
 }
 
 impl Nodes {
-    /// No server yet; data directories will go under a fresh folder in the
-    /// system's temporary folder.
-    pub fn new(run_id: &str) -> std::io::Result<Nodes> {
+    /// No server yet; `bin` will run them; data directories will go under
+    /// a fresh folder in the system's temporary folder.
+    pub fn new(run_id: &str, bin: ServerBin) -> std::io::Result<Nodes> {
         let dir =
             std::env::temp_dir().join(format!("locklab-real-{}-{run_id}", std::process::id()));
         std::fs::create_dir_all(&dir)?;
         Ok(Nodes {
             nodes: BTreeMap::new(),
             dir,
+            bin,
         })
     }
 
@@ -77,7 +120,8 @@ impl Nodes {
         // recorded in real mode yet.
         args.extend(extra.iter().cloned());
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        let server = RedisServer::start_with_args(&refs).map_err(|e| format!("{host}: {e}"))?;
+        let server =
+            RedisServer::start_bin(&self.bin.path, &refs).map_err(|e| format!("{host}: {e}"))?;
         let addr = server.addr();
         self.nodes.insert(
             host,
@@ -141,7 +185,8 @@ impl Nodes {
             return Ok(());
         }
         let refs: Vec<&str> = node.args.iter().map(String::as_str).collect();
-        let server = RedisServer::start_on(node.port, &refs).map_err(|e| format!("{host}: {e}"))?;
+        let server = RedisServer::start_bin_on(&self.bin.path, node.port, &refs)
+            .map_err(|e| format!("{host}: {e}"))?;
         node.server = Some(server);
         Ok(())
     }

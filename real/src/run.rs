@@ -18,7 +18,8 @@ use crate::client::{ClientState, ProcessHandle, RealDialer};
 use crate::clock::{RealClock, machine_wall_ms};
 use crate::hook::RealHook;
 use crate::links::LinkTable;
-use crate::nodes::{Nodes, command, parse_int_reply};
+use crate::node_clock::NodeClocks;
+use crate::nodes::{Nodes, ServerBin, command, parse_int_reply};
 use crate::proxy::Proxy;
 use crate::stage;
 use locks::{LockContext, Owner, ReconnectingConnection};
@@ -65,9 +66,15 @@ pub enum RealOutcome {
     NotStageable(Vec<String>),
 }
 
-/// Runs `rung` in `scenario` on real servers; `seed` seeds the clients'
-/// tokens as in the simulator (a real run does not repeat byte for byte).
-pub fn run_real(scenario: &Scenario, rung: &str, seed: u64) -> Result<RealOutcome, RunError> {
+/// Runs `rung` in `scenario` on real servers of binary `bin`; `seed`
+/// seeds the clients' tokens as in the simulator (a real run does not
+/// repeat byte for byte).
+pub fn run_real(
+    scenario: &Scenario,
+    rung: &str,
+    seed: u64,
+    bin: &ServerBin,
+) -> Result<RealOutcome, RunError> {
     if !scenario.rungs.iter().any(|r| r == rung) {
         return Err(RunError::BadInput(format!(
             "scenario {:?} does not name rung {rung:?}; it names {}",
@@ -79,7 +86,7 @@ pub fn run_real(scenario: &Scenario, rung: &str, seed: u64) -> Result<RealOutcom
     if !refused.is_empty() {
         return Ok(RealOutcome::NotStageable(refused));
     }
-    let mut world = RealWorld::build(scenario, rung, seed)?;
+    let mut world = RealWorld::build(scenario, rung, seed, bin)?;
     world.drive()?;
     world.stop_clients();
     world.audit()?;
@@ -117,6 +124,7 @@ struct RealWorld<'s> {
     mailbox: Arc<Mailbox>,
     agenda: Agenda,
     powered_off: BTreeSet<Host>,
+    node_clocks: NodeClocks,
     origin: Instant,
 }
 
@@ -131,9 +139,14 @@ fn harness_error(e: impl std::fmt::Display) -> RunError {
 }
 
 impl<'s> RealWorld<'s> {
-    fn build(scenario: &'s Scenario, rung: &str, seed: u64) -> Result<RealWorld<'s>, RunError> {
+    fn build(
+        scenario: &'s Scenario,
+        rung: &str,
+        seed: u64,
+        bin: &ServerBin,
+    ) -> Result<RealWorld<'s>, RunError> {
         let topology = scenario.topology_of(rung).clone();
-        let mut nodes = Nodes::new(&run_id()).map_err(harness_error)?;
+        let mut nodes = Nodes::new(&run_id(), bin.clone()).map_err(harness_error)?;
         let proxy = Proxy::start().map_err(harness_error)?;
         let mut table = LinkTable::new();
         let node_hosts = topology.nodes();
@@ -230,6 +243,7 @@ impl<'s> RealWorld<'s> {
             mailbox: Arc::new(Mailbox::new()),
             agenda: Agenda::new(),
             powered_off: BTreeSet::new(),
+            node_clocks: NodeClocks::new(vec![scenario.lock.key.clone()]),
             origin,
             topology,
         };
@@ -315,6 +329,9 @@ impl<'s> RealWorld<'s> {
             for request in self.mailbox.take() {
                 self.handle_request(request)?;
             }
+            self.node_clocks
+                .tick(self.now(), &self.nodes)
+                .map_err(harness_error)?;
             if (self.all_finished() && self.agenda.is_empty()) || self.now() >= end {
                 return Ok(());
             }
@@ -543,33 +560,52 @@ impl<'s> RealWorld<'s> {
                     self.schedule_in(*d, Action::Unslow(i));
                 }
             }
-            FaultSpec::ClockJump { jump_ms, .. } => {
-                // Node clocks were refused before the run (stage.rs).
-                if let Some(c) = target.and_then(|t| self.client_index(t)) {
-                    self.clients[c].state.clock.jump(*jump_ms);
-                    self.record(
-                        FaultName::ClockJump,
-                        FaultTarget::Host(Host::Client(c)),
-                        Phase::Instant,
-                        &format!("{jump_ms:+} ms"),
-                    );
-                }
-            }
-            FaultSpec::ClockDrift { ppm, .. } => {
-                if let Some(c) = target.and_then(|t| self.client_index(t)) {
-                    self.clients[c].state.clock.set_drift(*ppm);
-                    self.record(
-                        FaultName::ClockDrift,
-                        FaultTarget::Host(Host::Client(c)),
-                        Phase::Instant,
-                        &format!("{ppm:+} ppm"),
-                    );
-                }
-            }
+            FaultSpec::ClockJump { jump_ms, .. } => self.change_clock(
+                target,
+                FaultName::ClockJump,
+                &format!("{jump_ms:+} ms"),
+                |clock| clock.jump(*jump_ms),
+                |clocks, node, now, nodes| clocks.jump(node, *jump_ms, now, nodes),
+            )?,
+            FaultSpec::ClockDrift { ppm, .. } => self.change_clock(
+                target,
+                FaultName::ClockDrift,
+                &format!("{ppm:+} ppm"),
+                |clock| clock.set_drift(*ppm),
+                |clocks, node, now, nodes| clocks.set_drift(node, *ppm, now, nodes),
+            )?,
             FaultSpec::Failover {
                 promote_after_ms, ..
             } => self.fail_over(*promote_after_ms),
         }
+        Ok(())
+    }
+
+    /// Changes the clock of a client (`on_client`) or a node (`on_node`:
+    /// its deadlines shifted, see [`crate::node_clock`]; nodes with
+    /// replicas were refused before the run) and records the instant, as
+    /// the simulator does; a host this run lacks (the store's clock is
+    /// not modelled) is left alone.
+    fn change_clock(
+        &mut self,
+        target: Option<Host>,
+        fault: FaultName,
+        detail: &str,
+        on_client: impl FnOnce(&RealClock),
+        on_node: impl FnOnce(&mut NodeClocks, Host, Duration, &Nodes) -> Result<(), String>,
+    ) -> Result<(), RunError> {
+        let Some(target) = target else {
+            return Ok(());
+        };
+        if let Some(c) = self.client_index(target) {
+            on_client(&self.clients[c].state.clock);
+        } else if target.is_node() && self.nodes.has(target) {
+            let now = self.now();
+            on_node(&mut self.node_clocks, target, now, &self.nodes).map_err(harness_error)?;
+        } else {
+            return Ok(());
+        }
+        self.record(fault, FaultTarget::Host(target), Phase::Instant, detail);
         Ok(())
     }
 
@@ -638,6 +674,11 @@ impl<'s> RealWorld<'s> {
                 return Ok(());
             }
             self.nodes.restart(host).map_err(harness_error)?;
+            // The keys it reloads expire by its moved clock, if it has one.
+            let now = self.now();
+            (self.node_clocks)
+                .sync(host, now, &self.nodes)
+                .map_err(harness_error)?;
             let powered_off = self.powered_off.remove(&host);
             for other in self.all_hosts() {
                 if other != host {

@@ -6,8 +6,10 @@
 //!
 //! Staged: client pauses (the client's whole thread stops, see
 //! [`crate::client`]), client crashes and restarts, client clock jumps and
-//! drift (through the rung's `Clock`), node kills and restarts (`SIGKILL`,
-//! same port, directory and config), power loss of a node without
+//! drift (through the rung's `Clock`), node clock jumps and drift on a
+//! node without replicas (its keys' deadlines shifted, see
+//! [`crate::node_clock`]), node kills and restarts (`SIGKILL`, same port,
+//! directory and config), power loss of a node without
 //! persistence or with `appendfsync always` (the node is first cut off
 //! from every host through the proxy, so no peer hears it close, then
 //! killed: with those settings a power loss keeps exactly what a kill
@@ -16,17 +18,20 @@
 //! delay, `master` re-pointed), fault points.
 //!
 //! Refused:
-//! - a node's clock jump or drift: redis-server keeps deadlines by its own
-//!   clock, and the route that moves it (libfaketime) aborts at start-up
-//!   on Debian's jemalloc-built redis-server 7.0.15 ("unexpected recursive
-//!   calls to clock_gettime");
+//! - a clock jump or drift of a node in a replicated topology with
+//!   replicas: Redis propagates absolute deadlines, so shifting them on the
+//!   master shifts the replicas' too, where the simulator moves only the
+//!   master's clock (and a replica is read-only). Moving the server's
+//!   clock itself (libfaketime) aborts at start-up on Debian's
+//!   jemalloc-built redis-server 7.0.15 ("unexpected recursive calls to
+//!   clock_gettime");
 //! - a power loss with `appendfsync everysec`: what it loses (up to the
 //!   last second of writes the kernel had not yet flushed) cannot be made
 //!   to happen by killing a process, whose written data the page cache
 //!   keeps.
 
 use sim::fault::FaultSpec;
-use sim::scenario::Scenario;
+use sim::scenario::{Scenario, TopologyKind};
 use simredis::{CrashKind, Persistence};
 
 /// Every part of `rung`'s run in `scenario` real mode cannot stage, in
@@ -38,12 +43,15 @@ pub fn refusals(scenario: &Scenario, rung: &str) -> Vec<String> {
         let n = i + 1;
         match fault {
             FaultSpec::ClockJump { target, .. } | FaultSpec::ClockDrift { target, .. }
-                if target.client().is_none() =>
+                if target.is_node()
+                    && topology.kind == TopologyKind::Replicated
+                    && topology.replicas > 0 =>
             {
                 refused.push(format!(
-                    "fault {n} ({}) moves the clock of {target}: redis-server keeps key deadlines by \
-                     its own clock, and libfaketime aborts at start-up on Debian's jemalloc-built \
-                     redis-server 7.0.15",
+                    "fault {n} ({}) moves the clock of {target}, a node of a replicated \
+                     topology: Redis propagates absolute deadlines to replicas, so shifting \
+                     the master's deadlines would shift its replicas' too (their clocks did \
+                     not move), and a replica is read-only",
                     fault.name()
                 ));
             }
@@ -68,4 +76,35 @@ pub fn refusals(scenario: &Scenario, rung: &str) -> Vec<String> {
 /// The outcome text of a refused cell.
 pub fn not_stageable(refused: &[String]) -> String {
     format!("not stageable in real mode: {}", refused.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_topology(topology: &str) -> Scenario {
+        let text = format!(
+            "rungs = [\"watchdog\"]\nduration_ms = 1000\n{topology}\n\
+             [[clients]]\ncount = 1\n\
+             [[faults]]\nkind = \"clock-jump\"\nat_ms = 100\ntarget = \"redis-0\"\njump_ms = 500\n"
+        );
+        Scenario::parse(&text, "test.toml", "test").unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn a_node_clock_jump_is_stageable_on_a_node_without_replicas() {
+        let standalone = with_topology("");
+        assert!(refusals(&standalone, "watchdog").is_empty());
+        let independent = with_topology("[topology]\nkind = \"independent\"\nmasters = 3");
+        assert!(refusals(&independent, "watchdog").is_empty());
+    }
+
+    #[test]
+    fn a_node_clock_jump_on_a_master_with_replicas_is_refused_with_its_reason() {
+        let replicated = with_topology("[topology]\nkind = \"replicated\"\nreplicas = 1");
+        let refused = refusals(&replicated, "watchdog");
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert!(refused[0].contains("clock of redis-0"), "{refused:?}");
+        assert!(refused[0].contains("absolute deadlines"), "{refused:?}");
+    }
 }

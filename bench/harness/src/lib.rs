@@ -34,8 +34,13 @@ const STARTUP_TIMEOUT_MS: u64 = 10_000;
 /// How long a watcher may take to kill and reap its server once told to.
 const STOP_TIMEOUT_MS: u64 = 5_000;
 
+/// The server binary started when none is named.
+pub const DEFAULT_BIN: &str = "redis-server";
+
 /// The watcher each `redis-server` runs under (`sh -c WATCHER watcher
-/// ARGS...`): it starts the server in the background with `ARGS` (its
+/// BIN ARGS...`): it starts the server `BIN` (`redis-server`, or another
+/// binary speaking its protocol and options, such as `valkey-server`) in
+/// the background with `ARGS` (its
 /// output into the watcher's standard error, the log file), prints the
 /// server's pid, then blocks reading its standard input, a pipe from the
 /// process that started it. End-of-file (that process dropped the server,
@@ -46,7 +51,9 @@ const STOP_TIMEOUT_MS: u64 = 5_000;
 /// group, and stopping the servers is then the starting process's job (a
 /// background job of `sh` ignores `SIGINT` already).
 pub const WATCHER: &str = r#"trap '' INT
-redis-server "$@" </dev/null >&2 &
+bin=$1
+shift
+"$bin" "$@" </dev/null >&2 &
 server=$!
 trap 'kill -9 "$server" 2>/dev/null; exit 143' TERM HUP
 echo "$server"
@@ -124,7 +131,13 @@ impl RedisServer {
     /// Starts one server with extra `redis-server` arguments such as
     /// `["--appendonly", "yes"]` (they come after the defaults, so they win).
     pub fn start_with_args(extra: &[&str]) -> Result<RedisServer, Error> {
-        if !installed() {
+        Self::start_bin(DEFAULT_BIN, extra)
+    }
+
+    /// Starts one server of binary `bin` (a path, or a name on `PATH`)
+    /// with extra arguments, as [`RedisServer::start_with_args`] does.
+    pub fn start_bin(bin: &str, extra: &[&str]) -> Result<RedisServer, Error> {
+        if !installed_bin(bin) {
             return Err(Error::NotInstalled);
         }
         // A port that is free now may be taken before the server binds it;
@@ -132,7 +145,7 @@ impl RedisServer {
         let mut last = None;
         for _attempt in 0..5 {
             let port = free_port()?;
-            match Self::spawn_on(port, extra) {
+            match Self::spawn_on(bin, port, extra) {
                 Ok(server) => return Ok(server),
                 Err(e) => last = Some(e),
             }
@@ -144,13 +157,18 @@ impl RedisServer {
     /// the same data directory and config must come back where its peers
     /// and proxies look for it). One attempt: the port was this server's.
     pub fn start_on(port: u16, extra: &[&str]) -> Result<RedisServer, Error> {
-        if !installed() {
-            return Err(Error::NotInstalled);
-        }
-        Self::spawn_on(port, extra)
+        Self::start_bin_on(DEFAULT_BIN, port, extra)
     }
 
-    fn spawn_on(port: u16, extra: &[&str]) -> Result<RedisServer, Error> {
+    /// [`RedisServer::start_on`] for binary `bin`.
+    pub fn start_bin_on(bin: &str, port: u16, extra: &[&str]) -> Result<RedisServer, Error> {
+        if !installed_bin(bin) {
+            return Err(Error::NotInstalled);
+        }
+        Self::spawn_on(bin, port, extra)
+    }
+
+    fn spawn_on(bin: &str, port: u16, extra: &[&str]) -> Result<RedisServer, Error> {
         let port_arg = port.to_string();
         // Persistence is off; the file name is only set so that a stray
         // SAVE cannot clobber another server's file.
@@ -183,6 +201,7 @@ impl RedisServer {
             .arg("-c")
             .arg(WATCHER)
             .arg("locklab-redis-watcher")
+            .arg(bin)
             .args(&args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -315,7 +334,12 @@ impl Drop for RedisServer {
 
 /// Whether `redis-server` can be run.
 pub fn installed() -> bool {
-    Command::new("redis-server")
+    installed_bin(DEFAULT_BIN)
+}
+
+/// Whether server binary `bin` (a path, or a name on `PATH`) can be run.
+pub fn installed_bin(bin: &str) -> bool {
+    Command::new(bin)
         .arg("--version")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -326,10 +350,13 @@ pub fn installed() -> bool {
 
 /// The version `redis-server --version` reports, e.g. `7.0.15`.
 pub fn version() -> Option<String> {
-    let out = Command::new("redis-server")
-        .arg("--version")
-        .output()
-        .ok()?;
+    version_of(DEFAULT_BIN)
+}
+
+/// The version server binary `bin` reports (`Redis server v=7.0.15 ...`,
+/// `Valkey server v=8.1.8 ...`): the word after `v=`.
+pub fn version_of(bin: &str) -> Option<String> {
+    let out = Command::new(bin).arg("--version").output().ok()?;
     let text = String::from_utf8_lossy(&out.stdout);
     text.split_whitespace()
         .find_map(|w| w.strip_prefix("v="))
