@@ -34,4 +34,5 @@ pub mod links;
 pub mod nodes;
 pub mod proxy;
 pub mod run;
+pub mod server_features;
 pub mod stage;
