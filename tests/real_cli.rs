@@ -4,8 +4,10 @@
 //! SIGINT in the middle of a run, and after the process is killed with
 //! SIGKILL (its watchers stop the servers). The proxy lives inside the
 //! locklab process, so its ports close with it; the test checks that no
-//! process of the run survives. Needs redis-server (scripts/test installs
-//! it). About 10 s.
+//! process of the run survives. A rung file runs for real as its built-in
+//! does, a rung relying on commands redis-server 7.0 lacks is refused by
+//! name, and a failover loses the old master's replication backlog.
+//! Needs redis-server (scripts/test installs it). About 25 s.
 
 mod common;
 
@@ -293,4 +295,20 @@ fn a_rung_needing_commands_redis_7_lacks_is_not_stageable_and_the_commands_are_n
         "{said}"
     );
     assert!(!out.join("real-runs").exists(), "no run took place");
+}
+
+#[test]
+fn a_real_failover_loses_the_writes_still_in_the_old_masters_replication_backlog() {
+    // As in the simulator: the grant the master had not yet replicated
+    // dies with it, so B takes the lock on the promoted replica beside A.
+    let out = scratch("real-failover-backlog");
+    let scenario = root().join("scenarios/libraries/redisson-replica-sync-failover.toml");
+    let run = real_run(&scenario, &["--rung", "watchdog"], &out);
+    assert_eq!(
+        run.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&run),
+        stderr(&run)
+    );
 }

@@ -252,7 +252,7 @@ impl Report {
         let _ = writeln!(
             out,
             "Rows: rungs, in ladder order. Columns: scenarios. Each cell is the simulator's \
-             verdict, then what the real runs said: {} agree, {} **disagree**, {} not stageable \
+             verdict, then what the real runs said: {} agree, {} disagree, {} not stageable \
              (the reason is in the table above); — the rung is not in that scenario.\n",
             Agreement::Agree.mark(),
             Agreement::Disagree.mark(),
