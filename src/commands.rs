@@ -251,6 +251,8 @@ fn recheck_real(dir: &Path) -> Result<crate::json::ReplayResult, String> {
     let file = dir.join("scenario.toml").display().to_string();
     let scenario = Scenario::parse(&read("scenario.toml")?, &file, &cell.scenario)
         .map_err(|e| e.to_string())?;
+    // A rung file's run: its kept file gives the rung its part again.
+    let scenario = crate::rung_files::recorded(dir, scenario, &cell.rung)?;
     let difference = real::cell::recheck(
         &scenario,
         &cell.rung,

@@ -58,9 +58,8 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// Run on real redis-server processes with real faults instead of
-        /// the simulator (each rung `--repeat` times; not with --json or
-        /// --rung-file).
-        #[arg(long, conflicts_with_all = ["json", "rung_file"])]
+        /// the simulator (each rung `--repeat` times; not with --json).
+        #[arg(long, conflicts_with = "json")]
         real: bool,
         /// Real mode: runs per rung.
         #[arg(long, default_value_t = real::cell::DEFAULT_REPEAT, requires = "real")]
@@ -114,7 +113,7 @@ enum Command {
         /// Also run every cell on real redis-server processes with real
         /// faults (`--repeat` times each) and write `reality.{md,json}`:
         /// the simulator's verdicts beside the real ones.
-        #[arg(long, conflicts_with_all = ["all", "junit", "json", "rung_file"])]
+        #[arg(long, conflicts_with_all = ["all", "junit", "json"])]
         real: bool,
         /// Real mode: runs per cell.
         #[arg(long, default_value_t = real::cell::DEFAULT_REPEAT, requires = "real")]
@@ -256,6 +255,7 @@ fn main() -> std::process::ExitCode {
         Command::Run {
             scenario,
             rung,
+            rung_file,
             seed,
             out,
             real: true,
@@ -265,6 +265,7 @@ fn main() -> std::process::ExitCode {
         } => real_cmd::run(
             &scenario,
             rung.as_deref(),
+            rung_file.as_deref(),
             seed,
             &out,
             repeat,
@@ -297,11 +298,18 @@ fn main() -> std::process::ExitCode {
         Command::Suite {
             scenarios,
             out,
+            rung_file,
             real: true,
             repeat,
             server_bin,
             ..
-        } => real_cmd::suite(scenarios.as_deref(), &out, repeat, server_bin.as_deref()),
+        } => real_cmd::suite(
+            scenarios.as_deref(),
+            &out,
+            repeat,
+            &rung_file,
+            server_bin.as_deref(),
+        ),
         Command::Suite {
             scenarios,
             out,

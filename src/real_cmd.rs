@@ -9,7 +9,7 @@ use sim::cell::Judged;
 use sim::exit::ExitCode;
 use sim::run::RunError;
 use sim::verdict::Verdict;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 fn say(text: &str) {
@@ -32,21 +32,35 @@ fn server_bin(path: Option<&Path>) -> Option<ServerBin> {
     probed.map_err(|e| eprintln!("error: {e}")).ok()
 }
 
-/// `locklab run SCENARIO --real [--rung ID] [--seed N] [--repeat R]`.
+/// `locklab run SCENARIO --real [--rung ID | --rung-file F] [--seed N]
+/// [--repeat R]`. A rung file's rung runs as a built-in rung does: the
+/// same generic lock the simulator runs, its file kept in each run folder
+/// so that `replay` re-checks the run with it.
 pub fn run(
     path: &Path,
     rung: Option<&str>,
+    rung_file: Option<&Path>,
     seed: Option<u64>,
     out: &Path,
     repeat: u32,
     server: Option<&Path>,
 ) -> ExitCode {
+    let from_file = match rung_file.map(crate::rung_files::load).transpose() {
+        Ok(id) => id,
+        Err(code) => return code,
+    };
+    let rung = rung.or(from_file);
     let (scenario, text) = match load_scenario_arg(path) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::BadInput;
         }
+    };
+    let scenario = match from_file.map(|id| crate::rung_files::adopt(&scenario, id)) {
+        Some(Ok(adopted)) => adopted,
+        Some(Err(code)) => return code,
+        None => scenario,
     };
     let rungs: Vec<String> = match rung {
         Some(r) if scenario.rungs.iter().any(|x| x == r) => vec![r.to_string()],
@@ -75,7 +89,9 @@ pub fn run(
             say(&format!("real run {k} of {repeat}"));
             say(&sim::output::describe(judged));
             let dir = real::cell::run_dir(out, judged, k);
-            match real::cell::write_run(&dir, judged, &text, k, repeat, &bin.description) {
+            let written = real::cell::write_run(&dir, judged, &text, k, repeat, &bin.description)
+                .and_then(|()| rung_file.map_or(Ok(()), |f| crate::rung_files::keep(&dir, f)));
+            match written {
                 Ok(()) => say(&format!("  written to {}\n", dir.display())),
                 Err(e) => {
                     eprintln!("error: cannot write {}: {e}", dir.display());
@@ -116,11 +132,27 @@ pub fn run(
     run_exit(worst(&verdicts), failed)
 }
 
-/// `locklab suite --real [--repeat R]`: every cell of the safety matrix
-/// on the simulator and R times on real servers; `reality.{md,json}`.
-pub fn suite(dir: Option<&Path>, out: &Path, repeat: u32, server: Option<&Path>) -> ExitCode {
+/// `locklab suite --real [--repeat R] [--rung-file F] [--server-bin PATH]`:
+/// every cell of the safety matrix (with each rung file's rung where it
+/// has a part) on the simulator and R times on real servers;
+/// `reality.{md,json}`.
+pub fn suite(
+    dir: Option<&Path>,
+    out: &Path,
+    repeat: u32,
+    rung_files: &[PathBuf],
+    server: Option<&Path>,
+) -> ExitCode {
+    let ids = match crate::rung_files::load_all(rung_files) {
+        Ok(ids) => ids,
+        Err(code) => return code,
+    };
     let Some(scenarios) = load_all(dir) else {
         return ExitCode::BadInput;
+    };
+    let scenarios = match crate::rung_files::adopt_all(scenarios, &ids, false) {
+        Ok(s) => s,
+        Err(code) => return code,
     };
     if repeat == 0 {
         eprintln!("error: --repeat 0: a real cell needs at least one run");

@@ -5,14 +5,17 @@
 //! SIGKILL (its watchers stop the servers). The proxy lives inside the
 //! locklab process, so its ports close with it; the test checks that no
 //! process of the run survives; the same on Valkey (`--server-bin`) when
-//! it is installed, skipped with the reason printed when not. Needs
-//! redis-server (scripts/test installs it). About 15 s.
+//! it is installed, skipped with the reason printed when not. A rung file
+//! runs for real as its built-in does, a rung relying on commands
+//! redis-server 7.0 lacks is refused by name, and a failover loses the old
+//! master's replication backlog. Needs redis-server (scripts/test installs
+//! it). About 30 s.
 
 mod common;
 
-use common::{path, root, scratch};
+use common::{path, root, scratch, stderr, stdout};
 use std::collections::BTreeMap;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// Every process on the machine: pid → (parent pid, command line).
@@ -268,5 +271,130 @@ fn a_server_bin_that_is_not_a_redis_server_is_refused_by_name() {
     assert!(
         text.contains("--server-bin /bin/true") && text.contains("not a Redis-compatible server"),
         "{text}"
+    );
+}
+
+/// `pause-at-release-start` naming `lua-release` too, written to `dir`:
+/// the holder pauses as its release starts, past its TTL, so a release
+/// that skips the owner check deletes the next holder's lock.
+fn release_start_with_lua_release(dir: &std::path::Path) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(root().join("scenarios/pause-at-release-start.toml"))
+        .expect("the scenario");
+    let named = "rungs = [\"set-nx-px\", \"get-check-del\"]";
+    assert!(text.contains(named), "the scenario's rungs line");
+    let text = text
+        .replace(
+            named,
+            "rungs = [\"set-nx-px\", \"get-check-del\", \"lua-release\"]",
+        )
+        .replace("[expect]\n", "[expect]\nlua-release = \"safe\"\n");
+    let file = dir.join("pause-at-release-start.toml");
+    std::fs::write(&file, text).expect("write the scenario");
+    file
+}
+
+/// `rungs/lua-release.toml` with its release replaced by `release`, under
+/// the id `id`.
+fn lua_release_file_with(dir: &std::path::Path, id: &str, release: &str) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(root().join("rungs/lua-release.toml")).expect("reads");
+    let (head, tail) = text.split_once("[release]").expect("a release");
+    let (_, rest) = tail.split_once("[extend]").expect("an extend");
+    let text = format!("{head}[release]\n{release}\n[extend]{rest}")
+        .replace("id = \"lua-release-file\"", &format!("id = \"{id}\""));
+    let file = dir.join(format!("{id}.toml"));
+    std::fs::write(&file, text).expect("write the rung file");
+    file
+}
+
+fn real_run(scenario: &std::path::Path, rung: &[&str], out: &std::path::Path) -> Output {
+    let mut args = vec!["run", path(scenario), "--real", "--repeat", "1"];
+    args.extend(rung);
+    args.extend(["--out", path(out)]);
+    common::locklab(&args)
+}
+
+#[test]
+fn a_rung_file_runs_for_real_as_its_built_in_does_and_skipping_the_owner_check_is_violated() {
+    let out = scratch("real-rung-file");
+    let scenario = release_start_with_lua_release(&out);
+    let built_in = real_run(&scenario, &["--rung", "lua-release"], &out);
+    assert_eq!(built_in.status.code(), Some(0), "{}", stderr(&built_in));
+    let file = root().join("rungs/lua-release.toml");
+    let from_file = real_run(&scenario, &["--rung-file", path(&file)], &out);
+    assert_eq!(
+        from_file.status.code(),
+        built_in.status.code(),
+        "the file gives the built-in's real verdict: {}",
+        stderr(&from_file)
+    );
+    let kept = out.join("real-runs/pause-at-release-start/lua-release-file/run-1");
+    assert!(kept.join("real.json").is_file());
+    assert_eq!(
+        std::fs::read_to_string(kept.join("rung-file.toml")).expect("the kept rung file"),
+        std::fs::read_to_string(&file).expect("the rung file")
+    );
+
+    let blind = lua_release_file_with(
+        &out,
+        "lua-release-no-owner-check",
+        "script = \"return redis.call('del', KEYS[1])\"\nkeys = [\"{key}\"]\nreleased = \"1\"\nnot_mine = \"0\"\n",
+    );
+    let violated = real_run(&scenario, &["--rung-file", path(&blind)], &out);
+    assert_eq!(
+        violated.status.code(),
+        Some(1),
+        "a blind release deletes the next holder's lock: {}{}",
+        stdout(&violated),
+        stderr(&violated)
+    );
+    // Replay re-checks the real run with the rung file it kept.
+    let run = out.join("real-runs/pause-at-release-start/lua-release-no-owner-check/run-1");
+    let replay = common::locklab(&["replay", path(&run)]);
+    assert_eq!(replay.status.code(), Some(0), "{}", stderr(&replay));
+    assert!(stdout(&replay).contains("cannot be repeated byte for byte"));
+}
+
+#[test]
+fn a_rung_needing_commands_redis_7_lacks_is_not_stageable_and_the_commands_are_named() {
+    let out = scratch("real-newer-commands");
+    // A rung file releasing with Valkey 9.0's DELIFEQ.
+    let delifeq = lua_release_file_with(
+        &out,
+        "release-by-delifeq",
+        "command = [\"DELIFEQ\", \"{key}\", \"{token}\"]\nreleased = \"1\"\nnot_mine = \"0\"\n",
+    );
+    let scenario = root().join("scenarios/pause-at-release-mid.toml");
+    let refused = real_run(&scenario, &["--rung-file", path(&delifeq)], &out);
+    let said = format!("{}{}", stdout(&refused), stderr(&refused));
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("not stageable in real mode: release-by-delifeq sends DELIFEQ (Valkey 9.0)"),
+        "{said}"
+    );
+    // The library rung native-cad: DELEX or DELIFEQ, and SET ... IFEQ.
+    let refused = real_run(&scenario, &["--rung", "native-cad"], &out);
+    let said = format!("{}{}", stdout(&refused), stderr(&refused));
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("DELEX (Redis 8.4) or DELIFEQ (Valkey 9.0)")
+            && said.contains("SET ... IFEQ (Valkey 8.1, Redis 8.4)"),
+        "{said}"
+    );
+    assert!(!out.join("real-runs").exists(), "no run took place");
+}
+
+#[test]
+fn a_real_failover_loses_the_writes_still_in_the_old_masters_replication_backlog() {
+    // As in the simulator: the grant the master had not yet replicated
+    // dies with it, so B takes the lock on the promoted replica beside A.
+    let out = scratch("real-failover-backlog");
+    let scenario = root().join("scenarios/libraries/redisson-replica-sync-failover.toml");
+    let run = real_run(&scenario, &["--rung", "watchdog"], &out);
+    assert_eq!(
+        run.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&run),
+        stderr(&run)
     );
 }

@@ -39,6 +39,16 @@ impl Agreement {
             Agreement::NotStageable => "not stageable",
         }
     }
+
+    /// Its mark in the matrix view: ✓ agree, ✗ disagree (bold), ⊘ not
+    /// stageable.
+    pub fn mark(self) -> &'static str {
+        match self {
+            Agreement::Agree => "✓",
+            Agreement::Disagree => "**✗**",
+            Agreement::NotStageable => "⊘",
+        }
+    }
 }
 
 /// Whether real verdict counts agree with the simulator's verdict.
@@ -153,6 +163,7 @@ impl Report {
         if let Some(partial) = &self.partial {
             let _ = writeln!(out, "**PARTIAL**: {partial}\n");
         }
+        let _ = writeln!(out, "## {}\n", self.server);
         let _ = writeln!(
             out,
             "Every cell of the safety matrix run {} times on real {} processes \
@@ -205,18 +216,75 @@ impl Report {
                 crate::cell::describe_counts(&row.real)
             );
         }
-        let _ = writeln!(
-            out,
-            "\n{} cells: {} agree, {} disagree, {} not stageable; wall time {} s.",
+        let _ = writeln!(out, "\n{}; wall time {} s.", self.counts(), self.wall_s);
+        out.push_str(&self.matrix_markdown());
+        out
+    }
+
+    /// `56 cells: 53 agree, 0 disagree, 3 not stageable` (the README
+    /// quotes it).
+    pub fn counts(&self) -> String {
+        format!(
+            "{} cells: {} agree, {} disagree, {} not stageable",
             self.rows.len(),
             self.agree,
             self.disagree,
-            self.not_stageable,
-            self.wall_s
+            self.not_stageable
+        )
+    }
+
+    /// The safety matrix with each cell's agreement: rungs as rows (ladder
+    /// order), scenarios as columns (the report's order), each cell the
+    /// simulator's verdict and a mark for what real runs said. The README
+    /// links it as the matrix's real-mode view.
+    pub fn matrix_markdown(&self) -> String {
+        let mut scenarios: Vec<&str> = Vec::new();
+        let mut rungs: Vec<&str> = Vec::new();
+        for row in &self.rows {
+            if !scenarios.contains(&row.scenario.as_str()) {
+                scenarios.push(&row.scenario);
+            }
+            if !rungs.contains(&row.rung.as_str()) {
+                rungs.push(&row.rung);
+            }
+        }
+        // Stable: rungs of one number (rung files) keep their order.
+        rungs.sort_by_key(|id| locks::rung(id).map_or(u8::MAX, |r| r.number));
+        let mut out = String::new();
+        let _ = writeln!(out, "\n## {MATRIX_HEADING}\n");
+        let _ = writeln!(
+            out,
+            "Rows: rungs, in ladder order. Columns: scenarios. Each cell is the simulator's \
+             verdict, then what the real runs said: {} agree, {} disagree, {} not stageable \
+             (the reason is in the table above); — the rung is not in that scenario.\n",
+            Agreement::Agree.mark(),
+            Agreement::Disagree.mark(),
+            Agreement::NotStageable.mark()
         );
+        let _ = writeln!(out, "| rung | {} |", scenarios.join(" | "));
+        let _ = writeln!(out, "|---|{}", "---|".repeat(scenarios.len()));
+        for rung in rungs {
+            let cells: Vec<String> = scenarios
+                .iter()
+                .map(|scenario| {
+                    self.rows
+                        .iter()
+                        .find(|r| r.rung == rung && r.scenario == *scenario)
+                        .map_or_else(
+                            || "—".to_string(),
+                            |r| format!("{} {}", r.simulated.as_str(), r.agreement.mark()),
+                        )
+                })
+                .collect();
+            let _ = writeln!(out, "| `{rung}` | {} |", cells.join(" | "));
+        }
         out
     }
 }
+
+/// The heading of the matrix section of `reality.md` (the README links
+/// it by its anchor).
+pub const MATRIX_HEADING: &str = "Agreement in the safety matrix";
 
 #[cfg(test)]
 mod tests {
@@ -259,6 +327,79 @@ mod tests {
         assert!(agreement_of(Safe, &[Safe, Unknown, Safe]));
         assert!(agreement_of(Deadlock, &[Safe, Deadlock]));
         assert!(!agreement_of(Deadlock, &[Safe, Safe]));
+    }
+
+    #[test]
+    fn the_matrix_view_marks_each_cell_with_its_agreement() {
+        let row = |scenario: &str, rung: &str, simulated, agreement| Row {
+            scenario: scenario.into(),
+            rung: rung.into(),
+            simulated,
+            real: runs(&[simulated]),
+            not_stageable: None,
+            agreement,
+        };
+        let rows = vec![
+            row("a", "lua-release", Verdict::Safe, Agreement::Agree),
+            row("a", "set-nx-px", Verdict::Violated, Agreement::Disagree),
+            row(
+                "b",
+                "lua-release",
+                Verdict::Violated,
+                Agreement::NotStageable,
+            ),
+        ];
+        let matrix = Report::new(1, rows, 1, None).matrix_markdown();
+        let lines: Vec<&str> = matrix.lines().filter(|l| l.starts_with("| `")).collect();
+        assert_eq!(
+            lines,
+            [
+                "| `set-nx-px` | violated **✗** | — |",
+                "| `lua-release` | safe ✓ | violated ⊘ |"
+            ]
+        );
+    }
+
+    /// The committed report: `reality.md` is what `reality.json` gives,
+    /// and the README quotes its counts and links its matrix.
+    #[test]
+    fn the_committed_reality_report_and_the_readme_agree_with_reality_json() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let read = |name: &str| {
+            std::fs::read_to_string(root.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+        };
+        let report: Report =
+            serde_json::from_str(&read("reports/reality.json")).expect("reality.json");
+        let recounted = Report::new(
+            report.repeat,
+            report.rows.clone(),
+            report.wall_s,
+            report.partial.clone(),
+        );
+        assert_eq!(
+            (recounted.agree, recounted.disagree, recounted.not_stageable),
+            (report.agree, report.disagree, report.not_stageable),
+            "reality.json's counts are its rows' counts"
+        );
+        assert!(
+            read("reports/reality.md") == report.markdown(),
+            "reports/reality.md is not the view of reports/reality.json (`locklab suite --real` \
+             writes both)"
+        );
+        let readme = read("README.md")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            readme.contains(&report.counts()),
+            "README.md should quote reality.json's counts: {:?}",
+            report.counts()
+        );
+        let anchor = MATRIX_HEADING.to_ascii_lowercase().replace(' ', "-");
+        assert!(
+            readme.contains(&format!("reports/reality.md#{anchor}")),
+            "README.md should link the matrix view, reports/reality.md#{anchor}"
+        );
     }
 
     #[test]

@@ -37,4 +37,5 @@ pub mod node_clock;
 pub mod nodes;
 pub mod proxy;
 pub mod run;
+pub mod server_features;
 pub mod stage;

@@ -82,7 +82,13 @@ pub fn run_real(
             scenario.rungs.join(", ")
         )));
     }
-    let refused = stage::refusals(scenario, rung);
+    if locks::registration(rung).is_none() {
+        return Err(RunError::BadInput(format!(
+            "rung {rung:?} is neither built in nor registered from a rung file"
+        )));
+    }
+    let mut refused = stage::refusals(scenario, rung);
+    refused.extend(stage::server_refusals(rung, bin).map_err(harness_error)?);
     if !refused.is_empty() {
         return Ok(RealOutcome::NotStageable(refused));
     }
@@ -720,6 +726,14 @@ impl<'s> RealWorld<'s> {
             Phase::Start,
             &format!("promote after {promote_after_ms} ms"),
         );
+        // Writes still waiting in the old master's replication buffer die
+        // with it (docs/ladder.md, `failover`): its replication links are
+        // cut first, so what the proxy still delays on them is lost in
+        // flight instead of reaching the replica after the kill.
+        for replica in self.nodes.hosts().into_iter().filter(|h| *h != master) {
+            let calls = self.links.partition(master, replica, false);
+            self.table.make(&calls);
+        }
         self.nodes.kill(master);
         self.schedule_in(promote_after_ms, Action::Promote);
     }

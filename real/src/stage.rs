@@ -25,6 +25,9 @@
 //!   clock itself (libfaketime) aborts at start-up on Debian's
 //!   jemalloc-built redis-server 7.0.15 ("unexpected recursive calls to
 //!   clock_gettime");
+//! - a rung relying on a command newer than the server (`native-cad`'s
+//!   `DELEX`/`DELIFEQ` and `SET ... IFEQ` on redis-server 7.0), asked of
+//!   the server itself ([`crate::server_features`]);
 //! - a power loss with `appendfsync everysec`: what it loses (up to the
 //!   last second of writes the kernel had not yet flushed) cannot be made
 //!   to happen by killing a process, whose written data the page cache
@@ -32,6 +35,7 @@
 
 use sim::fault::FaultSpec;
 use sim::scenario::{Scenario, TopologyKind};
+use crate::nodes::ServerBin;
 use simredis::{CrashKind, Persistence};
 
 /// Every part of `rung`'s run in `scenario` real mode cannot stage, in
@@ -76,6 +80,17 @@ pub fn refusals(scenario: &Scenario, rung: &str) -> Vec<String> {
 /// The outcome text of a refused cell.
 pub fn not_stageable(refused: &[String]) -> String {
     format!("not stageable in real mode: {}", refused.join("; "))
+}
+
+/// What the real server lacks of the commands `rung` relies on, each as a
+/// refusal naming the command (asks a scratch server only when the rung
+/// relies on a command newer than Redis 7.0).
+pub fn server_refusals(rung: &str, bin: &ServerBin) -> Result<Vec<String>, String> {
+    use crate::server_features::{lacking, needed_by};
+    Ok(lacking(&needed_by(rung), bin)?
+        .into_iter()
+        .map(|what| format!("{rung} sends {what}, which {} does not know", bin.description))
+        .collect())
 }
 
 #[cfg(test)]
