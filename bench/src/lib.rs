@@ -63,6 +63,7 @@ pub mod report;
 pub mod rng;
 mod run;
 pub mod servers;
+pub mod sim_node;
 pub mod stats;
 pub mod targets;
 pub mod workload;
