@@ -138,7 +138,7 @@ pub struct Figures {
     /// The watchdog on long critical sections.
     pub watchdog: Vec<WatchdogRow>,
     /// The rows measured on locklab's simulated node instead of
-    /// redis-server (`None` when the run did not get that far).
+    /// redis-server (null when the run did not get that far).
     pub simulated_node: Option<SimulatedNode>,
 }
 
