@@ -188,4 +188,23 @@ mod tests {
         drop(sim);
         assert!(ping(addr).is_err(), "still answering after drop");
     }
+
+    #[test]
+    fn a_node_placed_on_a_cpu_runs_both_its_threads_there_and_nothing_else() {
+        if !env::taskset_available() || env::online_cpus() < 2 {
+            eprintln!("taskset or a second CPU missing; skipped");
+            return;
+        }
+        let before = env::affinity(std::process::id());
+        let sim = SimNode::start(Some(1)).expect("start");
+        assert_eq!(sim.threads().len(), 2, "the node's and its sockets' thread");
+        for tid in sim.threads() {
+            assert_eq!(env::affinity(*tid), "1", "thread {tid}");
+        }
+        assert_eq!(
+            env::affinity(std::process::id()),
+            before,
+            "the process moved"
+        );
+    }
 }
