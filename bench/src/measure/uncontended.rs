@@ -44,13 +44,12 @@ const SIMULATED_BASELINES: [Impl; 2] = [Impl::Floor, Impl::Rung("lua-release", W
 const SCALING_NODES: [usize; 2] = [3, 5];
 
 /// What the report says of the rows measured on the simulated node.
-pub const SIMULATED_NOTE: &str = "On locklab's simulated node (simredis) over TCP on 127.0.0.1, \
-     not redis-server: no server here answers DELEX/DELIFEQ, which native-cad releases with \
-     (redis-server is 7.0.15; Valkey 8.1 has only SET ... IFEQ). The floor and lua-release ran \
-     on the same node in the same rounds: compare these rows with each other, never with the \
-     redis-server rows. The physics' allowance for a cheaper command on the floor's round trips \
-     was measured on redis-server, where Lua costs what it costs there, so no row here is \
-     flagged for beating the floor.";
+const SIMULATED_NOTE: &str = "On locklab's simulated node (simredis) over TCP on 127.0.0.1, \
+     not redis-server: no server here answers DELEX/DELIFEQ (Redis 8.4, Valkey 9.0), which \
+     native-cad releases with. The floor and lua-release ran on the same node in the same \
+     rounds: compare these rows with each other, never with the redis-server rows. No row here \
+     is flagged for beating the floor: the allowance for a cheaper command on the floor's round \
+     trips was measured on redis-server, and this node's commands and Lua cost otherwise.";
 
 /// Where a group's `PING` slices are recorded besides the group.
 #[derive(Debug, Clone, Copy)]
