@@ -132,13 +132,30 @@ pub enum Impl {
     Rung(&'static str, Wait),
 }
 
+/// The report's name of the `rslock` library rung (the model of the
+/// rslock crate), apart from the crate's own row, `rslock`.
+pub const RSLOCK_MODEL: &str = "rslock-model";
+
 impl Impl {
-    /// `floor`, `rslock` or the rung id.
+    /// `floor`, `rslock` (the crate) or the rung id; the `rslock` rung is
+    /// [`RSLOCK_MODEL`].
     pub fn name(&self) -> &'static str {
         match self {
             Impl::Floor => "floor",
             Impl::Rslock => "rslock",
+            Impl::Rung(id, _) if *id == locks::libraries::rslock::RUNG.id => RSLOCK_MODEL,
             Impl::Rung(id, _) => id,
+        }
+    }
+
+    /// The implementation [`Impl::name`] names, a rung with its default
+    /// wait; `None` for a name that is none of them.
+    pub fn named(name: &str) -> Option<Impl> {
+        match name {
+            "floor" => Some(Impl::Floor),
+            "rslock" => Some(Impl::Rslock),
+            RSLOCK_MODEL => Some(Impl::Rung(locks::libraries::rslock::RUNG.id, Wait::Fixed)),
+            id => locks::rung(id).map(|rung| Impl::Rung(rung.id, Wait::Fixed)),
         }
     }
 
@@ -163,8 +180,7 @@ impl Impl {
     /// `name` plus the wait strategy where it is not the default.
     pub fn label(&self) -> String {
         match self {
-            Impl::Rung(id, Wait::Fixed) => id.to_string(),
-            Impl::Rung(id, w) => format!("{id}+{}", w.label()),
+            Impl::Rung(_, w) if *w != Wait::Fixed => format!("{}+{}", self.name(), w.label()),
             other => other.name().to_string(),
         }
     }

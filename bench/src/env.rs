@@ -78,6 +78,12 @@ pub fn pin(pid: u32, cpus: &str) -> bool {
     taskset(&["-a", "-p", "-c", cpus, &pid.to_string()])
 }
 
+/// Pins one thread, `tid`, to `cpus` (without `-a`: on a thread id that
+/// would pin every thread of its process). False when it could not.
+pub fn pin_thread(tid: u32, cpus: &str) -> bool {
+    taskset(&["-p", "-c", cpus, &tid.to_string()])
+}
+
 /// Runs `taskset` with `args`, silently; whether it succeeded.
 fn taskset(args: &[&str]) -> bool {
     Command::new("taskset")

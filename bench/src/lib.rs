@@ -11,7 +11,12 @@
 //!   one connection per node (all nodes at once when N > 1), and the raw
 //!   `PING` round trip of the same server;
 //! - **rslock** 0.10, the crate a Rust user would pick instead;
-//! - every rung of the ladder where the workload makes sense.
+//! - every rung of the ladder where the workload makes sense, and the
+//!   library rungs ([`physics::LIBRARY_ROWS`]; the `rslock` rung as
+//!   `rslock-model`, beside the crate it models);
+//! - `native-cad`, whose release no server here answers, on locklab's
+//!   simulated node served over TCP by this process ([`sim_node`]), beside
+//!   the floor and `lua-release` on that node, reported apart.
 //!
 //! The targets ([`targets`]) compare implementations named in advance,
 //! in pairs of short slices run back to back in a seeded random order;
@@ -64,6 +69,7 @@ pub mod report;
 pub mod rng;
 mod run;
 pub mod servers;
+pub mod sim_node;
 pub mod stats;
 pub mod targets;
 pub mod workload;

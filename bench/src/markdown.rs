@@ -67,6 +67,11 @@ impl<'a> Table<'a> {
     }
 }
 
+/// The heading of the rows measured on the simulated node: what they are
+/// measured on, so nobody compares them with the redis-server rows.
+const SIMULATED_TITLE: &str = "Uncontended on locklab's simulated node over TCP, not redis-server \
+     (no server here answers DELEX/DELIFEQ)";
+
 /// A section heading, after a blank line.
 fn heading(s: &mut String, title: &str) {
     let _ = writeln!(s, "\n## {title}\n");
@@ -187,6 +192,7 @@ impl Report {
         let _ = writeln!(s, "Sharing: {}.  ", self.placement.sharing);
         let listed: Vec<String> = std::iter::once(&self.placement.client)
             .chain(&self.placement.servers)
+            .chain(&self.placement.simulated_node)
             .map(|p| {
                 format!(
                     "{} (pid {}) CPUs {} last on {}",
@@ -380,6 +386,22 @@ impl Report {
             ),
         ] {
             write_uncontended_table(s, title, rows);
+        }
+        if let Some(sim) = &self.figures.simulated_node {
+            write_uncontended_table(s, SIMULATED_TITLE, &sim.uncontended);
+            let rtt = &sim.raw_rtt;
+            let _ = writeln!(
+                s,
+                "\n{} The node ran {}. Its `PING` round trip: p50 {} µs, p99 {} µs, {} PINGs/s \
+                 ({} slices; {}).",
+                sim.note,
+                sim.placement,
+                rtt.rtt_p50_us,
+                rtt.rtt_p99_us,
+                rate(rtt.ops_per_s),
+                rtt.slices,
+                rtt.modes.describe()
+            );
         }
     }
 

@@ -8,7 +8,7 @@
 //! once count as one round trip. `bench/tests/round_trips.rs` counts the
 //! commands a real server sees per cycle and holds this table to it.
 
-use crate::client::Impl;
+use crate::client::{Impl, RSLOCK_MODEL};
 
 /// One implementation's uncontended cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,7 +23,7 @@ pub struct Cycle {
 }
 
 /// Every implementation's cycle: the one table of round trips.
-pub const CYCLES: [Cycle; 15] = [
+pub const CYCLES: [Cycle; 17] = [
     Cycle {
         name: "floor",
         commands: &["SET NX PX", "EVALSHA release"],
@@ -102,16 +102,35 @@ pub const CYCLES: [Cycle; 15] = [
         commands: &["SET NX PX", "EVALSHA release"],
         round_trips: 2,
     },
+    // The `rslock` library rung, named apart from the crate it models: the
+    // crate's `lock()` and `unlock()` round for round. Its `using()`
+    // extension is due 500 ms before the validity ends, long after an
+    // uncontended cycle has released, so it sends nothing here.
+    Cycle {
+        name: RSLOCK_MODEL,
+        commands: &["SET NX PX", "EVALSHA release"],
+        round_trips: 2,
+    },
+    // Measured on locklab's simulated node (`SIMULATED_NODE_ROWS`).
+    Cycle {
+        name: "native-cad",
+        commands: &["SET NX PX", "DELEX IFEQ"],
+        round_trips: 2,
+    },
 ];
 
-/// The library rungs the benchmark measures beside the floor and rslock.
-/// Left out: the `rslock` library rung, because the row of the rslock
-/// crate itself stands beside the floor already, and `native-cad`, whose
-/// release needs `DELEX` (Redis 8.4) or `DELIFEQ` (Valkey 9.0), which the
-/// benchmark's Redis 7.0 does not have.
-pub const LIBRARY_ROWS: [&str; 3] = ["redisson", "redsync", "node-redlock"];
+/// The library rungs the benchmark measures on redis-server beside the
+/// floor and rslock (the `rslock` rung as [`RSLOCK_MODEL`], beside the
+/// crate it models).
+pub const LIBRARY_ROWS: [&str; 4] = ["redisson", "redsync", "node-redlock", "rslock"];
 
-/// The cycle of `name` (`floor`, `rslock` or a rung id).
+/// The library rungs measured on locklab's simulated node over TCP instead
+/// (see [`crate::sim_node`]), beside the floor and `lua-release` there:
+/// `native-cad` releases with `DELEX` (Redis 8.4) or `DELIFEQ` (Valkey
+/// 9.0), which no server on this machine answers.
+pub const SIMULATED_NODE_ROWS: [&str; 1] = ["native-cad"];
+
+/// The cycle of `name` (`floor`, `rslock`, [`RSLOCK_MODEL`] or a rung id).
 pub fn cycle(name: &str) -> Option<&'static Cycle> {
     CYCLES.iter().find(|c| c.name == name)
 }
@@ -163,14 +182,31 @@ mod tests {
             assert!(c.round_trips >= 1 && c.commands.len() >= c.round_trips as usize);
         }
         assert!(cycle("floor").is_some() && cycle("rslock").is_some());
-        for id in LIBRARY_ROWS {
-            assert!(locks::rung(id).is_some(), "{id} is a rung");
-            assert!(cycle(id).is_some(), "{id} has no round trips");
+        for id in LIBRARY_ROWS.into_iter().chain(SIMULATED_NODE_ROWS) {
+            let rung = locks::rung(id).unwrap_or_else(|| panic!("{id} is not a rung"));
+            let which = Impl::Rung(rung.id, crate::client::Wait::Fixed);
+            assert!(round_trips(which).is_some(), "{id} has no round trips");
         }
         assert_eq!(
             CYCLES.len(),
-            locks::excluding().count() + 2 + LIBRARY_ROWS.len()
+            locks::excluding().count() + 2 + LIBRARY_ROWS.len() + SIMULATED_NODE_ROWS.len()
         );
+    }
+
+    #[test]
+    fn every_library_rung_has_a_row_and_the_rslock_rung_its_own_name() {
+        let mut measured: Vec<&str> = LIBRARY_ROWS
+            .into_iter()
+            .chain(SIMULATED_NODE_ROWS)
+            .collect();
+        let mut libraries: Vec<&str> = locks::libraries::LIBRARIES.iter().map(|r| r.id).collect();
+        measured.sort_unstable();
+        libraries.sort_unstable();
+        assert_eq!(measured, libraries);
+        let model = Impl::Rung("rslock", crate::client::Wait::Fixed);
+        assert_eq!(model.name(), RSLOCK_MODEL);
+        assert_ne!(model.name(), Impl::Rslock.name());
+        assert_eq!(Impl::named(RSLOCK_MODEL), Some(model));
     }
 
     #[test]

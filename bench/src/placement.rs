@@ -18,6 +18,9 @@ pub struct Placement {
     pub client: Proc,
     /// The servers (empty when `--redis` URLs were given: not ours to pin).
     pub servers: Vec<Proc>,
+    /// The threads of locklab's simulated node, served by this process for
+    /// the rows redis-server cannot run (their ids in `pid`).
+    pub simulated_node: Vec<Proc>,
     /// Which processes share a CPU, in words.
     pub sharing: String,
 }
@@ -52,7 +55,7 @@ pub fn describe(servers: usize, cpus: usize, pinned: bool) -> (String, String) {
             "unknown".to_string(),
         );
     }
-    let policy = "client (one tokio current-thread runtime, all its tasks) on CPU 0; redis-server i on CPU 1 + i mod (cpus-1), or CPU 0 on a single-CPU machine; the `same-cpu` rows move node 0 onto CPU 0 beside the client".to_string();
+    let policy = "client (one tokio current-thread runtime, all its tasks) on CPU 0; redis-server i on CPU 1 + i mod (cpus-1), or CPU 0 on a single-CPU machine; the `same-cpu` rows move node 0 onto CPU 0 beside the client; the simulated node's threads on node 0's CPU".to_string();
     let sharing = if servers == 0 {
         "no servers of ours".to_string()
     } else if cpus <= 1 {
@@ -89,6 +92,8 @@ pub struct Pinning {
     client_pid: u32,
     /// Our own servers, node 0 first (empty when they are not ours).
     server_pids: Vec<u32>,
+    /// The simulated node's threads (see [`crate::sim_node`]).
+    simulated_threads: Vec<u32>,
 }
 
 impl Pinning {
@@ -108,7 +113,19 @@ impl Pinning {
             cpus,
             client_pid,
             server_pids,
+            simulated_threads: Vec::new(),
         }
+    }
+
+    /// The CPU the simulated node's threads go on: node 0's, apart from
+    /// the client's; `None` when nothing is pinned.
+    pub fn simulated_node_cpu(&self) -> Option<usize> {
+        self.pinned.then(|| server_cpu(0, self.cpus))
+    }
+
+    /// Notes the simulated node's threads, to read back where they ran.
+    pub fn note_simulated_node(&mut self, threads: &[u32]) {
+        self.simulated_threads = threads.to_vec();
     }
 
     /// Whether node 0 can be moved beside the client: everything is pinned
@@ -144,6 +161,12 @@ impl Pinning {
                 .iter()
                 .enumerate()
                 .map(|(i, pid)| Proc::read(format!("node {i}"), *pid))
+                .collect(),
+            simulated_node: self
+                .simulated_threads
+                .iter()
+                .zip(["simulated node", "simulated node's sockets"])
+                .map(|(tid, role)| Proc::read(format!("{role} (thread)"), *tid))
                 .collect(),
             sharing,
         }

@@ -229,6 +229,7 @@ pub fn redlock_scaling(path: &Path, report: &Report) -> PlotResult {
         Impl::Floor,
         Impl::Rung("redlock", Wait::Fixed),
         Impl::Rslock,
+        Impl::Rung("rslock", Wait::Fixed),
     ];
     let is = |r: &UncontendedRow, which: &Impl| {
         r.subject.impl_ == which.name() && r.subject.wait == which.wait()

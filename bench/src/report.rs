@@ -137,12 +137,34 @@ pub struct Figures {
     pub inventory: Vec<InventoryRow>,
     /// The watchdog on long critical sections.
     pub watchdog: Vec<WatchdogRow>,
+    /// The rows measured on locklab's simulated node instead of
+    /// redis-server (null when the run did not get that far).
+    pub simulated_node: Option<SimulatedNode>,
+}
+
+/// Rows measured on locklab's simulated node (`simredis`) served on real
+/// TCP on 127.0.0.1, not on redis-server: for the library rungs whose
+/// commands no server on this machine answers. Compare them with each
+/// other only, never with the redis-server rows.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct SimulatedNode {
+    /// Why these rows are here and what they may be compared with.
+    pub note: String,
+    /// Where the node ran.
+    pub placement: String,
+    /// Its `PING` round trip, from the `PING` slices of its rounds.
+    pub raw_rtt: RttRow,
+    /// Acquire + release back to back on one task, interleaved round by
+    /// round with the floor and `lua-release` on the same node; the bound
+    /// is from this node's round trip.
+    pub uncontended: Vec<UncontendedRow>,
 }
 
 /// Which implementation a row is about, and on how many nodes.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Subject {
-    /// `floor`, `rslock` or a rung id.
+    /// `floor`, `rslock` (the crate) or a rung id; the `rslock` library
+    /// rung, the crate's model, is `rslock-model`.
     #[serde(rename = "impl")]
     pub impl_: String,
     /// The wait strategy.

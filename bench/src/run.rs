@@ -12,6 +12,7 @@ use crate::options::{BenchOptions, Sizes};
 use crate::placement::Pinning;
 use crate::report::{Partial, Report, Settings, Touched};
 use crate::servers::Servers;
+use crate::sim_node::SimNode;
 use crate::targets::Verdict;
 use crate::write;
 use tokio::runtime::Runtime;
@@ -54,7 +55,10 @@ pub fn run_keeping(options: BenchOptions, kept: &mut Option<Report>) -> Result<R
     if !servers.are_own() {
         check_answering(&rt, &servers)?;
     }
-    let pinning = Pinning::apply(options.pin, servers.pids(), machine.cpus);
+    let mut pinning = Pinning::apply(options.pin, servers.pids(), machine.cpus);
+    // After the pinning: its threads go on node 0's CPU, not the client's.
+    let simulated = SimNode::start(pinning.simulated_node_cpu()).map_err(BenchError::Measure)?;
+    pinning.note_simulated_node(simulated.threads());
     let prefix = key_prefix();
     if !servers.are_own() {
         eprintln!(
@@ -68,7 +72,8 @@ pub fn run_keeping(options: BenchOptions, kept: &mut Option<Report>) -> Result<R
         prefix.clone(),
         pinning.clone(),
     )
-    .with_progress(options.progress.clone());
+    .with_progress(options.progress.clone())
+    .with_simulated_node(Some(simulated.node().clone()));
     let outcome = rt.block_on(async {
         tokio::select! {
             measured = session.measure() => Outcome::Done(measured),
@@ -106,6 +111,7 @@ pub fn run_keeping(options: BenchOptions, kept: &mut Option<Report>) -> Result<R
     let (report, latency_cdf) = assemble::report(progress, context);
     *kept = Some(report.clone());
     drop(servers);
+    drop(simulated);
     let json = write::json(&report);
     if report.partial.is_some() {
         keep_partial(&options, &report, &json);

@@ -180,6 +180,7 @@ fn a_tiny_run_writes_the_report_plots_and_json() {
     for want in ["floor", "rslock", "lua-release", "redlock"] {
         assert!(impls.contains(&want), "no {want} row");
     }
+    every_library_rung_has_a_row_that_ran(&json, &md);
     // Whatever excludes never oversells on real Redis.
     for row in arr("inventory") {
         let name = row["impl"].as_str().unwrap();
@@ -188,4 +189,51 @@ fn a_tiny_run_writes_the_report_plots_and_json() {
         }
     }
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// Each library rung has a row with a positive rate: on redis-server
+/// beside the floor and rslock (the `rslock` rung, as `rslock-model`, on
+/// one node and beside the crate on 3 and 5), and `native-cad` on the
+/// simulated node beside the floor and `lua-release` there, labelled so.
+fn every_library_rung_has_a_row_that_ran(json: &Value, md: &str) {
+    let ran = |rows: &Value, name: &str, nodes: u64| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["impl"] == name && r["nodes"] == nodes)
+            .unwrap_or_else(|| panic!("no {name} row on {nodes} node(s): {rows}"))["cycles_per_s"]
+            .as_f64()
+            .is_some_and(|rate| rate > 0.0)
+    };
+    let on_redis = &json["uncontended"];
+    for name in ["redisson", "redsync", "node-redlock", "rslock-model"] {
+        assert!(ran(on_redis, name, 1), "{name} did not run");
+    }
+    for nodes in [3, 5] {
+        assert!(ran(on_redis, "rslock-model", nodes) && ran(on_redis, "rslock", nodes));
+    }
+    let simulated = &json["simulated_node"];
+    for name in ["native-cad", "floor", "lua-release"] {
+        assert!(
+            ran(&simulated["uncontended"], name, 1),
+            "{name} did not run on the simulated node"
+        );
+    }
+    assert!(
+        on_redis
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["impl"] != "native-cad"),
+        "native-cad cannot release on redis-server 7.0"
+    );
+    let note = simulated["note"].as_str().unwrap();
+    assert!(note.contains("not redis-server") && note.contains("DELEX/DELIFEQ"));
+    assert!(simulated["raw_rtt"]["rtt_p50_us"].as_u64().unwrap() > 0);
+    assert!(
+        md.contains("Uncontended on locklab's simulated node over TCP, not redis-server")
+            && md.contains("| native-cad | fixed | 1 | 2 |")
+            && md.contains("| rslock-model | fixed | 1 | 2 |"),
+        "bench.md lacks the new rows"
+    );
 }

@@ -107,6 +107,8 @@ impl Progress {
 pub struct Session {
     sizes: Sizes,
     nodes: Vec<Node>,
+    /// locklab's simulated node, for the rungs no server here can run.
+    simulated_node: Option<Node>,
     prefix: String,
     pinning: Pinning,
     started: Instant,
@@ -120,6 +122,7 @@ impl Session {
         Session {
             sizes,
             nodes,
+            simulated_node: None,
             prefix,
             pinning,
             started: Instant::now(),
@@ -135,6 +138,13 @@ impl Session {
         sink: Option<Arc<dyn crate::progress::ProgressSink>>,
     ) -> Session {
         self.sink = sink;
+        self
+    }
+
+    /// The session with `node`, locklab's simulated node, for the rungs
+    /// of [`physics::SIMULATED_NODE_ROWS`](crate::physics::SIMULATED_NODE_ROWS).
+    pub fn with_simulated_node(mut self, node: Option<Node>) -> Session {
+        self.simulated_node = node;
         self
     }
 
@@ -166,6 +176,8 @@ impl Session {
         }
         let scaling = self.redlock_scaling().await?;
         self.with(|p| p.figures.uncontended.extend(scaling));
+        let simulated = self.uncontended_simulated().await?;
+        self.with(|p| p.figures.simulated_node = simulated);
         self.completed("uncontended tables");
 
         self.phase("contention table");
@@ -246,10 +258,22 @@ impl Session {
         nodes: usize,
         first_seed: u64,
     ) -> anyhow::Result<Vec<Arc<Client>>> {
+        self.connect_to(impls, &self.nodes[..nodes], first_seed)
+            .await
+    }
+
+    /// Connects each of `impls` to `nodes`, each with a seed of its own
+    /// from `first_seed` on.
+    async fn connect_to(
+        &self,
+        impls: &[Impl],
+        nodes: &[Node],
+        first_seed: u64,
+    ) -> anyhow::Result<Vec<Arc<Client>>> {
         let mut clients = Vec::new();
         for (seed, which) in (first_seed..).zip(impls) {
             clients.push(Arc::new(
-                Client::connect(*which, &self.nodes[..nodes], COMMON, seed).await?,
+                Client::connect(*which, nodes, COMMON, seed).await?,
             ));
         }
         Ok(clients)
@@ -262,7 +286,9 @@ impl Session {
         let s = &self.sizes;
         // Warm-up cycles, connecting and the progress line of each slice.
         let per_slice = Duration::from_millis(10);
-        let uncontended_slices = (uncontended::planned_slices(self.nodes.len())) as u32 * s.rounds;
+        let uncontended_slices =
+            (uncontended::planned_slices(self.nodes.len(), self.simulated_node.is_some())) as u32
+                * s.rounds;
         let contention_slices = (contention::planned_slices() + inventory::planned_slices()) as u32
             * s.contention_rounds;
         (s.slice + per_slice) * uncontended_slices

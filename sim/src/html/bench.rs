@@ -169,6 +169,9 @@ fn heading(field: &str) -> String {
             "Uncontended: acquire + release back to back (client and servers on different CPUs)"
         }
         "uncontended_same_cpu" => "Uncontended, client and node 0 on one CPU",
+        "simulated_node" => {
+            "Uncontended on locklab's simulated node over TCP, not redis-server (no server here answers DELEX/DELIFEQ)"
+        }
         "contention" => "Contention: many tasks of one client",
         "raw_rtt" => "Raw round trip (PING, node 0)",
         "inventory" => "The inventory sale under load",
@@ -333,7 +336,7 @@ pub fn bench_page(json: &str, plots: &[BenchPlot<'_>]) -> Result<String, String>
     let mut body = String::new();
     let _ = writeln!(body, "<header>\n<h1>{title}</h1>");
     let mut lede = String::from(
-        "Every rung against real redis-server, beside the floor (a hand-written <code>SET NX PX</code> + <code>EVALSHA</code> release) and rslock.",
+        "Every rung against real redis-server, beside the floor (a hand-written <code>SET NX PX</code> + <code>EVALSHA</code> release) and rslock; <code>native-cad</code>, which no server here can release, on locklab's simulated node.",
     );
     if let Some(machine) = doc.get("machine") {
         let field = |k: &str| machine.get(k).and_then(scalar).unwrap_or_default();
