@@ -349,7 +349,7 @@ mod tests {
                 Agreement::NotStageable,
             ),
         ];
-        let matrix = Report::new(1, rows, 1, None).matrix_markdown();
+        let matrix = Report::new(1, "redis-server 7.0.15", rows, 1, None).matrix_markdown();
         let lines: Vec<&str> = matrix.lines().filter(|l| l.starts_with("| `")).collect();
         assert_eq!(
             lines,
@@ -372,6 +372,7 @@ mod tests {
             serde_json::from_str(&read("reports/reality.json")).expect("reality.json");
         let recounted = Report::new(
             report.repeat,
+            &report.server,
             report.rows.clone(),
             report.wall_s,
             report.partial.clone(),

@@ -170,8 +170,11 @@ pub fn lacking(needed: &[Feature], bin: &ServerBin) -> Result<Vec<String>, Strin
         return Ok(Vec::new());
     }
     static PROBE: AtomicU64 = AtomicU64::new(0);
-    let mut nodes = Nodes::new(&format!("probe-{}", PROBE.fetch_add(1, Ordering::SeqCst)), bin.clone())
-        .map_err(|e| format!("a scratch server to ask for commands: {e}"))?;
+    let mut nodes = Nodes::new(
+        &format!("probe-{}", PROBE.fetch_add(1, Ordering::SeqCst)),
+        bin.clone(),
+    )
+    .map_err(|e| format!("a scratch server to ask for commands: {e}"))?;
     let addr = nodes.start(Host::Store, Persistence::None, &[])?;
     let mut answers = Vec::new();
     for &feature in needed {

@@ -33,9 +33,9 @@
 //!   to happen by killing a process, whose written data the page cache
 //!   keeps.
 
+use crate::nodes::ServerBin;
 use sim::fault::FaultSpec;
 use sim::scenario::{Scenario, TopologyKind};
-use crate::nodes::ServerBin;
 use simredis::{CrashKind, Persistence};
 
 /// Every part of `rung`'s run in `scenario` real mode cannot stage, in
@@ -89,7 +89,12 @@ pub fn server_refusals(rung: &str, bin: &ServerBin) -> Result<Vec<String>, Strin
     use crate::server_features::{lacking, needed_by};
     Ok(lacking(&needed_by(rung), bin)?
         .into_iter()
-        .map(|what| format!("{rung} sends {what}, which {} does not know", bin.description))
+        .map(|what| {
+            format!(
+                "{rung} sends {what}, which {} does not know",
+                bin.description
+            )
+        })
         .collect())
 }
 
