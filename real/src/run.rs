@@ -94,7 +94,14 @@ pub fn run_real(
     }
     let mut world = RealWorld::build(scenario, rung, seed, bin)?;
     world.drive()?;
-    world.stop_clients();
+    let panics = world.stop_clients();
+    if !panics.is_empty() {
+        return Err(RunError::BadInput(format!(
+            "the lock of rung {rung:?} panicked on a client's thread, so the run has no \
+             verdict: {}",
+            panics.join("; ")
+        )));
+    }
     world.audit()?;
     let elapsed = world.origin.elapsed();
     Ok(RealOutcome::Ran {
@@ -345,22 +352,31 @@ impl<'s> RealWorld<'s> {
         }
     }
 
-    /// Kills every client process and waits for its thread.
-    fn stop_clients(&mut self) {
+    /// Kills every client process and waits for its thread; returns what
+    /// each thread that panicked (a lock's code can) said.
+    fn stop_clients(&mut self) -> Vec<String> {
         for client in &self.clients {
             client.process.kill();
         }
         let deadline = Instant::now() + Duration::from_millis(JOIN_TIMEOUT_MS);
-        for client in &mut self.clients {
+        let mut panics = Vec::new();
+        for (i, client) in self.clients.iter_mut().enumerate() {
             if let Some(thread) = client.thread.take() {
-                while !client.process.ended.load(Ordering::SeqCst) && Instant::now() < deadline {
+                // A thread that panicked never marks itself ended.
+                let done = |t: &JoinHandle<()>| {
+                    client.process.ended.load(Ordering::SeqCst) || t.is_finished()
+                };
+                while !done(&thread) && Instant::now() < deadline {
                     std::thread::sleep(Duration::from_millis(1));
                 }
-                if client.process.ended.load(Ordering::SeqCst) {
-                    let _ = thread.join();
+                if done(&thread)
+                    && let Err(payload) = thread.join()
+                {
+                    panics.push(format!("client {i}: {}", panic_text(payload.as_ref())));
                 }
             }
         }
+        panics
     }
 
     /// Reads the stock straight from the store (no proxy) and records it.
@@ -776,8 +792,17 @@ impl Drop for RealWorld<'_> {
     fn drop(&mut self) {
         // Errors and panics come here too: no client thread may outlive
         // the run. The proxy and the servers stop as their fields drop.
-        self.stop_clients();
+        let _ = self.stop_clients();
     }
+}
+
+/// The message of a panic's payload, when it has one.
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".to_string())
 }
 
 /// The body of one client process's thread: its own current-thread
