@@ -284,14 +284,7 @@ pub fn suite(
 ) -> ExitCode {
     use sim::suite::Grid;
     let grid = if all { Grid::All } else { Grid::Named };
-    let ids = match crate::rung_files::load_all(rung_files) {
-        Ok(ids) => ids,
-        Err(code) => return code,
-    };
-    let Some(scenarios) = load_all(dir) else {
-        return ExitCode::BadInput;
-    };
-    let scenarios = match crate::rung_files::adopt_all(scenarios, &ids, all) {
+    let scenarios = match crate::rung_files::suite_scenarios(dir, rung_files, all) {
         Ok(s) => s,
         Err(code) => return code,
     };

@@ -1,7 +1,7 @@
 //! `locklab run --real` and `locklab suite --real`: the same scenarios on
 //! real `redis-server` processes with real faults (the `real` crate).
 
-use crate::commands::{emit, load_all, load_scenario_arg, run_exit, worst};
+use crate::commands::{emit, load_scenario_arg, run_exit, worst};
 use real::agreement::{Report, Row};
 use real::cell::{CellOutcome, describe_outcome, run_real_cell_on};
 use real::nodes::ServerBin;
@@ -143,14 +143,7 @@ pub fn suite(
     rung_files: &[PathBuf],
     server: Option<&Path>,
 ) -> ExitCode {
-    let ids = match crate::rung_files::load_all(rung_files) {
-        Ok(ids) => ids,
-        Err(code) => return code,
-    };
-    let Some(scenarios) = load_all(dir) else {
-        return ExitCode::BadInput;
-    };
-    let scenarios = match crate::rung_files::adopt_all(scenarios, &ids, false) {
+    let scenarios = match crate::rung_files::suite_scenarios(dir, rung_files, false) {
         Ok(s) => s,
         Err(code) => return code,
     };

@@ -53,6 +53,19 @@ pub fn adopt_all(
         .collect()
 }
 
+/// A suite's scenarios (`dir`, as [`crate::commands::load_all`] finds
+/// them) with the rung of each file in `rung_files` adopted where it has
+/// a part (with `all`, everywhere); the error is printed.
+pub fn suite_scenarios(
+    dir: Option<&Path>,
+    rung_files: &[std::path::PathBuf],
+    all: bool,
+) -> Result<Vec<Scenario>, ExitCode> {
+    let ids = load_all(rung_files)?;
+    let scenarios = crate::commands::load_all(dir).ok_or(ExitCode::BadInput)?;
+    adopt_all(scenarios, &ids, all)
+}
+
 /// Keeps a copy of the rung file in a run's folder.
 pub fn keep(dir: &Path, rung_file: &Path) -> std::io::Result<()> {
     std::fs::copy(rung_file, dir.join(KEPT)).map(drop)
