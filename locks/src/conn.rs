@@ -139,6 +139,16 @@ impl<D: Dialer> ReconnectingConnection<D> {
         Ok(conn)
     }
 
+    /// The live connection, or one dialled now. Every request starts here:
+    /// the dial is boxed apart so that a request's own future stays small
+    /// (it is allocated on every command, and a dial's state is large).
+    async fn live_or_dial(&self) -> Result<MultiplexedConnection, RedisError> {
+        match self.live() {
+            Some(conn) => Ok(conn),
+            None => Box::pin(self.get()).await,
+        }
+    }
+
     async fn dial(&self) -> Result<MultiplexedConnection, RedisError> {
         let stream = self.dialer.dial().await?;
         let config =
@@ -177,15 +187,15 @@ fn timeout_error(what: &'static str) -> RedisError {
 /// came (a caller's own timeout, such as Redlock's per-node timeout, fired
 /// first): the connection may be wedged, e.g. by a partition that healed,
 /// and only a fresh dial is sure to work.
-struct CancelGuard {
-    current: Arc<Mutex<Option<MultiplexedConnection>>>,
+struct CancelGuard<'a> {
+    current: &'a Mutex<Option<MultiplexedConnection>>,
     armed: bool,
 }
 
-impl Drop for CancelGuard {
+impl Drop for CancelGuard<'_> {
     fn drop(&mut self) {
         if self.armed {
-            *lock(&self.current) = None;
+            *lock(self.current) = None;
         }
     }
 }
@@ -193,9 +203,9 @@ impl Drop for CancelGuard {
 impl<D: Dialer> ConnectionLike for ReconnectingConnection<D> {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         Box::pin(async move {
-            let mut conn = self.get().await?;
+            let mut conn = self.live_or_dial().await?;
             let mut guard = CancelGuard {
-                current: self.current.clone(),
+                current: &self.current,
                 armed: true,
             };
             let reply = conn.req_packed_command(cmd).await;
@@ -214,7 +224,7 @@ impl<D: Dialer> ConnectionLike for ReconnectingConnection<D> {
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
         Box::pin(async move {
-            let mut conn = self.get().await?;
+            let mut conn = self.live_or_dial().await?;
             let reply = conn.req_packed_commands(pipeline, offset, count).await;
             if let Err(err) = &reply {
                 self.forget_on(err);

@@ -176,7 +176,9 @@ impl LockContext {
 
     /// Reports a fault point and waits for the hook to let the code go on.
     pub async fn point(&self, point: FaultPoint, resource: &str) {
-        self.hook.reached(point, resource).await;
+        if !self.hook.passes_everything() {
+            self.hook.reached(point, resource).await;
+        }
     }
 }
 
@@ -211,10 +213,13 @@ where
 {
     let mut budget = WaitBudget::start(ctx, config, resource);
     if let (WaitStrategy::Notify { fallback }, Some(notifier)) = (config.wait, &ctx.notifier) {
-        return acquire_notified(budget, notifier, fallback, attempt).await;
+        // Boxed apart: the notified wait's state is large, and every
+        // acquire's future would otherwise carry it (see `Lock::acquire`).
+        return Box::pin(acquire_notified(budget, notifier, fallback, attempt)).await;
     }
     loop {
-        if let Some(lease) = budget.attempt(attempt()).await? {
+        let outcome = attempt().await;
+        if let Some(lease) = budget.count(outcome)? {
             return Ok(lease);
         }
         let left = budget.left()?;
@@ -262,8 +267,20 @@ impl<'a> WaitBudget<'a> {
         &mut self,
         attempt: impl Future<Output = Result<Option<Lease>, LockError>>,
     ) -> Result<Option<Lease>, LockError> {
+        let outcome = attempt.await;
+        self.count(outcome)
+    }
+
+    /// Counts an attempt that ended with `outcome`: what
+    /// [`attempt`](Self::attempt) answers for it. The retry loop awaits
+    /// its attempt itself and calls this, so that its future does not hold
+    /// the attempt's state twice (it is allocated on every acquire).
+    pub(crate) fn count(
+        &mut self,
+        outcome: Result<Option<Lease>, LockError>,
+    ) -> Result<Option<Lease>, LockError> {
         self.attempts += 1;
-        match attempt.await {
+        match outcome {
             Err(e) if e.transient() => {
                 self.last_error = Some(e);
                 Ok(None)

@@ -214,7 +214,9 @@ pub async fn attempt_set_nx_px<C: NodeConn, const NUMBER: u8>(
         if set_nx_px(&mut conn, resource, &token, ttl).await? {
             return Ok(true);
         }
-        Ok(resent && extend_script(&mut conn, resource, &token, ttl).await? == 1)
+        // The re-check after a lost reply is rare: boxed, so that it does
+        // not grow every attempt's future.
+        Ok(resent && Box::pin(extend_script(&mut conn, resource, &token, ttl)).await? == 1)
     }
     .await;
     at.unsettled.note(&token, &granted);
@@ -417,19 +419,17 @@ pub async fn release_checked<C: ConnectionLike>(
     token: &str,
     notify: bool,
 ) -> Result<i64, LockError> {
-    let deleted: i64 = if notify {
-        scripts::RELEASE_NOTIFY
-            .key(resource)
-            .arg(token)
-            .arg(crate::notify::channel(resource))
-            .invoke_async(conn)
-            .await?
+    let mut invocation = if notify {
+        scripts::RELEASE_NOTIFY.key(resource)
     } else {
-        scripts::RELEASE
-            .key(resource)
-            .arg(token)
-            .invoke_async(conn)
-            .await?
+        scripts::RELEASE.key(resource)
     };
+    invocation.arg(token);
+    if notify {
+        invocation.arg(crate::notify::channel(resource));
+    }
+    // Boxed: a script call's future (with its NOSCRIPT fallback) is large,
+    // and every release's future would otherwise carry it.
+    let deleted: i64 = Box::pin(invocation.invoke_async(conn)).await?;
     Ok(deleted)
 }
