@@ -215,8 +215,9 @@ impl Report {
             s,
             "**Method.** Each target compares two implementations named in advance, in pairs. An \
              uncontended pair is a {} ms window in which the two sides' cycles alternate one by one \
-             (A B, B A, ...), each side's rate its cycles over the time its own cycles took, so \
-             both see the same machine; a contention pair is a {} ms slice of each back to back. \
+             (A B, B A, ...), so both see the same machine, each side's rate taken at its median \
+             cycle time (a stall of the machine lands on one cycle of whichever side ran, and \
+             should not decide the pair; the tables keep mean rates and tails); a contention pair is a {} ms slice of each back to back. \
              Who goes first is drawn per pair by a seeded generator, and the first {} pairs are \
              discarded as warm-up. A figure is the median of its pairs' ratios with a 95% \
              interval between two of them, the ranks the binomial law gives (true for any \

@@ -29,6 +29,9 @@ pub struct CycleSample {
     pub elapsed: Duration,
     /// Latency of each cycle in µs.
     pub hist: Histogram<u64>,
+    /// The median time of one cycle (failed ones included), when each was
+    /// timed on its own (an interleaved window's sides).
+    pub median_cycle: Option<Duration>,
 }
 
 impl CycleSample {
@@ -36,6 +39,32 @@ impl CycleSample {
     pub fn rate(&self) -> f64 {
         per_second(self.ops, self.elapsed)
     }
+
+    /// Cycles per second at the median cycle time, scaled by the share of
+    /// cycles that succeeded; [`rate`](Self::rate) when cycles were not
+    /// timed one by one. Unlike the mean, one cycle that the machine
+    /// stalled (the hypervisor took the CPU, a migration) cannot move it:
+    /// a pair's two sides alternate cycle by cycle, and such a stall lands
+    /// on whichever side was running, a coin toss that only noise comes of.
+    pub fn typical_rate(&self) -> f64 {
+        match self.median_cycle {
+            Some(median) if self.ops > 0 => {
+                let succeeded = self.ops as f64 / (self.ops + self.errors) as f64;
+                succeeded / median.as_secs_f64().max(1e-9)
+            }
+            _ => self.rate(),
+        }
+    }
+}
+
+/// The median of `times` (the upper one of an even count); `None` when
+/// there are none.
+pub fn median_time(mut times: Vec<Duration>) -> Option<Duration> {
+    if times.is_empty() {
+        return None;
+    }
+    let middle = times.len() / 2;
+    Some(*times.select_nth_unstable(middle).1)
 }
 
 /// `count` per second of `elapsed` (a zero-length slice counts as 1 ns).
@@ -68,7 +97,8 @@ async fn cycle(client: &Client, key: &str, owner: &Owner, ttl: Duration) -> bool
 /// cycle of the other's, on the same machine state, so a shift of the
 /// machine (the round trip changing mode, a noisy neighbour) falls on
 /// both sides alike instead of on whichever slice it hit. Each side's
-/// `elapsed` is the time its own cycles took, failed ones included.
+/// `elapsed` is the time its own cycles took, failed ones included, and
+/// its `median_cycle` the median of those cycles' times.
 pub async fn uncontended_interleaved(
     a: &Client,
     b: &Client,
@@ -109,6 +139,8 @@ struct Timed {
     errors: u64,
     elapsed: Duration,
     hist: Histogram<u64>,
+    /// Every cycle's time, failed ones included, for the median.
+    cycles: Vec<Duration>,
 }
 
 impl Timed {
@@ -118,12 +150,14 @@ impl Timed {
             errors: 0,
             elapsed: Duration::ZERO,
             hist: histogram(),
+            cycles: Vec::new(),
         }
     }
 
     /// A cycle that took `took`: timed when it succeeded, counted either way.
     fn add(&mut self, ok: bool, took: Duration) {
         self.elapsed += took;
+        self.cycles.push(took);
         if ok {
             record(&mut self.hist, took.as_micros() as u64);
             self.ops += 1;
@@ -138,6 +172,7 @@ impl Timed {
             errors: self.errors,
             elapsed: self.elapsed,
             hist: self.hist,
+            median_cycle: median_time(self.cycles),
         }
     }
 }
@@ -177,6 +212,7 @@ where
         errors,
         elapsed: start.elapsed(),
         hist,
+        median_cycle: None,
     }
 }
 
@@ -557,4 +593,51 @@ pub async fn evalsha_calls(conn: &MultiplexedConnection) -> u64 {
         .and_then(|rest| rest.split(',').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timed(cycles_us: &[u64], failed: usize) -> CycleSample {
+        let mut t = Timed::new();
+        for (i, us) in cycles_us.iter().enumerate() {
+            t.add(i >= failed, Duration::from_micros(*us));
+        }
+        t.sample()
+    }
+
+    #[test]
+    fn one_stalled_cycle_does_not_move_the_typical_rate_but_drags_the_mean() {
+        let mut cycles = vec![100; 19];
+        cycles.push(10_000);
+        let s = timed(&cycles, 0);
+        assert!((s.typical_rate() - 10_000.0).abs() < 1e-6);
+        // The mean counts the stall: 20 cycles in 11.9 ms.
+        assert!((s.rate() - 20.0 / 0.0119).abs() < 1e-6);
+    }
+
+    #[test]
+    fn failed_cycles_take_their_share_off_the_typical_rate() {
+        let s = timed(&[100; 10], 5);
+        assert_eq!(s.ops, 5);
+        assert!((s.typical_rate() - 5_000.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_sample_without_cycle_times_falls_back_to_the_mean_rate() {
+        let s = CycleSample {
+            ops: 10,
+            errors: 0,
+            elapsed: Duration::from_millis(5),
+            hist: histogram(),
+            median_cycle: None,
+        };
+        assert!((s.typical_rate() - 2_000.0).abs() < 1e-6);
+        assert_eq!(median_time(Vec::new()), None);
+        assert_eq!(
+            median_time(vec![Duration::from_micros(3), Duration::from_micros(1)]),
+            Some(Duration::from_micros(3))
+        );
+    }
 }

@@ -273,7 +273,7 @@ impl Session {
         )
         .await;
         let rate = |s: workload::CycleSample| SideSample {
-            rate: s.rate(),
+            rate: s.typical_rate(),
             ..SideSample::default()
         };
         (rate(a), rate(b))
