@@ -219,10 +219,13 @@ impl Report {
              cycle time (a stall of the machine lands on one cycle of whichever side ran, and \
              should not decide the pair; the tables keep mean rates and tails); a contention pair is a {} ms slice of each back to back. \
              Who goes first is drawn per pair by a seeded generator, and the first {} pairs are \
-             discarded as warm-up. A figure is the median of its pairs' ratios with a 95% \
-             interval between two of them, the ranks the binomial law gives (true for any \
-             distribution of independent pairs, where a bootstrap runs short on few pairs or heavy \
-             tails); pairs are added to each comparison until its interval's half-width is at most \
+             discarded as warm-up; each round of pairs gives every comparison still measuring \
+             one pair, so its pairs spread over the whole stage. A figure is the median of its \
+             pairs' ratios with a 95% interval between two of them, the ranks the binomial law \
+             gives for independent pairs, widened where they reach further to the lowest and the \
+             highest median of {} consecutive batches of pairs: the machine's state lasts for \
+             seconds, so neighbouring pairs are not independent, and the batches show how far \
+             the figure moved as the machine did. Pairs are added to each comparison until its interval's half-width is at most \
              {:.0}% of its median (at least {} pairs){}, or the {:.0} s budget runs out (it took \
              {:.0} s: {}). A target is met only when its whole interval lies on \
              the goal's side, not met when it lies wholly on the other, else inconclusive; a rung \
@@ -236,11 +239,12 @@ impl Report {
             m.pair_slice_ms,
             m.contention_pair_slice_ms,
             m.warmup_pairs,
+            crate::interval::BATCHES,
             m.stop_rule.precision * 100.0,
             m.stop_rule.min_pairs,
             if m.stop_rule.finest < m.stop_rule.precision {
                 format!(
-                    ", then, once every one is, each on its own while time remains, down to \
+                    ", then each on its own while time remains, down to \
                      {:.0}% (by width alone, never by where the interval lies)",
                     m.stop_rule.finest * 100.0
                 )

@@ -1,6 +1,6 @@
 //! What a run was asked to do, and how long each of its parts takes.
 
-use crate::interval::StopRule;
+use crate::interval::{BATCHES, MIN_PER_BATCH, StopRule};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -108,16 +108,17 @@ impl Sizes {
             warmup_pairs: 2,
             stop: if quick {
                 StopRule {
-                    min_pairs: 10,
+                    // Enough for the batches that see drift.
+                    min_pairs: BATCHES * MIN_PER_BATCH,
                     precision: 0.10,
-                    finest: 0.03,
+                    finest: 0.01,
                     max_pairs: 400,
                 }
             } else {
                 StopRule {
-                    min_pairs: 20,
+                    min_pairs: BATCHES * (MIN_PER_BATCH + 1),
                     precision: 0.03,
-                    finest: 0.03,
+                    finest: 0.01,
                     max_pairs: 2_000,
                 }
             },

@@ -7,8 +7,10 @@
 //! back to back in a random order (the paired stage of the run); each pair
 //! gives one value of each of its targets' figures, and a target's figure
 //! is the median of its pairs' values with a distribution-free 95% interval
-//! ([`Estimate::median_interval`]). The verdict comes from the interval, not the median:
-//! met only when the whole interval lies on the goal's side.
+//! that holds when the machine drifts during the run
+//! ([`Estimate::median_interval_under_drift`]). The verdict comes from the
+//! interval, not the median: met only when the whole interval lies on the
+//! goal's side.
 
 use crate::client::{Impl, Wait};
 use crate::interval::{Estimate, StopRule};
@@ -470,7 +472,7 @@ impl ComparisonRecord {
     /// The estimate of `target` from the pairs so far.
     pub fn estimate(&self, target: &Target) -> Option<Estimate> {
         let values: Vec<f64> = self.pairs.iter().map(|p| target.statistic.of(p)).collect();
-        Estimate::median_interval(&values)
+        Estimate::median_interval_under_drift(&values)
     }
 
     /// The estimate of each target reading this comparison.

@@ -1,9 +1,10 @@
 //! The targets' comparisons, measured in pairs, round after round over
 //! every comparison that still needs pairs, until each is precise enough
 //! ([`StopRule`](crate::interval::StopRule)) or the time budget runs out.
-//! In a round each comparison gets about the same time (at least one
-//! pair), so cheap uncontended pairs are not held back by the long
-//! contention ones. An uncontended pair is a window in which the two
+//! In a round each comparison that needs pairs gets one, so that its pairs
+//! are spread over the whole stage: the machine's state drifts over
+//! seconds, and pairs bunched in one stretch of it would stand for that
+//! stretch only. An uncontended pair is a window in which the two
 //! sides' cycles alternate one by one ([`workload::uncontended_interleaved`]):
 //! slices of each side back to back let a shift of the machine between the
 //! two slices pass for a difference between the sides, which made the
@@ -110,30 +111,24 @@ impl Session {
         ));
         let mut rng = Seeded::new(PAIR_SEED);
         let (mut round, mut serial) = (0u32, 0u64);
-        // Every comparison first reaches the first aim (the cap on an
-        // interval's width); from then on each has its own aim, and one
-        // that reaches it goes on to a finer one while time remains,
-        // without waiting for the others (a slow contention comparison
-        // would otherwise hold every uncontended one at the minimum of
-        // pairs for the rest of the budget).
+        // Each comparison has its own aim (first the cap on an interval's
+        // width); one that reaches it goes on to a finer one while time
+        // remains, without waiting for the others: a slow contention
+        // comparison would otherwise hold every uncontended one at the
+        // minimum of pairs, all measured in the first seconds.
         let mut aims = vec![self.sizes.stop.precision; ready.len()];
         // The finest aim each comparison has reached.
         let mut reached: Vec<Option<f64>> = vec![None; ready.len()];
         let end = loop {
             let time_left = Instant::now() < deadline;
-            // Twice: the first pass may bring the last comparison to the
-            // first aim, which lets every one refine in the second.
-            for _ in 0..2 {
-                let may_refine = time_left && reached.iter().all(Option::is_some);
-                for ((r, aim), reached) in ready.iter().zip(&mut aims).zip(&mut reached) {
-                    // By the interval's width alone, never by where it lies.
-                    let (next, now_reached) = self
-                        .sizes
-                        .stop
-                        .next_aim(*aim, may_refine, |aim| self.needs_more(r, aim));
-                    *aim = next;
-                    *reached = now_reached.or(*reached);
-                }
+            for ((r, aim), reached) in ready.iter().zip(&mut aims).zip(&mut reached) {
+                // By the interval's width alone, never by where it lies.
+                let (next, now_reached) = self
+                    .sizes
+                    .stop
+                    .next_aim(*aim, time_left, |aim| self.needs_more(r, aim));
+                *aim = next;
+                *reached = now_reached.or(*reached);
             }
             let all_within = reached
                 .iter()
@@ -180,17 +175,15 @@ impl Session {
                     self.sizes.pair_slice,
                 )
                 .await;
+                // One pair of each per round, so that every comparison's
+                // pairs are spread over the whole stage and see all the
+                // states the machine went through, not one stretch of it.
                 for i in rng.permutation(here.len()) {
-                    // Pairs of this comparison for about its share of the
-                    // round: at least one.
-                    let share_ends = Instant::now() + self.sizes.contention_pair_slice;
-                    while Instant::now() < deadline {
-                        serial += 1;
-                        self.one_pair(here[i], &mut rng, serial).await;
-                        if Instant::now() >= share_ends {
-                            break;
-                        }
+                    if Instant::now() >= deadline {
+                        break;
                     }
+                    serial += 1;
+                    self.one_pair(here[i], &mut rng, serial).await;
                 }
             }
             self.report_round(round, &ready);
