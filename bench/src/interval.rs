@@ -16,7 +16,7 @@
 //! percentile bootstrap ([`Estimate::of`]) over their few rounds.
 
 use crate::rng::Seeded;
-use crate::stats::{median, round3};
+use crate::stats::median;
 use serde::Serialize;
 
 /// Fewest values for a bootstrap interval; fewer give their range.
@@ -198,12 +198,37 @@ impl Estimate {
         self.relative_half_width() > MEANINGLESS_HALF_WIDTH
     }
 
-    /// The same estimate with every figure rounded for the report.
+    /// The decimals that show this estimate to its precision: three
+    /// significant digits of the median, more when the interval is so
+    /// narrow that its bounds would otherwise print alike (its width keeps
+    /// two significant digits); at most six.
+    pub fn decimals(&self) -> usize {
+        let magnitude = |x: f64| {
+            if x == 0.0 || !x.is_finite() {
+                0
+            } else {
+                x.abs().log10().floor() as i32
+            }
+        };
+        let of_median = 2 - magnitude(self.median);
+        let width = self.high - self.low;
+        let of_width = if width > 0.0 && width.is_finite() {
+            1 - magnitude(width)
+        } else {
+            of_median
+        };
+        of_median.max(of_width).clamp(0, 6) as usize
+    }
+
+    /// The same estimate with every figure rounded to
+    /// [`Estimate::decimals`] for the report.
     pub fn rounded(self) -> Estimate {
+        let f = 10f64.powi(self.decimals() as i32);
+        let round = |x: f64| (x * f).round() / f;
         Estimate {
-            median: round3(self.median),
-            low: round3(self.low),
-            high: round3(self.high),
+            median: round(self.median),
+            low: round(self.low),
+            high: round(self.high),
             ..self
         }
     }
@@ -369,6 +394,30 @@ impl StopRule {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rounding_keeps_a_narrow_interval_apart_and_a_wide_one_at_three_digits() {
+        let narrow = Estimate {
+            median: 1.023_41,
+            low: 1.021_34,
+            high: 1.025_52,
+            n: 50,
+            interval: IntervalKind::OrderStatistic95,
+        }
+        .rounded();
+        assert_eq!(
+            (narrow.median, narrow.low, narrow.high),
+            (1.0234, 1.0213, 1.0255)
+        );
+        let wide = Estimate {
+            median: 0.974_2,
+            low: 0.931_7,
+            high: 1.012_9,
+            ..narrow
+        }
+        .rounded();
+        assert_eq!((wide.median, wide.low, wide.high), (0.974, 0.932, 1.013));
+    }
 
     #[test]
     fn few_values_give_their_range_not_an_interval() {

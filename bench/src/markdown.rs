@@ -97,27 +97,13 @@ fn ratio(r: Option<Estimate>) -> String {
 }
 
 /// A figure with its interval, `0.970 [0.950–0.990]` (its range when
-/// there are too few values for an interval).
+/// there are too few values for an interval), all three to the decimals
+/// that show its precision ([`Estimate::decimals`]): `1.0234
+/// [1.0213–1.0255]`, never `1.02 [1.02–1.02]`.
 pub fn figure(e: &Estimate) -> String {
     let range = if e.is_interval() { "" } else { "range " };
-    format!(
-        "{} [{range}{}–{}]",
-        digits3(e.median),
-        digits3(e.low),
-        digits3(e.high)
-    )
-}
-
-/// `x` with three significant digits, trailing zeros kept (`1.00`,
-/// `0.950`, `12.3`), so that the figures of one table line up.
-pub fn digits3(x: f64) -> String {
-    let magnitude = if x == 0.0 || !x.is_finite() {
-        0
-    } else {
-        x.abs().log10().floor() as i32
-    };
-    let decimals = (2 - magnitude).clamp(0, 6) as usize;
-    format!("{:.*}", decimals, round3(x))
+    let d = e.decimals();
+    format!("{:.d$} [{range}{:.d$}–{:.d$}]", e.median, e.low, e.high)
 }
 
 /// A rate, in thousands from 10 000 on.
@@ -219,14 +205,14 @@ impl Report {
              cycle time (a stall of the machine lands on one cycle of whichever side ran, and \
              should not decide the pair; the tables keep mean rates and tails); a contention pair is a {} ms slice of each back to back. \
              Who goes first is drawn per pair by a seeded generator, and the first {} pairs are \
-             discarded as warm-up; each round of pairs gives every comparison still measuring \
-             one pair, so its pairs spread over the whole stage. A figure is the median of its \
+             discarded as warm-up; each round gives every comparison one pair as long as any \
+             still needs pairs, so all their pairs spread over the whole stage. A figure is the median of its \
              pairs' ratios with a 95% interval between two of them, the ranks the binomial law \
              gives for independent pairs, widened where they reach further to the lowest and the \
              highest median of {} consecutive batches of pairs: the machine's state lasts for \
              seconds, so neighbouring pairs are not independent, and the batches show how far \
-             the figure moved as the machine did. Pairs are added to each comparison until its interval's half-width is at most \
-             {:.0}% of its median (at least {} pairs){}, or the {:.0} s budget runs out (it took \
+             the figure moved as the machine did. Rounds go on until every interval's half-width \
+             is at most {:.0}% of its median (at least {} pairs){}, or the {:.0} s budget runs out (it took \
              {:.0} s: {}). A target is met only when its whole interval lies on \
              the goal's side, not met when it lies wholly on the other, else inconclusive; a rung \
              beating the floor with at least as many round trips is a measurement anomaly, not a \
@@ -244,8 +230,8 @@ impl Report {
             m.stop_rule.min_pairs,
             if m.stop_rule.finest < m.stop_rule.precision {
                 format!(
-                    ", then each on its own while time remains, down to \
-                     {:.0}% (by width alone, never by where the interval lies)",
+                    ", then, while time remains, down to {:.0}% (by width alone, never by \
+                     where the interval lies)",
                     m.stop_rule.finest * 100.0
                 )
             } else {
@@ -603,16 +589,21 @@ mod tests {
     }
 
     #[test]
-    fn figures_keep_three_significant_digits() {
-        assert_eq!(digits3(1.0), "1.00");
-        assert_eq!(digits3(0.95), "0.950");
-        assert_eq!(digits3(0.1149), "0.115");
-        assert_eq!(digits3(12.34), "12.3");
-        assert_eq!(digits3(0.0), "0.00");
-        assert_eq!(figure(&estimate(0.9, 0.97, 1.0, 30)), "0.970 [0.900–1.00]");
+    fn figures_show_three_digits_or_as_many_as_their_interval_needs() {
+        assert_eq!(figure(&estimate(0.9, 0.97, 1.0, 30)), "0.970 [0.900–1.000]");
         assert_eq!(
             figure(&estimate(0.9, 0.97, 1.0, 3)),
-            "0.970 [range 0.900–1.00]"
+            "0.970 [range 0.900–1.000]"
+        );
+        // An interval narrower than the median's third digit keeps two
+        // digits of its width, so that its bounds do not print alike.
+        assert_eq!(
+            figure(&estimate(1.0213, 1.0234, 1.0255, 30)),
+            "1.0234 [1.0213–1.0255]"
+        );
+        assert_eq!(
+            figure(&estimate(0.00620, 0.00746, 0.00841, 30)),
+            "0.00746 [0.00620–0.00841]"
         );
     }
 

@@ -1,10 +1,10 @@
 //! The targets' comparisons, measured in pairs, round after round over
 //! every comparison that still needs pairs, until each is precise enough
 //! ([`StopRule`](crate::interval::StopRule)) or the time budget runs out.
-//! In a round each comparison that needs pairs gets one, so that its pairs
-//! are spread over the whole stage: the machine's state drifts over
-//! seconds, and pairs bunched in one stretch of it would stand for that
-//! stretch only. An uncontended pair is a window in which the two
+//! In a round every comparison gets one pair, as long as any of them
+//! still needs pairs, so that every comparison's pairs are spread over the
+//! whole stage: the machine's state drifts over seconds, and pairs bunched
+//! in one stretch of it would stand for that stretch only. An uncontended pair is a window in which the two
 //! sides' cycles alternate one by one ([`workload::uncontended_interleaved`]):
 //! slices of each side back to back let a shift of the machine between the
 //! two slices pass for a difference between the sides, which made the
@@ -67,9 +67,8 @@ impl Session {
         }
     }
 
-    /// Measures every comparison this run can, in rounds giving each a
-    /// share of time (at least a pair), until none needs more or the budget
-    /// is spent.
+    /// Measures every comparison this run can, in rounds of one pair of
+    /// each, until none needs more or the budget is spent.
     pub(super) async fn paired(&self, reference: &Floor) -> anyhow::Result<()> {
         let budget = self.pair_budget();
         let started = Instant::now();
@@ -113,9 +112,8 @@ impl Session {
         let (mut round, mut serial) = (0u32, 0u64);
         // Each comparison has its own aim (first the cap on an interval's
         // width); one that reaches it goes on to a finer one while time
-        // remains, without waiting for the others: a slow contention
-        // comparison would otherwise hold every uncontended one at the
-        // minimum of pairs, all measured in the first seconds.
+        // remains, without waiting for the others. The stage ends when
+        // none needs pairs for its aim.
         let mut aims = vec![self.sizes.stop.precision; ready.len()];
         // The finest aim each comparison has reached.
         let mut reached: Vec<Option<f64>> = vec![None; ready.len()];
@@ -143,18 +141,21 @@ impl Session {
                     within * 100.0
                 ));
             }
-            let pending: Vec<&Ready> = ready
+            if !ready
                 .iter()
                 .zip(&aims)
-                .filter(|(r, aim)| self.needs_more(r, **aim))
-                .map(|(r, _)| r)
-                .collect();
-            if pending.is_empty() {
+                .any(|(r, aim)| self.needs_more(r, *aim))
+            {
                 break StageEnd::Precise;
             }
             if Instant::now() >= deadline {
                 break StageEnd::Budget;
             }
+            // While any comparison needs pairs, every one gets its pair of
+            // the round (up to its most): one precise early would
+            // otherwise have all its pairs from the first seconds, and its
+            // interval would hide how far the machine drifted afterwards.
+            let pending: Vec<&Ready> = ready.iter().filter(|r| self.below_most(r)).collect();
             round += 1;
             for placement in [Placement::Split, Placement::SameCpu] {
                 let here: Vec<&Ready> = pending
@@ -211,6 +212,11 @@ impl Session {
             record.warmup_pairs < self.sizes.warmup_pairs
                 || record.needs_more(&self.sizes.stop.aiming_at(aim))
         })
+    }
+
+    /// Whether `r` has fewer pairs than the most a comparison may have.
+    fn below_most(&self, r: &Ready) -> bool {
+        self.with(|p| p.comparisons[r.record].pairs.len() < self.sizes.stop.max_pairs)
     }
 
     /// One pair of `r`, the run's pair number `serial`: both sides back to
