@@ -19,12 +19,14 @@
 //!   the floor and `lua-release` on that node, reported apart.
 //!
 //! The targets ([`targets`]) compare implementations named in advance,
-//! in pairs of short slices run back to back in a seeded random order;
-//! each figure is the median of its pairs' values with a distribution-free
-//! 95% interval (order statistics, [`interval`]), pairs are added to each
-//! comparison until its intervals are narrow enough or the time budget is
-//! spent, and a verdict is given only when
-//! the whole interval lies on one side of the goal. The descriptive tables
+//! in pairs measured in a seeded random order, one pair of every
+//! comparison per round so that each comparison's pairs span the whole
+//! stage; each figure is the median of its pairs' values with a
+//! distribution-free 95% interval (order statistics, widened to the range
+//! of six consecutive batches' medians when the machine drifted,
+//! [`interval`]), rounds go on until every interval is narrow enough or
+//! the time budget is spent, and a verdict is given only when the whole
+//! interval lies on one side of the goal. The descriptive tables
 //! interleave their implementations round by round in a shuffled order,
 //! with intervals over rounds. Each uncontended row carries its round
 //! trips per cycle ([`physics`]), the rate they allow at the measured
