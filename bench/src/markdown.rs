@@ -206,14 +206,14 @@ impl Report {
              should not decide the pair; the tables keep mean rates and tails); a contention pair is a {} ms slice of each back to back. \
              Who goes first is drawn per pair by a seeded generator, and the first {} pairs are \
              discarded as warm-up; each round gives every comparison one pair as long as any \
-             still needs pairs, so all their pairs spread over the whole stage. A figure is the median of its \
-             pairs' ratios with a 95% interval between two of them, the ranks the binomial law \
-             gives for independent pairs, widened where they reach further to the lowest and the \
-             highest median of {} consecutive batches of pairs: the machine's state lasts for \
-             seconds, so neighbouring pairs are not independent, and the batches show how far \
-             the figure moved as the machine did. Rounds go on until every interval's half-width \
-             is at most {:.0}% of its median (at least {} pairs){}, or the {:.0} s budget runs out (it took \
-             {:.0} s: {}). A target is met only when its whole interval lies on \
+             still needs pairs, so all their pairs spread over the whole stage. A figure is the \
+             median of its pairs' ratios with a 95% interval between two of them, the ranks the \
+             binomial law gives for independent pairs, widened where they reach further to the \
+             lowest and the highest median of {} consecutive batches of pairs: the machine's \
+             state lasts for seconds, so neighbouring pairs are not independent, and the batches \
+             show how far the figure moved as the machine did. Rounds go on until every \
+             interval's half-width is at most {:.0}% of its median (at least {} pairs){}, or the \
+             {:.0} s budget runs out (it took {:.0} s: {}). A target is met only when its whole interval lies on \
              the goal's side, not met when it lies wholly on the other, else inconclusive; a rung \
              beating the floor with at least as many round trips is a measurement anomaly, not a \
              result. The tables interleave their implementations in rounds in a shuffled order, \

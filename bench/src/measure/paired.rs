@@ -1,10 +1,10 @@
-//! The targets' comparisons, measured in pairs, round after round over
-//! every comparison that still needs pairs, until each is precise enough
-//! ([`StopRule`](crate::interval::StopRule)) or the time budget runs out.
-//! In a round every comparison gets one pair, as long as any of them
-//! still needs pairs, so that every comparison's pairs are spread over the
-//! whole stage: the machine's state drifts over seconds, and pairs bunched
-//! in one stretch of it would stand for that stretch only. An uncontended pair is a window in which the two
+//! The targets' comparisons, measured in pairs, round after round until
+//! each is precise enough ([`StopRule`](crate::interval::StopRule)) or the
+//! time budget runs out. In a round every comparison gets one pair, as
+//! long as any of them still needs pairs, so that every comparison's pairs
+//! are spread over the whole stage: the machine's state drifts over
+//! seconds, and pairs bunched in one stretch of it would stand for that
+//! stretch only. An uncontended pair is a window in which the two
 //! sides' cycles alternate one by one ([`workload::uncontended_interleaved`]):
 //! slices of each side back to back let a shift of the machine between the
 //! two slices pass for a difference between the sides, which made the
@@ -176,9 +176,6 @@ impl Session {
                     self.sizes.pair_slice,
                 )
                 .await;
-                // One pair of each per round, so that every comparison's
-                // pairs are spread over the whole stage and see all the
-                // states the machine went through, not one stretch of it.
                 for i in rng.permutation(here.len()) {
                     if Instant::now() >= deadline {
                         break;
