@@ -217,6 +217,10 @@ impl Command {
 }
 
 fn main() -> std::process::ExitCode {
+    // A batch of `bench`'s pairs, in a client process of its own.
+    if let Some(code) = bench::batch_child_main() {
+        return code;
+    }
     // Bad arguments are bad input (exit 3), as everywhere in locklab.
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -367,6 +371,8 @@ fn main() -> std::process::ExitCode {
                 out: out.clone(),
                 pin: !no_pin,
                 progress: progress::BenchBar::sink(),
+                // Each batch of pairs in a fresh locklab process.
+                batch_exe: std::env::current_exe().ok(),
                 ..Default::default()
             };
             let code = match bench::run_keeping(options, &mut report) {

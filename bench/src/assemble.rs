@@ -25,6 +25,8 @@ pub struct Context {
     pub settings: Settings,
     /// The sizes behind the settings.
     pub sizes: Sizes,
+    /// Whether each batch of pairs ran in a client process of its own.
+    pub batch_processes: bool,
     /// What the run touched.
     pub touched: Touched,
     /// The load average at the start and at the end.
@@ -67,6 +69,8 @@ pub fn report(progress: Progress, context: Context) -> (Report, Vec<LatencySerie
         pair_slice_ms: (sizes.pair_slice * 2).as_millis() as u64,
         contention_pair_slice_ms: sizes.contention_pair_slice.as_millis() as u64,
         warmup_pairs: sizes.warmup_pairs,
+        batches: sizes.batches,
+        batch_processes: context.batch_processes,
         stop_rule: sizes.stop,
         budget_s: round3(measured.budget.as_secs_f64()),
         seconds: round3(measured.took.as_secs_f64()),

@@ -37,18 +37,18 @@ pub enum IntervalKind {
     /// The order statistics around the quantile whose binomial coverage
     /// is at least 95% (at most 2.5% on each side), distribution-free.
     OrderStatistic95,
-    /// The order-statistic interval widened, where they reach further, to
-    /// the smallest and the largest of the medians of [`BATCHES`]
-    /// consecutive batches of the values (see
-    /// [`Estimate::median_interval_under_drift`]).
+    /// The order-statistic interval widened, where it reaches further, to
+    /// the order-statistic interval of the medians of the values' batches
+    /// (stretches of time or client processes; see
+    /// [`Estimate::median_over_batches`]).
     UnderDrift95,
     /// Too few values for an interval: the smallest and the largest.
     Range,
 }
 
-/// Consecutive batches the values are cut into for an interval that holds
-/// under drift: with six, the chance that every batch median lies on one
-/// side of the true median is 2 × 2⁻⁶ ≈ 3.1%.
+/// Fewest batches whose medians widen an interval: with six, the chance
+/// that every batch median lies on one side of the true median is
+/// 2 × 2⁻⁶ ≈ 3.1%, so their range is a 96.9% interval.
 pub const BATCHES: usize = 6;
 /// Fewest values per batch before the batches are used.
 pub const MIN_PER_BATCH: usize = 3;
@@ -133,10 +133,9 @@ impl Estimate {
     }
 
     /// The median of `values`, given in the order they were measured, with
-    /// an interval that holds when the machine drifts: the order-statistic
-    /// interval ([`Estimate::median_interval`]), widened to the range of
-    /// the medians of [`BATCHES`] consecutive batches when there are at
-    /// least [`MIN_PER_BATCH`] values per batch.
+    /// an interval that holds when the machine drifts: the values cut into
+    /// [`BATCHES`] consecutive batches, as [`Estimate::median_over_batches`]
+    /// takes them.
     ///
     /// Why: the order-statistic interval assumes independent values, and
     /// on a shared machine neighbouring pairs are not: its state (another
@@ -145,24 +144,46 @@ impl Estimate {
     /// an interval from them alone is narrower than the figure's real
     /// spread from one run to the next. Batches of consecutive pairs are
     /// far closer to independent than single pairs (batch means, the
-    /// classic remedy for correlated simulation output), and their
-    /// medians' range is a 96.9% interval for the median by the same
-    /// binomial argument, whatever the distribution.
+    /// classic remedy for correlated simulation output).
     pub fn median_interval_under_drift(values: &[f64]) -> Option<Estimate> {
-        let in_order: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
-        let plain = Estimate::median_interval(&in_order)?;
-        let n = in_order.len();
-        if !plain.is_interval() || n < BATCHES * MIN_PER_BATCH {
+        let n = values.len();
+        let batches: Vec<&[f64]> = (0..BATCHES)
+            .map(|b| &values[b * n / BATCHES..(b + 1) * n / BATCHES])
+            .collect();
+        Estimate::median_over_batches(&batches)
+    }
+
+    /// The median of the values of every batch together, with the
+    /// order-statistic interval ([`Estimate::median_interval`]) widened,
+    /// where it reaches less far, to the order-statistic interval of the
+    /// batches' medians, when at least [`BATCHES`] batches have
+    /// [`MIN_PER_BATCH`] finite values or more (batches with fewer count
+    /// for the median only). With six batches that interval is their
+    /// medians' range, a 96.9% interval for the median whatever the
+    /// distribution (every batch median on one side of it has chance
+    /// 2 × 2⁻⁶).
+    ///
+    /// A batch is a stretch of time, or (in `locklab bench`) a client
+    /// process of its own: what stays the same for a whole process (where
+    /// its code and heap landed, its connections) then varies between
+    /// batches as it does between runs, and the interval covers it.
+    pub fn median_over_batches(batches: &[&[f64]]) -> Option<Estimate> {
+        let finite =
+            |b: &[f64]| -> Vec<f64> { b.iter().copied().filter(|v| v.is_finite()).collect() };
+        let all: Vec<f64> = batches.iter().flat_map(|b| finite(b)).collect();
+        let plain = Estimate::median_interval(&all)?;
+        let mut batch_medians: Vec<f64> = batches
+            .iter()
+            .map(|b| finite(b))
+            .filter(|b| b.len() >= MIN_PER_BATCH)
+            .map(|b| median(&b))
+            .collect();
+        if !plain.is_interval() || batch_medians.len() < BATCHES {
             return Some(plain);
         }
-        let batch_medians: Vec<f64> = (0..BATCHES)
-            .map(|b| median(&in_order[b * n / BATCHES..(b + 1) * n / BATCHES]))
-            .collect();
-        let lowest = batch_medians.iter().copied().fold(f64::INFINITY, f64::min);
-        let highest = batch_medians
-            .iter()
-            .copied()
-            .fold(f64::NEG_INFINITY, f64::max);
+        batch_medians.sort_by(f64::total_cmp);
+        let (l, u) = quantile_ranks(batch_medians.len(), 0.5)?;
+        let (lowest, highest) = (batch_medians[l - 1], batch_medians[u - 1]);
         if lowest >= plain.low && highest <= plain.high {
             return Some(plain);
         }
@@ -332,10 +353,12 @@ fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
 pub struct StopRule {
     /// Fewest pairs (after the warm-up) before a comparison may stop.
     pub min_pairs: usize,
-    /// Largest half-width, as a share of the median, to stop at.
+    /// Largest half-width, as a share of the median, a figure should
+    /// have: one wider whose interval holds the goal is inconclusive
+    /// because the machine was too noisy.
     pub precision: f64,
-    /// Once every comparison is within `precision` and time remains, the
-    /// precision is halved, down to this, and measuring goes on.
+    /// The half-width every figure must be within, after the fewest
+    /// batches, for measuring to stop before its budget is spent.
     pub finest: f64,
     /// Most pairs of one comparison (a bound should the interval never
     /// narrow).
@@ -346,35 +369,6 @@ impl StopRule {
     /// The same rule aiming at `precision`.
     pub fn aiming_at(self, precision: f64) -> StopRule {
         StopRule { precision, ..self }
-    }
-
-    /// The next, finer precision to aim at once every comparison is
-    /// within `aim`; `None` when `aim` is already the finest.
-    pub fn finer_than(&self, aim: f64) -> Option<f64> {
-        (aim > self.finest * 1.001).then(|| (aim / 2.0).max(self.finest))
-    }
-
-    /// Where one comparison aiming at `aim` goes next: while its pairs are
-    /// enough for its aim (`needs_more(aim)` false) and time is left, on
-    /// to the next finer aim. Returns the aim to measure towards and the
-    /// finest aim its pairs have reached, if any. Each comparison moves on
-    /// by itself: one that is slow to narrow does not hold the others at
-    /// the coarse aim, with few pairs, while it takes the whole budget.
-    pub fn next_aim(
-        &self,
-        mut aim: f64,
-        time_left: bool,
-        needs_more: impl Fn(f64) -> bool,
-    ) -> (f64, Option<f64>) {
-        let mut reached = None;
-        while !needs_more(aim) {
-            reached = Some(aim);
-            match self.finer_than(aim) {
-                Some(finer) if time_left => aim = finer,
-                _ => break,
-            }
-        }
-        (aim, reached)
     }
 
     /// Whether a comparison whose figures are `estimates` (one per figure,
@@ -544,24 +538,13 @@ mod tests {
     }
 
     #[test]
-    fn with_time_left_the_aim_halves_down_to_the_finest() {
+    fn aiming_finer_asks_for_more_pairs() {
         let rule = StopRule {
             min_pairs: 10,
             precision: 0.10,
             finest: 0.03,
             max_pairs: 500,
         };
-        assert_eq!(rule.finer_than(0.10), Some(0.05));
-        assert_eq!(rule.finer_than(0.05), Some(0.03));
-        assert_eq!(rule.finer_than(0.03), None);
-        // A comparison whose interval is ±4% reaches ±5% and aims at ±3%;
-        // one at ±2% reaches the finest and stays there; one at ±20%
-        // reaches nothing; without time left, none moves on.
-        let at = |width: f64, time_left: bool| rule.next_aim(0.10, time_left, |aim| width > aim);
-        assert_eq!(at(0.04, true), (0.03, Some(0.05)));
-        assert_eq!(at(0.02, true), (0.03, Some(0.03)));
-        assert_eq!(at(0.20, true), (0.10, None));
-        assert_eq!(at(0.02, false), (0.10, Some(0.10)));
         let finer = rule.aiming_at(0.05);
         assert!(finer.needs_more(40, &[estimate(1.0, 0.07, 40)]));
         assert!(!rule.needs_more(40, &[estimate(1.0, 0.07, 40)]));

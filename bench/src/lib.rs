@@ -19,14 +19,16 @@
 //!   the floor and `lua-release` on that node, reported apart.
 //!
 //! The targets ([`targets`]) compare implementations named in advance,
-//! in pairs measured in a seeded random order, one pair of every
-//! comparison per round so that each comparison's pairs span the whole
-//! stage; each figure is the median of its pairs' values with a
-//! distribution-free 95% interval (order statistics, widened to the range
-//! of six consecutive batches' medians when the machine drifted,
-//! [`interval`]), rounds go on until every interval is narrow enough or
-//! the time budget is spent, and a verdict is given only when the whole
-//! interval lies on one side of the goal. The descriptive tables
+//! in pairs measured in a seeded random order, in batches that each take
+//! their share of the stage in a fresh client process (locklab started
+//! again with [`BATCH_ENV`] set), one pair of every comparison per round
+//! so that each comparison's pairs span the whole stage; each figure is
+//! the median of its pairs' values with a distribution-free 95% interval
+//! (order statistics, widened to the batch medians' own interval when
+//! the machine drifted or the client processes differed, [`interval`]),
+//! batches go on until the time budget is spent or every interval is as
+//! narrow as the stop rule's finest, and a verdict is given only when the
+//! whole interval lies on one side of the goal. The descriptive tables
 //! interleave their implementations round by round in a shuffled order,
 //! with intervals over rounds. Each uncontended row carries its round
 //! trips per cycle ([`physics`]), the rate they allow at the measured
@@ -78,5 +80,6 @@ pub mod workload;
 pub mod write;
 
 pub use error::BenchError;
+pub use measure::{BATCH_ENV, child_main as batch_child_main};
 pub use options::BenchOptions;
 pub use run::{run, run_keeping};

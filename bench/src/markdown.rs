@@ -203,43 +203,43 @@ impl Report {
              uncontended pair is a {} ms window in which the two sides' cycles alternate one by one \
              (A B, B A, ...), so both see the same machine, each side's rate taken at its median \
              cycle time (a stall of the machine lands on one cycle of whichever side ran, and \
-             should not decide the pair; the tables keep mean rates and tails); a contention pair is a {} ms slice of each back to back. \
-             Who goes first is drawn per pair by a seeded generator, and the first {} pairs are \
-             discarded as warm-up; each round gives every comparison one pair as long as any \
-             still needs pairs, so all their pairs spread over the whole stage. A figure is the \
-             median of its pairs' ratios with a 95% interval between two of them, the ranks the \
-             binomial law gives for independent pairs, widened where they reach further to the \
-             lowest and the highest median of {} consecutive batches of pairs: the machine's \
-             state lasts for seconds, so neighbouring pairs are not independent, and the batches \
-             show how far the figure moved as the machine did. Rounds go on until every \
-             interval's half-width is at most {:.0}% of its median (at least {} pairs){}, or the \
-             {:.0} s budget runs out (it took {:.0} s: {}). A target is met only when its whole interval lies on \
-             the goal's side, not met when it lies wholly on the other, else inconclusive; a rung \
-             beating the floor with at least as many round trips is a measurement anomaly, not a \
-             result. The tables interleave their implementations in rounds in a shuffled order, \
-             intervals over rounds (a range when there are too few). A reference `PING` loop on \
-             node 0 ran before, between the rounds of pairs and after: its spread, the round \
-             trip's modes and the CPU steal time say how far this machine can be trusted. The \
-             floor is a hand-written `SET NX PX` + `EVALSHA` release on one connection per node \
-             (all nodes at once when N > 1).\n",
+             should not decide the pair; the tables keep mean rates and tails); a contention pair \
+             is a {} ms slice of each back to back. Who goes first is drawn per pair by a seeded \
+             generator. The pairs come in {} batches, each its share of the time and {}; a \
+             batch's first {} pair(s) of each comparison are discarded as warm-up, and each of \
+             its rounds gives every comparison one pair. A figure is the median of its pairs' \
+             values with a 95% interval between two of them, the ranks the binomial law gives for \
+             independent pairs, widened where it reaches further to the same interval over the \
+             batches' medians (with six batches, their range): the machine's state lasts for \
+             seconds, and some of what sets a ratio stays fixed for a whole process (where its \
+             code and heap landed, its connections), so neither neighbouring pairs nor one \
+             process's pairs are independent, and the batches show how far the figure moves with \
+             both. Measuring stops when the {:.0} s budget is spent, or once every interval's \
+             half-width is at most {:.0}% of its median after {} batches (it took {:.0} s: {}). A \
+             target is met only when its whole interval lies on the goal's side, not met when it \
+             lies wholly on the other, else inconclusive (\"machine too noisy\" when its \
+             half-width passes {:.0}%); a rung beating the floor with at least as many round \
+             trips is a measurement anomaly, not a result. The tables interleave their \
+             implementations in rounds in a shuffled order, intervals over rounds (a range when \
+             there are too few). A reference `PING` loop on node 0 ran before, between the rounds \
+             of pairs and after: its spread, the round trip's modes and the CPU steal time say how \
+             far this machine can be trusted. The floor is a hand-written `SET NX PX` + `EVALSHA` \
+             release on one connection per node (all nodes at once when N > 1).\n",
             m.pair_slice_ms,
             m.contention_pair_slice_ms,
-            m.warmup_pairs,
-            crate::interval::BATCHES,
-            m.stop_rule.precision * 100.0,
-            m.stop_rule.min_pairs,
-            if m.stop_rule.finest < m.stop_rule.precision {
-                format!(
-                    ", then, while time remains, down to {:.0}% (by width alone, never by \
-                     where the interval lies)",
-                    m.stop_rule.finest * 100.0
-                )
+            m.batches,
+            if m.batch_processes {
+                "each in a fresh client process"
             } else {
-                String::new()
+                "all in the run's own process"
             },
+            m.warmup_pairs,
             m.budget_s,
+            m.stop_rule.finest * 100.0,
+            crate::interval::BATCHES,
             m.seconds,
             m.ended,
+            m.stop_rule.precision * 100.0,
         );
     }
 

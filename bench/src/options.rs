@@ -26,6 +26,12 @@ pub struct BenchOptions {
     /// Where progress goes instead of a line per step on standard error
     /// (the command line's progress bar).
     pub progress: Option<std::sync::Arc<dyn crate::progress::ProgressSink>>,
+    /// The program that measures each batch of the targets' pairs in a
+    /// process of its own (locklab, which runs it with
+    /// [`BATCH_ENV`](crate::BATCH_ENV) set); `None` measures them in this
+    /// process, where what stays fixed for a process cannot show in the
+    /// intervals.
+    pub batch_exe: Option<PathBuf>,
 }
 
 impl Default for BenchOptions {
@@ -39,6 +45,7 @@ impl Default for BenchOptions {
             rounds: None,
             target_budget: None,
             progress: None,
+            batch_exe: None,
         }
     }
 }
@@ -64,8 +71,11 @@ pub struct Sizes {
     pub pair_slice: Duration,
     /// One contention slice of a target's pair.
     pub contention_pair_slice: Duration,
-    /// Pairs of each comparison measured first and discarded.
+    /// Pairs of each comparison measured first in each batch and
+    /// discarded.
     pub warmup_pairs: usize,
+    /// Batches of the targets' pairs, each its share of the budget.
+    pub batches: u32,
     /// When a comparison has pairs enough.
     pub stop: StopRule,
     /// The most time the targets' pairs may take.
@@ -92,7 +102,7 @@ impl Sizes {
         // Overridden slices scale every slice of the run together.
         let scaled = options.slice_ms.map(|_| (slice, slice * 8 / 5));
         let (pair_slice, contention_pair_slice) = scaled.unwrap_or(if quick {
-            (ms(50), ms(400))
+            (ms(50), ms(200))
         } else {
             (ms(100), ms(800))
         });
@@ -105,7 +115,12 @@ impl Sizes {
             watchdog_rounds: if quick { 1 } else { rounds.min(3) },
             pair_slice,
             contention_pair_slice,
-            warmup_pairs: 2,
+            warmup_pairs: 1,
+            batches: if quick {
+                BATCHES as u32
+            } else {
+                2 * BATCHES as u32
+            },
             stop: if quick {
                 StopRule {
                     // Enough for the batches that see drift.

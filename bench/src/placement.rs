@@ -117,6 +117,36 @@ impl Pinning {
         }
     }
 
+    /// The pinning of a batch's client process, started by the run's own
+    /// process with `pinned`, `cpus` and `server_pids` as that one has
+    /// them: this process goes on [`CLIENT_CPU`] (where it was born, but
+    /// said again), and may move node 0 beside itself; nothing else is
+    /// pinned anew.
+    pub fn for_batch(pinned: bool, cpus: usize, server_pids: Vec<u32>) -> Pinning {
+        let client_pid = std::process::id();
+        Pinning {
+            pinned: pinned && env::pin(client_pid, &CLIENT_CPU.to_string()),
+            cpus,
+            client_pid,
+            server_pids,
+            simulated_threads: Vec::new(),
+        }
+    }
+
+    /// The server pids this pinning may move (node 0 first; empty when the
+    /// servers are not ours).
+    pub fn server_pids(&self) -> &[u32] {
+        &self.server_pids
+    }
+
+    /// Puts node 0 back on its own CPU: after a batch's process ended,
+    /// which may have been killed while node 0 was beside it.
+    pub fn node0_home(&self) {
+        if let (true, Some(pid)) = (self.pinned, self.server_pids.first()) {
+            env::pin(*pid, &server_cpu(0, self.cpus).to_string());
+        }
+    }
+
     /// The CPU the simulated node's threads go on: node 0's, apart from
     /// the client's; `None` when nothing is pinned.
     pub fn simulated_node_cpu(&self) -> Option<usize> {

@@ -60,8 +60,13 @@ pub struct Method {
     pub pair_slice_ms: u64,
     /// One contention slice of a pair, ms.
     pub contention_pair_slice_ms: u64,
-    /// Pairs of each comparison measured first and discarded.
+    /// Pairs of each comparison measured first in each batch and
+    /// discarded.
     pub warmup_pairs: usize,
+    /// Batches the pairs were measured in.
+    pub batches: u32,
+    /// Whether each batch ran in a client process of its own.
+    pub batch_processes: bool,
     /// When a comparison has enough pairs.
     pub stop_rule: StopRule,
     /// The time the pairs could take, s.

@@ -6,7 +6,7 @@ use crate::assemble::{self, Context};
 use crate::cleanup::delete_own_keys;
 use crate::env::Machine;
 use crate::error::BenchError;
-use crate::measure::{Session, TTL};
+use crate::measure::{Asked, Launcher, Session, TTL};
 use crate::noise;
 use crate::options::{BenchOptions, Sizes};
 use crate::placement::Pinning;
@@ -73,6 +73,10 @@ pub fn run_keeping(options: BenchOptions, kept: &mut Option<Report>) -> Result<R
         pinning.clone(),
     )
     .with_progress(options.progress.clone())
+    .with_launcher(options.batch_exe.clone().map(|exe| Launcher {
+        exe,
+        asked: Asked::of(&options),
+    }))
     .with_simulated_node(Some(simulated.node().clone()));
     let outcome = rt.block_on(async {
         tokio::select! {
@@ -100,6 +104,7 @@ pub fn run_keeping(options: BenchOptions, kept: &mut Option<Report>) -> Result<R
         placement: pinning.read_back(),
         settings: settings(&options, &sizes, servers.are_own()),
         sizes,
+        batch_processes: options.batch_exe.is_some(),
         touched: Touched {
             key_prefix: prefix,
             external_servers: options.redis.clone(),

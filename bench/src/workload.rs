@@ -8,6 +8,7 @@ use hdrhistogram::Histogram;
 use locks::Owner;
 use redis::aio::MultiplexedConnection;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Cycles before each slice that are not measured (connections warm,
@@ -228,6 +229,8 @@ pub struct ContentionSample {
     /// Wait (acquire call to lease) of each acquisition, and of each wait
     /// still open when the slice ended (at its open time: a lower bound).
     pub waits: Waits,
+    /// The same waits in hand-offs ([`WorkerCount::handoffs`]).
+    pub handoffs: Waits,
     /// Acquisitions of each worker.
     pub per_worker: Vec<u64>,
 }
@@ -264,10 +267,12 @@ impl ContentionSample {
             errors: 0,
             elapsed,
             waits: Waits::default(),
+            handoffs: Waits::default(),
             per_worker: Vec::new(),
         };
         for worker in workers {
             sample.waits.add(&worker.waits);
+            sample.handoffs.add(&worker.handoffs);
             sample.acquisitions += worker.acquisitions;
             sample.errors += worker.errors;
             sample.per_worker.push(worker.acquisitions);
@@ -283,6 +288,12 @@ impl ContentionSample {
 pub struct WorkerCount {
     /// Its waits, completed and (at most one) still open at the end.
     pub waits: Waits,
+    /// The same waits counted in hand-offs instead of µs: the lock's
+    /// acquisitions, by any worker, from the start of a wait to its end
+    /// (its own included, so at least 1), or to the slice's end for an
+    /// open one. A stall of the machine stretches a wait in µs but hands
+    /// the lock to no one, so this is the lock's own share of the wait.
+    pub handoffs: Waits,
     /// Acquisitions.
     pub acquisitions: u64,
     /// Failed acquires or releases.
@@ -290,9 +301,11 @@ pub struct WorkerCount {
 }
 
 impl WorkerCount {
-    /// Got the lock after waiting `us`.
-    pub fn acquired(&mut self, us: u64) {
+    /// Got the lock after waiting `us` and `handoffs` hand-offs (its own
+    /// included).
+    pub fn acquired(&mut self, us: u64, handoffs: u64) {
         self.waits.completed(us);
+        self.handoffs.completed(handoffs);
         self.acquisitions += 1;
     }
 
@@ -301,9 +314,11 @@ impl WorkerCount {
         self.errors += 1;
     }
 
-    /// The slice ended `us` into a wait: it lasted at least that long.
-    pub fn still_waiting_at_end(&mut self, us: u64) {
+    /// The slice ended `us` and `handoffs` hand-offs (counting the one
+    /// still to come) into a wait: it lasted at least that long.
+    pub fn still_waiting_at_end(&mut self, us: u64, handoffs: u64) {
         self.waits.still_open(us);
+        self.handoffs.still_open(handoffs);
     }
 }
 
@@ -377,9 +392,13 @@ pub async fn contention(
     ttl: Duration,
     slice: Duration,
 ) -> ContentionSample {
+    // The lock's acquisitions so far, by every worker: the clock of the
+    // waits in hand-offs.
+    let handed = Arc::new(AtomicU64::new(0));
     let run = for_slice(workers, slice, |w, deadline| {
         let client = client.clone();
         let prefix = prefix.to_string();
+        let handed = handed.clone();
         async move {
             let owner = Owner::new(format!("bench-{}", std::process::id()), w as u64);
             let mut rng = XorShift(0x9E37_79B9_7F4A_7C15 ^ (w as u64 + 1));
@@ -391,10 +410,13 @@ pub async fn contention(
                 }
                 let key = format!("{prefix}{}", rng.next() % keys as u64);
                 let t0 = Instant::now();
+                let handed_before = handed.load(Ordering::Relaxed);
                 match tokio::time::timeout(deadline - now, client.acquire(&key, &owner, ttl)).await
                 {
                     Ok(Ok(held)) => {
-                        counted.acquired(t0.elapsed().as_micros() as u64);
+                        let handed_now = handed.fetch_add(1, Ordering::Relaxed) + 1;
+                        counted
+                            .acquired(t0.elapsed().as_micros() as u64, handed_now - handed_before);
                         if client.release(&key, held).await.is_err() {
                             counted.failed();
                         }
@@ -402,7 +424,10 @@ pub async fn contention(
                     Ok(Err(_)) => counted.failed(),
                     // Still waiting at the end: a lower bound on that wait,
                     // which must count, or a starved worker would not.
-                    Err(_) => counted.still_waiting_at_end(t0.elapsed().as_micros() as u64),
+                    Err(_) => counted.still_waiting_at_end(
+                        t0.elapsed().as_micros() as u64,
+                        handed.load(Ordering::Relaxed) - handed_before + 1,
+                    ),
                 }
             }
             counted

@@ -172,12 +172,12 @@ mod tests {
     fn one_lucky_worker(workers: usize, served: u64) -> ContentionSample {
         let mut lucky = WorkerCount::default();
         for _ in 0..served {
-            lucky.acquired(HANDOFF_US);
+            lucky.acquired(HANDOFF_US, 1);
         }
-        lucky.still_waiting_at_end(30);
+        lucky.still_waiting_at_end(30, 1);
         let starved = (1..workers).map(|_| {
             let mut w = WorkerCount::default();
-            w.still_waiting_at_end(SLICE_US);
+            w.still_waiting_at_end(SLICE_US, served + 1);
             w
         });
         ContentionSample::of_workers(
@@ -192,9 +192,9 @@ mod tests {
         let all = (0..workers).map(|_| {
             let mut w = WorkerCount::default();
             for _ in 0..each {
-                w.acquired(HANDOFF_US);
+                w.acquired(HANDOFF_US, workers as u64);
             }
-            w.still_waiting_at_end(HANDOFF_US / 2);
+            w.still_waiting_at_end(HANDOFF_US / 2, workers as u64 / 2);
             w
         });
         ContentionSample::of_workers(all, Duration::from_micros(SLICE_US))

@@ -5,6 +5,7 @@
 //! [`Progress`] as soon as it is measured, so a run stopped half-way still
 //! reports what it has.
 
+mod batch;
 mod contention;
 mod inventory;
 mod paired;
@@ -28,6 +29,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub use batch::{Asked, BATCH_ENV, Launcher, child_main};
 pub use reference::{RefPhase, Reference};
 
 /// Lease TTL of every workload but the watchdog's: far longer than any
@@ -114,6 +116,9 @@ pub struct Session {
     started: Instant,
     progress: RefCell<Progress>,
     sink: Option<Arc<dyn crate::progress::ProgressSink>>,
+    /// How to start each batch of pairs in a process of its own (`None`:
+    /// in this one).
+    launcher: Option<Launcher>,
 }
 
 impl Session {
@@ -128,6 +133,7 @@ impl Session {
             started: Instant::now(),
             progress: RefCell::new(Progress::default()),
             sink: None,
+            launcher: None,
         }
     }
 
@@ -138,6 +144,13 @@ impl Session {
         sink: Option<Arc<dyn crate::progress::ProgressSink>>,
     ) -> Session {
         self.sink = sink;
+        self
+    }
+
+    /// The session with each batch of pairs in a process `launcher`
+    /// starts (`None`: in this process).
+    pub fn with_launcher(mut self, launcher: Option<Launcher>) -> Session {
+        self.launcher = launcher;
         self
     }
 

@@ -1,21 +1,25 @@
-//! The targets' comparisons, measured in pairs, round after round until
-//! each is precise enough ([`StopRule`](crate::interval::StopRule)) or the
-//! time budget runs out. In a round every comparison gets one pair, as
-//! long as any of them still needs pairs, so that every comparison's pairs
-//! are spread over the whole stage: the machine's state drifts over
-//! seconds, and pairs bunched in one stretch of it would stand for that
-//! stretch only. An uncontended pair is a window in which the two
+//! The targets' comparisons, measured in pairs. The stage is cut into
+//! batches, each its share of the time budget and, in `locklab bench`,
+//! each in a fresh client process ([`batch`](super::batch)): a batch
+//! connects anew and measures rounds until its share ends, every round
+//! giving every comparison one pair, so that each comparison's pairs are
+//! spread over the whole stage and over processes. The machine's state
+//! drifts over seconds, and part of what sets a ratio is fixed for a
+//! process; pairs bunched in one stretch or one process would stand for
+//! that one only. An uncontended pair is a window in which the two
 //! sides' cycles alternate one by one ([`workload::uncontended_interleaved`]):
 //! slices of each side back to back let a shift of the machine between the
 //! two slices pass for a difference between the sides, which made the
 //! ratios of separate slices spread by ±10% on a shared machine. A
 //! contention pair, whose sixteen workers cannot share a window with the
 //! other side's, is one slice of each side back to back, in an order drawn
-//! per pair. Each round begins with a reference `PING` slice in
-//! each placement it uses, so the machine's state is sampled all along.
+//! per pair. Each round begins with a reference `PING` slice in each
+//! placement it uses, so the machine's state is sampled all along.
 
-use super::{RefPhase, Session, Stage, StageEnd, TTL};
+use super::batch::{BatchEvent, BatchSpec, Launcher, RefSample};
+use super::{Session, Stage, StageEnd, TTL};
 use crate::client::{Client, Floor};
+use crate::interval::BATCHES;
 use crate::rng::Seeded;
 use crate::targets::{
     COMPARISONS, Comparison, ComparisonRecord, PairSample, Placement, SideSample, Work,
@@ -24,7 +28,7 @@ use crate::workload;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The seed of the pairs' orders.
+/// The seed of the pairs' orders (each batch's its own, from it).
 const PAIR_SEED: u64 = 0x7061_6972;
 
 /// One comparison ready to measure: its two sides, connected.
@@ -32,8 +36,6 @@ struct Ready {
     comparison: &'static Comparison,
     a: Arc<Client>,
     b: Arc<Client>,
-    /// Its place in the progress record's comparisons.
-    record: usize,
 }
 
 impl Session {
@@ -67,35 +69,25 @@ impl Session {
         }
     }
 
-    /// Measures every comparison this run can, in rounds of one pair of
-    /// each, until none needs more or the budget is spent.
+    /// Measures every comparison this run can, in batches of rounds of
+    /// one pair of each (each batch in a client process of its own when
+    /// the session has a launcher), until every interval is as fine as
+    /// the stop rule's finest after [`BATCHES`] batches, or the budget is
+    /// spent.
     pub(super) async fn paired(&self, reference: &Floor) -> anyhow::Result<()> {
         let budget = self.pair_budget();
         let started = Instant::now();
-        let deadline = started + budget;
-        let mut ready = Vec::new();
-        for (seed, comparison) in (400..).step_by(2).zip(&COMPARISONS) {
-            if let Some(why) = self.cannot_measure(comparison) {
-                self.with(|p| {
-                    p.comparisons.push(ComparisonRecord {
-                        skipped: Some(why),
-                        ..ComparisonRecord::new(comparison.id)
-                    })
-                });
-                continue;
+        let mut measurable = Vec::new();
+        for comparison in &COMPARISONS {
+            let skipped = self.cannot_measure(comparison);
+            if skipped.is_none() {
+                measurable.push(comparison);
             }
-            let clients = self
-                .connect_all(&[comparison.a, comparison.b], comparison.nodes(), seed)
-                .await?;
-            let record = self.with(|p| {
-                p.comparisons.push(ComparisonRecord::new(comparison.id));
-                p.comparisons.len() - 1
-            });
-            ready.push(Ready {
-                comparison,
-                a: clients[0].clone(),
-                b: clients[1].clone(),
-                record,
+            self.with(|p| {
+                p.comparisons.push(ComparisonRecord {
+                    skipped,
+                    ..ComparisonRecord::new(comparison.id)
+                })
             });
         }
         let mut stage = Stage {
@@ -103,91 +95,60 @@ impl Session {
             ..Stage::default()
         };
         self.with(|p| p.stage = Some(stage));
+        let batches = self.sizes.batches;
         self.progress(&format!(
-            "targets: {} comparisons in pairs, for at most {:.0} s",
-            ready.len(),
+            "targets: {} comparisons in pairs, {batches} batches{}, for at most {:.0} s",
+            measurable.len(),
+            if self.launcher.is_some() {
+                " each in a client process of its own"
+            } else {
+                ""
+            },
             budget.as_secs_f64()
         ));
-        let mut rng = Seeded::new(PAIR_SEED);
-        let (mut round, mut serial) = (0u32, 0u64);
-        // Each comparison has its own aim (first the cap on an interval's
-        // width); one that reaches it goes on to a finer one while time
-        // remains, without waiting for the others. The stage ends when
-        // none needs pairs for its aim.
-        let mut aims = vec![self.sizes.stop.precision; ready.len()];
-        // The finest aim each comparison has reached.
-        let mut reached: Vec<Option<f64>> = vec![None; ready.len()];
-        let end = loop {
-            let time_left = Instant::now() < deadline;
-            for ((r, aim), reached) in ready.iter().zip(&mut aims).zip(&mut reached) {
-                // By the interval's width alone, never by where it lies.
-                let (next, now_reached) = self
-                    .sizes
-                    .stop
-                    .next_aim(*aim, time_left, |aim| self.needs_more(r, aim));
-                *aim = next;
-                *reached = now_reached.or(*reached);
+        let finest = self.sizes.stop.aiming_at(self.sizes.stop.finest);
+        let mut end = StageEnd::Budget;
+        for batch in 0..batches {
+            // Equal shares of the budget, each ending where its share does.
+            let until = started + budget * (batch + 1) / batches;
+            let now = Instant::now();
+            if now >= until {
+                continue;
             }
-            let all_within = reached
-                .iter()
-                .copied()
-                .try_fold(0.0, |coarsest: f64, r| r.map(|r| coarsest.max(r)));
-            if let Some(within) = all_within
-                && stage.reached.is_none_or(|(before, _)| within < before)
-            {
+            match &self.launcher {
+                Some(launcher) => {
+                    let spec = self.batch_spec(launcher, batch, until - now, &measurable);
+                    let measured = self.batch_in_child(launcher, &spec).await;
+                    // The child may have been stopped with node 0 beside it.
+                    self.pinning.node0_home();
+                    measured?;
+                }
+                None => {
+                    let mut apply = |event| {
+                        self.apply(event);
+                        Ok(())
+                    };
+                    self.batch(batch, until, &measurable, reference, &mut apply)
+                        .await?;
+                }
+            }
+            let coarsest = self.with(|p| coarsest_half_width(&p.comparisons));
+            if let Some(within) = coarsest {
                 stage.reached = Some((within, started.elapsed()));
                 self.progress(&format!(
-                    "targets: every interval within ±{:.0}%",
+                    "targets: batch {} of {batches} done; every interval within ±{:.1}%",
+                    batch + 1,
                     within * 100.0
                 ));
             }
-            if !ready
-                .iter()
-                .zip(&aims)
-                .any(|(r, aim)| self.needs_more(r, *aim))
-            {
-                break StageEnd::Precise;
-            }
-            if Instant::now() >= deadline {
-                break StageEnd::Budget;
-            }
-            // While any comparison needs pairs, every one gets its pair of
-            // the round (up to its most): one precise early would
-            // otherwise have all its pairs from the first seconds, and its
-            // interval would hide how far the machine drifted afterwards.
-            let pending: Vec<&Ready> = ready.iter().filter(|r| self.below_most(r)).collect();
-            round += 1;
-            for placement in [Placement::Split, Placement::SameCpu] {
-                let here: Vec<&Ready> = pending
-                    .iter()
-                    .copied()
-                    .filter(|r| r.comparison.placement() == placement)
-                    .collect();
-                if here.is_empty() {
-                    continue;
-                }
-                // Node 0 beside the client until the guard is dropped.
-                let _beside =
-                    (placement == Placement::SameCpu).then(|| self.pinning.node0_beside_client());
-                self.reference_slice(
-                    reference,
-                    RefPhase::BetweenPairs,
-                    placement,
-                    self.sizes.pair_slice,
-                )
-                .await;
-                for i in rng.permutation(here.len()) {
-                    if Instant::now() >= deadline {
-                        break;
-                    }
-                    serial += 1;
-                    self.one_pair(here[i], &mut rng, serial).await;
-                }
-            }
-            self.report_round(round, &ready);
             stage.took = started.elapsed();
             self.with(|p| p.stage = Some(stage));
-        };
+            let precise = self.with(|p| p.comparisons.iter().all(|r| !r.needs_more(&finest)));
+            if batch + 1 >= BATCHES as u32 && precise {
+                end = StageEnd::Precise;
+                break;
+            }
+        }
         stage.took = started.elapsed();
         stage.end = Some(end);
         self.with(|p| p.stage = Some(stage));
@@ -202,49 +163,133 @@ impl Session {
         Ok(())
     }
 
-    /// Whether `r` still needs pairs: its warm-up, or more to reach `aim`.
-    fn needs_more(&self, r: &Ready, aim: f64) -> bool {
-        self.with(|p| {
-            let record = &p.comparisons[r.record];
-            record.warmup_pairs < self.sizes.warmup_pairs
-                || record.needs_more(&self.sizes.stop.aiming_at(aim))
-        })
+    /// What batch `batch`'s process is to do: measure `comparisons` for
+    /// `duration` on this run's servers, under its prefix and pinning.
+    fn batch_spec(
+        &self,
+        launcher: &Launcher,
+        batch: u32,
+        duration: Duration,
+        comparisons: &[&'static Comparison],
+    ) -> BatchSpec {
+        BatchSpec {
+            batch,
+            duration_ms: duration.as_millis() as u64,
+            asked: launcher.asked,
+            nodes: self.nodes.iter().map(|n| n.url.clone()).collect(),
+            prefix: self.prefix.clone(),
+            pinned: self.pinning.pinned,
+            cpus: self.pinning.cpus,
+            server_pids: self.pinning.server_pids().to_vec(),
+            comparisons: comparisons.iter().map(|c| c.id.to_string()).collect(),
+        }
     }
 
-    /// Whether `r` has fewer pairs than the most a comparison may have.
-    fn below_most(&self, r: &Ready) -> bool {
-        self.with(|p| p.comparisons[r.record].pairs.len() < self.sizes.stop.max_pairs)
+    /// Batch number `batch`: fresh connections for `comparisons`, then
+    /// rounds until `until`, each beginning with a reference slice in each
+    /// placement it uses and giving every comparison one pair (the first
+    /// [`Sizes::warmup_pairs`](crate::options::Sizes::warmup_pairs) of each
+    /// discarded), in an order drawn per round, as long as any comparison
+    /// has fewer than its share of the most pairs. Everything measured
+    /// goes to `emit` as soon as it is.
+    pub(super) async fn batch(
+        &self,
+        batch: u32,
+        until: Instant,
+        comparisons: &[&'static Comparison],
+        reference: &Floor,
+        emit: &mut dyn FnMut(BatchEvent) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        let mut ready = Vec::new();
+        for (seed, comparison) in (400..).step_by(2).zip(comparisons) {
+            let seed = seed + 1_000 * u64::from(batch);
+            let clients = self
+                .connect_all(&[comparison.a, comparison.b], comparison.nodes(), seed)
+                .await?;
+            ready.push(Ready {
+                comparison,
+                a: clients[0].clone(),
+                b: clients[1].clone(),
+            });
+        }
+        let most = self
+            .sizes
+            .stop
+            .max_pairs
+            .div_ceil(self.sizes.batches as usize)
+            + self.sizes.warmup_pairs;
+        let mut measured = vec![0usize; ready.len()];
+        let mut rng = Seeded::new(PAIR_SEED ^ (u64::from(batch) << 32));
+        let (mut round, mut serial) = (0u32, 0u64);
+        while Instant::now() < until && measured.iter().any(|m| *m < most) {
+            round += 1;
+            for placement in [Placement::Split, Placement::SameCpu] {
+                let here: Vec<usize> = (0..ready.len())
+                    .filter(|i| ready[*i].comparison.placement() == placement)
+                    .filter(|i| measured[*i] < most)
+                    .collect();
+                if here.is_empty() {
+                    continue;
+                }
+                // Node 0 beside the client until the guard is dropped.
+                let _beside =
+                    (placement == Placement::SameCpu).then(|| self.pinning.node0_beside_client());
+                let sample = workload::ping(reference, self.sizes.pair_slice).await;
+                emit(BatchEvent::Reference(RefSample::of(placement, &sample)))?;
+                for k in rng.permutation(here.len()) {
+                    if Instant::now() >= until {
+                        break;
+                    }
+                    let i = here[k];
+                    serial += 1;
+                    let t0 = Instant::now();
+                    let pair = self.one_pair(&ready[i], &mut rng, batch, serial).await;
+                    let comparison = ready[i].comparison.id.to_string();
+                    let seconds = t0.elapsed().as_secs_f64();
+                    measured[i] += 1;
+                    emit(if measured[i] <= self.sizes.warmup_pairs {
+                        BatchEvent::Warmup {
+                            comparison,
+                            seconds,
+                        }
+                    } else {
+                        BatchEvent::Pair {
+                            comparison,
+                            pair,
+                            seconds,
+                        }
+                    })?;
+                }
+            }
+            emit(BatchEvent::Round { batch, round })?;
+        }
+        Ok(())
     }
 
-    /// One pair of `r`, the run's pair number `serial`: both sides back to
-    /// back, the side to go first drawn from `rng`; kept, or counted as
-    /// warm-up.
-    async fn one_pair(&self, r: &Ready, rng: &mut Seeded, serial: u64) {
-        let t0 = Instant::now();
+    /// One pair of `r`, pair number `serial` of batch `batch`: both sides
+    /// back to back, the side to go first drawn from `rng`.
+    async fn one_pair(&self, r: &Ready, rng: &mut Seeded, batch: u32, serial: u64) -> PairSample {
         let a_first = rng.coin();
         let (a, b) = match r.comparison.work {
             Work::Uncontended { nodes, .. } => self.interleaved(r, nodes, a_first).await,
             Work::Contention { workers } => {
                 let (first, second) = if a_first { (&r.a, &r.b) } else { (&r.b, &r.a) };
+                let serial = format!("{batch}-{serial}");
                 let one = self
-                    .side(r.comparison, workers, first, a_first, serial)
+                    .side(r.comparison, workers, first, a_first, &serial)
                     .await;
                 let two = self
-                    .side(r.comparison, workers, second, !a_first, serial)
+                    .side(r.comparison, workers, second, !a_first, &serial)
                     .await;
                 if a_first { (one, two) } else { (two, one) }
             }
         };
-        let warmup = self.sizes.warmup_pairs;
-        self.with(|p| {
-            let record = &mut p.comparisons[r.record];
-            if record.warmup_pairs < warmup {
-                record.warmup_pairs += 1;
-            } else {
-                record.pairs.push(PairSample { a, b, a_first });
-            }
-            record.seconds += t0.elapsed().as_secs_f64();
-        });
+        PairSample {
+            a,
+            b,
+            a_first,
+            batch,
+        }
     }
 
     /// One uncontended pair of `r` on `nodes` nodes: the two sides'
@@ -276,7 +321,7 @@ impl Session {
     }
 
     /// One contention slice of `workers` workers on `client`, side `a` of
-    /// `c` or its side `b`, in pair number `serial` (its keys are the
+    /// `c` or its side `b`, in the pair named `serial` (its keys are the
     /// pair's own).
     async fn side(
         &self,
@@ -284,7 +329,7 @@ impl Session {
         workers: usize,
         client: &Arc<Client>,
         is_a: bool,
-        serial: u64,
+        serial: &str,
     ) -> SideSample {
         let which = if is_a { c.a } else { c.b };
         let prefix = format!("{}pc:{workers}:{}:{serial}:", self.prefix, which.label());
@@ -298,22 +343,26 @@ impl Session {
         )
         .await;
         let p999 = s.waits.quantile(0.999);
+        // `Waits` counts in µs; these are hand-offs.
+        let handoffs = s.handoffs.quantile(0.999);
         SideSample {
             rate: s.rate(),
             wait_p999_us: p999.us,
             wait_p999_lower_bound: p999.lower_bound,
+            wait_p999_handoffs: handoffs.us,
+            wait_p999_handoffs_lower_bound: handoffs.lower_bound,
             fairness: s.fairness(),
         }
     }
 
     /// One progress line per round: each comparison's pairs and its first
     /// target's figure so far.
-    fn report_round(&self, round: u32, ready: &[Ready]) {
+    pub(super) fn report_round(&self, batch: u32, round: u32) {
         let line = self.with(|p| {
-            ready
+            p.comparisons
                 .iter()
-                .map(|r| {
-                    let record = &p.comparisons[r.record];
+                .filter(|record| record.skipped.is_none())
+                .map(|record| {
                     let figure = record
                         .estimates()
                         .first()
@@ -322,11 +371,27 @@ impl Session {
                         .map_or("–".to_string(), |e| {
                             format!("{:.3} ±{:.1}%", e.median, e.relative_half_width() * 100.0)
                         });
-                    format!("{} {figure} ({})", r.comparison.id, record.pairs.len())
+                    format!("{} {figure} ({})", record.id, record.pairs.len())
                 })
                 .collect::<Vec<_>>()
                 .join("; ")
         });
-        self.progress(&format!("targets round {round}: {line}"));
+        self.progress(&format!(
+            "targets round {round} of batch {}: {line}",
+            batch + 1
+        ));
     }
+}
+
+/// The widest relative half-width among the figures of `records`; `None`
+/// while any measured one has no interval yet.
+fn coarsest_half_width(records: &[ComparisonRecord]) -> Option<f64> {
+    records
+        .iter()
+        .filter(|r| r.skipped.is_none())
+        .flat_map(ComparisonRecord::estimates)
+        .try_fold(0.0, |coarsest: f64, e| {
+            let e = e.filter(|e| e.is_interval())?;
+            Some(coarsest.max(e.relative_half_width()))
+        })
 }
