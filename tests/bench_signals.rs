@@ -1,13 +1,16 @@
 //! `locklab bench` stopped from outside, through the binary cargo built
 //! for the tests: `SIGTERM` stops its servers and keeps what it measured
-//! as a partial report (exit 130); `SIGKILL`, which it cannot handle,
-//! still leaves no server running for long. Each test stops the run a few
-//! seconds in; neither measures anything to its end.
+//! as a partial report (exit 130), as does Ctrl-C to the whole job (which
+//! reaches its batch's client process and servers too); `SIGKILL`, which
+//! it cannot handle, still leaves no server or client process running for
+//! long. Each test stops the run a few seconds in; none measures anything
+//! to its end.
 
 mod common;
 
 use common::{path, scratch};
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
@@ -28,6 +31,9 @@ fn start_bench(out: &Path) -> (Child, Receiver<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_locklab"))
         .args(["bench", "--quick", "--no-pin", "--out", path(out)])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
+        // A group of its own, as a terminal's job: a signal to the group
+        // reaches it and everything it started, as Ctrl-C does.
+        .process_group(0)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -79,6 +85,29 @@ fn started_pids(lines: &[String]) -> Vec<u32> {
         .collect()
 }
 
+/// The pid of the batch client process named by the last line of `lines`
+/// that names one, and the pids of that batch's fresh servers.
+fn batch_pids(lines: &[String]) -> (u32, Vec<u32>) {
+    let line = lines
+        .iter()
+        .rev()
+        .find(|l| l.contains("in client process"))
+        .expect("a batch's line");
+    let (_, after) = line.split_once("in client process ").unwrap();
+    let (client, servers) = after
+        .split_once(", on fresh servers ")
+        .unwrap_or((after, ""));
+    let client = client
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("no pid in {line:?}"));
+    let servers = servers
+        .split_whitespace()
+        .map(|w| w.parse().unwrap_or_else(|_| panic!("{line:?}")))
+        .collect();
+    (client, servers)
+}
+
 /// Whether `pid` is still a live process (not gone, not a zombie).
 fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
@@ -126,20 +155,31 @@ fn sigterm_stops_the_servers_and_keeps_the_partial_report_with_exit_130() {
     let out = scratch("bench-sigterm");
     let (mut child, rx) = start_bench(&out);
     let mut lines = read_until(&rx, "redis-server pids", Duration::from_secs(30));
-    let pids = started_pids(&lines);
+    let mut pids = started_pids(&lines);
     assert_eq!(pids.len(), 10, "five servers and five watchers: {pids:?}");
     assert!(pids.iter().all(|p| alive(*p)), "{pids:?}");
     // Stop it once it has measured some pairs.
     lines.extend(read_until(&rx, "targets round 1", Duration::from_secs(60)));
+    let (batch, batch_servers) = batch_pids(&lines);
+    assert_eq!(batch_servers.len(), 5, "{lines:?}");
+    pids.extend(batch_servers);
     let kill = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
         .expect("kill");
     assert!(kill.success());
+    // Killed by the run, not left to notice on its own: gone (or a zombie
+    // not yet reaped) by the time the run says it stopped.
+    let mut rest = read_until(&rx, "stopped by SIGTERM", Duration::from_secs(30));
+    assert!(
+        !alive(batch),
+        "the batch's client process outlived the stop"
+    );
     assert_eq!(exit_code(&mut child, Duration::from_secs(30)), Some(130));
     // Everything it printed until its standard error closed.
-    let rest: Vec<String> =
-        std::iter::from_fn(|| rx.recv_timeout(Duration::from_secs(10)).ok()).collect();
+    rest.extend(std::iter::from_fn(|| {
+        rx.recv_timeout(Duration::from_secs(10)).ok()
+    }));
     assert_eq!(left_after(&pids, Duration::from_secs(2)), Vec::<u32>::new());
     assert!(
         rest.iter().any(|l| l.contains("stopped by SIGTERM")),
@@ -191,16 +231,77 @@ fn servers_do_not_outlive_a_bench_killed_outright() {
     }
     let out = scratch("bench-sigkill");
     let (mut child, rx) = start_bench(&out);
-    let lines = read_until(&rx, "redis-server pids", Duration::from_secs(30));
-    let pids = started_pids(&lines);
+    let mut lines = read_until(&rx, "redis-server pids", Duration::from_secs(30));
+    let mut pids = started_pids(&lines);
     assert_eq!(pids.len(), 10, "{pids:?}");
+    lines.extend(read_until(
+        &rx,
+        "in client process",
+        Duration::from_secs(60),
+    ));
+    let (batch, batch_servers) = batch_pids(&lines);
+    pids.push(batch);
+    pids.extend(batch_servers);
     // SIGKILL: no handler runs, nothing is dropped.
     child.kill().expect("kill");
     let _ = child.wait();
     assert_eq!(
         left_after(&pids, Duration::from_secs(5)),
         Vec::<u32>::new(),
-        "servers or watchers outlived a killed bench"
+        "servers, watchers or the batch's process outlived a killed bench"
+    );
+    let _ = std::fs::remove_dir_all(out);
+}
+
+#[test]
+fn ctrl_c_to_the_whole_job_stops_it_as_sigint_with_exit_130_and_nothing_left() {
+    if !redis_installed() {
+        eprintln!("redis-server not installed; skipped");
+        return;
+    }
+    let out = scratch("bench-sigint");
+    let (mut child, rx) = start_bench(&out);
+    let mut lines = read_until(&rx, "redis-server pids", Duration::from_secs(30));
+    let mut pids = started_pids(&lines);
+    lines.extend(read_until(&rx, "targets round 1", Duration::from_secs(60)));
+    let (batch, batch_servers) = batch_pids(&lines);
+    pids.push(batch);
+    pids.extend(batch_servers);
+    // SIGINT to the batch's process alone: it leaves Ctrl-C to the run,
+    // and goes on measuring.
+    let kill = Command::new("kill")
+        .args(["-INT", &batch.to_string()])
+        .status()
+        .expect("kill");
+    assert!(kill.success());
+    read_until(&rx, "targets round 2", Duration::from_secs(30));
+    assert!(alive(batch), "the batch's process ended on SIGINT");
+    // What a terminal does on Ctrl-C: SIGINT to every process of the job,
+    // the batch's client process and the servers included.
+    let kill = Command::new("kill")
+        .args(["-INT", "--", &format!("-{}", child.id())])
+        .status()
+        .expect("kill");
+    assert!(kill.success());
+    assert_eq!(exit_code(&mut child, Duration::from_secs(30)), Some(130));
+    let rest: Vec<String> =
+        std::iter::from_fn(|| rx.recv_timeout(Duration::from_secs(10)).ok()).collect();
+    assert_eq!(left_after(&pids, Duration::from_secs(5)), Vec::<u32>::new());
+    assert!(
+        rest.iter().any(|l| l.contains("stopped by SIGINT")),
+        "{}",
+        rest.join("\n")
+    );
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("bench-partial.json")).expect("bench-partial.json"),
+    )
+    .expect("json");
+    assert!(
+        json["partial"]["stopped_by"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("SIGINT")),
+        "{}",
+        json["partial"]
     );
     let _ = std::fs::remove_dir_all(out);
 }

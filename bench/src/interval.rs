@@ -147,6 +147,9 @@ impl Estimate {
     /// classic remedy for correlated simulation output).
     pub fn median_interval_under_drift(values: &[f64]) -> Option<Estimate> {
         let n = values.len();
+        if n < BATCHES * MIN_PER_BATCH {
+            return Estimate::median_interval(values);
+        }
         let batches: Vec<&[f64]> = (0..BATCHES)
             .map(|b| &values[b * n / BATCHES..(b + 1) * n / BATCHES])
             .collect();
@@ -161,7 +164,11 @@ impl Estimate {
     /// for the median only). With six batches that interval is their
     /// medians' range, a 96.9% interval for the median whatever the
     /// distribution (every batch median on one side of it has chance
-    /// 2 × 2⁻⁶).
+    /// 2 × 2⁻⁶). With several batches but fewer usable ones there is no
+    /// such interval: the estimate is then a [`IntervalKind::Range`]
+    /// reaching every batch's median, which gives no verdict. The values
+    /// of one batch alone get the plain interval, which cannot show what
+    /// the batch had fixed.
     ///
     /// A batch is a stretch of time, or (in `locklab bench`) a client
     /// process of its own: what stays the same for a whole process (where
@@ -172,14 +179,27 @@ impl Estimate {
             |b: &[f64]| -> Vec<f64> { b.iter().copied().filter(|v| v.is_finite()).collect() };
         let all: Vec<f64> = batches.iter().flat_map(|b| finite(b)).collect();
         let plain = Estimate::median_interval(&all)?;
-        let mut batch_medians: Vec<f64> = batches
+        let finite_batches: Vec<Vec<f64>> = batches
             .iter()
             .map(|b| finite(b))
-            .filter(|b| b.len() >= MIN_PER_BATCH)
-            .map(|b| median(&b))
+            .filter(|b| !b.is_empty())
             .collect();
-        if !plain.is_interval() || batch_medians.len() < BATCHES {
+        let mut batch_medians: Vec<f64> = finite_batches
+            .iter()
+            .filter(|b| b.len() >= MIN_PER_BATCH)
+            .map(|b| median(b))
+            .collect();
+        if !plain.is_interval() || finite_batches.len() < 2 {
             return Some(plain);
+        }
+        if batch_medians.len() < BATCHES {
+            let medians = finite_batches.iter().map(|b| median(b));
+            return Some(Estimate {
+                low: medians.clone().fold(plain.low, f64::min),
+                high: medians.fold(plain.high, f64::max),
+                interval: IntervalKind::Range,
+                ..plain
+            });
         }
         batch_medians.sort_by(f64::total_cmp);
         let (l, u) = quantile_ranks(batch_medians.len(), 0.5)?;

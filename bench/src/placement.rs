@@ -133,6 +133,24 @@ impl Pinning {
         }
     }
 
+    /// The same placement for another set of our own servers (a batch's
+    /// fresh ones), node 0 first: each pinned where the policy puts it,
+    /// when this pinning pinned.
+    pub fn with_servers(&self, server_pids: Vec<u32>) -> Pinning {
+        let pinned = self.pinned
+            && server_pids
+                .iter()
+                .enumerate()
+                .all(|(i, pid)| env::pin(*pid, &server_cpu(i, self.cpus).to_string()));
+        Pinning {
+            pinned,
+            cpus: self.cpus,
+            client_pid: self.client_pid,
+            server_pids,
+            simulated_threads: Vec::new(),
+        }
+    }
+
     /// The server pids this pinning may move (node 0 first; empty when the
     /// servers are not ours).
     pub fn server_pids(&self) -> &[u32] {

@@ -73,6 +73,7 @@ pub fn run_keeping(options: BenchOptions, kept: &mut Option<Report>) -> Result<R
         pinning.clone(),
     )
     .with_progress(options.progress.clone())
+    .with_fresh_servers(servers.are_own())
     .with_launcher(options.batch_exe.clone().map(|exe| Launcher {
         exe,
         asked: Asked::of(&options),
@@ -84,8 +85,19 @@ pub fn run_keeping(options: BenchOptions, kept: &mut Option<Report>) -> Result<R
             stopped_by = stop.recv() => Outcome::Stopped(stopped_by),
         }
     });
+    // Ctrl-C at a terminal reaches the servers and the batch's process
+    // too, whose going away can fail the measurement a moment before the
+    // signal is seen here: then the signal is what stopped it.
+    let outcome = match outcome {
+        Outcome::Done(Err(e)) => rt
+            .block_on(tokio::time::timeout(SIGNAL_GRACE, stop.recv()))
+            .map_or(Outcome::Done(Err(e)), Outcome::Stopped),
+        done => done,
+    };
     // Every task of an interrupted measurement goes with its runtime.
     drop(rt);
+    // A batch's process stopped with node 0 beside it left it there.
+    pinning.node0_home();
     let progress = session.take_progress();
     let keys_deleted = clean_up(&servers, &prefix, &options.redis)?;
     let partial = match &outcome {
@@ -134,6 +146,10 @@ pub fn run_keeping(options: BenchOptions, kept: &mut Option<Report>) -> Result<R
     print_targets(&report);
     Ok(report)
 }
+
+/// How long a failed measurement waits for a signal that may have caused
+/// the failure.
+const SIGNAL_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// How the measurement ended.
 enum Outcome {

@@ -44,6 +44,14 @@ impl Servers {
         Ok(Servers { own, nodes })
     }
 
+    /// `n` more servers of our own, started without a word: a batch's
+    /// fresh set (see [`crate::measure`]'s paired stage).
+    pub fn start_fresh(n: usize) -> Result<Servers, BenchError> {
+        let own = RedisServer::start_many(n)?;
+        let nodes = own.iter().map(Node::of).collect();
+        Ok(Servers { own, nodes })
+    }
+
     /// Whether this run started the servers (and may pin them).
     pub fn are_own(&self) -> bool {
         !self.own.is_empty()

@@ -452,16 +452,22 @@ fn batches_in_processes_of_their_own_carry_what_is_fixed_per_process_into_the_in
 }
 
 #[test]
-fn batches_too_small_count_for_the_median_only() {
+fn too_few_usable_batches_give_a_range_that_reaches_every_batch_and_no_verdict() {
     let big: Vec<f64> = (0..10).map(|i| 1.0 + f64::from(i) / 1000.0).collect();
     let tiny = [5.0, 6.0];
     let mut batches: Vec<&[f64]> = vec![&big; 5];
     batches.push(&tiny);
     // Five batches of ten and one of two: fewer than six usable batches,
-    // so the plain interval over all 52 values.
+    // so no interval; the range reaches the small batch's median too.
     let all: Vec<f64> = batches.concat();
+    let plain = Estimate::median_interval(&all).unwrap();
+    let e = Estimate::median_over_batches(&batches).unwrap();
+    assert_eq!(e.interval, IntervalKind::Range);
+    assert!(!e.is_interval());
+    assert_eq!((e.median, e.low, e.high), (plain.median, plain.low, 5.5));
+    // One batch alone: the plain interval.
     assert_eq!(
-        Estimate::median_over_batches(&batches),
-        Estimate::median_interval(&all)
+        Estimate::median_over_batches(&[&big]),
+        Estimate::median_interval(&big)
     );
 }

@@ -19,8 +19,9 @@
 //! prefix and CPU (it is born on the client's CPU), and ignores Ctrl-C,
 //! which the run's process handles: it kills the child (also when it
 //! panics: the child is killed when its handle is dropped), puts node 0
-//! back on its CPU and deletes the run's keys. Should the run's process be
-//! killed outright, the child's next write fails and it ends.
+//! back on its CPU and deletes the run's keys. The child's input stays
+//! open while the run's process lives; should that process be killed
+//! outright, the input closes and the child ends at once.
 //!
 //! [`Estimate::median_over_batches`]: crate::interval::Estimate::median_over_batches
 
@@ -37,7 +38,7 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::{ExitCode, Stdio};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
 /// The environment variable that makes locklab a batch's client process.
 pub const BATCH_ENV: &str = "LOCKLAB_BENCH_BATCH";
@@ -221,14 +222,15 @@ impl Session {
 
     /// Runs batch `spec` in a fresh process of `launcher`, recording what
     /// it reports as it comes. The process is killed if this future is
-    /// dropped (Ctrl-C); a process that fails or says something unreadable
-    /// fails the batch, naming it.
+    /// dropped (Ctrl-C); one that fails, says something unreadable, or
+    /// outlasts its time by [`OVERRUN`] is killed and waited for, and
+    /// fails the batch, naming it and how it ended.
     pub(super) async fn batch_in_child(
         &self,
         launcher: &Launcher,
         spec: &BatchSpec,
     ) -> anyhow::Result<()> {
-        let which = format!("batch {} ({})", spec.batch, launcher.exe.display());
+        let which = format!("batch {} ({})", spec.batch + 1, launcher.exe.display());
         let mut child = tokio::process::Command::new(&launcher.exe)
             .env(BATCH_ENV, "1")
             .stdin(Stdio::piped())
@@ -237,23 +239,63 @@ impl Session {
             .kill_on_drop(true)
             .spawn()
             .with_context(|| format!("starting {which}"))?;
+        let servers: Vec<String> = spec.server_pids.iter().map(u32::to_string).collect();
+        self.progress(&format!(
+            "targets: batch {} of {} in client process {}{}",
+            spec.batch + 1,
+            self.sizes.batches,
+            child.id().unwrap_or(0),
+            if servers.is_empty() {
+                String::new()
+            } else {
+                format!(", on fresh servers {}", servers.join(" "))
+            }
+        ));
+        let deadline =
+            tokio::time::Instant::now() + Duration::from_millis(spec.duration_ms) + OVERRUN;
+        // Its input stays open while it runs: when it closes (this
+        // process gone, however), the child ends.
         let mut input = child.stdin.take().context("the batch's input")?;
-        let mut line = serde_json::to_string(spec)?;
-        line.push('\n');
-        input.write_all(line.as_bytes()).await?;
-        drop(input);
         let output = child.stdout.take().context("the batch's output")?;
-        let mut lines = BufReader::new(output).lines();
-        while let Some(line) = lines.next_line().await? {
-            let event: BatchEvent = serde_json::from_str(&line)
-                .with_context(|| format!("{which} said {line:?}, not an event"))?;
-            self.apply(event);
+        let talk = async {
+            let mut line = serde_json::to_string(spec)?;
+            line.push('\n');
+            input.write_all(line.as_bytes()).await?;
+            input.flush().await?;
+            let mut lines = BufReader::new(output).lines();
+            while let Some(line) = lines.next_line().await? {
+                let event: BatchEvent = serde_json::from_str(&line)
+                    .with_context(|| format!("it said {line:?}, not an event"))?;
+                self.apply(event);
+            }
+            anyhow::Ok(())
+        };
+        let talked = match tokio::time::timeout_at(deadline, talk).await {
+            Ok(talked) => talked,
+            Err(_) => Err(anyhow::anyhow!(
+                "it was still measuring {} s after its time",
+                OVERRUN.as_secs()
+            )),
+        };
+        if let Err(e) = talked {
+            // Killed and reaped before anyone moves node 0 back.
+            let _ = child.kill().await;
+            let status = child.wait().await.ok();
+            anyhow::bail!(
+                "{which} failed ({}): {e:#}",
+                status.map_or("status unknown".to_string(), |s| s.to_string())
+            );
         }
         let status = child.wait().await?;
+        drop(input);
         anyhow::ensure!(status.success(), "{which} ended with {status}");
         Ok(())
     }
 }
+
+/// How long a batch's process may go on past its time before it is
+/// killed: far more than one pair takes.
+const OVERRUN: Duration = Duration::from_secs(30);
 
 /// When this process was started as a batch's client process (with
 /// [`BATCH_ENV`] set), runs the batch its input describes and returns the
@@ -271,6 +313,16 @@ pub fn child_main() -> Option<ExitCode> {
 
 /// Reads the spec, measures the batch, writes its events.
 fn run_child() -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    // Ctrl-C reaches the whole process group; the run's process handles
+    // it (and kills this one), so it must not end us first: caught before
+    // anything else, and never read.
+    let _ignore_interrupt = {
+        let _in_runtime = rt.enter();
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?
+    };
     let mut line = String::new();
     std::io::stdin().lock().read_line(&mut line)?;
     let spec: BatchSpec =
@@ -287,14 +339,16 @@ fn run_child() -> anyhow::Result<()> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let pinning = Pinning::for_batch(spec.pinned, spec.cpus, spec.server_pids.clone());
     let session = Session::new(spec.asked.sizes(), nodes, spec.prefix.clone(), pinning);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(async {
-        // Ctrl-C reaches the whole process group; the run's process
-        // handles it (and kills this one), so it must not end us first.
-        let _ignore_interrupt =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+    let measured = rt.block_on(async {
+        // The run's process keeps our input open while it lives: its end
+        // (killed outright, even) closes it, and this process ends too,
+        // wherever it is waiting.
+        tokio::spawn(async {
+            let mut rest = Vec::new();
+            let _ = tokio::io::stdin().read_to_end(&mut rest).await;
+            eprintln!("bench batch: the run's process is gone; stopping");
+            std::process::exit(2);
+        });
         let until = Instant::now() + Duration::from_millis(spec.duration_ms);
         let reference = session.reference_floor().await?;
         let mut out = std::io::stdout();
@@ -309,7 +363,11 @@ fn run_child() -> anyhow::Result<()> {
         session
             .batch(spec.batch, until, &comparisons, &reference, &mut emit)
             .await
-    })
+    });
+    // Not waiting for the read of the input, which ends only when the
+    // run's process closes it, after this one has ended.
+    rt.shutdown_background();
+    measured
 }
 
 #[cfg(test)]

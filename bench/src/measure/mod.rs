@@ -119,6 +119,9 @@ pub struct Session {
     /// How to start each batch of pairs in a process of its own (`None`:
     /// in this one).
     launcher: Option<Launcher>,
+    /// Whether each batch of pairs gets fresh servers of its own (the
+    /// run's servers are ours).
+    fresh_servers: bool,
 }
 
 impl Session {
@@ -134,6 +137,7 @@ impl Session {
             progress: RefCell::new(Progress::default()),
             sink: None,
             launcher: None,
+            fresh_servers: false,
         }
     }
 
@@ -151,6 +155,13 @@ impl Session {
     /// starts (`None`: in this process).
     pub fn with_launcher(mut self, launcher: Option<Launcher>) -> Session {
         self.launcher = launcher;
+        self
+    }
+
+    /// The session with fresh servers for each batch of pairs when
+    /// `fresh` (the run's servers are its own).
+    pub fn with_fresh_servers(mut self, fresh: bool) -> Session {
+        self.fresh_servers = fresh;
         self
     }
 
@@ -175,7 +186,7 @@ impl Session {
         self.completed("reference before");
 
         self.phase("targets in pairs");
-        self.paired(&reference).await?;
+        self.paired().await?;
         self.completed("targets in pairs");
 
         self.phase("uncontended tables");

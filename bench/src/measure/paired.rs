@@ -21,6 +21,7 @@ use super::{Session, Stage, StageEnd, TTL};
 use crate::client::{Client, Floor};
 use crate::interval::BATCHES;
 use crate::rng::Seeded;
+use crate::servers::Servers;
 use crate::targets::{
     COMPARISONS, Comparison, ComparisonRecord, PairSample, Placement, SideSample, Work,
 };
@@ -74,7 +75,7 @@ impl Session {
     /// the session has a launcher), until every interval is as fine as
     /// the stop rule's finest after [`BATCHES`] batches, or the budget is
     /// spent.
-    pub(super) async fn paired(&self, reference: &Floor) -> anyhow::Result<()> {
+    pub(super) async fn paired(&self) -> anyhow::Result<()> {
         let budget = self.pair_budget();
         let started = Instant::now();
         let mut measurable = Vec::new();
@@ -115,12 +116,31 @@ impl Session {
             if now >= until {
                 continue;
             }
+            // Fresh servers for each batch when the run's are ours: what
+            // stays fixed for a server process (where its memory landed)
+            // then varies between batches too. Killed when dropped.
+            let fresh = if self.fresh_servers {
+                Some(Servers::start_fresh(self.nodes.len()).map_err(anyhow::Error::from)?)
+            } else {
+                None
+            };
+            let batch_session = Session::new(
+                self.sizes,
+                fresh
+                    .as_ref()
+                    .map_or_else(|| self.nodes.clone(), |s| s.nodes().to_vec()),
+                self.prefix.clone(),
+                fresh.as_ref().map_or_else(
+                    || self.pinning.clone(),
+                    |s| self.pinning.with_servers(s.pids()),
+                ),
+            );
             match &self.launcher {
                 Some(launcher) => {
-                    let spec = self.batch_spec(launcher, batch, until - now, &measurable);
+                    let spec = batch_session.batch_spec(launcher, batch, until - now, &measurable);
                     let measured = self.batch_in_child(launcher, &spec).await;
                     // The child may have been stopped with node 0 beside it.
-                    self.pinning.node0_home();
+                    batch_session.pinning.node0_home();
                     measured?;
                 }
                 None => {
@@ -128,10 +148,13 @@ impl Session {
                         self.apply(event);
                         Ok(())
                     };
-                    self.batch(batch, until, &measurable, reference, &mut apply)
+                    let reference = batch_session.reference_floor().await?;
+                    batch_session
+                        .batch(batch, until, &measurable, &reference, &mut apply)
                         .await?;
                 }
             }
+            drop(fresh);
             let coarsest = self.with(|p| coarsest_half_width(&p.comparisons));
             if let Some(within) = coarsest {
                 stage.reached = Some((within, started.elapsed()));
