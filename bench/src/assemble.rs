@@ -58,11 +58,10 @@ pub fn report(progress: Progress, context: Context) -> (Report, Vec<LatencySerie
     );
     let sizes = context.sizes;
     let measured = stage.unwrap_or_default();
-    let reached = measured.reached.map_or(String::new(), |(aim, at)| {
+    let reached = measured.reached.map_or(String::new(), |within| {
         format!(
-            "; every interval was within ±{:.0}% {:.0} s in",
-            aim * 100.0,
-            at.as_secs_f64()
+            "; after its last batch every interval was within ±{:.1}%",
+            within * 100.0
         )
     });
     let method = Method {
@@ -80,7 +79,7 @@ pub fn report(progress: Progress, context: Context) -> (Report, Vec<LatencySerie
             None if stage.is_some() => format!("the run was stopped during the pairs{reached}"),
             None => "the pairs were not measured".to_string(),
         },
-        reached: measured.reached.map(|(aim, _)| aim),
+        reached: measured.reached,
     };
     let reference_rows = reference.rows();
     let summary = summary(&reference_rows, &phases, &figures.raw_rtt);

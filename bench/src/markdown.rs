@@ -205,9 +205,9 @@ impl Report {
              cycle time (a stall of the machine lands on one cycle of whichever side ran, and \
              should not decide the pair; the tables keep mean rates and tails); a contention pair \
              is a {} ms slice of each back to back. Who goes first is drawn per pair by a seeded \
-             generator. The pairs come in {} batches, each its share of the time and {}; a \
-             batch's first {} pair(s) of each comparison are discarded as warm-up, and each of \
-             its rounds gives every comparison one pair. A figure is the median of its pairs' \
+             generator. The pairs come in {} batches, each its share of the time and {}; in \
+             a batch, the first {} of each comparison {} discarded as warm-up, and each round \
+             gives every comparison one pair. A figure is the median of its pairs' \
              values with a 95% interval between two of them, the ranks the binomial law gives for \
              independent pairs, widened where it reaches further to the same interval over the \
              batches' medians (with six batches, their range): the machine's state lasts for \
@@ -228,12 +228,18 @@ impl Report {
             m.pair_slice_ms,
             m.contention_pair_slice_ms,
             m.batches,
-            if m.batch_processes {
-                "each in a fresh client process"
-            } else {
-                "all in the run's own process"
+            match (m.batch_processes, self.settings.own_servers) {
+                (true, true) => "each in a fresh client process against fresh servers",
+                (true, false) => "each in a fresh client process",
+                (false, true) => "each against fresh servers, all in the run's own process",
+                (false, false) => "all in the run's own process",
             },
-            m.warmup_pairs,
+            if m.warmup_pairs == 1 {
+                "pair".to_string()
+            } else {
+                format!("{} pairs", m.warmup_pairs)
+            },
+            if m.warmup_pairs == 1 { "is" } else { "are" },
             m.budget_s,
             m.stop_rule.finest * 100.0,
             crate::interval::BATCHES,

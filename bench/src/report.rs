@@ -75,8 +75,8 @@ pub struct Method {
     pub seconds: f64,
     /// Why the pairs stopped.
     pub ended: String,
-    /// The finest half-width every comparison was within at once, as a
-    /// share of the median.
+    /// The widest half-width of any figure after the last batch, as a
+    /// share of its median.
     pub reached: Option<f64>,
 }
 

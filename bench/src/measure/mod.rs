@@ -61,10 +61,9 @@ pub struct Stage {
     pub took: Duration,
     /// Why it ended (`None` while it runs).
     pub end: Option<StageEnd>,
-    /// The finest half-width every comparison was within at once, as a
-    /// share of the median, and when (`None` until they all reached the
-    /// first aim). More pairs may widen an interval again a little.
-    pub reached: Option<(f64, Duration)>,
+    /// The widest half-width of any figure after the last batch, as a
+    /// share of its median (`None` while some figure has no interval).
+    pub reached: Option<f64>,
 }
 
 /// Everything measured so far, ready for the report.

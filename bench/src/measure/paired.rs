@@ -157,7 +157,7 @@ impl Session {
             drop(fresh);
             let coarsest = self.with(|p| coarsest_half_width(&p.comparisons));
             if let Some(within) = coarsest {
-                stage.reached = Some((within, started.elapsed()));
+                stage.reached = Some(within);
                 self.progress(&format!(
                     "targets: batch {} of {batches} done; every interval within ±{:.1}%",
                     batch + 1,
