@@ -401,7 +401,17 @@ impl Node {
                 c.woff = self.state.borrow().offset;
                 Out::Reply(reply)
             }
-            Handler::Node(run) => Out::Reply(run(self, args)),
+            Handler::Node(run) => {
+                let reply = run(self, args);
+                // A script the server's stop ended (real TCP only): Redis
+                // exits mid-script and its caller reads no reply, only the
+                // connection closing. Written, the abort error would race
+                // the front closing every connection.
+                if self.lua.stopped_by_shutdown() {
+                    return Out::Shutdown;
+                }
+                Out::Reply(reply)
+            }
             Handler::Client(run) => run(self, c, args),
         }
     }
