@@ -146,6 +146,42 @@ fn exit_code(child: &mut Child, within: Duration) -> Option<i32> {
     }
 }
 
+/// A bench a test runs, once it printed a line with the text it waited
+/// for: the run, the rest of its lines, the pids of its servers, their
+/// watchers and the fresh servers of the batch under way, and that
+/// batch's client process.
+struct Running {
+    child: Child,
+    rx: Receiver<String>,
+    pids: Vec<u32>,
+    batch: u32,
+}
+
+/// Starts a bench into `out` and reads its lines until one with `wanted`.
+fn run_until(out: &Path, wanted: &str) -> Running {
+    let (child, rx) = start_bench(out);
+    let mut lines = read_until(&rx, "redis-server pids", Duration::from_secs(30));
+    let mut pids = started_pids(&lines);
+    assert_eq!(pids.len(), 10, "five servers and five watchers: {pids:?}");
+    assert!(pids.iter().all(|p| alive(*p)), "{pids:?}");
+    lines.extend(read_until(&rx, wanted, Duration::from_secs(60)));
+    let (batch, batch_servers) = batch_pids(&lines);
+    assert_eq!(batch_servers.len(), 5, "{lines:?}");
+    pids.extend(batch_servers);
+    Running {
+        child,
+        rx,
+        pids,
+        batch,
+    }
+}
+
+/// Runs `kill` with `args` (a signal, then a pid or `--` and a group).
+fn kill(args: &[&str]) {
+    let status = Command::new("kill").args(args).status().expect("kill");
+    assert!(status.success(), "kill {args:?}");
+}
+
 #[test]
 fn sigterm_stops_the_servers_and_keeps_the_partial_report_with_exit_130() {
     if !redis_installed() {
@@ -153,21 +189,14 @@ fn sigterm_stops_the_servers_and_keeps_the_partial_report_with_exit_130() {
         return;
     }
     let out = scratch("bench-sigterm");
-    let (mut child, rx) = start_bench(&out);
-    let mut lines = read_until(&rx, "redis-server pids", Duration::from_secs(30));
-    let mut pids = started_pids(&lines);
-    assert_eq!(pids.len(), 10, "five servers and five watchers: {pids:?}");
-    assert!(pids.iter().all(|p| alive(*p)), "{pids:?}");
     // Stop it once it has measured some pairs.
-    lines.extend(read_until(&rx, "targets round 1", Duration::from_secs(60)));
-    let (batch, batch_servers) = batch_pids(&lines);
-    assert_eq!(batch_servers.len(), 5, "{lines:?}");
-    pids.extend(batch_servers);
-    let kill = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(kill.success());
+    let Running {
+        mut child,
+        rx,
+        pids,
+        batch,
+    } = run_until(&out, "targets round 1");
+    kill(&["-TERM", &child.id().to_string()]);
     // Killed by the run, not left to notice on its own: gone (or a zombie
     // not yet reaped) by the time the run says it stopped.
     let mut rest = read_until(&rx, "stopped by SIGTERM", Duration::from_secs(30));
@@ -230,18 +259,14 @@ fn servers_do_not_outlive_a_bench_killed_outright() {
         return;
     }
     let out = scratch("bench-sigkill");
-    let (mut child, rx) = start_bench(&out);
-    let mut lines = read_until(&rx, "redis-server pids", Duration::from_secs(30));
-    let mut pids = started_pids(&lines);
-    assert_eq!(pids.len(), 10, "{pids:?}");
-    lines.extend(read_until(
-        &rx,
-        "in client process",
-        Duration::from_secs(60),
-    ));
-    let (batch, batch_servers) = batch_pids(&lines);
+    // Its lines are kept being read until the end, as the run writes on.
+    let Running {
+        mut child,
+        rx: _lines,
+        mut pids,
+        batch,
+    } = run_until(&out, "in client process");
     pids.push(batch);
-    pids.extend(batch_servers);
     // SIGKILL: no handler runs, nothing is dropped.
     child.kill().expect("kill");
     let _ = child.wait();
@@ -260,29 +285,21 @@ fn ctrl_c_to_the_whole_job_stops_it_as_sigint_with_exit_130_and_nothing_left() {
         return;
     }
     let out = scratch("bench-sigint");
-    let (mut child, rx) = start_bench(&out);
-    let mut lines = read_until(&rx, "redis-server pids", Duration::from_secs(30));
-    let mut pids = started_pids(&lines);
-    lines.extend(read_until(&rx, "targets round 1", Duration::from_secs(60)));
-    let (batch, batch_servers) = batch_pids(&lines);
+    let Running {
+        mut child,
+        rx,
+        mut pids,
+        batch,
+    } = run_until(&out, "targets round 1");
     pids.push(batch);
-    pids.extend(batch_servers);
     // SIGINT to the batch's process alone: it leaves Ctrl-C to the run,
     // and goes on measuring.
-    let kill = Command::new("kill")
-        .args(["-INT", &batch.to_string()])
-        .status()
-        .expect("kill");
-    assert!(kill.success());
+    kill(&["-INT", &batch.to_string()]);
     read_until(&rx, "targets round 2", Duration::from_secs(30));
     assert!(alive(batch), "the batch's process ended on SIGINT");
     // What a terminal does on Ctrl-C: SIGINT to every process of the job,
     // the batch's client process and the servers included.
-    let kill = Command::new("kill")
-        .args(["-INT", "--", &format!("-{}", child.id())])
-        .status()
-        .expect("kill");
-    assert!(kill.success());
+    kill(&["-INT", "--", &format!("-{}", child.id())]);
     assert_eq!(exit_code(&mut child, Duration::from_secs(30)), Some(130));
     let rest: Vec<String> =
         std::iter::from_fn(|| rx.recv_timeout(Duration::from_secs(10)).ok()).collect();

@@ -175,15 +175,17 @@ impl Estimate {
     /// its code and heap landed, its connections) then varies between
     /// batches as it does between runs, and the interval covers it.
     pub fn median_over_batches(batches: &[&[f64]]) -> Option<Estimate> {
-        let finite =
-            |b: &[f64]| -> Vec<f64> { b.iter().copied().filter(|v| v.is_finite()).collect() };
-        let all: Vec<f64> = batches.iter().flat_map(|b| finite(b)).collect();
-        let plain = Estimate::median_interval(&all)?;
         let finite_batches: Vec<Vec<f64>> = batches
             .iter()
-            .map(|b| finite(b))
+            .map(|b| {
+                b.iter()
+                    .copied()
+                    .filter(|v| v.is_finite())
+                    .collect::<Vec<f64>>()
+            })
             .filter(|b| !b.is_empty())
             .collect();
+        let plain = Estimate::median_interval(&finite_batches.concat())?;
         let mut batch_medians: Vec<f64> = finite_batches
             .iter()
             .filter(|b| b.len() >= MIN_PER_BATCH)

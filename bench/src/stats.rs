@@ -4,14 +4,22 @@
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
+/// The largest value a [`histogram`] holds: 100 s in µs.
+const HIGHEST_US: u64 = 100_000_000;
+
 /// A latency histogram in microseconds, 1 µs to 100 s, 3 significant digits.
 pub fn histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 100_000_000, 3).expect("valid histogram bounds")
+    Histogram::new_with_bounds(1, HIGHEST_US, 3).expect("valid histogram bounds")
 }
 
 /// Records `us` (clamped into the histogram's range).
 pub fn record(h: &mut Histogram<u64>, us: u64) {
-    let _ = h.record(us.clamp(1, 100_000_000));
+    record_n(h, us, 1);
+}
+
+/// Records `us` `count` times (clamped into the histogram's range).
+pub fn record_n(h: &mut Histogram<u64>, us: u64, count: u64) {
+    let _ = h.record_n(us.clamp(1, HIGHEST_US), count);
 }
 
 /// The value at quantile `q` (0..=1), 0 when empty.

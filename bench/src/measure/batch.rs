@@ -15,8 +15,9 @@
 //! itself) with [`BATCH_ENV`] set, writes one [`BatchSpec`] line to its
 //! standard input, and reads [`BatchEvent`] lines from its standard
 //! output, recording each as it comes: a run stopped half-way keeps every
-//! pair its batches reported. The child uses the run's servers, key
-//! prefix and CPU (it is born on the client's CPU), and ignores Ctrl-C,
+//! pair its batches reported. The child uses the batch's servers (fresh
+//! ones when the run's are its own), the run's key prefix and the
+//! client's CPU (where it is born), and ignores Ctrl-C,
 //! which the run's process handles: it kills the child (also when it
 //! panics: the child is killed when its handle is dropped), puts node 0
 //! back on its CPU and deletes the run's keys. The child's input stays
@@ -29,7 +30,7 @@ use super::{RefPhase, Session};
 use crate::client::Node;
 use crate::options::{BenchOptions, Sizes};
 use crate::placement::Pinning;
-use crate::stats::histogram;
+use crate::stats::{histogram, record_n};
 use crate::targets::{self, PairSample, Placement};
 use crate::workload::CycleSample;
 use anyhow::Context as _;
@@ -93,7 +94,7 @@ pub struct BatchSpec {
     pub duration_ms: u64,
     /// The run's sizes.
     pub asked: Asked,
-    /// `redis://host:port` of every node, node 0 first.
+    /// `redis://host:port` of the batch's nodes, node 0 first.
     pub nodes: Vec<String>,
     /// The run's key prefix.
     pub prefix: String,
@@ -101,7 +102,9 @@ pub struct BatchSpec {
     pub pinned: bool,
     /// CPUs online.
     pub cpus: usize,
-    /// The run's own servers, node 0 first (empty when not ours).
+    /// The batch's servers, node 0 first, when they are ours (empty
+    /// otherwise): node 0 is moved beside the client for the same-CPU
+    /// comparisons.
     pub server_pids: Vec<u32>,
     /// The [`Comparison::id`](crate::targets::Comparison::id)s to measure.
     pub comparisons: Vec<String>,
@@ -142,8 +145,7 @@ impl RefSample {
     pub fn sample(&self) -> CycleSample {
         let mut hist = histogram();
         for &(us, count) in &self.round_trips {
-            // Same bounds as the one read: cannot fail.
-            let _ = hist.record_n(us.clamp(1, 100_000_000), count);
+            record_n(&mut hist, us, count);
         }
         CycleSample {
             ops: self.ops,

@@ -187,7 +187,7 @@ impl Session {
     }
 
     /// What batch `batch`'s process is to do: measure `comparisons` for
-    /// `duration` on this run's servers, under its prefix and pinning.
+    /// `duration` on this session's servers, under its prefix and pinning.
     fn batch_spec(
         &self,
         launcher: &Launcher,
