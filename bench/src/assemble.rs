@@ -67,6 +67,7 @@ pub fn report(progress: Progress, context: Context) -> (Report, Vec<LatencySerie
     let method = Method {
         pair_slice_ms: (sizes.pair_slice * 2).as_millis() as u64,
         contention_pair_slice_ms: sizes.contention_pair_slice.as_millis() as u64,
+        contention_pair_handoffs: sizes.contention_pair_handoffs,
         warmup_pairs: sizes.warmup_pairs,
         batches: sizes.batches,
         batch_processes: context.batch_processes,

@@ -18,6 +18,7 @@
 use crate::rng::Seeded;
 use crate::stats::median;
 use serde::Serialize;
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Fewest values for a bootstrap interval; fewer give their range.
 pub const MIN_FOR_INTERVAL: usize = 5;
@@ -53,6 +54,27 @@ pub const BATCHES: usize = 6;
 /// Fewest values per batch before the batches are used.
 pub const MIN_PER_BATCH: usize = 3;
 
+/// Where the median of a repeat run is expected to land: a prediction
+/// interval, not a confidence interval. A 95% confidence interval holds
+/// the true median 95% of the time, but another run's median carries its
+/// own error as well, so it lands outside this run's confidence interval
+/// far more often than 5% of the time (about one check in ten here).
+/// Built from the batches' medians, which vary as runs do (each batch a
+/// fresh process, at a different minute): with `k` of them, spread `s`,
+/// the median of a run of as many batches differs from this one's by
+/// about `s × √(2/k)`, scaled by Student's t with `k − 1` degrees of
+/// freedom, as the spread is itself estimated from `k` values. Never
+/// narrower than the confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Repeat {
+    /// The interval's lower end.
+    pub low: f64,
+    /// The interval's upper end.
+    pub high: f64,
+    /// The chance that a repeat run's median lands inside, e.g. 0.9944.
+    pub level: f64,
+}
+
 /// The median of some values and an interval around it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Estimate {
@@ -66,6 +88,10 @@ pub struct Estimate {
     pub n: usize,
     /// How the interval was found.
     pub interval: IntervalKind,
+    /// Where a repeat run's median is expected to land, when the values
+    /// came in enough batches ([`Estimate::with_repeat`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<Repeat>,
 }
 
 impl Estimate {
@@ -89,6 +115,7 @@ impl Estimate {
                 high,
                 n,
                 interval: IntervalKind::Range,
+                repeat: None,
             });
         }
         let mut rng = Seeded::new(seed);
@@ -108,6 +135,7 @@ impl Estimate {
             high: percentile_sorted(&medians, 0.975),
             n,
             interval: IntervalKind::Bootstrap95,
+            repeat: None,
         })
     }
 
@@ -129,6 +157,7 @@ impl Estimate {
             high,
             n,
             interval,
+            repeat: None,
         })
     }
 
@@ -217,10 +246,66 @@ impl Estimate {
         })
     }
 
+    /// The same estimate with the interval where a repeat run's median is
+    /// expected to land, at `level` ([`Repeat`]), when at least
+    /// [`BATCHES`] of `batches` have [`MIN_PER_BATCH`] finite values or
+    /// more; unchanged otherwise (with fewer, the batches' spread says
+    /// too little of the spread between runs).
+    pub fn with_repeat(self, batches: &[&[f64]], level: f64) -> Estimate {
+        let medians: Vec<f64> = batches
+            .iter()
+            .map(|b| {
+                b.iter()
+                    .copied()
+                    .filter(|v| v.is_finite())
+                    .collect::<Vec<f64>>()
+            })
+            .filter(|b| b.len() >= MIN_PER_BATCH)
+            .map(|b| median(&b))
+            .collect();
+        let k = medians.len();
+        if k < BATCHES || !self.is_interval() || !(0.0..1.0).contains(&level) {
+            return self;
+        }
+        let Ok(t) = StudentsT::new(0.0, 1.0, (k - 1) as f64) else {
+            return self;
+        };
+        let half = t.inverse_cdf(1.0 - (1.0 - level) / 2.0)
+            * standard_deviation(&medians)
+            * (2.0 / k as f64).sqrt();
+        Estimate {
+            repeat: Some(Repeat {
+                low: self.low.min(self.median - half),
+                high: self.high.max(self.median + half),
+                level,
+            }),
+            ..self
+        }
+    }
+
+    /// The widest interval given: where a repeat run's median lands, or
+    /// without one the interval itself. Verdicts and the stop rule read
+    /// this one: a verdict should hold from one run to the next.
+    pub fn outer(&self) -> (f64, f64) {
+        self.repeat
+            .map_or((self.low, self.high), |r| (r.low, r.high))
+    }
+
     /// Half the interval's width as a share of the median (infinite when
     /// the median is 0).
     pub fn relative_half_width(&self) -> f64 {
-        let half = (self.high - self.low) / 2.0;
+        self.relative_half_width_of(self.low, self.high)
+    }
+
+    /// Half the [`Estimate::outer`] interval's width as a share of the
+    /// median.
+    pub fn outer_relative_half_width(&self) -> f64 {
+        let (low, high) = self.outer();
+        self.relative_half_width_of(low, high)
+    }
+
+    fn relative_half_width_of(&self, low: f64, high: f64) -> f64 {
+        let half = (high - low) / 2.0;
         if self.median.abs() > 0.0 {
             half / self.median.abs()
         } else if half > 0.0 {
@@ -238,7 +323,7 @@ impl Estimate {
     /// Whether the interval is so wide that the figure says nothing (see
     /// [`MEANINGLESS_HALF_WIDTH`]).
     pub fn is_meaningless(&self) -> bool {
-        self.relative_half_width() > MEANINGLESS_HALF_WIDTH
+        self.outer_relative_half_width() > MEANINGLESS_HALF_WIDTH
     }
 
     /// The decimals that show this estimate to its precision: three
@@ -254,6 +339,7 @@ impl Estimate {
             }
         };
         let of_median = 2 - magnitude(self.median);
+        // The narrower interval sets the precision both are shown to.
         let width = self.high - self.low;
         let of_width = if width > 0.0 && width.is_finite() {
             1 - magnitude(width)
@@ -272,9 +358,21 @@ impl Estimate {
             median: round(self.median),
             low: round(self.low),
             high: round(self.high),
+            repeat: self.repeat.map(|r| Repeat {
+                low: round(r.low),
+                high: round(r.high),
+                ..r
+            }),
             ..self
         }
     }
+}
+
+/// The sample standard deviation of `xs` (n − 1 in the divisor).
+fn standard_deviation(xs: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
 }
 
 /// Share of the probability each end of a 95% interval may miss by.
@@ -402,7 +500,7 @@ impl StopRule {
         }
         pairs < self.min_pairs
             || estimates.iter().any(|e| {
-                e.is_none_or(|e| !e.is_interval() || e.relative_half_width() > self.precision)
+                e.is_none_or(|e| !e.is_interval() || e.outer_relative_half_width() > self.precision)
             })
     }
 }
@@ -419,6 +517,7 @@ mod tests {
             high: 1.025_52,
             n: 50,
             interval: IntervalKind::OrderStatistic95,
+            repeat: None,
         }
         .rounded();
         assert_eq!(
@@ -533,6 +632,7 @@ mod tests {
             high: median + half,
             n,
             interval: IntervalKind::Bootstrap95,
+            repeat: None,
         })
     }
 

@@ -27,8 +27,11 @@
 //! (order statistics, widened to the batch medians' own interval when
 //! the machine drifted or the client processes differed, [`interval`]),
 //! batches go on until the time budget is spent or every interval is as
-//! narrow as the stop rule's finest, and a verdict is given only when the
-//! whole interval lies on one side of the goal. The descriptive tables
+//! narrow as the stop rule's finest. Beside it, each figure says where a
+//! repeat run's median should land ([`interval::Repeat`], from the spread
+//! of the batches' medians), and a verdict is given only when that whole
+//! interval lies on one side of the goal, so that it holds from run to
+//! run. The descriptive tables
 //! interleave their implementations round by round in a shuffled order,
 //! with intervals over rounds. Each uncontended row carries its round
 //! trips per cycle ([`physics`]), the rate they allow at the measured

@@ -106,6 +106,40 @@ pub fn figure(e: &Estimate) -> String {
     format!("{:.d$} [{range}{:.d$}–{:.d$}]", e.median, e.low, e.high)
 }
 
+/// Where a repeat run's median should land, to the figure's decimals,
+/// with the chance it does ("–" without one).
+pub fn repeat_figure(e: &Estimate) -> String {
+    let d = e.decimals();
+    e.repeat.map_or("–".to_string(), |r| {
+        format!("{:.d$}–{:.d$} ({:.1}%)", r.low, r.high, r.level * 100.0)
+    })
+}
+
+/// Which of `batches` batch medians bound their interval, in words.
+fn batch_ranks(batches: usize) -> String {
+    match crate::interval::quantile_ranks(batches, 0.5) {
+        Some((1, u)) if u == batches => format!("with {batches} batches, their range"),
+        Some((l, u)) => format!(
+            "with {batches} batches, the {} lowest to the {} highest",
+            ordinal(l),
+            ordinal(batches + 1 - u)
+        ),
+        None => "with so few batches, none".to_string(),
+    }
+}
+
+/// `n` as an ordinal: 1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, 21st.
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
 /// A rate, in thousands from 10 000 on.
 fn rate(x: f64) -> String {
     if x >= 10_000.0 {
@@ -204,20 +238,28 @@ impl Report {
              (A B, B A, ...), so both see the same machine, each side's rate taken at its median \
              cycle time (a stall of the machine lands on one cycle of whichever side ran, and \
              should not decide the pair; the tables keep mean rates and tails); a contention pair \
-             is a {} ms slice of each back to back. Who goes first is drawn per pair by a seeded \
+             is a slice of each back to back, each ending at the lock's {}th acquisition (or \
+             after {} ms), so that both sides and every run read fairness and the tail over the \
+             same share of the lock's work, however fast the machine ran. Who goes first is drawn per pair by a seeded \
              generator. The pairs come in {} batches, each its share of the time and {}; in \
              a batch, the first {} of each comparison {} discarded as warm-up, and each round \
              gives every comparison one pair. A figure is the median of its pairs' \
              values with a 95% interval between two of them, the ranks the binomial law gives for \
              independent pairs, widened where it reaches further to the same interval over the \
-             batches' medians (with six batches, their range): the machine's state lasts for \
+             batches' medians ({}): the machine's state lasts for \
              seconds, and some of what sets a ratio stays fixed for a whole process (where its \
              code and heap landed, its connections), so neither neighbouring pairs nor one \
              process's pairs are independent, and the batches show how far the figure moves with \
-             both. Measuring stops when the {:.0} s budget is spent, or once every interval's \
-             half-width is at most {:.0}% of its median after {} batches (it took {:.0} s: {}). A \
-             target is met only when its whole interval lies on the goal's side, not met when it \
-             lies wholly on the other, else inconclusive (\"machine too noisy\" when its \
+             both. Beside it stands where a repeat run's median should land: another run's median \
+             carries its own error, so it falls outside this run's 95% interval far more often \
+             than one time in twenty; from the batches' medians (k of them, spread s) the two runs' \
+             medians differ by about s·√(2/k), scaled by Student's t with k − 1 degrees of freedom \
+             at the level that holds for every target of the report at once (95% split over them, \
+             Bonferroni). Measuring stops when the {:.0} s budget is spent, or once every repeat \
+             interval's half-width is at most {:.0}% of its median after {} batches (it took {:.0} \
+             s: {}). A target is met only when its whole repeat interval lies on the goal's side, \
+             so that the verdict holds from run to run, not met when it lies wholly on the other, \
+             else inconclusive (\"machine too noisy\" when its \
              half-width passes {:.0}%); a rung beating the floor with at least as many round \
              trips is a measurement anomaly, not a result. The tables interleave their \
              implementations in rounds in a shuffled order, intervals over rounds (a range when \
@@ -226,6 +268,7 @@ impl Report {
              far this machine can be trusted. The floor is a hand-written `SET NX PX` + `EVALSHA` \
              release on one connection per node (all nodes at once when N > 1).\n",
             m.pair_slice_ms,
+            m.contention_pair_handoffs,
             m.contention_pair_slice_ms,
             m.batches,
             match (m.batch_processes, self.settings.own_servers) {
@@ -240,6 +283,7 @@ impl Report {
                 format!("{} pairs", m.warmup_pairs)
             },
             if m.warmup_pairs == 1 { "is" } else { "are" },
+            batch_ranks(m.batches as usize),
             m.budget_s,
             m.stop_rule.finest * 100.0,
             crate::interval::BATCHES,
@@ -269,6 +313,7 @@ impl Report {
             &[
                 "target",
                 "median [95% interval]",
+                "a repeat run's median",
                 "pairs",
                 "goal",
                 "verdict",
@@ -282,6 +327,7 @@ impl Report {
             table.row(&[
                 t.target.clone(),
                 t.estimate.as_ref().map_or("–".to_string(), figure),
+                t.estimate.as_ref().map_or("–".to_string(), repeat_figure),
                 t.estimate.map_or("0".to_string(), |e| e.n.to_string()),
                 t.goal.clone(),
                 verdict,
@@ -591,7 +637,37 @@ mod tests {
             } else {
                 IntervalKind::Range
             },
+            repeat: None,
         }
+    }
+
+    #[test]
+    fn the_method_names_the_batch_medians_that_bound_the_interval() {
+        assert_eq!(batch_ranks(6), "with 6 batches, their range");
+        assert_eq!(
+            batch_ranks(12),
+            "with 12 batches, the 3rd lowest to the 3rd highest"
+        );
+        assert_eq!(batch_ranks(3), "with so few batches, none");
+        let ordinals: Vec<String> = [1, 2, 3, 4, 11, 12, 13, 21, 22, 101].map(ordinal).into();
+        assert_eq!(
+            ordinals,
+            [
+                "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_target_shows_where_a_repeat_run_should_land_beside_its_interval() {
+        let mut e = estimate(0.9, 0.97, 1.0, 30);
+        assert_eq!(repeat_figure(&e), "–");
+        e.repeat = Some(crate::interval::Repeat {
+            low: 0.85,
+            high: 1.05,
+            level: 0.994_44,
+        });
+        assert_eq!(repeat_figure(&e), "0.850–1.050 (99.4%)");
     }
 
     #[test]

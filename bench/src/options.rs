@@ -69,8 +69,11 @@ pub struct Sizes {
     /// had when pairs were slices back to back; the window keeps the pair's
     /// length).
     pub pair_slice: Duration,
-    /// One contention slice of a target's pair.
+    /// The longest one contention slice of a target's pair may take.
     pub contention_pair_slice: Duration,
+    /// The lock's acquisitions that end one contention slice of a
+    /// target's pair, unless [`Sizes::contention_pair_slice`] ends it first.
+    pub contention_pair_handoffs: u64,
     /// Pairs of each comparison measured first in each batch and
     /// discarded.
     pub warmup_pairs: usize,
@@ -102,9 +105,9 @@ impl Sizes {
         // Overridden slices scale every slice of the run together.
         let scaled = options.slice_ms.map(|_| (slice, slice * 8 / 5));
         let (pair_slice, contention_pair_slice) = scaled.unwrap_or(if quick {
-            (ms(50), ms(200))
+            (ms(50), ms(1_000))
         } else {
-            (ms(100), ms(800))
+            (ms(100), ms(4_000))
         });
         Sizes {
             slice,
@@ -115,16 +118,18 @@ impl Sizes {
             watchdog_rounds: if quick { 1 } else { rounds.min(3) },
             pair_slice,
             contention_pair_slice,
+            // About 75 ms of lua-release+notify and 150 ms of rslock
+            // (quick), eight times that in a full run.
+            contention_pair_handoffs: if quick { 1_000 } else { 8_000 },
             warmup_pairs: 1,
-            batches: if quick {
-                BATCHES as u32
-            } else {
-                2 * BATCHES as u32
-            },
+            // Twelve batches, as the spread of their medians sets how far a
+            // repeat run may land: from six, that spread is itself too
+            // uncertain (five degrees of freedom).
+            batches: 2 * BATCHES as u32,
             stop: if quick {
                 StopRule {
                     // Enough for the batches that see drift.
-                    min_pairs: BATCHES * MIN_PER_BATCH,
+                    min_pairs: 2 * BATCHES * MIN_PER_BATCH,
                     precision: 0.10,
                     finest: 0.01,
                     max_pairs: 400,
@@ -138,11 +143,11 @@ impl Sizes {
                 }
             },
             target_budget: options.target_budget.unwrap_or(if quick {
-                Duration::from_secs(80)
+                Duration::from_secs(90)
             } else {
                 Duration::from_secs(420)
             }),
-            total_budget: quick.then(|| Duration::from_secs(170)),
+            total_budget: quick.then(|| Duration::from_secs(175)),
             reference_slices: if quick { 10 } else { 20 },
             reference_slice: scaled.map_or(if quick { ms(50) } else { ms(100) }, |s| s.0),
         }

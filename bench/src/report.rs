@@ -58,8 +58,10 @@ pub struct Method {
     /// One uncontended pair's window, in which both sides' cycles
     /// alternate, ms.
     pub pair_slice_ms: u64,
-    /// One contention slice of a pair, ms.
+    /// The longest one contention slice of a pair may take, ms.
     pub contention_pair_slice_ms: u64,
+    /// The lock's acquisitions that end one contention slice of a pair.
+    pub contention_pair_handoffs: u64,
     /// Pairs of each comparison measured first in each batch and
     /// discarded.
     pub warmup_pairs: usize,
@@ -373,6 +375,7 @@ mod tests {
                     high: 1.1,
                     n: 2,
                     interval: crate::interval::IntervalKind::Range,
+                    repeat: None,
                 }),
                 vs_rslock: None,
             },

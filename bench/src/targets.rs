@@ -9,9 +9,10 @@
 //! and a target's figure is the median of its pairs' values with a
 //! distribution-free 95% interval that holds when the machine drifts
 //! during the run and when client processes differ
-//! ([`Estimate::median_over_batches`]). The verdict comes from the
-//! interval, not the median: met only when the whole interval lies on the
-//! goal's side.
+//! ([`Estimate::median_over_batches`]), and beside it where a repeat
+//! run's median should land ([`Estimate::with_repeat`]). The verdict comes
+//! from that repeat interval, not the median: met only when all of it
+//! lies on the goal's side, so that the next run says the same.
 
 use crate::client::{Impl, Wait};
 use crate::interval::{Estimate, StopRule};
@@ -97,7 +98,9 @@ impl Goal {
     /// The verdict of `estimate` and why, under `rule`: met when the whole
     /// interval meets the goal, not met when none of it does, else
     /// inconclusive: the machine too noisy (half-width above the rule's
-    /// precision), or the figure too close to the goal to tell. Fewer
+    /// precision), or the figure too close to the goal to tell. The
+    /// interval is the repeat-run one when there is one
+    /// ([`Estimate::outer`]): a verdict should hold from run to run. Fewer
     /// pairs than the rule's minimum give no verdict.
     pub fn verdict(&self, estimate: Option<&Estimate>, rule: &StopRule) -> (Verdict, String) {
         let Some(e) = estimate else {
@@ -115,18 +118,21 @@ impl Goal {
                 "too few batches of pairs for an interval".to_string(),
             );
         }
-        let (low_ok, high_ok) = (self.is_met_by(e.low), self.is_met_by(e.high));
-        let half = e.relative_half_width();
+        let (low, high) = e.outer();
+        let (low_ok, high_ok) = (self.is_met_by(low), self.is_met_by(high));
+        let half = e.outer_relative_half_width();
+        let which = if e.repeat.is_some() {
+            "repeat-run interval"
+        } else {
+            "interval"
+        };
         let pct = |x: f64| format!("{:.1}%", x * 100.0);
         if low_ok && high_ok {
-            (
-                Verdict::Met,
-                "the whole interval meets the goal".to_string(),
-            )
+            (Verdict::Met, format!("the whole {which} meets the goal"))
         } else if !low_ok && !high_ok {
             (
                 Verdict::NotMet,
-                "the whole interval misses the goal".to_string(),
+                format!("the whole {which} misses the goal"),
             )
         } else if half > rule.precision {
             (
@@ -460,6 +466,12 @@ pub const TARGETS: [Target; 9] = [
     },
 ];
 
+/// The chance each target's repeat interval holds a repeat run's median:
+/// 95% for all the targets of a report at once (Bonferroni: each misses
+/// with at most 5% ÷ the number of targets), as a reader sets two reports
+/// side by side and compares every figure, not one.
+pub const REPEAT_LEVEL: f64 = 1.0 - 0.05 / TARGETS.len() as f64;
+
 /// The targets that read comparison `id`.
 pub fn targets_of(id: &str) -> impl Iterator<Item = &'static Target> + '_ {
     TARGETS.iter().filter(move |t| t.comparison == id)
@@ -494,7 +506,8 @@ impl ComparisonRecord {
 
     /// The estimate of `target` from the pairs so far, its interval
     /// widened by the spread of the batches' medians
-    /// ([`Estimate::median_over_batches`]).
+    /// ([`Estimate::median_over_batches`]), with where a repeat run's
+    /// median should land ([`Estimate::with_repeat`], at [`REPEAT_LEVEL`]).
     pub fn estimate(&self, target: &Target) -> Option<Estimate> {
         let mut batches: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
         for p in &self.pairs {
@@ -504,7 +517,7 @@ impl ComparisonRecord {
                 .push(target.statistic.of(p));
         }
         let batches: Vec<&[f64]> = batches.values().map(Vec::as_slice).collect();
-        Estimate::median_over_batches(&batches)
+        Estimate::median_over_batches(&batches).map(|e| e.with_repeat(&batches, REPEAT_LEVEL))
     }
 
     /// The estimate of each target reading this comparison.
@@ -628,6 +641,7 @@ mod tests {
             high,
             n: 30,
             interval: IntervalKind::OrderStatistic95,
+            repeat: None,
         }
     }
 

@@ -1,14 +1,15 @@
 //! One measured slice of each workload. A slice runs one implementation for
-//! a fixed time; the measurement interleaves slices of the compared
-//! implementations round after round.
+//! a fixed time (a target's contention pair: a fixed number of hand-offs);
+//! the measurement interleaves slices of the compared implementations
+//! round after round.
 
 use crate::client::{Client, Floor, info_field};
 use crate::stats::{Waits, histogram, record};
 use hdrhistogram::Histogram;
 use locks::Owner;
 use redis::aio::MultiplexedConnection;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Cycles before each slice that are not measured (connections warm,
@@ -381,21 +382,98 @@ impl XorShift {
     }
 }
 
+/// Where a contention slice ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SliceEnd {
+    /// After this long.
+    After(Duration),
+    /// At the lock's `handoffs`-th acquisition, or after `at_most` if it
+    /// has not been handed that often by then. Counted in hand-offs, a
+    /// slice holds the same share of the lock's work however fast the
+    /// machine runs at that moment, so what is read off it in hand-offs
+    /// (fairness, a wait's tail, a wait still open at the end) does not
+    /// move with the machine's speed.
+    AtHandoff {
+        /// Acquisitions by all workers that end the slice.
+        handoffs: u64,
+        /// The longest the slice may take.
+        at_most: Duration,
+    },
+}
+
+impl SliceEnd {
+    /// The longest the slice may take.
+    pub fn at_most(self) -> Duration {
+        match self {
+            SliceEnd::After(time) | SliceEnd::AtHandoff { at_most: time, .. } => time,
+        }
+    }
+
+    /// The acquisitions that end the slice (none: only time ends it).
+    fn handoffs(self) -> Option<u64> {
+        match self {
+            SliceEnd::After(_) => None,
+            SliceEnd::AtHandoff { handoffs, .. } => Some(handoffs),
+        }
+    }
+}
+
+/// The lock's acquisitions in one contention slice, by every worker: the
+/// clock of the waits in hand-offs, and what ends a slice counted in them.
+struct Handoffs {
+    count: AtomicU64,
+    /// The acquisition that ends the slice, if one does.
+    limit: Option<u64>,
+    /// Set when that acquisition happened, which ends every wait.
+    ended: tokio::sync::watch::Sender<bool>,
+    /// When it happened.
+    ended_at: OnceLock<Instant>,
+}
+
+impl Handoffs {
+    fn new(end: SliceEnd) -> Handoffs {
+        Handoffs {
+            count: AtomicU64::new(0),
+            limit: end.handoffs(),
+            ended: tokio::sync::watch::Sender::new(false),
+            ended_at: OnceLock::new(),
+        }
+    }
+
+    fn so_far(&self) -> u64 {
+        self.count.load(Ordering::Relaxed)
+    }
+
+    /// Counts one acquisition; the one at the limit ends the slice.
+    /// Returns the count with it.
+    fn acquired(&self) -> u64 {
+        let now = self.count.fetch_add(1, Ordering::Relaxed) + 1;
+        if self.limit == Some(now) {
+            let _ = self.ended_at.set(Instant::now());
+            self.ended.send_replace(true);
+        }
+        now
+    }
+
+    fn has_ended(&self) -> bool {
+        *self.ended.borrow()
+    }
+}
+
 /// `workers` tasks of one client, each acquiring and at once releasing a
 /// key out of `keys` (1: all on one key; more: a random one each time),
-/// for `slice`. The critical section is empty: this measures handoff.
+/// until `end`. The critical section is empty: this measures handoff.
 pub async fn contention(
     client: Arc<Client>,
     prefix: &str,
     workers: usize,
     keys: usize,
     ttl: Duration,
-    slice: Duration,
+    end: SliceEnd,
 ) -> ContentionSample {
-    // The lock's acquisitions so far, by every worker: the clock of the
-    // waits in hand-offs.
-    let handed = Arc::new(AtomicU64::new(0));
-    let run = for_slice(workers, slice, |w, deadline| {
+    let handed = Arc::new(Handoffs::new(end));
+    let start = Instant::now();
+    let run = for_slice(workers, end.at_most(), |w, deadline| {
         let client = client.clone();
         let prefix = prefix.to_string();
         let handed = handed.clone();
@@ -403,30 +481,40 @@ pub async fn contention(
             let owner = Owner::new(format!("bench-{}", std::process::id()), w as u64);
             let mut rng = XorShift(0x9E37_79B9_7F4A_7C15 ^ (w as u64 + 1));
             let mut counted = WorkerCount::default();
+            let mut ended = handed.ended.subscribe();
             for _ in 0..MAX_OPS {
                 let now = Instant::now();
-                if now >= deadline {
+                if now >= deadline || handed.has_ended() {
                     break;
                 }
                 let key = format!("{prefix}{}", rng.next() % keys as u64);
                 let t0 = Instant::now();
-                let handed_before = handed.load(Ordering::Relaxed);
-                match tokio::time::timeout(deadline - now, client.acquire(&key, &owner, ttl)).await
-                {
-                    Ok(Ok(held)) => {
-                        let handed_now = handed.fetch_add(1, Ordering::Relaxed) + 1;
+                let handed_before = handed.so_far();
+                let acquire =
+                    tokio::time::timeout(deadline - now, client.acquire(&key, &owner, ttl));
+                // The end of the slice first: it is set before the
+                // acquisition that ended it releases, so no wait that
+                // ends after it counts as an acquisition.
+                let outcome = tokio::select! {
+                    biased;
+                    _ = ended.wait_for(|ended| *ended) => None,
+                    outcome = acquire => outcome.ok(),
+                };
+                match outcome {
+                    Some(Ok(held)) => {
+                        let handed_now = handed.acquired();
                         counted
                             .acquired(t0.elapsed().as_micros() as u64, handed_now - handed_before);
                         if client.release(&key, held).await.is_err() {
                             counted.failed();
                         }
                     }
-                    Ok(Err(_)) => counted.failed(),
+                    Some(Err(_)) => counted.failed(),
                     // Still waiting at the end: a lower bound on that wait,
                     // which must count, or a starved worker would not.
-                    Err(_) => counted.still_waiting_at_end(
+                    None => counted.still_waiting_at_end(
                         t0.elapsed().as_micros() as u64,
-                        handed.load(Ordering::Relaxed) - handed_before + 1,
+                        handed.so_far() - handed_before + 1,
                     ),
                 }
             }
@@ -434,7 +522,13 @@ pub async fn contention(
         }
     })
     .await;
-    let elapsed = slice.max(run.elapsed.min(slice + Duration::from_millis(1)));
+    let elapsed = match handed.ended_at.get() {
+        Some(at) => at.duration_since(start),
+        None => {
+            let slice = end.at_most();
+            slice.max(run.elapsed.min(slice + Duration::from_millis(1)))
+        }
+    };
     ContentionSample::of_workers(run.results, elapsed)
 }
 

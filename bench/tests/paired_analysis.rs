@@ -471,3 +471,72 @@ fn too_few_usable_batches_give_a_range_that_reaches_every_batch_and_no_verdict()
         Estimate::median_interval(&big)
     );
 }
+
+#[test]
+fn a_repeat_runs_median_lands_inside_the_repeat_interval_about_as_often_as_its_level_says() {
+    // The same machine as above: processes differ by about ±0.3%, pairs
+    // by ±0.4%; runs of six batches of eight pairs.
+    let (truth, process, sigma) = (1.02, 0.003, 0.004);
+    let mut rng = Seeded::new(78);
+    let estimates: Vec<Estimate> = (0..600)
+        .map(|_| {
+            let batches = run_of_processes(&mut rng, 6, 8, truth, process, sigma);
+            let slices: Vec<&[f64]> = batches.iter().map(Vec::as_slice).collect();
+            Estimate::median_over_batches(&slices)
+                .unwrap()
+                .with_repeat(&slices, targets::REPEAT_LEVEL)
+        })
+        .collect();
+    let inside = |e: &Estimate, x: f64| {
+        let (low, high) = e.outer();
+        low <= x && x <= high
+    };
+    // Each run against the next, as a reader sets two reports side by side.
+    let next_inside = estimates
+        .windows(2)
+        .filter(|w| inside(&w[0], w[1].median))
+        .count() as f64
+        / (estimates.len() - 1) as f64;
+    let level = targets::REPEAT_LEVEL;
+    assert!(level > 0.99 && level < 0.995, "{level}");
+    assert!(
+        next_inside >= 0.985,
+        "next run's median inside {next_inside}"
+    );
+    // The confidence interval alone, as before: about one run in ten falls
+    // outside it.
+    let ci_next = estimates
+        .windows(2)
+        .filter(|w| w[0].low <= w[1].median && w[1].median <= w[0].high)
+        .count() as f64
+        / (estimates.len() - 1) as f64;
+    assert!(ci_next < 0.95, "confidence interval: next inside {ci_next}");
+    // Not by being wide: about ±1%, where the goals are 5% away.
+    let mut halves: Vec<f64> = estimates
+        .iter()
+        .map(Estimate::outer_relative_half_width)
+        .collect();
+    halves.sort_by(f64::total_cmp);
+    let typical = halves[halves.len() / 2];
+    assert!(typical < 0.012, "typical half-width {typical}");
+    assert!(
+        estimates
+            .iter()
+            .all(|e| e.repeat.is_some_and(|r| r.low <= e.low && e.high <= r.high)),
+        "a repeat interval is never narrower than the confidence interval"
+    );
+}
+
+#[test]
+fn fewer_than_six_usable_batches_give_no_repeat_interval() {
+    let values: Vec<f64> = (0..10).map(|i| 1.0 + f64::from(i) / 1000.0).collect();
+    let five: Vec<&[f64]> = vec![&values; 5];
+    let e = Estimate::median_over_batches(&five).unwrap();
+    assert_eq!(e.with_repeat(&five, 0.99).repeat, None);
+    let six: Vec<&[f64]> = vec![&values; 6];
+    let e = Estimate::median_over_batches(&six).unwrap();
+    // Six identical batches: no spread between them, so the repeat
+    // interval is the confidence interval itself.
+    let r = e.with_repeat(&six, 0.99).repeat.unwrap();
+    assert_eq!((r.low, r.high, r.level), (e.low, e.high, 0.99));
+}

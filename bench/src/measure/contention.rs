@@ -5,7 +5,7 @@ use crate::client::{Impl, Wait};
 use crate::report::ContentionRow;
 use crate::rng::Seeded;
 use crate::stats::{Rounds, Waits, median, round3};
-use crate::workload::{self, ContentionSample};
+use crate::workload::{self, ContentionSample, SliceEnd};
 
 /// The floor, rslock, and `lua-release` with each wait strategy.
 fn contenders() -> Vec<Impl> {
@@ -122,7 +122,7 @@ impl Session {
                             workers,
                             keys,
                             TTL,
-                            self.sizes.contention_slice,
+                            SliceEnd::After(self.sizes.contention_slice),
                         )
                         .await;
                         let p999 = s.waits.quantile(0.999);

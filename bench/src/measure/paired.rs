@@ -13,7 +13,11 @@
 //! ratios of separate slices spread by ±10% on a shared machine. A
 //! contention pair, whose sixteen workers cannot share a window with the
 //! other side's, is one slice of each side back to back, in an order drawn
-//! per pair. Each round begins with a reference `PING` slice in each
+//! per pair, each slice ending after the same number of hand-offs
+//! ([`SliceEnd::AtHandoff`]): fairness and the tail in hand-offs are then
+//! read over the same share of the lock's work on both sides and in every
+//! run, where a slice of fixed time held more of it when the machine ran
+//! faster, and a waiter starved to the slice's end waited longer. Each round begins with a reference `PING` slice in each
 //! placement it uses, so the machine's state is sampled all along.
 
 use super::batch::{BatchEvent, BatchSpec, Launcher, RefSample};
@@ -25,7 +29,7 @@ use crate::servers::Servers;
 use crate::targets::{
     COMPARISONS, Comparison, ComparisonRecord, PairSample, Placement, SideSample, Work,
 };
-use crate::workload;
+use crate::workload::{self, SliceEnd};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -362,7 +366,10 @@ impl Session {
             workers,
             1,
             TTL,
-            self.sizes.contention_pair_slice,
+            SliceEnd::AtHandoff {
+                handoffs: self.sizes.contention_pair_handoffs,
+                at_most: self.sizes.contention_pair_slice,
+            },
         )
         .await;
         let p999 = s.waits.quantile(0.999);
@@ -386,14 +393,16 @@ impl Session {
                 .iter()
                 .filter(|record| record.skipped.is_none())
                 .map(|record| {
-                    let figure = record
-                        .estimates()
-                        .first()
-                        .copied()
-                        .flatten()
-                        .map_or("–".to_string(), |e| {
-                            format!("{:.3} ±{:.1}%", e.median, e.relative_half_width() * 100.0)
-                        });
+                    let figure = record.estimates().first().copied().flatten().map_or(
+                        "–".to_string(),
+                        |e| {
+                            format!(
+                                "{:.3} ±{:.1}%",
+                                e.median,
+                                e.outer_relative_half_width() * 100.0
+                            )
+                        },
+                    );
                     format!("{} {figure} ({})", record.id, record.pairs.len())
                 })
                 .collect::<Vec<_>>()
@@ -415,6 +424,6 @@ fn coarsest_half_width(records: &[ComparisonRecord]) -> Option<f64> {
         .flat_map(ComparisonRecord::estimates)
         .try_fold(0.0, |coarsest: f64, e| {
             let e = e.filter(|e| e.is_interval())?;
-            Some(coarsest.max(e.relative_half_width()))
+            Some(coarsest.max(e.outer_relative_half_width()))
         })
 }
