@@ -204,22 +204,9 @@ impl Estimate {
     /// its code and heap landed, its connections) then varies between
     /// batches as it does between runs, and the interval covers it.
     pub fn median_over_batches(batches: &[&[f64]]) -> Option<Estimate> {
-        let finite_batches: Vec<Vec<f64>> = batches
-            .iter()
-            .map(|b| {
-                b.iter()
-                    .copied()
-                    .filter(|v| v.is_finite())
-                    .collect::<Vec<f64>>()
-            })
-            .filter(|b| !b.is_empty())
-            .collect();
+        let finite_batches = finite_batches(batches);
         let plain = Estimate::median_interval(&finite_batches.concat())?;
-        let mut batch_medians: Vec<f64> = finite_batches
-            .iter()
-            .filter(|b| b.len() >= MIN_PER_BATCH)
-            .map(|b| median(b))
-            .collect();
+        let mut batch_medians = usable_medians(&finite_batches);
         if !plain.is_interval() || finite_batches.len() < 2 {
             return Some(plain);
         }
@@ -252,17 +239,7 @@ impl Estimate {
     /// more; unchanged otherwise (with fewer, the batches' spread says
     /// too little of the spread between runs).
     pub fn with_repeat(self, batches: &[&[f64]], level: f64) -> Estimate {
-        let medians: Vec<f64> = batches
-            .iter()
-            .map(|b| {
-                b.iter()
-                    .copied()
-                    .filter(|v| v.is_finite())
-                    .collect::<Vec<f64>>()
-            })
-            .filter(|b| b.len() >= MIN_PER_BATCH)
-            .map(|b| median(&b))
-            .collect();
+        let medians = usable_medians(&finite_batches(batches));
         let k = medians.len();
         if k < BATCHES || !self.is_interval() || !(0.0..1.0).contains(&level) {
             return self;
@@ -366,6 +343,30 @@ impl Estimate {
             ..self
         }
     }
+}
+
+/// The finite values of each batch, batches left with none dropped.
+fn finite_batches(batches: &[&[f64]]) -> Vec<Vec<f64>> {
+    batches
+        .iter()
+        .map(|b| {
+            b.iter()
+                .copied()
+                .filter(|v| v.is_finite())
+                .collect::<Vec<f64>>()
+        })
+        .filter(|b| !b.is_empty())
+        .collect()
+}
+
+/// The medians of the batches with [`MIN_PER_BATCH`] values or more: the
+/// ones whose spread says how the batches differ.
+fn usable_medians(finite_batches: &[Vec<f64>]) -> Vec<f64> {
+    finite_batches
+        .iter()
+        .filter(|b| b.len() >= MIN_PER_BATCH)
+        .map(|b| median(b))
+        .collect()
 }
 
 /// The sample standard deviation of `xs` (n − 1 in the divisor).

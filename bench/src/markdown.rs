@@ -240,14 +240,14 @@ impl Report {
              should not decide the pair; the tables keep mean rates and tails); a contention pair \
              is a slice of each back to back, each ending at the lock's {}th acquisition (or \
              after {} ms), so that both sides and every run read fairness and the tail over the \
-             same share of the lock's work, however fast the machine ran. Who goes first is drawn per pair by a seeded \
-             generator. The pairs come in {} batches, each its share of the time and {}; in \
-             a batch, the first {} of each comparison {} discarded as warm-up, and each round \
-             gives every comparison one pair. A figure is the median of its pairs' \
-             values with a 95% interval between two of them, the ranks the binomial law gives for \
-             independent pairs, widened where it reaches further to the same interval over the \
-             batches' medians ({}): the machine's state lasts for \
-             seconds, and some of what sets a ratio stays fixed for a whole process (where its \
+             same share of the lock's work, however fast the machine ran. Who goes first is \
+             drawn per pair by a seeded generator. The pairs come in {} batches, each its share \
+             of the time and {}; in a batch, the first {} of each comparison {} discarded as \
+             warm-up, and each round gives every comparison one pair. A figure is the median of \
+             its pairs' values with a 95% interval between two of them, the ranks the binomial \
+             law gives for independent pairs, widened where it reaches further to the same \
+             interval over the batches' medians ({}): the machine's state lasts for seconds, \
+             and some of what sets a ratio stays fixed for a whole process (where its \
              code and heap landed, its connections), so neither neighbouring pairs nor one \
              process's pairs are independent, and the batches show how far the figure moves with \
              both. Beside it stands where a repeat run's median should land: another run's median \

@@ -28,14 +28,23 @@ fn slice(which: Impl, node: &Node, workers: usize, end: SliceEnd) -> workload::C
     })
 }
 
-#[test]
-fn a_slice_counted_in_handoffs_ends_at_that_acquisition_and_counts_every_waiter_left() {
+/// A fresh redis-server and its node, or `None` (the test skipped) when
+/// none is installed. The server stops when its handle drops.
+fn server() -> Option<(harness::RedisServer, Node)> {
     if !harness::installed() {
         eprintln!("redis-server not installed; skipped");
-        return;
+        return None;
     }
     let server = harness::RedisServer::start().expect("redis-server");
     let node = Node::of(&server);
+    Some((server, node))
+}
+
+#[test]
+fn a_slice_counted_in_handoffs_ends_at_that_acquisition_and_counts_every_waiter_left() {
+    let Some((_server, node)) = server() else {
+        return;
+    };
     let end = SliceEnd::AtHandoff {
         handoffs: 400,
         at_most: Duration::from_secs(20),
@@ -68,12 +77,9 @@ fn a_slice_counted_in_handoffs_ends_at_that_acquisition_and_counts_every_waiter_
 
 #[test]
 fn a_slice_whose_lock_is_never_handed_that_often_ends_at_its_time_bound() {
-    if !harness::installed() {
-        eprintln!("redis-server not installed; skipped");
+    let Some((_server, node)) = server() else {
         return;
-    }
-    let server = harness::RedisServer::start().expect("redis-server");
-    let node = Node::of(&server);
+    };
     let end = SliceEnd::AtHandoff {
         handoffs: u64::MAX,
         at_most: Duration::from_millis(200),

@@ -17,8 +17,9 @@
 //! ([`SliceEnd::AtHandoff`]): fairness and the tail in hand-offs are then
 //! read over the same share of the lock's work on both sides and in every
 //! run, where a slice of fixed time held more of it when the machine ran
-//! faster, and a waiter starved to the slice's end waited longer. Each round begins with a reference `PING` slice in each
-//! placement it uses, so the machine's state is sampled all along.
+//! faster, and a waiter starved to the slice's end waited longer. Each
+//! round begins with a reference `PING` slice in each placement it uses,
+//! so the machine's state is sampled all along.
 
 use super::batch::{BatchEvent, BatchSpec, Launcher, RefSample};
 use super::{Session, Stage, StageEnd, TTL};
