@@ -97,6 +97,12 @@ pub(crate) struct ScriptWatch {
     changes: watch::Sender<u64>,
     /// Set once the server stops (what the front's accept loop waits for).
     stopping: watch::Sender<bool>,
+    /// Set first when the server stops, before anything can act on the
+    /// stop: a reply that exists because of the stop (the abort of a
+    /// running script) is therefore always written after this flag is
+    /// set, and the front, which looks at it before each write, never
+    /// sends one. Redis exits instead, and its clients read no reply.
+    stop_flag: AtomicBool,
 }
 
 impl ScriptWatch {
@@ -107,6 +113,7 @@ impl ScriptWatch {
             state: Mutex::new(WatchState::default()),
             changes: watch::Sender::new(0),
             stopping: watch::Sender::new(false),
+            stop_flag: AtomicBool::new(false),
         })
     }
 
@@ -179,9 +186,16 @@ impl ScriptWatch {
     /// Stops the server: a running script ends at the hook's next look, and
     /// the front closes every connection.
     pub(crate) fn shut_down(&self) {
+        self.stop_flag.store(true, Ordering::SeqCst);
         lock(&self.state).shutdown = true;
         self.changed();
         self.stopping.send_replace(true);
+    }
+
+    /// Whether the server is stopping: from then on no client is written
+    /// anything (see `stop_flag`).
+    pub(crate) fn is_stopping(&self) -> bool {
+        self.stop_flag.load(Ordering::SeqCst)
     }
 
     /// Completes once the server stops.

@@ -3,11 +3,14 @@
 //! A client is born with its connection and dies with it. Besides its id
 //! and name (`CLIENT ID`, `CLIENT SETNAME`), it carries the channels it
 //! subscribed to, the sender through which those channels push messages to
-//! its connection, and the replication offset `WAIT` waits for.
+//! its connection, the replication offset `WAIT` waits for, and the switch
+//! `CLIENT KILL` throws to end its connection from another client.
 
+use std::cell::Cell;
 use std::collections::BTreeSet;
+use std::rc::Rc;
 
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 
 use crate::resp::Reply;
 
@@ -24,6 +27,38 @@ pub(crate) struct Client {
     /// The replication offset after its last keyspace command or script:
     /// what `WAIT` waits for replicas to acknowledge.
     pub(crate) woff: u64,
+    /// Thrown by `CLIENT KILL` from another client: the connection ends.
+    pub(crate) kill: Rc<KillSwitch>,
+}
+
+/// Ends one client's connection from elsewhere on the node (`CLIENT
+/// KILL`). As Redis's `freeClient`, it drops the replies the connection
+/// has not written yet: the connection looks at it before each write and
+/// wakes on it while it waits.
+#[derive(Default)]
+pub(crate) struct KillSwitch {
+    thrown: Cell<bool>,
+    wake: Notify,
+}
+
+impl KillSwitch {
+    /// Ends the connection at its next look.
+    pub(crate) fn throw(&self) {
+        self.thrown.set(true);
+        self.wake.notify_one();
+    }
+
+    /// Whether the connection must end.
+    pub(crate) fn is_thrown(&self) -> bool {
+        self.thrown.get()
+    }
+
+    /// Completes once the switch is thrown.
+    pub(crate) async fn thrown(&self) {
+        while !self.is_thrown() {
+            self.wake.notified().await;
+        }
+    }
 }
 
 impl Client {
@@ -35,6 +70,7 @@ impl Client {
             subscriptions: BTreeSet::new(),
             push,
             woff: 0,
+            kill: Rc::new(KillSwitch::default()),
         }
     }
 

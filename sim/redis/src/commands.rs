@@ -24,6 +24,7 @@
 
 pub(crate) mod errors;
 pub(crate) mod keyspace;
+pub(crate) mod kill;
 pub(crate) mod pubsub;
 pub(crate) mod replication;
 pub(crate) mod scripting;
@@ -390,7 +391,7 @@ impl Node {
         if subscribed && let Subscribed::Answers(answer) = cmd.subscribed {
             return Out::Reply(answer(args));
         }
-        match cmd.handler {
+        let out = match cmd.handler {
             Handler::Keyspace(run) => {
                 let reply = {
                     let mut st = self.state.borrow_mut();
@@ -401,19 +402,16 @@ impl Node {
                 c.woff = self.state.borrow().offset;
                 Out::Reply(reply)
             }
-            Handler::Node(run) => {
-                let reply = run(self, args);
-                // A script the server's stop ended (real TCP only): Redis
-                // exits mid-script and its caller reads no reply, only the
-                // connection closing. Written, the abort error would race
-                // the front closing every connection.
-                if self.lua.stopped_by_shutdown() {
-                    return Out::Shutdown;
-                }
-                Out::Reply(reply)
-            }
+            Handler::Node(run) => Out::Reply(run(self, args)),
             Handler::Client(run) => run(self, c, args),
+        };
+        // A script the server's stop ended (real TCP only; `EVAL`,
+        // `EVALSHA`, `FCALL` alike): Redis exits mid-script and its caller
+        // reads no reply, only the connection closing.
+        if self.lua.stopped_by_shutdown() {
+            return Out::Shutdown;
         }
+        out
     }
 
     /// Executes one command for a running script (`redis.call`). The

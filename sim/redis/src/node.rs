@@ -19,7 +19,7 @@ use std::rc::{Rc, Weak};
 use tokio::sync::{Notify, mpsc};
 use tokio::time::Instant;
 
-use crate::client::Client;
+use crate::client::{Client, KillSwitch};
 use crate::commands::pubsub::Channels;
 use crate::events::{EventKind, Origin};
 use crate::handle::{Control, lock};
@@ -87,6 +87,9 @@ pub(crate) struct State {
     pub(crate) replid: String,
     /// Whether a replica ever attached: only then does the offset move.
     backlog: bool,
+    /// The connected clients' kill switches, by client id (`CLIENT
+    /// KILL`), in the order they connected.
+    pub(crate) connected: BTreeMap<u64, Rc<KillSwitch>>,
 }
 
 /// A running node (inside its host).
@@ -133,6 +136,7 @@ impl Node {
                     link_up: false,
                     replid: replid(handle.name(), 0),
                     backlog: false,
+                    connected: BTreeMap::new(),
                 }),
                 handle,
                 lua,
@@ -161,13 +165,16 @@ impl Node {
         let mut st = self.state.borrow_mut();
         let id = st.next_client;
         st.next_client += 1;
-        Client::new(id, push)
+        let client = Client::new(id, push);
+        st.connected.insert(id, client.kill.clone());
+        client
     }
 
     /// Forgets a client whose connection ended (or became a replication
     /// stream): its subscriptions go.
     pub(crate) fn drop_client(&self, c: &Client) {
         let mut st = self.state.borrow_mut();
+        st.connected.remove(&c.id);
         for ch in &c.subscriptions {
             st.channels.unsubscribe(ch, c.id);
         }

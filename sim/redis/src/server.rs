@@ -7,6 +7,7 @@
 //! and writes the replies in one go. On a protocol error it sends Redis's
 //! error and closes the connection.
 
+use std::io;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,6 +17,7 @@ use tokio::sync::mpsc;
 use tokio::task::spawn_local;
 
 use crate::busy::{ConnProbe, ScriptWatch};
+use crate::client::KillSwitch;
 use crate::commands::Out;
 use crate::handle::{NodeHandle, Role};
 use crate::node::Node;
@@ -139,7 +141,7 @@ where
                             timeout_ms,
                         } => {
                             if !out.is_empty() {
-                                if wr.write_all(&out).await.is_err() {
+                                if !write_unless_killed(&mut wr, &out, &client.kill).await {
                                     break 'conn;
                                 }
                                 out.clear();
@@ -151,7 +153,7 @@ where
                             let n = loop {
                                 tokio::select! {
                                     n = &mut waiting => break n,
-                                    r = rd.read_buf(&mut buf) => if matches!(r, Ok(0) | Err(_)) {
+                                    r = read_unless_killed(&mut rd, &mut buf, &client.kill) => if matches!(r, Ok(0) | Err(_)) {
                                         break 'conn;
                                     },
                                 }
@@ -159,7 +161,9 @@ where
                             Reply::Int(n).encode(&mut out);
                         }
                         Out::Psync { lag } => {
-                            if !out.is_empty() && wr.write_all(&out).await.is_err() {
+                            if !out.is_empty()
+                                && !write_unless_killed(&mut wr, &out, &client.kill).await
+                            {
                                 break 'conn;
                             }
                             buf.drain(..used);
@@ -177,7 +181,7 @@ where
         buf.drain(..used);
         executed += used as u64;
         if !out.is_empty() {
-            if wr.write_all(&out).await.is_err() {
+            if !write_unless_killed(&mut wr, &out, &client.kill).await {
                 break;
             }
             out.clear();
@@ -190,7 +194,7 @@ where
             p.settle(executed, client.is_subscribed());
         }
         tokio::select! {
-            n = rd.read_buf(&mut buf) => match n {
+            n = read_unless_killed(&mut rd, &mut buf, &client.kill) => match n {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             },
@@ -198,6 +202,43 @@ where
         }
     }
     node.drop_client(&client);
+}
+
+/// Reads more of the client's requests into `buf`, or fails if `CLIENT
+/// KILL` ends the connection first. (The kill is part of the read rather
+/// than a branch of the connection's `select!` of its own: a branch more
+/// would change which ready branch the seeded runtime polls first, and
+/// with it the simulator's runs.)
+async fn read_unless_killed<R>(
+    rd: &mut R,
+    buf: &mut Vec<u8>,
+    kill: &KillSwitch,
+) -> io::Result<usize>
+where
+    R: AsyncRead + Unpin,
+{
+    tokio::select! {
+        biased;
+        () = kill.thrown() => Err(io::Error::other("killed by CLIENT KILL")),
+        n = rd.read_buf(buf) => n,
+    }
+}
+
+/// Writes `out` unless `CLIENT KILL` ends the connection first (before or
+/// while the write waits on a slow reader): `false` if the connection
+/// must end, as Redis's `freeClient` drops the replies not yet written.
+async fn write_unless_killed<W>(wr: &mut W, out: &[u8], kill: &KillSwitch) -> bool
+where
+    W: AsyncWrite + Unpin,
+{
+    if kill.is_thrown() {
+        return false;
+    }
+    tokio::select! {
+        biased;
+        () = kill.thrown() => false,
+        written = wr.write_all(out) => written.is_ok(),
+    }
 }
 
 async fn wait(node: &Rc<Node>, woff: u64, n: i64, timeout_ms: i64) -> i64 {

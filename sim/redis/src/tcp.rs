@@ -27,6 +27,13 @@
 //! `SHUTDOWN NOSAVE` during a script, on the caller's stop future (a
 //! signal), or when the serve future is dropped; a running script is then
 //! ended by the engine's hook.
+//!
+//! What reaches a client before its connection closes follows redis-server:
+//! once the server is stopping, nothing more is written to anyone (Redis
+//! exits; the caller of a script the stop ended reads no reply); after
+//! `QUIT` or a protocol error the node's last replies always go out, even
+//! when the client keeps writing and the node has stopped reading.
+//! `tests/real_tcp.rs` compares each case with a real redis-server.
 
 use std::future::Future;
 use std::io;
@@ -260,9 +267,22 @@ impl Front {
         let mut node_told = false;
         // The connection closes once `to_client` is written.
         let mut closing = false;
+        // The node closed its side (QUIT, a protocol error) before taking
+        // all the client sent: the rest is dropped, as Redis drops what it
+        // had not read, but the node's last replies still go out.
+        let mut node_gone = false;
         loop {
+            // A stopping server writes nothing more (see
+            // `ScriptWatch::is_stopping`): the socket just closes.
+            if self.watch.is_stopping() {
+                return;
+            }
+            if node_gone {
+                from_client.clear();
+                to_node.clear();
+            }
             let mut hold = None;
-            if !closing && !from_client.is_empty() {
+            if !closing && !node_gone && !from_client.is_empty() {
                 let step = self.dispatch(
                     &mut from_client,
                     &mut to_node,
@@ -285,7 +305,12 @@ impl Front {
                 let _ = sock_wr.shutdown().await;
                 return;
             }
-            if client_done && !node_told && from_client.is_empty() && to_node.is_empty() {
+            if client_done
+                && !node_told
+                && !node_gone
+                && from_client.is_empty()
+                && to_node.is_empty()
+            {
                 let _ = node_wr.shutdown().await;
                 node_told = true;
             }
@@ -303,7 +328,9 @@ impl Front {
                 },
                 n = node_wr.write(&to_node), if !to_node.is_empty() => match n {
                     Ok(n) if n > 0 => { to_node.drain(..n); }
-                    _ => return,
+                    // Its replies are still to be read: not a reason to
+                    // drop them.
+                    _ => node_gone = true,
                 },
                 n = node_rd.read_buf(&mut from_node), if !closing && to_client.len() < BUFFER_LIMIT => match n {
                     // The node closed the connection (QUIT, a protocol

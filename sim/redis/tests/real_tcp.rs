@@ -310,3 +310,204 @@ fn a_replica_follows_a_master_through_the_real_tcp_servers_front() {
     }
     assert_eq!(m.call(&["WAIT", "1", "1000"]), ":1\r\n");
 }
+
+/// How many times each protocol-error sequence is tried on each server.
+const PROTOCOL_ERROR_TRIES: usize = 200;
+
+/// Redis's own `unit/protocol` desync test, once: sends `start`, then keeps
+/// writing `payload` (Redis's test writes that very word, never a line
+/// end) until the server closes the connection, then reads one line.
+/// Returns that line, `(closed)` if none came before the end, or
+/// `(never closed)` if the server took 64 MiB without closing.
+fn desync_once(addr: SocketAddr, start: &[u8]) -> String {
+    let mut conn = Conn::open(addr);
+    let chunk = b"payload".repeat(146);
+    let mut out = start.to_vec();
+    let mut sent = 0usize;
+    while conn.stream.write_all(&out).is_ok() {
+        sent += out.len();
+        if sent > 64 << 20 {
+            return "(never closed)".into();
+        }
+        out.clone_from(&chunk);
+    }
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
+    while line.last() != Some(&b'\n') {
+        match conn.stream.read(&mut byte) {
+            Ok(1) => line.push(byte[0]),
+            _ => break,
+        }
+    }
+    if line.is_empty() {
+        "(closed)".into()
+    } else {
+        String::from_utf8_lossy(&line).trim_end().to_string()
+    }
+}
+
+/// Each of Redis's three desync sequences `tries` times: a count of each
+/// line the client read, in order of first appearance.
+fn desync_counts(addr: SocketAddr, tries: usize) -> Vec<(String, usize)> {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for start in [&b"\x00"[..], b"*\x00", b"$\x00"] {
+        for _ in 0..tries {
+            let line = format!("{:?} -> {}", start, desync_once(addr, start));
+            match counts.iter_mut().find(|(l, _)| *l == line) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((line, 1)),
+            }
+        }
+    }
+    counts
+}
+
+#[test]
+fn a_client_that_keeps_writing_after_a_protocol_error_always_reads_the_error_as_from_redis() {
+    let node = SimNode::with_threshold(THRESHOLD_MS);
+    let simulated = desync_counts(node.addr, PROTOCOL_ERROR_TRIES);
+    let expected = vec![
+        (
+            "[0] -> -ERR Protocol error: too big inline request".to_string(),
+            PROTOCOL_ERROR_TRIES,
+        ),
+        (
+            "[42, 0] -> -ERR Protocol error: too big mbulk count string".to_string(),
+            PROTOCOL_ERROR_TRIES,
+        ),
+        (
+            "[36, 0] -> -ERR Protocol error: too big inline request".to_string(),
+            PROTOCOL_ERROR_TRIES,
+        ),
+    ];
+    assert_eq!(simulated, expected, "the simulated node's replies");
+    let server = match harness::RedisServer::start() {
+        Ok(s) => s,
+        Err(harness::Error::NotInstalled) => {
+            eprintln!("redis-server not installed: the real arm is skipped");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    let real = desync_counts(server.addr(), PROTOCOL_ERROR_TRIES);
+    assert_eq!(real, expected, "redis-server's replies");
+}
+
+/// The client id in a `CLIENT ID` reply.
+fn client_id(conn: &mut Conn) -> String {
+    let reply = conn.call(&["CLIENT", "ID"]);
+    reply
+        .strip_prefix(':')
+        .and_then(|r| r.strip_suffix("\r\n"))
+        .unwrap_or_else(|| panic!("CLIENT ID replied {reply:?}"))
+        .to_string()
+}
+
+/// How both servers end connections: `QUIT` with requests pipelined
+/// behind it, `CLIENT KILL` of another client (idle, blocked in `WAIT`,
+/// subscribed) and of the caller itself, and `CLIENT KILL`'s errors. Ids
+/// differ between the servers, so the transcript names them `<id>`.
+fn close_transcript(addr: SocketAddr) -> Vec<String> {
+    let mut t = Vec::new();
+    let mut killer = Conn::open(addr);
+
+    // QUIT answers, then closes: what was pipelined behind it never runs.
+    let mut quitter = Conn::open(addr);
+    quitter.send(&[&["SET", "quit-k", "1"], &["QUIT"], &["SET", "quit-k", "2"]]);
+    for _ in 0..3 {
+        t.push(format!("quitter -> {}", quitter.reply()));
+    }
+    record(&mut t, "killer", &mut killer, &["GET", "quit-k"]);
+
+    // Another client, idle: it reads the end of the connection.
+    let mut idle = Conn::open(addr);
+    let id = client_id(&mut idle);
+    let kill = |conn: &mut Conn, id: &str, extra: &[&str]| {
+        let mut args = vec!["CLIENT", "KILL", "ID", id];
+        args.extend_from_slice(extra);
+        let reply = conn.call(&args);
+        format!("CLIENT KILL ID <id> {extra:?} -> {reply}")
+    };
+    t.push(format!("killer {}", kill(&mut killer, &id, &[])));
+    t.push(format!("idle -> {}", idle.reply()));
+    t.push(format!("killer {}", kill(&mut killer, &id, &[])));
+
+    // A client blocked in WAIT (no replica will ever acknowledge): its
+    // reply never comes, the connection ends.
+    let mut waiter = Conn::open(addr);
+    let id = client_id(&mut waiter);
+    waiter.send(&[&["SET", "wait-k", "1"], &["WAIT", "1", "0"]]);
+    t.push(format!("waiter -> {}", waiter.reply()));
+    sleep(Duration::from_millis(50));
+    t.push(format!("killer {}", kill(&mut killer, &id, &[])));
+    t.push(format!("waiter -> {}", waiter.reply()));
+
+    // A subscriber, by type.
+    let mut subscriber = Conn::open(addr);
+    record(&mut t, "subscriber", &mut subscriber, &["SUBSCRIBE", "ch"]);
+    record(
+        &mut t,
+        "killer",
+        &mut killer,
+        &["CLIENT", "KILL", "TYPE", "pubsub"],
+    );
+    t.push(format!("subscriber -> {}", subscriber.reply()));
+    record(&mut t, "killer", &mut killer, &["PUBLISH", "ch", "m"]);
+
+    // The caller itself: spared by default; with SKIPME no it gets the
+    // count, then the connection closes.
+    let own = client_id(&mut killer);
+    t.push(format!("killer {}", kill(&mut killer, &own, &[])));
+    for args in [
+        &["CLIENT", "KILL"][..],
+        &["CLIENT", "KILL", "ID", "0"],
+        &["CLIENT", "KILL", "ID", "x"],
+        &["CLIENT", "KILL", "TYPE", "x"],
+        &["CLIENT", "KILL", "USER", "nobody"],
+        &["CLIENT", "KILL", "ID", "1", "SKIPME"],
+        &["CLIENT", "KILL", "ID", "1", "SKIPME", "maybe"],
+        &["CLIENT", "KILL", "NOPE", "1"],
+        &["CLIENT", "KILL", "USER", "default", "TYPE", "master"],
+    ] {
+        record(&mut t, "killer", &mut killer, args);
+    }
+    t.push(format!(
+        "killer {}",
+        kill(&mut killer, &own, &["SKIPME", "no"])
+    ));
+    t.push(format!("killer -> {}", killer.reply()));
+    t
+}
+
+#[test]
+fn quit_and_client_kill_end_connections_as_redis_7_0_does() {
+    let node = SimNode::with_threshold(THRESHOLD_MS);
+    let simulated = close_transcript(node.addr);
+    let expected_here = [
+        "quitter -> +OK\r\n",
+        "quitter -> (closed)",
+        "idle -> (closed)",
+        "waiter -> (closed)",
+        "subscriber -> (closed)",
+        "killer -> (closed)",
+    ];
+    for line in expected_here {
+        assert!(
+            simulated.iter().any(|l| l == line),
+            "no {line:?} in {simulated:#?}"
+        );
+    }
+    let server = match harness::RedisServer::start() {
+        Ok(s) => s,
+        Err(harness::Error::NotInstalled) => {
+            eprintln!("redis-server not installed: the real arm is skipped");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    let real = close_transcript(server.addr());
+    assert_eq!(
+        simulated, real,
+        "simulated (left) and redis-server 7.0 (right)"
+    );
+}

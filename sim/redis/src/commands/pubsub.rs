@@ -43,6 +43,11 @@ impl Channels {
         }
     }
 
+    /// Whether client `id` is subscribed to any channel.
+    pub(crate) fn has_subscriber(&self, id: u64) -> bool {
+        self.0.values().any(|subs| subs.contains_key(&id))
+    }
+
     /// Pushes `msg` to `channel`'s subscribers; returns how many got it.
     fn publish(&self, channel: &[u8], msg: &Reply) -> usize {
         self.0.get(channel).map_or(0, |subs| {

@@ -7,7 +7,7 @@
 //! every keyspace command does); `INFO` and `SELECT` read node state;
 //! `CLIENT`, `COMMAND`, `QUIT` and `SHUTDOWN` belong to the connection.
 
-use super::Arity::Exactly;
+use super::Arity::{AtLeast, Exactly};
 use super::errors::{arity_error, int_arg, syntax_error};
 use super::{Out, Subcommand, is_option};
 use crate::client::Client;
@@ -149,13 +149,20 @@ pub(crate) const CLIENT: &[Subcommand] = &[
         arity: Exactly(2),
     },
     Subcommand {
+        name: "client|kill",
+        arity: AtLeast(3),
+    },
+    Subcommand {
         name: "client|setname",
         arity: Exactly(3),
     },
 ];
 
-/// `CLIENT ID | GETNAME | SETNAME name`
-pub(crate) fn client(_: &Node, c: &mut Client, a: &[Vec<u8>]) -> Out {
+/// `CLIENT ID | GETNAME | KILL filter value ... | SETNAME name`
+pub(crate) fn client(node: &Node, c: &mut Client, a: &[Vec<u8>]) -> Out {
+    if is_option(&a[1], "kill") {
+        return super::kill::client_kill(node, c, a);
+    }
     Out::Reply(client_subcommand(c, a).unwrap_or_else(|e| e))
 }
 
