@@ -24,7 +24,7 @@ fn ladder_json_lists_the_eleven_rungs_in_ladder_order() {
 }
 
 #[test]
-fn the_suite_passes_and_the_checked_in_safety_matrix_is_what_it_produces() {
+fn the_suite_passes_with_every_cell_as_its_scenario_expects() {
     let dir = scratch("suite");
     let out = locklab(&["suite", "--out", path(&dir)]);
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
@@ -37,15 +37,7 @@ fn the_suite_passes_and_the_checked_in_safety_matrix_is_what_it_produces() {
     ] {
         assert!(dir.join(file).exists(), "{file} not written");
     }
-    let produced = std::fs::read_to_string(dir.join("safety-matrix.md")).unwrap();
-    let checked_in = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/safety-matrix.md"),
-    )
-    .unwrap();
-    assert_eq!(
-        produced, checked_in,
-        "reports/safety-matrix.md is stale: run `cargo run --release -- suite`"
-    );
+    // That the committed reports are what it wrote: tests/committed_reports.rs.
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("safety-matrix.json")).unwrap())
             .unwrap();
