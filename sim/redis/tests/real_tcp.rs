@@ -82,6 +82,19 @@ impl Drop for SimNode {
     }
 }
 
+/// A real redis-server started with `args`, or `None` (the real arm is
+/// skipped, saying so) when none is installed.
+fn real_redis(args: &[&str]) -> Option<harness::RedisServer> {
+    match harness::RedisServer::start_with_args(args) {
+        Ok(server) => Some(server),
+        Err(harness::Error::NotInstalled) => {
+            eprintln!("redis-server not installed: the real arm is skipped");
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
 /// A raw RESP connection: requests out, replies back as their exact bytes.
 struct Conn {
     stream: TcpStream,
@@ -249,16 +262,8 @@ fn a_long_script_on_the_real_tcp_server_gets_the_replies_redis_7_0_gives() {
     assert!(has(
         "-UNKILLABLE Sorry the script already executed write commands"
     ));
-    let server = match harness::RedisServer::start_with_args(&[
-        "--busy-reply-threshold",
-        &THRESHOLD_MS.to_string(),
-    ]) {
-        Ok(s) => s,
-        Err(harness::Error::NotInstalled) => {
-            eprintln!("redis-server not installed: the real arm is skipped");
-            return;
-        }
-        Err(e) => panic!("{e}"),
+    let Some(server) = real_redis(&["--busy-reply-threshold", &THRESHOLD_MS.to_string()]) else {
+        return;
     };
     // The server shuts itself down; dropping its handle reaps it.
     let real = busy_transcript(server.addr());
@@ -381,13 +386,8 @@ fn a_client_that_keeps_writing_after_a_protocol_error_always_reads_the_error_as_
         ),
     ];
     assert_eq!(simulated, expected, "the simulated node's replies");
-    let server = match harness::RedisServer::start() {
-        Ok(s) => s,
-        Err(harness::Error::NotInstalled) => {
-            eprintln!("redis-server not installed: the real arm is skipped");
-            return;
-        }
-        Err(e) => panic!("{e}"),
+    let Some(server) = real_redis(&[]) else {
+        return;
     };
     let real = desync_counts(server.addr(), PROTOCOL_ERROR_TRIES);
     assert_eq!(real, expected, "redis-server's replies");
@@ -497,13 +497,8 @@ fn quit_and_client_kill_end_connections_as_redis_7_0_does() {
             "no {line:?} in {simulated:#?}"
         );
     }
-    let server = match harness::RedisServer::start() {
-        Ok(s) => s,
-        Err(harness::Error::NotInstalled) => {
-            eprintln!("redis-server not installed: the real arm is skipped");
-            return;
-        }
-        Err(e) => panic!("{e}"),
+    let Some(server) = real_redis(&[]) else {
+        return;
     };
     let real = close_transcript(server.addr());
     assert_eq!(
