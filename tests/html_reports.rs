@@ -196,7 +196,10 @@ fn open_page(page: &Path, shot: &str) -> String {
     );
     check_links(page, &dom);
 
-    let png = screenshots().join(format!("{shot}.png"));
+    // Taken into this process's own folder, checked there, then kept
+    // under the shared screenshots folder: two test processes at once
+    // (`scripts/soak -j`) never read each other's half-written picture.
+    let png = work.join(format!("{shot}.png"));
     let _ = std::fs::remove_file(&png);
     browse(
         page,
@@ -215,6 +218,8 @@ fn open_page(page: &Path, shot: &str) -> String {
         page.display(),
         png.display()
     );
+    let kept = screenshots().join(format!("{shot}.png"));
+    let _ = std::fs::copy(&png, &kept);
     dom
 }
 
