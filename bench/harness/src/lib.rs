@@ -240,7 +240,11 @@ impl RedisServer {
             if has_exited(self.pid) {
                 return Err(self.not_ready());
             }
-            if ping(self.addr()).is_ok() {
+            // Ready once the server answering on the port is this one: a
+            // PING alone would also be answered by another process's
+            // server that took the port first (ours then exits, unable to
+            // bind), and the caller would talk to a stranger.
+            if answering_pid(self.addr()).is_ok_and(|pid| pid == self.pid) {
                 return Ok(());
             }
             thread::sleep(Duration::from_millis(10));
@@ -386,24 +390,52 @@ fn free_port() -> io::Result<u16> {
     Ok(listener.local_addr()?.port())
 }
 
-/// One `PING` over a plain socket: used to wait for readiness without
-/// pulling an async client into this crate.
-fn ping(addr: SocketAddr) -> io::Result<()> {
+/// The process id of the server answering at `addr` (`INFO server`'s
+/// `process_id`, which redis-server and Valkey both report).
+fn answering_pid(addr: SocketAddr) -> io::Result<u32> {
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(200))?;
     stream.set_read_timeout(Some(Duration::from_millis(500)))?;
-    stream.write_all(b"*1\r\n$4\r\nPING\r\n")?;
-    let mut buf = [0u8; 64];
-    let n = stream.read(&mut buf)?;
-    if buf[..n].starts_with(b"+PONG") {
-        Ok(())
-    } else {
-        Err(io::Error::other("not ready"))
+    stream.write_all(b"*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n")?;
+    let mut reply = Vec::new();
+    let mut chunk = [0u8; 4096];
+    // The section is a few hundred bytes; read until the field's line is
+    // whole, or give up at 64 KiB.
+    while reply.len() < 64 * 1024 {
+        let n = stream.read(&mut chunk)?;
+        if n == 0 {
+            break;
+        }
+        reply.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&reply);
+        if let Some(rest) = text.split("process_id:").nth(1)
+            && let Some((pid, _)) = rest.split_once("\r\n")
+        {
+            return pid
+                .trim()
+                .parse()
+                .map_err(|_| io::Error::other(format!("process_id {pid:?} is not a number")));
+        }
     }
+    Err(io::Error::other("no process_id in INFO server"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One `PING` over a plain socket: whether anything answers at `addr`.
+    fn ping(addr: SocketAddr) -> io::Result<()> {
+        let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(200))?;
+        stream.set_read_timeout(Some(Duration::from_millis(500)))?;
+        stream.write_all(b"*1\r\n$4\r\nPING\r\n")?;
+        let mut buf = [0u8; 64];
+        let n = stream.read(&mut buf)?;
+        if buf[..n].starts_with(b"+PONG") {
+            Ok(())
+        } else {
+            Err(io::Error::other("not ready"))
+        }
+    }
 
     #[test]
     fn a_started_server_answers_ping_and_is_gone_after_drop() {
@@ -412,6 +444,23 @@ mod tests {
         ping(addr).expect("ping");
         drop(server);
         assert!(ping(addr).is_err(), "server still answers after drop");
+    }
+
+    #[test]
+    fn a_started_server_is_known_by_its_own_pid_on_its_port() {
+        let server = RedisServer::start().expect("start redis-server");
+        assert_eq!(answering_pid(server.addr()).expect("INFO"), server.pid());
+    }
+
+    #[test]
+    fn a_server_whose_port_another_server_holds_is_not_taken_for_ready() {
+        let first = RedisServer::start().expect("start redis-server");
+        let second = RedisServer::start_on(first.addr().port(), &[]);
+        assert!(
+            second.is_err(),
+            "the first server's answer was taken for the second's"
+        );
+        assert_eq!(answering_pid(first.addr()).expect("INFO"), first.pid());
     }
 
     #[test]
