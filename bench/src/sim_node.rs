@@ -144,7 +144,7 @@ fn threads_named(name: &str) -> Vec<u32> {
 fn wait_answering(addr: SocketAddr) -> anyhow::Result<()> {
     let deadline = Instant::now() + WITHIN;
     loop {
-        match ping(addr) {
+        match harness::ping(addr) {
             Ok(()) => return Ok(()),
             Err(e) if Instant::now() >= deadline => {
                 anyhow::bail!(
@@ -154,23 +154,6 @@ fn wait_answering(addr: SocketAddr) -> anyhow::Result<()> {
             }
             Err(_) => std::thread::sleep(Duration::from_millis(5)),
         }
-    }
-}
-
-/// One `PING` over a plain socket.
-fn ping(addr: SocketAddr) -> io::Result<()> {
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(200))?;
-    stream.set_read_timeout(Some(Duration::from_millis(500)))?;
-    stream.write_all(b"*1\r\n$4\r\nPING\r\n")?;
-    let mut buf = [0u8; 16];
-    let n = stream.read(&mut buf)?;
-    if buf[..n].starts_with(b"+PONG") {
-        Ok(())
-    } else {
-        Err(io::Error::other(format!(
-            "answered {:?}",
-            String::from_utf8_lossy(&buf[..n])
-        )))
     }
 }
 
@@ -199,7 +182,7 @@ mod tests {
         assert!(!sim.threads().is_empty(), "the node's thread id is known");
         drop(stream);
         drop(sim);
-        assert!(ping(addr).is_err(), "still answering after drop");
+        assert!(harness::ping(addr).is_err(), "still answering after drop");
     }
 
     #[test]

@@ -390,6 +390,24 @@ fn free_port() -> io::Result<u16> {
     Ok(listener.local_addr()?.port())
 }
 
+/// One `PING` over a plain socket: whether anything answers `+PONG` at
+/// `addr` (not which server: see `answering_pid`).
+pub fn ping(addr: SocketAddr) -> io::Result<()> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(200))?;
+    stream.set_read_timeout(Some(Duration::from_millis(500)))?;
+    stream.write_all(b"*1\r\n$4\r\nPING\r\n")?;
+    let mut buf = [0u8; 64];
+    let n = stream.read(&mut buf)?;
+    if buf[..n].starts_with(b"+PONG") {
+        Ok(())
+    } else {
+        Err(io::Error::other(format!(
+            "answered {:?}",
+            String::from_utf8_lossy(&buf[..n])
+        )))
+    }
+}
+
 /// The process id of the server answering at `addr` (`INFO server`'s
 /// `process_id`, which redis-server and Valkey both report).
 fn answering_pid(addr: SocketAddr) -> io::Result<u32> {
@@ -422,20 +440,6 @@ fn answering_pid(addr: SocketAddr) -> io::Result<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// One `PING` over a plain socket: whether anything answers at `addr`.
-    fn ping(addr: SocketAddr) -> io::Result<()> {
-        let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(200))?;
-        stream.set_read_timeout(Some(Duration::from_millis(500)))?;
-        stream.write_all(b"*1\r\n$4\r\nPING\r\n")?;
-        let mut buf = [0u8; 64];
-        let n = stream.read(&mut buf)?;
-        if buf[..n].starts_with(b"+PONG") {
-            Ok(())
-        } else {
-            Err(io::Error::other("not ready"))
-        }
-    }
 
     #[test]
     fn a_started_server_answers_ping_and_is_gone_after_drop() {
