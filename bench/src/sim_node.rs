@@ -16,8 +16,8 @@
 
 use crate::client::Node;
 use crate::env;
-use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io;
+use std::net::{SocketAddr, TcpListener};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -160,6 +160,8 @@ fn wait_answering(addr: SocketAddr) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
 
     #[test]
     fn a_started_node_answers_delex_and_is_gone_after_drop() {
