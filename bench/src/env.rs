@@ -114,11 +114,6 @@ pub fn last_cpu(pid: u32) -> Option<u32> {
     rest.split_whitespace().nth(36)?.parse().ok()
 }
 
-/// `redis-server --version` of the installed binary, if any.
-pub fn redis_server_version() -> Option<String> {
-    harness::version()
-}
-
 /// The crate versions recorded at build time, as `(name, version)`.
 pub fn crate_versions() -> Vec<(String, String)> {
     env!("LOCKLAB_CRATE_VERSIONS")

@@ -13,7 +13,7 @@ use crate::run::{RealOutcome, run_real};
 use crate::stage;
 use serde::{Deserialize, Serialize};
 use sim::cell::{Judged, judge};
-use sim::history::{Event, History};
+use sim::history::History;
 use sim::run::RunError;
 use sim::scenario::Scenario;
 use sim::verdict::{Verdict, VerdictDoc};
@@ -169,13 +169,7 @@ pub fn recheck(
     history_text: &str,
     verdict_text: &str,
 ) -> Result<Option<String>, String> {
-    let mut events = Vec::new();
-    for (n, line) in history_text.lines().enumerate() {
-        let event: Event =
-            serde_json::from_str(line).map_err(|e| format!("history.jsonl line {}: {e}", n + 1))?;
-        events.push(event);
-    }
-    let history: History = events.into_iter().collect();
+    let history = History::from_jsonl(history_text)?;
     let (results, _) = judge(scenario, rung, &history);
     let fresh = VerdictDoc::new(&results, &scenario.name, rung, seed);
     let mut recorded: VerdictDoc = serde_json::from_str(verdict_text)

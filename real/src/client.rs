@@ -25,12 +25,12 @@
 use crate::clock::RealClock;
 use crate::links::LinkTable;
 use locks::{BoxFuture, Dialer};
+use sim::client_state::ClientState;
 use sim::directory::Directory;
 use sim::host::Host;
-use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -199,45 +199,9 @@ impl Dialer for RealDialer {
     }
 }
 
-/// What a client keeps across restarts of its process: its machine clock,
-/// its place in the workload and the faults already fired at its points.
-#[derive(Debug)]
-pub struct ClientState {
-    /// The client's index.
-    pub index: usize,
-    /// Its machine clock.
-    pub clock: Arc<RealClock>,
-    /// The lock cycle it is in, from 1 (0 before the first).
-    pub cycle: Arc<AtomicU32>,
-    /// Scenario faults fired at its fault points (once per run).
-    pub fired: Mutex<BTreeSet<usize>>,
-    /// Passes of each fault point, by cycle.
-    pub passes: Mutex<BTreeMap<(u32, locks::FaultPoint), u32>>,
-    /// How many times its process has started.
-    pub incarnation: AtomicU32,
-    /// Whether it crashed and will not restart.
-    pub crashed_for_good: AtomicBool,
-}
-
-impl ClientState {
-    /// A client that has not started, on the run's clock.
-    pub fn new(index: usize, clock: RealClock) -> Self {
-        ClientState {
-            index,
-            clock: Arc::new(clock),
-            cycle: Arc::new(AtomicU32::new(0)),
-            fired: Mutex::new(BTreeSet::new()),
-            passes: Mutex::new(BTreeMap::new()),
-            incarnation: AtomicU32::new(0),
-            crashed_for_good: AtomicBool::new(false),
-        }
-    }
-
-    /// Its host.
-    pub fn host(&self) -> Host {
-        Host::Client(self.index)
-    }
-}
+/// A real client's state: the one [`ClientState`] on a real machine's
+/// clock (its process's switches are in [`ProcessHandle`]).
+pub type RealClientState = ClientState<RealClock>;
 
 /// One running incarnation of a client's process: its thread and the
 /// switches the driver and its hook hold.

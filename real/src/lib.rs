@@ -36,6 +36,7 @@ pub mod links;
 pub mod node_clock;
 pub mod nodes;
 pub mod proxy;
+mod real_stage;
 pub mod run;
 pub mod server_features;
 pub mod stage;

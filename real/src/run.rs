@@ -14,7 +14,7 @@
 //! joined, the proxy's runtime is shut down, the servers are killed by
 //! pid and their data directories removed.
 
-use crate::client::{ClientState, ProcessHandle, RealDialer};
+use crate::client::{ProcessHandle, RealClientState, RealDialer};
 use crate::clock::{RealClock, machine_wall_ms};
 use crate::hook::RealHook;
 use crate::links::LinkTable;
@@ -23,23 +23,19 @@ use crate::nodes::{Nodes, ServerBin, command, parse_int_reply};
 use crate::proxy::Proxy;
 use crate::stage;
 use locks::{LockContext, Owner, ReconnectingConnection};
-use sim::agenda::{Action, Agenda};
 use sim::client_host::{ClientSetup, client_seed};
 use sim::directory::Directory;
-use sim::fault::{FaultSpec, crash_name};
-use sim::history::{EventKind, FaultName, FaultTarget, History, Phase};
+use sim::history::{EventKind, History};
 use sim::host::Host;
-use sim::links::Links;
-use sim::mailbox::{FaultRequest, Mailbox};
-use sim::nemesis::sides;
+use sim::mailbox::Mailbox;
+use sim::nemesis::{self, Nemesis};
 use sim::recorder::Recorder;
 use sim::resource::{ResourceKind, STOCK_KEY, Store};
 use sim::run::RunError;
 use sim::scenario::{Scenario, Topology, TopologyKind};
 use sim::workload::Client;
 use sim::world::{client_setup, lock_targets};
-use simredis::{CrashKind, Persistence};
-use std::collections::BTreeSet;
+use simredis::Persistence;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
@@ -111,34 +107,31 @@ pub fn run_real(
 }
 
 /// One client: what survives its restarts, and its current process.
-struct RealClient {
-    state: Arc<ClientState>,
+pub(crate) struct RealClient {
+    pub(crate) state: Arc<RealClientState>,
     setup: Arc<ClientSetup>,
-    process: ProcessHandle,
+    pub(crate) process: ProcessHandle,
     thread: Option<JoinHandle<()>>,
 }
 
 /// Everything a real run started, and the driver's view of it.
-struct RealWorld<'s> {
+pub(crate) struct RealWorld<'s> {
     scenario: &'s Scenario,
     topology: Topology,
-    faults: Vec<FaultSpec>,
     seed: u64,
     // Declared in the order they must stop: clients first (their threads
     // hold connections through the proxy), then the proxy, then servers.
-    clients: Vec<RealClient>,
+    pub(crate) clients: Vec<RealClient>,
     // Kept for its drop: the proxy stops after the clients, before the servers.
     _proxy: Proxy,
-    nodes: Nodes,
-    table: Arc<LinkTable>,
-    links: Links,
-    directory: Arc<Directory>,
-    recorder: Arc<Recorder>,
+    pub(crate) nodes: Nodes,
+    pub(crate) table: Arc<LinkTable>,
+    pub(crate) directory: Arc<Directory>,
+    pub(crate) recorder: Arc<Recorder>,
     mailbox: Arc<Mailbox>,
-    agenda: Agenda,
-    powered_off: BTreeSet<Host>,
-    node_clocks: NodeClocks,
-    origin: Instant,
+    pub(crate) nemesis: Nemesis,
+    pub(crate) node_clocks: NodeClocks,
+    pub(crate) origin: Instant,
 }
 
 /// A distinct name for each run's data directories in this process.
@@ -147,7 +140,7 @@ fn run_id() -> String {
     NEXT.fetch_add(1, Ordering::SeqCst).to_string()
 }
 
-fn harness_error(e: impl std::fmt::Display) -> RunError {
+pub(crate) fn harness_error(e: impl std::fmt::Display) -> RunError {
     RunError::Simulation(format!("real mode: {e}"))
 }
 
@@ -244,18 +237,19 @@ impl<'s> RealWorld<'s> {
         let origin_wall_ms = machine_wall_ms();
         let mut world = RealWorld {
             scenario,
-            faults: scenario.faults_of(rung).to_vec(),
             seed,
             clients: Vec::new(),
             _proxy: proxy,
             nodes,
             table: Arc::new(table),
-            links: Links::new(),
             directory,
             recorder: Arc::new(Recorder::real_time(origin)),
             mailbox: Arc::new(Mailbox::new()),
-            agenda: Agenda::new(),
-            powered_off: BTreeSet::new(),
+            nemesis: Nemesis::new(
+                scenario.faults_of(rung).to_vec(),
+                topology.clone(),
+                Duration::from_millis(scenario.network.latency_ms),
+            ),
             node_clocks: NodeClocks::new(vec![scenario.lock.key.clone()]),
             origin,
             topology,
@@ -263,7 +257,8 @@ impl<'s> RealWorld<'s> {
         let targets = lock_targets(&world.topology);
         for i in 0..client_count {
             let setup = client_setup(scenario, rung, seed, i, targets.clone())?;
-            let state = Arc::new(ClientState::new(i, RealClock::new(origin, origin_wall_ms)));
+            let clock = Arc::new(RealClock::new(origin, origin_wall_ms));
+            let state = Arc::new(RealClientState::new(i, clock, ()));
             world.clients.push(RealClient {
                 state,
                 setup: Arc::new(setup),
@@ -272,18 +267,13 @@ impl<'s> RealWorld<'s> {
             });
             world.start_process(i)?;
         }
-        for (i, fault) in world.faults.iter().enumerate() {
-            if let (Some(at_ms), None) = fault.when() {
-                world
-                    .agenda
-                    .schedule(Duration::from_millis(at_ms), Action::Start(i));
-            }
-        }
+        // Scenario times count from the history's zero, the origin.
+        world.nemesis.schedule_timed_faults(Duration::ZERO);
         Ok(world)
     }
 
     /// Starts a new incarnation of client `i`'s process on its own thread.
-    fn start_process(&mut self, i: usize) -> Result<(), RunError> {
+    pub(crate) fn start_process(&mut self, i: usize) -> Result<(), RunError> {
         let process = ProcessHandle::new();
         let client = &mut self.clients[i];
         let incarnation = client.state.incarnation.fetch_add(1, Ordering::SeqCst) + 1;
@@ -316,7 +306,7 @@ impl<'s> RealWorld<'s> {
         Ok(())
     }
 
-    fn now(&self) -> Duration {
+    pub(crate) fn now(&self) -> Duration {
         self.origin.elapsed()
     }
 
@@ -336,16 +326,16 @@ impl<'s> RealWorld<'s> {
                 return Err(RunError::Interrupted(cause));
             }
             let now_us = self.now().as_micros() as u64;
-            while let Some(action) = self.agenda.pop_due(now_us) {
-                self.act(action)?;
+            while let Some(action) = self.nemesis.pop_due(now_us) {
+                nemesis::act(self, action).map_err(harness_error)?;
             }
             for request in self.mailbox.take() {
-                self.handle_request(request)?;
+                nemesis::handle_request(self, request).map_err(harness_error)?;
             }
             self.node_clocks
                 .tick(self.now(), &self.nodes)
                 .map_err(harness_error)?;
-            if (self.all_finished() && self.agenda.is_empty()) || self.now() >= end {
+            if (self.all_finished() && self.nemesis.is_idle()) || self.now() >= end {
                 return Ok(());
             }
             std::thread::sleep(STEP);
@@ -391,401 +381,6 @@ impl<'s> RealWorld<'s> {
         });
         Ok(())
     }
-
-    fn record(&self, fault: FaultName, target: FaultTarget, phase: Phase, detail: &str) {
-        sim::nemesis::record(
-            &self.recorder,
-            self.recorder.now_us(),
-            fault,
-            target,
-            phase,
-            detail.to_string(),
-        );
-    }
-
-    fn schedule_in(&mut self, after_ms: u64, action: Action) {
-        let at = self.now() + Duration::from_millis(after_ms);
-        self.agenda.schedule(at, action);
-    }
-
-    fn client_index(&self, host: Host) -> Option<usize> {
-        host.client().filter(|&c| c < self.clients.len())
-    }
-
-    fn host_exists(&self, host: Host) -> bool {
-        match host {
-            Host::Client(c) => c < self.clients.len(),
-            Host::Node(_) | Host::Store => self.nodes.has(host),
-            Host::Master => false,
-        }
-    }
-
-    fn all_hosts(&self) -> Vec<Host> {
-        let mut hosts: Vec<Host> = (0..self.clients.len()).map(Host::Client).collect();
-        hosts.extend(self.nodes.hosts());
-        hosts.push(Host::Store);
-        hosts
-    }
-
-    /// Host pairs between two sides, aliases resolved; hosts this run
-    /// lacks are left out.
-    fn host_pairs(&self, a: &[Host], b: &[Host]) -> Vec<(Host, Host)> {
-        let mut out = Vec::new();
-        for &x in a {
-            for &y in b {
-                let (x, y) = (self.directory.resolve(x), self.directory.resolve(y));
-                if self.host_exists(x) && self.host_exists(y) && x != y {
-                    out.push((x, y));
-                }
-            }
-        }
-        out
-    }
-
-    fn handle_request(&mut self, request: FaultRequest) -> Result<(), RunError> {
-        let spec = self.faults[request.fault].clone();
-        match (&spec, request.started_us) {
-            (FaultSpec::Pause { duration_ms, .. }, Some(_)) => {
-                if let Some(target) = spec.target_host() {
-                    self.schedule_in(*duration_ms, Action::EndPause(target));
-                }
-                Ok(())
-            }
-            _ => self.apply(request.fault),
-        }
-    }
-
-    fn act(&mut self, action: Action) -> Result<(), RunError> {
-        match action {
-            Action::Start(i) => self.apply(i)?,
-            Action::EndPause(target) => {
-                self.record(FaultName::Pause, FaultTarget::Host(target), Phase::End, "");
-            }
-            Action::Heal(i) => {
-                if let FaultSpec::Partition { a, b, oneway, .. } = self.faults[i].clone() {
-                    for (x, y) in self.host_pairs(&a, &b) {
-                        let calls = self.links.heal(x, y, oneway);
-                        self.table.make(&calls);
-                    }
-                    self.record(FaultName::Partition, sides(&a, &b), Phase::End, "");
-                }
-            }
-            Action::Release(i) => {
-                if let FaultSpec::Delay { a, b, oneway, .. } = self.faults[i].clone() {
-                    for (x, y) in self.host_pairs(&a, &b) {
-                        if oneway {
-                            self.table.set_held(x, y, false);
-                        } else {
-                            let calls = self.links.release(x, y);
-                            self.table.make(&calls);
-                        }
-                    }
-                    self.record(FaultName::Delay, sides(&a, &b), Phase::End, "");
-                }
-            }
-            Action::Unslow(i) => {
-                if let FaultSpec::SlowLink { a, b, .. } = self.faults[i].clone() {
-                    let base = Duration::from_millis(self.scenario.network.latency_ms);
-                    for (x, y) in self.host_pairs(&a, &b) {
-                        self.table.set_latency(x, y, base);
-                    }
-                    self.record(FaultName::SlowLink, sides(&a, &b), Phase::End, "");
-                }
-            }
-            Action::Restart(host) => self.restart(host)?,
-            Action::Promote => self.promote()?,
-        }
-        Ok(())
-    }
-
-    /// Applies scenario fault `i` now.
-    fn apply(&mut self, i: usize) -> Result<(), RunError> {
-        let spec = self.faults[i].clone();
-        let target = spec.target_host().map(|t| self.directory.resolve(t));
-        match &spec {
-            FaultSpec::Pause { duration_ms, .. } => {
-                let Some(c) = target.and_then(|t| self.client_index(t)) else {
-                    return Ok(());
-                };
-                self.clients[c]
-                    .process
-                    .pause(Duration::from_millis(*duration_ms));
-                let host = Host::Client(c);
-                self.record(
-                    FaultName::Pause,
-                    FaultTarget::Host(host),
-                    Phase::Start,
-                    &format!("{duration_ms} ms"),
-                );
-                self.schedule_in(*duration_ms, Action::EndPause(host));
-            }
-            FaultSpec::Crash {
-                how,
-                restart_after_ms,
-                ..
-            } => {
-                if let Some(target) = target {
-                    self.crash(target, *how, *restart_after_ms);
-                }
-            }
-            FaultSpec::Partition {
-                a,
-                b,
-                oneway,
-                duration_ms,
-                ..
-            } => {
-                for (x, y) in self.host_pairs(a, b) {
-                    let calls = self.links.partition(x, y, *oneway);
-                    self.table.make(&calls);
-                }
-                let detail = if *oneway { "one-way" } else { "two-way" };
-                self.record(FaultName::Partition, sides(a, b), Phase::Start, detail);
-                if let Some(d) = duration_ms {
-                    self.schedule_in(*d, Action::Heal(i));
-                }
-            }
-            FaultSpec::Delay {
-                a,
-                b,
-                duration_ms,
-                oneway,
-                ..
-            } => {
-                for (x, y) in self.host_pairs(a, b) {
-                    if *oneway {
-                        self.table.set_held(x, y, true);
-                    } else {
-                        let calls = self.links.hold(x, y);
-                        self.table.make(&calls);
-                    }
-                }
-                let way = if *oneway { " one-way" } else { "" };
-                let detail = format!("{duration_ms} ms{way}");
-                self.record(FaultName::Delay, sides(a, b), Phase::Start, &detail);
-                self.schedule_in(*duration_ms, Action::Release(i));
-            }
-            FaultSpec::SlowLink {
-                a,
-                b,
-                latency_ms,
-                duration_ms,
-                ..
-            } => {
-                for (x, y) in self.host_pairs(a, b) {
-                    self.table
-                        .set_latency(x, y, Duration::from_millis(*latency_ms));
-                }
-                let detail = format!("{latency_ms} ms");
-                self.record(FaultName::SlowLink, sides(a, b), Phase::Start, &detail);
-                if let Some(d) = duration_ms {
-                    self.schedule_in(*d, Action::Unslow(i));
-                }
-            }
-            FaultSpec::ClockJump { jump_ms, .. } => self.change_clock(
-                target,
-                FaultName::ClockJump,
-                &format!("{jump_ms:+} ms"),
-                |clock| clock.jump(*jump_ms),
-                |clocks, node, now, nodes| clocks.jump(node, *jump_ms, now, nodes),
-            )?,
-            FaultSpec::ClockDrift { ppm, .. } => self.change_clock(
-                target,
-                FaultName::ClockDrift,
-                &format!("{ppm:+} ppm"),
-                |clock| clock.set_drift(*ppm),
-                |clocks, node, now, nodes| clocks.set_drift(node, *ppm, now, nodes),
-            )?,
-            FaultSpec::Failover {
-                promote_after_ms, ..
-            } => self.fail_over(*promote_after_ms),
-        }
-        Ok(())
-    }
-
-    /// Changes the clock of a client (`on_client`) or a node (`on_node`:
-    /// its deadlines shifted, see [`crate::node_clock`]; nodes with
-    /// replicas were refused before the run) and records the instant, as
-    /// the simulator does; a host this run lacks (the store's clock is
-    /// not modelled) is left alone.
-    fn change_clock(
-        &mut self,
-        target: Option<Host>,
-        fault: FaultName,
-        detail: &str,
-        on_client: impl FnOnce(&RealClock),
-        on_node: impl FnOnce(&mut NodeClocks, Host, Duration, &Nodes) -> Result<(), String>,
-    ) -> Result<(), RunError> {
-        let Some(target) = target else {
-            return Ok(());
-        };
-        if let Some(c) = self.client_index(target) {
-            on_client(&self.clients[c].state.clock);
-        } else if target.is_node() && self.nodes.has(target) {
-            let now = self.now();
-            on_node(&mut self.node_clocks, target, now, &self.nodes).map_err(harness_error)?;
-        } else {
-            return Ok(());
-        }
-        self.record(fault, FaultTarget::Host(target), Phase::Instant, detail);
-        Ok(())
-    }
-
-    /// Crashes a host; it restarts after `restart_after_ms` if given.
-    fn crash(&mut self, target: Host, how: CrashKind, restart_after_ms: Option<u64>) {
-        let phase = if restart_after_ms.is_some() {
-            Phase::Start
-        } else {
-            Phase::Instant
-        };
-        if let Some(c) = self.client_index(target) {
-            if !self.clients[c].process.running() {
-                return;
-            }
-            self.record(
-                FaultName::Crash,
-                FaultTarget::Host(target),
-                phase,
-                crash_name(how),
-            );
-            self.clients[c].process.kill();
-            if restart_after_ms.is_none() {
-                self.clients[c]
-                    .state
-                    .crashed_for_good
-                    .store(true, Ordering::SeqCst);
-            }
-        } else {
-            if !self.nodes.running(target) {
-                return;
-            }
-            self.record(
-                FaultName::Crash,
-                FaultTarget::Host(target),
-                phase,
-                crash_name(how),
-            );
-            if how == CrashKind::PowerLoss {
-                // No FIN or RST reaches a peer of a machine that lost
-                // power: cut it off before its process dies.
-                self.powered_off.insert(target);
-                for other in self.all_hosts() {
-                    if other != target {
-                        let calls = self.links.partition(target, other, false);
-                        self.table.make(&calls);
-                    }
-                }
-            }
-            self.nodes.kill(target);
-        }
-        if let Some(after) = restart_after_ms {
-            self.schedule_in(after, Action::Restart(target));
-        }
-    }
-
-    /// Restarts a crashed host.
-    fn restart(&mut self, host: Host) -> Result<(), RunError> {
-        if let Some(c) = self.client_index(host) {
-            let process = &self.clients[c].process;
-            if !process.killed.load(Ordering::SeqCst) {
-                return Ok(());
-            }
-            self.start_process(c)?;
-        } else {
-            if self.nodes.running(host) {
-                return Ok(());
-            }
-            self.nodes.restart(host).map_err(harness_error)?;
-            // The keys it reloads expire by its moved clock, if it has one.
-            let now = self.now();
-            (self.node_clocks)
-                .sync(host, now, &self.nodes)
-                .map_err(harness_error)?;
-            let powered_off = self.powered_off.remove(&host);
-            for other in self.all_hosts() {
-                if other != host {
-                    let calls = if powered_off {
-                        self.links.heal(host, other, false)
-                    } else {
-                        self.links.repair_all(host, other)
-                    };
-                    self.table.make(&calls);
-                }
-            }
-        }
-        self.record(
-            FaultName::Crash,
-            FaultTarget::Host(host),
-            Phase::End,
-            "restarted",
-        );
-        Ok(())
-    }
-
-    /// Kills the master and schedules the promotion of its first replica.
-    fn fail_over(&mut self, promote_after_ms: u64) {
-        let first = Host::Node(0);
-        if self.topology.kind != TopologyKind::Replicated || self.topology.replicas == 0 {
-            self.record(
-                FaultName::Failover,
-                FaultTarget::Host(first),
-                Phase::Instant,
-                "no replica: master lost",
-            );
-            self.nodes.kill(first);
-            return;
-        }
-        let master = self.directory.resolve(Host::Master);
-        self.record(
-            FaultName::Failover,
-            FaultTarget::Host(master),
-            Phase::Start,
-            &format!("promote after {promote_after_ms} ms"),
-        );
-        // Writes still waiting in the old master's replication buffer die
-        // with it (docs/ladder.md, `failover`): its replication links are
-        // cut first, so what the proxy still delays on them is lost in
-        // flight instead of reaching the replica after the kill.
-        for replica in self.nodes.hosts().into_iter().filter(|h| *h != master) {
-            let calls = self.links.partition(master, replica, false);
-            self.table.make(&calls);
-        }
-        self.nodes.kill(master);
-        self.schedule_in(promote_after_ms, Action::Promote);
-    }
-
-    /// Promotes the first node that is not the old master, re-points
-    /// `master` and the other replicas at it.
-    fn promote(&mut self) -> Result<(), RunError> {
-        let old = self.directory.resolve(Host::Master);
-        let Some(replica) = self.nodes.hosts().into_iter().find(|n| *n != old) else {
-            return Ok(());
-        };
-        let addr = self
-            .nodes
-            .addr(replica)
-            .ok_or_else(|| harness_error(format!("{replica} has no address")))?;
-        command(addr, &["REPLICAOF", "NO", "ONE"]).map_err(harness_error)?;
-        for other in self.nodes.hosts() {
-            if other == old || other == replica {
-                continue;
-            }
-            if let (Some(other_addr), Some(link)) =
-                (self.nodes.addr(other), self.table.addr(other, replica))
-            {
-                let port = link.port().to_string();
-                command(other_addr, &["REPLICAOF", "127.0.0.1", &port]).map_err(harness_error)?;
-            }
-        }
-        self.directory.point(Host::Master, replica);
-        self.record(
-            FaultName::Failover,
-            FaultTarget::Host(replica),
-            Phase::End,
-            &format!("{replica} promoted"),
-        );
-        Ok(())
-    }
 }
 
 impl Drop for RealWorld<'_> {
@@ -809,7 +404,7 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 /// runtime, whose every task poll waits while the process is paused.
 #[allow(clippy::too_many_arguments)]
 fn run_process(
-    state: Arc<ClientState>,
+    state: Arc<RealClientState>,
     setup: Arc<ClientSetup>,
     process: ProcessHandle,
     incarnation: u32,

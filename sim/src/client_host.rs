@@ -2,11 +2,12 @@
 //! and the turmoil host that runs its workload.
 //!
 //! The driver, the client's fault hook and its workload all share one
-//! [`ClientState`]: a restart of the host starts a new process (new
+//! [`SimClientState`]: a restart of the host starts a new process (new
 //! connections, a new owner id) with the same machine clock, the same
 //! pause gate and the same place in the workload.
 
 use crate::client_clock::SimClock;
+use crate::client_state::ClientState;
 use crate::dial::{PortBudget, SimDialer};
 use crate::freeze::{Freeze, LinkHolds};
 use crate::hook::{AimedFault, SimHook};
@@ -15,34 +16,21 @@ use crate::resource::{ResourceKind, Store};
 use crate::scenario::ClientGroup;
 use crate::workload::Client;
 use crate::world::Shared;
-use locks::{ConnConfig, FaultPoint, LockConfig, LockContext, Owner, ReconnectingConnection};
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use locks::{ConnConfig, LockConfig, LockContext, Owner, ReconnectingConnection};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-/// What a client keeps across restarts of its process.
+/// A simulated client's state: the one [`ClientState`] on a simulated
+/// clock, with the simulated machine's own part.
+pub type SimClientState = ClientState<SimClock, SimMachine>;
+
+/// What a simulated client's machine keeps besides the common state.
 #[derive(Debug)]
-pub struct ClientState {
-    /// The client's index.
-    pub index: usize,
+pub struct SimMachine {
     /// Its pause gate.
     pub freeze: Arc<Freeze>,
-    /// Its machine clock (skew, jumps and drift survive a restart).
-    pub clock: Arc<SimClock>,
-    /// The lock cycle it is in, from 1 (0 before the first).
-    pub cycle: Arc<AtomicU32>,
-    /// The scenario faults already fired at its fault points: a fault
-    /// fires once per run, restarts included.
-    pub fired: Mutex<BTreeSet<usize>>,
-    /// How many times it has passed each fault point, by cycle (kept
-    /// across restarts, like the cycle itself).
-    pub passes: Mutex<BTreeMap<(u32, FaultPoint), u32>>,
-    /// How many times its process has started.
-    pub incarnation: AtomicU32,
     /// Whether its workload has finished.
     pub finished: AtomicBool,
-    /// Whether it crashed and will not restart.
-    pub crashed_for_good: AtomicBool,
     /// One-way holds on its links (a machine's network, so they outlive a
     /// restart of the process).
     pub links: Arc<LinkHolds>,
@@ -51,43 +39,22 @@ pub struct ClientState {
     pub ports: Arc<PortBudget>,
 }
 
-impl ClientState {
-    /// A client that has not started yet.
-    pub fn new(index: usize) -> Self {
-        let freeze = Arc::new(Freeze::new());
-        ClientState {
-            index,
-            clock: Arc::new(SimClock::new(freeze.clone())),
-            freeze,
-            cycle: Arc::new(AtomicU32::new(0)),
-            fired: Mutex::new(BTreeSet::new()),
-            passes: Mutex::new(BTreeMap::new()),
-            incarnation: AtomicU32::new(0),
-            finished: AtomicBool::new(false),
-            crashed_for_good: AtomicBool::new(false),
-            links: Arc::new(LinkHolds::default()),
-            ports: Arc::new(PortBudget::default()),
-        }
-    }
+/// A simulated client that has not started yet.
+pub fn new_state(index: usize) -> SimClientState {
+    let freeze = Arc::new(Freeze::new());
+    let clock = Arc::new(SimClock::new(freeze.clone()));
+    let machine = SimMachine {
+        freeze,
+        finished: AtomicBool::new(false),
+        links: Arc::new(LinkHolds::default()),
+        ports: Arc::new(PortBudget::default()),
+    };
+    ClientState::new(index, clock, machine)
+}
 
-    /// Counts one more pass of `point` in `cycle`; returns how many there
-    /// have been.
-    pub fn pass(&self, cycle: u32, point: FaultPoint) -> u32 {
-        let mut passes = self.passes.lock().unwrap_or_else(|p| p.into_inner());
-        let count = passes.entry((cycle, point)).or_insert(0);
-        *count += 1;
-        *count
-    }
-
-    /// Its host.
-    pub fn host(&self) -> Host {
-        Host::Client(self.index)
-    }
-
-    /// Whether the driver has nothing more to wait for from it.
-    pub fn done(&self) -> bool {
-        self.crashed_for_good.load(Ordering::SeqCst) || self.finished.load(Ordering::SeqCst)
-    }
+/// Whether the driver has nothing more to wait for from a client.
+pub fn done(state: &SimClientState) -> bool {
+    state.crashed_for_good.load(Ordering::SeqCst) || state.machine.finished.load(Ordering::SeqCst)
 }
 
 /// Everything a client's process is built from.
@@ -119,20 +86,20 @@ pub struct ClientSetup {
 /// workload.
 pub fn spawn(
     sim: &mut turmoil::Sim<'static>,
-    state: Arc<ClientState>,
+    state: Arc<SimClientState>,
     setup: ClientSetup,
     shared: Arc<Shared>,
 ) {
     let host = state.host().to_string();
     sim.host(host, move || {
         let incarnation = state.incarnation.fetch_add(1, Ordering::SeqCst) + 1;
-        state.freeze.thaw();
+        state.machine.freeze.thaw();
         let client = start_process(&state, &setup, &shared, incarnation);
         let state = state.clone();
         async move {
             let client = client?;
             client.run().await;
-            state.finished.store(true, Ordering::SeqCst);
+            state.machine.finished.store(true, Ordering::SeqCst);
             Ok(())
         }
     });
@@ -140,7 +107,7 @@ pub fn spawn(
 
 /// Builds one incarnation of the client's process.
 fn start_process(
-    state: &Arc<ClientState>,
+    state: &Arc<SimClientState>,
     setup: &ClientSetup,
     shared: &Arc<Shared>,
     incarnation: u32,
@@ -148,9 +115,9 @@ fn start_process(
     let i = state.index;
     let dial = |host: Host| {
         ReconnectingConnection::new(
-            SimDialer::new(host, shared.directory.clone(), state.freeze.clone())
-                .with_links(state.links.clone())
-                .with_ports(state.ports.clone()),
+            SimDialer::new(host, shared.directory.clone(), state.machine.freeze.clone())
+                .with_links(state.machine.links.clone())
+                .with_ports(state.machine.ports.clone()),
             setup.conn,
         )
     };
@@ -168,7 +135,7 @@ fn start_process(
         index: state.index,
         clock: state.clock.clone(),
         cycle: state.cycle.clone(),
-        gate: Some(state.freeze.clone()),
+        gate: Some(state.machine.freeze.clone()),
         recorder: shared.recorder.clone(),
     })
 }

@@ -357,11 +357,8 @@ impl History {
     pub fn from_jsonl(text: &str) -> Result<History, String> {
         let mut events = Vec::new();
         for (n, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let event: Event =
-                serde_json::from_str(line).map_err(|e| format!("history line {}: {e}", n + 1))?;
+            let event: Event = serde_json::from_str(line)
+                .map_err(|e| format!("history.jsonl line {}: {e}", n + 1))?;
             events.push(event);
         }
         Ok(History { events })

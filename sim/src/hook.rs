@@ -7,14 +7,13 @@
 //! one* fires. What firing does is the nemesis's job
 //! ([`crate::nemesis::fire_at_point`]).
 
-use crate::client_host::ClientState;
+use crate::client_host::SimClientState;
 use crate::fault::FaultSpec;
 use crate::nemesis;
 use crate::world::Shared;
 use locks::{BoxFuture, FaultHook, FaultPoint};
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 /// A fault aimed at one of this client's points.
 #[derive(Debug, Clone)]
@@ -33,14 +32,14 @@ pub struct AimedFault {
 
 /// The hook of one client.
 pub struct SimHook {
-    state: Arc<ClientState>,
+    state: Arc<SimClientState>,
     aimed: Vec<AimedFault>,
     shared: Arc<Shared>,
 }
 
 impl SimHook {
     /// A hook for the client of `state` that fires `aimed`.
-    pub fn new(state: Arc<ClientState>, aimed: Vec<AimedFault>, shared: Arc<Shared>) -> Self {
+    pub fn new(state: Arc<SimClientState>, aimed: Vec<AimedFault>, shared: Arc<Shared>) -> Self {
         SimHook {
             state,
             aimed,
@@ -48,19 +47,14 @@ impl SimHook {
         }
     }
 
-    /// The faults that fire on reaching `point` now, marked as fired: those
-    /// of this cycle aimed at an earlier point, or at this one when this is
-    /// its `nth` pass in the cycle.
-    fn due(&self, point: FaultPoint) -> Vec<AimedFault> {
-        // Most clients have no fault aimed at them: their points cost no
-        // lock and no count.
-        if self.aimed.is_empty() {
-            return Vec::new();
-        }
-        let cycle = self.state.cycle.load(Ordering::SeqCst);
-        let passes = self.state.pass(cycle, point);
-        let mut fired = self.state.fired.lock().unwrap_or_else(|p| p.into_inner());
-        due_at(&self.aimed, cycle, point, passes, &mut fired)
+    /// The client's state.
+    pub(crate) fn state(&self) -> &SimClientState {
+        &self.state
+    }
+
+    /// What the client shares with the driver.
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.shared
     }
 }
 
@@ -87,15 +81,15 @@ pub fn due_at(
 
 impl FaultHook for SimHook {
     fn reached(&self, point: FaultPoint, _resource: &str) -> BoxFuture<'static, ()> {
-        let due = self.due(point);
+        let due = self.state.due(&self.aimed, point);
         if due.is_empty() {
             return Box::pin(std::future::ready(()));
         }
         let mut stop_here = false;
         for fault in &due {
-            stop_here |= nemesis::fire_at_point(&self.state, &self.shared, fault, point);
+            stop_here |= nemesis::fire_at_point(self, fault, point);
         }
-        let freeze = self.state.freeze.clone();
+        let freeze = self.state.machine.freeze.clone();
         Box::pin(async move {
             if stop_here {
                 std::future::pending::<()>().await;

@@ -1,38 +1,169 @@
-//! The nemesis: the one place where a scenario's faults are carried out,
-//! whoever triggers them.
+//! The nemesis: what every fault *means*, written once for every engine.
 //!
 //! A fault is triggered either by the agenda at its `at_ms`, or by a
 //! client's fault hook when the client reaches the fault point it is aimed
-//! at. In the second case the part that must happen at once, inside the
-//! client, is done by [`fire_at_point`] (a pause or clock jump of the
-//! client itself, or stopping it before it crashes); the rest needs the
-//! turmoil simulation, which only the driver holds, so it goes through the
-//! [`Mailbox`](crate::mailbox::Mailbox) and is done by `World::apply`
-//! after the step. Every fault writes `fault` events (`start`, `end` or
-//! `instant`) into the history; their meaning is in `docs/ladder.md`.
+//! at. What the fault then does (which events it records, in which order,
+//! what it schedules next, how a crash, a restart or a failover unfolds,
+//! how overlapping link faults end one at a time) is decided here, over
+//! two narrow traits each engine implements with its effects only:
+//!
+//! - [`Stage`], the driver's side: pause, crash and restart a client or a
+//!   node, make link calls, hold or slow a link, move a clock, promote a
+//!   replica. The simulator's is its turmoil world (`world_stage.rs`);
+//!   real mode's is its processes and fault proxy.
+//! - [`ClientStage`], the side inside a client that reached a fault point:
+//!   what must happen at once, in the client itself (a pause or clock jump
+//!   of its own, stopping before it crashes). The rest goes to the driver
+//!   through the [`Mailbox`](crate::mailbox::Mailbox).
+//!
+//! Every fault writes `fault` events (`start`, `end` or `instant`) into the
+//! history; their meaning is in `docs/ladder.md`.
 
-use crate::agenda::Action;
-use crate::client_clock::SimClock;
-use crate::client_host::ClientState;
+use crate::agenda::{Action, Agenda};
+use crate::directory::Directory;
 use crate::fault::{FaultSpec, crash_name};
-use crate::freeze::Direction;
-use crate::freeze::sim_now;
 use crate::history::{EventKind, FaultName, FaultTarget, Phase};
 use crate::hook::AimedFault;
 use crate::host::Host;
-use crate::links::LinkCall;
+use crate::links::{LinkCall, Links};
 use crate::mailbox::FaultRequest;
-use crate::nodes::Nodes;
 use crate::recorder::Recorder;
-use crate::scenario::TopologyKind;
-use crate::world::{Shared, World};
+use crate::scenario::{Topology, TopologyKind};
 use locks::FaultPoint;
 use simredis::CrashKind;
-use std::sync::atomic::Ordering;
+use std::collections::BTreeSet;
 use std::time::Duration;
 
-/// Records a fault event at `at_us` (real mode records its faults the
-/// same way).
+/// An effect a stage could not carry out (a real server that did not
+/// restart, a command it refused): the run has no verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StageError(pub String);
+
+impl std::fmt::Display for StageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StageError {}
+
+/// A change of a machine's clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockChange {
+    /// The clock jumps by this many ms (negative: backwards).
+    JumpMs(i64),
+    /// The clock runs this many ppm fast (negative: slow) from now on.
+    DriftPpm(i64),
+}
+
+/// The world as the driver's side of the nemesis sees it: facts about its
+/// hosts and the effects a fault can have on them. An engine implements
+/// it with its effects only; what a fault means is decided in this file.
+pub trait Stage {
+    /// The nemesis's own state in this world.
+    fn nemesis(&mut self) -> &mut Nemesis;
+    /// True time since the run began.
+    fn now(&self) -> Duration;
+    /// Where every event goes.
+    fn recorder(&self) -> &Recorder;
+    /// Where aliases such as `master` point.
+    fn directory(&self) -> &Directory;
+    /// How many clients the world has (`client-0` ..).
+    fn client_count(&self) -> usize;
+    /// The deployment's nodes (not the store).
+    fn node_hosts(&self) -> Vec<Host>;
+    /// Whether a host's process is running now (a client whose workload
+    /// has finished is not).
+    fn is_running(&mut self, host: Host) -> bool;
+    /// Whether a host is down from a crash and may be restarted.
+    fn is_down(&mut self, host: Host) -> bool;
+    /// Stops client `index` whole for `duration` (a stop-the-world pause).
+    fn pause_client(&mut self, index: usize, duration: Duration);
+    /// Kills client `index`'s process; `for_good` when no restart follows.
+    fn crash_client(&mut self, index: usize, for_good: bool);
+    /// Kills a node (or the store) the way `how` says.
+    fn crash_node(&mut self, node: Host, how: CrashKind);
+    /// Writes the old master had not yet sent its replicas are lost with
+    /// it: where an engine keeps them outside the node's process, it drops
+    /// them here, before the kill.
+    fn lose_unsent_replication(&mut self, master: Host);
+    /// Starts a new process of a crashed client.
+    fn restart_client(&mut self, index: usize) -> Result<(), StageError>;
+    /// Starts a crashed node again, on its own data.
+    fn restart_node(&mut self, node: Host) -> Result<(), StageError>;
+    /// Makes link calls (counted by [`Links`], so each is the link's
+    /// whole new state).
+    fn make(&mut self, calls: Vec<LinkCall>);
+    /// Holds the messages from `from` to `to` until `until` (true time),
+    /// the other direction untouched.
+    fn hold_one_way(&mut self, from: Host, to: Host, until: Duration);
+    /// The hold of [`Stage::hold_one_way`] is over.
+    fn release_one_way(&mut self, from: Host, to: Host);
+    /// Sets the latency of the link between two hosts.
+    fn set_latency(&mut self, x: Host, y: Host, latency: Duration);
+    /// Changes a host's clock; false when the host has no clock this
+    /// engine moves (nothing happened).
+    fn move_clock(&mut self, host: Host, change: ClockChange) -> Result<bool, StageError>;
+    /// Makes `replica` the master (`REPLICAOF NO ONE`), the other replicas
+    /// following it; `old` is the master that failed.
+    fn promote(&mut self, replica: Host, old: Host) -> Result<(), StageError>;
+}
+
+/// What the nemesis keeps during a run: the rung's faults, the agenda of
+/// what they do next, the link faults in force and the powered-off hosts.
+#[derive(Debug)]
+pub struct Nemesis {
+    faults: Vec<FaultSpec>,
+    agenda: Agenda,
+    links: Links,
+    powered_off: BTreeSet<Host>,
+    topology: Topology,
+    base_latency: Duration,
+}
+
+impl Nemesis {
+    /// The nemesis of a run with these faults, in this deployment, on a
+    /// network whose links take `base_latency` when nothing slows them.
+    pub fn new(faults: Vec<FaultSpec>, topology: Topology, base_latency: Duration) -> Self {
+        Nemesis {
+            faults,
+            agenda: Agenda::new(),
+            links: Links::new(),
+            powered_off: BTreeSet::new(),
+            topology,
+            base_latency,
+        }
+    }
+
+    /// Puts every timed fault on the agenda: `at_ms` counts from `origin`
+    /// (true time).
+    pub fn schedule_timed_faults(&mut self, origin: Duration) {
+        for (i, fault) in self.faults.iter().enumerate() {
+            if let (Some(at_ms), None) = fault.when() {
+                let at = origin + Duration::from_millis(at_ms);
+                self.agenda.schedule(at, Action::Start(i));
+            }
+        }
+    }
+
+    /// Takes the earliest action due at or before `now_us`, if any.
+    pub fn pop_due(&mut self, now_us: u64) -> Option<Action> {
+        self.agenda.pop_due(now_us)
+    }
+
+    /// Whether nothing is left on the agenda.
+    pub fn is_idle(&self) -> bool {
+        self.agenda.is_empty()
+    }
+
+    /// The link faults in force, for a stage whose effect is itself a
+    /// counted link fault.
+    pub fn links(&mut self) -> &mut Links {
+        &mut self.links
+    }
+}
+
+/// Records a fault event at `at_us`.
 pub fn record(
     recorder: &Recorder,
     at_us: u64,
@@ -52,49 +183,461 @@ pub fn record(
     );
 }
 
-/// Fires `fault` inside the client of `state`, which has just reached
-/// `reached`. Returns whether the client must stop here for good (it is
-/// about to be crashed).
-pub fn fire_at_point(
-    state: &ClientState,
-    shared: &Shared,
-    fault: &AimedFault,
-    reached: FaultPoint,
-) -> bool {
-    let me = state.host();
+/// The target of a link fault between two sides, as the scenario names
+/// them.
+pub fn sides(a: &[Host], b: &[Host]) -> FaultTarget {
+    FaultTarget::Sides {
+        a: a.to_vec(),
+        b: b.to_vec(),
+    }
+}
+
+/// Carries out an action of the agenda.
+pub fn act<S: Stage>(stage: &mut S, action: Action) -> Result<(), StageError> {
+    match action {
+        Action::Start(i) => apply(stage, i)?,
+        Action::EndPause(target) => {
+            record_now(
+                stage,
+                FaultName::Pause,
+                FaultTarget::Host(target),
+                Phase::End,
+                "",
+            );
+        }
+        Action::Heal(i) => heal(stage, i),
+        Action::Release(i) => release(stage, i),
+        Action::Unslow(i) => unslow(stage, i),
+        Action::Restart(host) => restart(stage, host)?,
+        Action::Promote => promote(stage)?,
+    }
+    Ok(())
+}
+
+/// Carries out what a client asked for at a fault point.
+pub fn handle_request<S: Stage>(stage: &mut S, request: FaultRequest) -> Result<(), StageError> {
+    let spec = stage.nemesis().faults[request.fault].clone();
+    match (&spec, request.started_us) {
+        // The client paused itself; only the end is left.
+        (FaultSpec::Pause { duration_ms, .. }, Some(_)) => {
+            if let Some(target) = spec.target_host() {
+                schedule_in(stage, *duration_ms, Action::EndPause(target));
+            }
+            Ok(())
+        }
+        _ => apply(stage, request.fault),
+    }
+}
+
+/// Applies fault `i` of the rung to the world now.
+pub fn apply<S: Stage>(stage: &mut S, i: usize) -> Result<(), StageError> {
+    let spec = stage.nemesis().faults[i].clone();
+    let target = spec.target_host().map(|t| stage.directory().resolve(t));
+    match &spec {
+        FaultSpec::Pause { duration_ms, .. } => pause(stage, target, *duration_ms),
+        FaultSpec::Crash {
+            how,
+            restart_after_ms,
+            ..
+        } => {
+            if let Some(target) = target {
+                crash(stage, target, *how, *restart_after_ms);
+            }
+        }
+        FaultSpec::Partition {
+            a,
+            b,
+            oneway,
+            duration_ms,
+            ..
+        } => {
+            for (x, y) in host_pairs(stage, a, b) {
+                let calls = stage.nemesis().links.partition(x, y, *oneway);
+                stage.make(calls);
+            }
+            let detail = if *oneway { "one-way" } else { "two-way" };
+            record_now(
+                stage,
+                FaultName::Partition,
+                sides(a, b),
+                Phase::Start,
+                detail,
+            );
+            if let Some(d) = duration_ms {
+                schedule_in(stage, *d, Action::Heal(i));
+            }
+        }
+        FaultSpec::Delay {
+            a,
+            b,
+            duration_ms,
+            oneway,
+            ..
+        } => {
+            let until = stage.now() + Duration::from_millis(*duration_ms);
+            for (x, y) in host_pairs(stage, a, b) {
+                if *oneway {
+                    stage.hold_one_way(x, y, until);
+                } else {
+                    let calls = stage.nemesis().links.hold(x, y);
+                    stage.make(calls);
+                }
+            }
+            let way = if *oneway { " one-way" } else { "" };
+            let detail = format!("{duration_ms} ms{way}");
+            record_now(stage, FaultName::Delay, sides(a, b), Phase::Start, &detail);
+            schedule_in(stage, *duration_ms, Action::Release(i));
+        }
+        FaultSpec::SlowLink {
+            a,
+            b,
+            latency_ms,
+            duration_ms,
+            ..
+        } => {
+            for (x, y) in host_pairs(stage, a, b) {
+                stage.set_latency(x, y, Duration::from_millis(*latency_ms));
+            }
+            let detail = format!("{latency_ms} ms");
+            record_now(
+                stage,
+                FaultName::SlowLink,
+                sides(a, b),
+                Phase::Start,
+                &detail,
+            );
+            if let Some(d) = duration_ms {
+                schedule_in(stage, *d, Action::Unslow(i));
+            }
+        }
+        FaultSpec::ClockJump { jump_ms, .. } => move_clock(
+            stage,
+            target,
+            FaultName::ClockJump,
+            ClockChange::JumpMs(*jump_ms),
+            &format!("{jump_ms:+} ms"),
+        )?,
+        FaultSpec::ClockDrift { ppm, .. } => move_clock(
+            stage,
+            target,
+            FaultName::ClockDrift,
+            ClockChange::DriftPpm(*ppm),
+            &format!("{ppm:+} ppm"),
+        )?,
+        FaultSpec::Failover {
+            promote_after_ms, ..
+        } => fail_over(stage, *promote_after_ms),
+    }
+    Ok(())
+}
+
+/// Pauses a client for `duration_ms`; a host that is not one of the
+/// world's clients is left alone.
+fn pause<S: Stage>(stage: &mut S, target: Option<Host>, duration_ms: u64) {
+    let Some(index) = target.and_then(|t| client_index(stage, t)) else {
+        return;
+    };
+    stage.pause_client(index, Duration::from_millis(duration_ms));
+    let host = Host::Client(index);
+    let detail = format!("{duration_ms} ms");
+    record_now(
+        stage,
+        FaultName::Pause,
+        FaultTarget::Host(host),
+        Phase::Start,
+        &detail,
+    );
+    schedule_in(stage, duration_ms, Action::EndPause(host));
+}
+
+/// Changes a host's clock and records the instant; a host this world
+/// lacks, or whose clock the engine does not model, is left alone.
+fn move_clock<S: Stage>(
+    stage: &mut S,
+    target: Option<Host>,
+    fault: FaultName,
+    change: ClockChange,
+    detail: &str,
+) -> Result<(), StageError> {
+    let Some(target) = target else {
+        return Ok(());
+    };
+    let exists = client_index(stage, target).is_some() || stage.node_hosts().contains(&target);
+    if exists && stage.move_clock(target, change)? {
+        record_now(
+            stage,
+            fault,
+            FaultTarget::Host(target),
+            Phase::Instant,
+            detail,
+        );
+    }
+    Ok(())
+}
+
+/// Crashes a host; it restarts after `restart_after_ms` if given.
+fn crash<S: Stage>(stage: &mut S, target: Host, how: CrashKind, restart_after_ms: Option<u64>) {
+    // A host that is already down cannot crash again; nor can a client
+    // whose workload has finished (its process exited).
+    if !host_exists(stage, target) || !stage.is_running(target) {
+        return;
+    }
+    let phase = if restart_after_ms.is_some() {
+        Phase::Start
+    } else {
+        Phase::Instant
+    };
+    let target_of = FaultTarget::Host(target);
+    record_now(stage, FaultName::Crash, target_of, phase, crash_name(how));
+    if let Some(index) = client_index(stage, target) {
+        stage.crash_client(index, restart_after_ms.is_none());
+    } else {
+        if how == CrashKind::PowerLoss {
+            // A machine that loses power sends no FIN or RST: its peers
+            // learn of it only by timeouts.
+            stage.nemesis().powered_off.insert(target);
+            for other in all_hosts(stage) {
+                if other != target {
+                    let calls = stage.nemesis().links.partition(target, other, false);
+                    stage.make(calls);
+                }
+            }
+        }
+        stage.crash_node(target, how);
+    }
+    if let Some(after) = restart_after_ms {
+        schedule_in(stage, after, Action::Restart(target));
+    }
+}
+
+/// Restarts a crashed host.
+fn restart<S: Stage>(stage: &mut S, host: Host) -> Result<(), StageError> {
+    // Restarting a running host would kill it unrecorded (a second crash
+    // fault may have restarted it already).
+    if !stage.is_down(host) {
+        return Ok(());
+    }
+    if let Some(index) = client_index(stage, host) {
+        stage.restart_client(index)?;
+    } else {
+        // The silence of a power loss ends; partitions and delays of
+        // faults still in force stay.
+        let powered_off = stage.nemesis().powered_off.remove(&host);
+        for other in all_hosts(stage) {
+            if other != host {
+                let links = &mut stage.nemesis().links;
+                let calls = if powered_off {
+                    links.heal(host, other, false)
+                } else {
+                    links.repair_all(host, other)
+                };
+                stage.make(calls);
+            }
+        }
+        stage.restart_node(host)?;
+    }
+    let target = FaultTarget::Host(host);
+    record_now(stage, FaultName::Crash, target, Phase::End, "restarted");
+    Ok(())
+}
+
+/// Kills the master and schedules the promotion of its first replica.
+fn fail_over<S: Stage>(stage: &mut S, promote_after_ms: u64) {
+    let first = Host::Node(0);
+    let topology = &stage.nemesis().topology;
+    if topology.kind != TopologyKind::Replicated || topology.replicas == 0 {
+        // No replica to promote: in its own deployment the same fault is
+        // the loss of the first master, for good.
+        let target = FaultTarget::Host(first);
+        let detail = "no replica: master lost";
+        record_now(stage, FaultName::Failover, target, Phase::Instant, detail);
+        stage.crash_node(first, CrashKind::ProcessKill);
+        return;
+    }
+    let master = stage.directory().resolve(Host::Master);
+    let detail = format!("promote after {promote_after_ms} ms");
+    let target = FaultTarget::Host(master);
+    record_now(stage, FaultName::Failover, target, Phase::Start, &detail);
+    // Writes still waiting in the old master's replication buffer die with
+    // it (docs/ladder.md, `failover`).
+    stage.lose_unsent_replication(master);
+    stage.crash_node(master, CrashKind::ProcessKill);
+    schedule_in(stage, promote_after_ms, Action::Promote);
+}
+
+/// Promotes the first node that is not the old master, and points
+/// `master` at it.
+fn promote<S: Stage>(stage: &mut S) -> Result<(), StageError> {
+    let old = stage.directory().resolve(Host::Master);
+    let Some(replica) = stage.node_hosts().into_iter().find(|n| *n != old) else {
+        return Ok(());
+    };
+    stage.promote(replica, old)?;
+    stage.directory().point(Host::Master, replica);
+    let detail = format!("{replica} promoted");
+    let target = FaultTarget::Host(replica);
+    record_now(stage, FaultName::Failover, target, Phase::End, &detail);
+    Ok(())
+}
+
+/// Heals the partition of fault `i`.
+fn heal<S: Stage>(stage: &mut S, i: usize) {
+    if let FaultSpec::Partition { a, b, oneway, .. } = stage.nemesis().faults[i].clone() {
+        for (x, y) in host_pairs(stage, &a, &b) {
+            let calls = stage.nemesis().links.heal(x, y, oneway);
+            stage.make(calls);
+        }
+        record_now(stage, FaultName::Partition, sides(&a, &b), Phase::End, "");
+    }
+}
+
+/// Ends the delay of fault `i`: what it held moves on.
+fn release<S: Stage>(stage: &mut S, i: usize) {
+    if let FaultSpec::Delay { a, b, oneway, .. } = stage.nemesis().faults[i].clone() {
+        for (x, y) in host_pairs(stage, &a, &b) {
+            if oneway {
+                stage.release_one_way(x, y);
+            } else {
+                let calls = stage.nemesis().links.release(x, y);
+                stage.make(calls);
+            }
+        }
+        record_now(stage, FaultName::Delay, sides(&a, &b), Phase::End, "");
+    }
+}
+
+/// Ends the slow link of fault `i`: the links take the network's latency
+/// again.
+fn unslow<S: Stage>(stage: &mut S, i: usize) {
+    if let FaultSpec::SlowLink { a, b, .. } = stage.nemesis().faults[i].clone() {
+        let base = stage.nemesis().base_latency;
+        for (x, y) in host_pairs(stage, &a, &b) {
+            stage.set_latency(x, y, base);
+        }
+        record_now(stage, FaultName::SlowLink, sides(&a, &b), Phase::End, "");
+    }
+}
+
+/// Records a fault event now.
+fn record_now<S: Stage>(
+    stage: &S,
+    fault: FaultName,
+    target: FaultTarget,
+    phase: Phase,
+    detail: &str,
+) {
+    let now_us = stage.now().as_micros() as u64;
+    record(
+        stage.recorder(),
+        now_us,
+        fault,
+        target,
+        phase,
+        detail.to_string(),
+    );
+}
+
+/// Schedules `action` `after_ms` from now.
+fn schedule_in<S: Stage>(stage: &mut S, after_ms: u64, action: Action) {
+    let at = stage.now() + Duration::from_millis(after_ms);
+    stage.nemesis().agenda.schedule(at, action);
+}
+
+/// The index of the client a host is, if it is one of the world's.
+fn client_index<S: Stage>(stage: &S, host: Host) -> Option<usize> {
+    host.client().filter(|&c| c < stage.client_count())
+}
+
+/// Whether the world has the host (a rung's deployment may have fewer
+/// nodes than the scenario's largest).
+fn host_exists<S: Stage>(stage: &S, host: Host) -> bool {
+    match host {
+        Host::Store => true,
+        Host::Client(c) => c < stage.client_count(),
+        Host::Node(_) => stage.node_hosts().contains(&host),
+        Host::Master => false,
+    }
+}
+
+/// Every host: clients, nodes, store.
+fn all_hosts<S: Stage>(stage: &S) -> Vec<Host> {
+    let mut hosts: Vec<Host> = (0..stage.client_count()).map(Host::Client).collect();
+    hosts.extend(stage.node_hosts());
+    hosts.push(Host::Store);
+    hosts
+}
+
+/// Host pairs between two sides, aliases resolved (`master` follows
+/// failover); hosts this world lacks are left out.
+fn host_pairs<S: Stage>(stage: &S, a: &[Host], b: &[Host]) -> Vec<(Host, Host)> {
+    let mut out = Vec::new();
+    for &x in a {
+        for &y in b {
+            let (x, y) = (stage.directory().resolve(x), stage.directory().resolve(y));
+            if host_exists(stage, x) && host_exists(stage, y) && x != y {
+                out.push((x, y));
+            }
+        }
+    }
+    out
+}
+
+/// The side of the nemesis inside a client that reached a fault point:
+/// what must happen there at once, before the client goes on.
+pub trait ClientStage {
+    /// The client's host.
+    fn host(&self) -> Host;
+    /// True time since the run began, µs.
+    fn now_us(&self) -> u64;
+    /// Where every event goes.
+    fn recorder(&self) -> &Recorder;
+    /// Stops this client whole for `duration`, from right here.
+    fn pause_here(&self, duration: Duration);
+    /// Jumps this client's own clock.
+    fn jump_own_clock(&self, jump_ms: i64);
+    /// Holds, at once, this client's messages to `remote` (`requests`) or
+    /// from it (replies) until `until_us` (true time), so that none leaves
+    /// or arrives before the driver holds the link; `remote` as the
+    /// scenario names it (`master` still to resolve). An engine whose
+    /// driver holds the link within its step does nothing here.
+    fn hold_own_link_at_once(&self, remote: Host, requests: bool, until_us: u64);
+    /// Nothing more may run or leave this client: it is about to crash.
+    fn stop_for_good(&self);
+    /// Asks the driver to carry out the rest of a fault after this step.
+    fn request(&self, request: FaultRequest);
+}
+
+/// Fires `fault` inside the client that has just reached `reached`.
+/// Returns whether the client must stop here for good (it is about to be
+/// crashed).
+pub fn fire_at_point<C: ClientStage>(client: &C, fault: &AimedFault, reached: FaultPoint) -> bool {
+    let me = client.host();
     let aimed_at_me = fault.spec.target_host() == Some(me);
     let detail = format!("at {} of cycle {}", reached, fault.cycle);
-    let now_us = sim_now().as_micros() as u64;
+    let now_us = client.now_us();
     let request = |started_us| {
-        shared.mailbox.request(FaultRequest {
+        client.request(FaultRequest {
             fault: fault.index,
             started_us,
         })
     };
+    let record_mine = |fault: FaultName, phase: Phase, detail: String| {
+        let target = FaultTarget::Host(me);
+        record(client.recorder(), now_us, fault, target, phase, detail);
+    };
     match &fault.spec {
         FaultSpec::Pause { duration_ms, .. } if aimed_at_me => {
-            record(
-                &shared.recorder,
-                now_us,
-                FaultName::Pause,
-                FaultTarget::Host(me),
-                Phase::Start,
-                format!("{duration_ms} ms {detail}"),
-            );
-            state
-                .freeze
-                .freeze_until(sim_now() + Duration::from_millis(*duration_ms));
+            let detail = format!("{duration_ms} ms {detail}");
+            record_mine(FaultName::Pause, Phase::Start, detail);
+            client.pause_here(Duration::from_millis(*duration_ms));
             // The driver records the end when the pause is over.
-            request(Some(sim_now().as_micros() as u64));
+            request(Some(now_us));
             false
         }
         FaultSpec::ClockJump { jump_ms, .. } if aimed_at_me => {
-            state.clock.jump(*jump_ms);
-            record(
-                &shared.recorder,
-                now_us,
+            client.jump_own_clock(*jump_ms);
+            record_mine(
                 FaultName::ClockJump,
-                FaultTarget::Host(me),
                 Phase::Instant,
                 format!("{jump_ms:+} ms {detail}"),
             );
@@ -108,26 +651,22 @@ pub fn fire_at_point(
             ..
         } => {
             // This client's own requests must not leave before the driver
-            // gets to the hold after this step: hold them (or the replies
-            // it is about to read) on its own socket at once.
-            let until = sim_now() + Duration::from_millis(*duration_ms);
-            let resolve = |h: &Host| shared.directory.resolve(*h);
+            // gets to the hold after this step.
+            let until_us = now_us + duration_ms * 1_000;
             if a.contains(&me) {
                 for &node in b {
-                    state.links.hold(resolve(&node), Direction::Requests, until);
+                    client.hold_own_link_at_once(node, true, until_us);
                 }
             } else if b.contains(&me) {
                 for &node in a {
-                    state.links.hold(resolve(&node), Direction::Replies, until);
+                    client.hold_own_link_at_once(node, false, until_us);
                 }
             }
             request(None);
             false
         }
         FaultSpec::Crash { .. } if aimed_at_me => {
-            // Nothing more may run or leave this process: shut the gate
-            // for good; the driver crashes the host after this step.
-            state.freeze.freeze_forever();
+            client.stop_for_good();
             request(None);
             true
         }
@@ -135,386 +674,5 @@ pub fn fire_at_point(
             request(None);
             false
         }
-    }
-}
-
-impl World<'_> {
-    /// Carries out what a client asked for at a fault point.
-    pub(crate) fn handle_request(&mut self, request: FaultRequest) {
-        let spec = self.faults[request.fault].clone();
-        match (&spec, request.started_us) {
-            (FaultSpec::Pause { duration_ms, .. }, Some(_)) => {
-                if let Some(target) = spec.target_host() {
-                    self.schedule_in(*duration_ms, Action::EndPause(target));
-                }
-            }
-            _ => self.apply(request.fault),
-        }
-    }
-
-    /// Carries out an action of the agenda.
-    pub(crate) fn act(&mut self, action: Action) {
-        match action {
-            Action::Start(i) => self.apply(i),
-            Action::EndPause(target) => {
-                self.record(FaultName::Pause, FaultTarget::Host(target), Phase::End, "");
-            }
-            Action::Heal(i) => self.heal(i),
-            Action::Release(i) => {
-                if let FaultSpec::Delay { a, b, oneway, .. } = self.faults[i].clone() {
-                    // A one-way hold opens by itself at its deadline.
-                    if !oneway {
-                        for (x, y) in self.host_pairs(&a, &b) {
-                            let calls = self.links.release(x, y);
-                            self.make(calls);
-                        }
-                    }
-                    self.record(FaultName::Delay, sides(&a, &b), Phase::End, "");
-                }
-            }
-            Action::Unslow(i) => {
-                if let FaultSpec::SlowLink { a, b, .. } = &self.faults[i] {
-                    let base = Duration::from_millis(self.scenario.network.latency_ms);
-                    for (x, y) in self.pairs(a, b) {
-                        self.sim.set_link_latency(x.as_str(), y.as_str(), base);
-                    }
-                    self.record(FaultName::SlowLink, sides(a, b), Phase::End, "");
-                }
-            }
-            Action::Restart(host) => self.restart(host),
-            Action::Promote => self.promote(),
-        }
-    }
-
-    /// Records a fault event now.
-    fn record(&self, fault: FaultName, target: FaultTarget, phase: Phase, detail: &str) {
-        let now_us = self.now_us();
-        record(
-            &self.shared.recorder,
-            now_us,
-            fault,
-            target,
-            phase,
-            detail.to_string(),
-        );
-    }
-
-    /// Applies scenario fault `i` to the world now.
-    pub(crate) fn apply(&mut self, i: usize) {
-        let spec = self.faults[i].clone();
-        let target = spec.target_host().map(|t| self.shared.directory.resolve(t));
-        match &spec {
-            FaultSpec::Pause { duration_ms, .. } => {
-                let Some(client) = target.and_then(|t| self.client(t)) else {
-                    return;
-                };
-                client
-                    .freeze
-                    .freeze_until(self.now() + Duration::from_millis(*duration_ms));
-                let host = client.host();
-                self.record(
-                    FaultName::Pause,
-                    FaultTarget::Host(host),
-                    Phase::Start,
-                    &format!("{duration_ms} ms"),
-                );
-                self.schedule_in(*duration_ms, Action::EndPause(host));
-            }
-            FaultSpec::Crash {
-                how,
-                restart_after_ms,
-                ..
-            } => {
-                if let Some(target) = target {
-                    self.crash(target, *how, *restart_after_ms);
-                }
-            }
-            FaultSpec::Partition {
-                a,
-                b,
-                oneway,
-                duration_ms,
-                ..
-            } => {
-                for (x, y) in self.host_pairs(a, b) {
-                    let calls = self.links.partition(x, y, *oneway);
-                    self.make(calls);
-                }
-                let detail = if *oneway { "one-way" } else { "two-way" };
-                self.record(FaultName::Partition, sides(a, b), Phase::Start, detail);
-                if let Some(d) = duration_ms {
-                    self.schedule_in(*d, Action::Heal(i));
-                }
-            }
-            FaultSpec::Delay {
-                a,
-                b,
-                duration_ms,
-                oneway,
-                ..
-            } => {
-                if *oneway {
-                    let until = self.now() + Duration::from_millis(*duration_ms);
-                    self.hold_one_way(a, b, until);
-                } else {
-                    for (x, y) in self.host_pairs(a, b) {
-                        let calls = self.links.hold(x, y);
-                        self.make(calls);
-                    }
-                }
-                let way = if *oneway { " one-way" } else { "" };
-                let detail = format!("{duration_ms} ms{way}");
-                self.record(FaultName::Delay, sides(a, b), Phase::Start, &detail);
-                self.schedule_in(*duration_ms, Action::Release(i));
-            }
-            FaultSpec::SlowLink {
-                a,
-                b,
-                latency_ms,
-                duration_ms,
-                ..
-            } => {
-                let slow = Duration::from_millis(*latency_ms);
-                for (x, y) in self.pairs(a, b) {
-                    self.sim.set_link_latency(x.as_str(), y.as_str(), slow);
-                }
-                let detail = format!("{latency_ms} ms");
-                self.record(FaultName::SlowLink, sides(a, b), Phase::Start, &detail);
-                if let Some(d) = duration_ms {
-                    self.schedule_in(*d, Action::Unslow(i));
-                }
-            }
-            FaultSpec::ClockJump { jump_ms, .. } => self.change_clock(
-                target,
-                FaultName::ClockJump,
-                &format!("{jump_ms:+} ms"),
-                |clock| clock.jump(*jump_ms),
-                |nodes, node| nodes.jump_clock(node, *jump_ms),
-            ),
-            FaultSpec::ClockDrift { ppm, .. } => self.change_clock(
-                target,
-                FaultName::ClockDrift,
-                &format!("{ppm:+} ppm"),
-                |clock| clock.set_drift(*ppm),
-                |nodes, node| nodes.set_drift(node, *ppm),
-            ),
-            FaultSpec::Failover {
-                promote_after_ms, ..
-            } => self.fail_over(*promote_after_ms),
-        }
-    }
-
-    /// Changes the clock of a client (`on_client`) or a node (`on_node`)
-    /// and records the instant; a host this world lacks is left alone.
-    fn change_clock(
-        &self,
-        target: Option<Host>,
-        fault: FaultName,
-        detail: &str,
-        on_client: impl FnOnce(&SimClock),
-        on_node: impl FnOnce(&Nodes, Host),
-    ) {
-        let Some(target) = target else { return };
-        if let Some(client) = self.client(target) {
-            on_client(&client.clock);
-        } else if self.nodes.has(target) {
-            on_node(&self.nodes, target);
-        } else {
-            return;
-        }
-        self.record(fault, FaultTarget::Host(target), Phase::Instant, detail);
-    }
-
-    /// Crashes a host; it restarts after `restart_after_ms` if given.
-    fn crash(&mut self, target: Host, how: CrashKind, restart_after_ms: Option<u64>) {
-        // A host that is already down cannot crash again; nor can a client
-        // whose workload has finished (its process exited).
-        if !self.host_exists(target) || !self.sim.is_host_running(target.to_string()) {
-            return;
-        }
-        let phase = if restart_after_ms.is_some() {
-            Phase::Start
-        } else {
-            Phase::Instant
-        };
-        self.record(
-            FaultName::Crash,
-            FaultTarget::Host(target),
-            phase,
-            crash_name(how),
-        );
-        if let Some(client) = self.client(target) {
-            client.freeze.freeze_forever();
-            if restart_after_ms.is_none() {
-                client.crashed_for_good.store(true, Ordering::SeqCst);
-            }
-        } else {
-            self.nodes.prepare_crash(target, how);
-            if how == CrashKind::PowerLoss {
-                // A machine that loses power sends no FIN or RST: its
-                // peers learn of it only by timeouts.
-                self.powered_off.insert(target);
-                for other in self.all_hosts() {
-                    if other != target {
-                        let calls = self.links.partition(target, other, false);
-                        self.make(calls);
-                    }
-                }
-            }
-        }
-        self.sim.crash(target.to_string());
-        if let Some(after) = restart_after_ms {
-            self.schedule_in(after, Action::Restart(target));
-        }
-    }
-
-    /// Kills the master and schedules the promotion of its first replica.
-    fn fail_over(&mut self, promote_after_ms: u64) {
-        let first = Host::Node(0);
-        if self.topology.kind != TopologyKind::Replicated || self.topology.replicas == 0 {
-            // No replica to promote: in its own deployment the same fault
-            // is the loss of the first master, for good.
-            self.record(
-                FaultName::Failover,
-                FaultTarget::Host(first),
-                Phase::Instant,
-                "no replica: master lost",
-            );
-            self.nodes.prepare_crash(first, CrashKind::ProcessKill);
-            self.sim.crash(first.to_string());
-            return;
-        }
-        let master = self.shared.directory.resolve(Host::Master);
-        self.record(
-            FaultName::Failover,
-            FaultTarget::Host(master),
-            Phase::Start,
-            &format!("promote after {promote_after_ms} ms"),
-        );
-        self.nodes.prepare_crash(master, CrashKind::ProcessKill);
-        self.sim.crash(master.to_string());
-        self.schedule_in(promote_after_ms, Action::Promote);
-    }
-
-    /// Heals the partition of scenario fault `i`.
-    fn heal(&mut self, i: usize) {
-        if let FaultSpec::Partition { a, b, oneway, .. } = self.faults[i].clone() {
-            for (x, y) in self.host_pairs(&a, &b) {
-                let calls = self.links.heal(x, y, oneway);
-                self.make(calls);
-            }
-            self.record(FaultName::Partition, sides(&a, &b), Phase::End, "");
-        }
-    }
-
-    /// Makes turmoil's link calls.
-    fn make(&mut self, calls: Vec<LinkCall>) {
-        for call in calls {
-            let name = |h: Host| h.to_string();
-            match call {
-                LinkCall::Partition(x, y) => self.sim.partition(name(x), name(y)),
-                LinkCall::PartitionOneway(x, y) => self.sim.partition_oneway(name(x), name(y)),
-                LinkCall::Repair(x, y) => self.sim.repair(name(x), name(y)),
-                LinkCall::RepairOneway(x, y) => self.sim.repair_oneway(name(x), name(y)),
-                LinkCall::Hold(x, y) => self.sim.hold(name(x), name(y)),
-                LinkCall::Release(x, y) => self.sim.release(name(x), name(y)),
-            }
-        }
-    }
-
-    /// Holds the messages from side `a` to side `b` until `until`, in the
-    /// sockets of the clients (validation made one side clients).
-    fn hold_one_way(&self, a: &[Host], b: &[Host], until: Duration) {
-        for (x, y) in self.host_pairs(a, b) {
-            if let Some(client) = self.client(x) {
-                client.links.hold(y, Direction::Requests, until);
-            } else if let Some(client) = self.client(y) {
-                client.links.hold(x, Direction::Replies, until);
-            }
-        }
-    }
-
-    /// Host pairs between two sides, aliases resolved (`master` follows
-    /// failover); hosts this rung's world lacks are left out.
-    fn host_pairs(&self, a: &[Host], b: &[Host]) -> Vec<(Host, Host)> {
-        let mut out = Vec::new();
-        for &x in a {
-            for &y in b {
-                let (x, y) = (
-                    self.shared.directory.resolve(x),
-                    self.shared.directory.resolve(y),
-                );
-                if self.host_exists(x) && self.host_exists(y) && x != y {
-                    out.push((x, y));
-                }
-            }
-        }
-        out
-    }
-
-    /// The same pairs by turmoil name.
-    fn pairs(&self, a: &[Host], b: &[Host]) -> Vec<(String, String)> {
-        self.host_pairs(a, b)
-            .into_iter()
-            .map(|(x, y)| (x.to_string(), y.to_string()))
-            .collect()
-    }
-
-    /// Restarts a crashed host.
-    fn restart(&mut self, host: Host) {
-        // Restarting a running host would kill it unrecorded (a second
-        // crash fault may have restarted it already).
-        let name = host.to_string();
-        if self.sim.is_host_running(name.as_str()) {
-            return;
-        }
-        if self.nodes.has(host) {
-            // The silence of a power loss ends; partitions and delays of
-            // scenario faults still in force stay.
-            let powered_off = self.powered_off.remove(&host);
-            for other in self.all_hosts() {
-                if other != host {
-                    let calls = if powered_off {
-                        self.links.heal(host, other, false)
-                    } else {
-                        self.links.repair_all(host, other)
-                    };
-                    self.make(calls);
-                }
-            }
-        }
-        self.sim.bounce(name.as_str());
-        self.record(
-            FaultName::Crash,
-            FaultTarget::Host(host),
-            Phase::End,
-            "restarted",
-        );
-    }
-
-    /// Promotes the first node that is not the old master, and points
-    /// `master` at it.
-    fn promote(&mut self) {
-        let old = self.shared.directory.resolve(Host::Master);
-        let Some(replica) = self.nodes.hosts().into_iter().find(|n| *n != old) else {
-            return;
-        };
-        self.nodes.promote(replica);
-        self.shared.directory.point(Host::Master, replica);
-        self.record(
-            FaultName::Failover,
-            FaultTarget::Host(replica),
-            Phase::End,
-            &format!("{replica} promoted"),
-        );
-    }
-}
-
-/// The target of a link fault between two sides, as the scenario names
-/// them.
-pub fn sides(a: &[Host], b: &[Host]) -> FaultTarget {
-    FaultTarget::Sides {
-        a: a.to_vec(),
-        b: b.to_vec(),
     }
 }

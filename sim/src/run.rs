@@ -9,6 +9,7 @@
 
 use crate::history::History;
 use crate::host::Host;
+use crate::nemesis;
 use crate::scenario::Scenario;
 use crate::world::World;
 use serde::{Deserialize, Serialize};
@@ -147,6 +148,12 @@ pub fn run_world(mut world: World<'_>) -> Result<RunOutput, RunError> {
     })
 }
 
+/// A simulated stage's effect failed (it never does; a run would stop with
+/// the reason).
+fn stage_failed(e: nemesis::StageError) -> RunError {
+    RunError::Simulation(e.0)
+}
+
 /// Steps the world until the scenario's duration is over, or every client
 /// has finished and nothing is left on the agenda, or a node cut the run
 /// short (returned). Before each step, the due actions of the agenda run,
@@ -164,13 +171,14 @@ fn drive(world: &mut World<'_>) -> Result<Option<CutShort>, RunError> {
         if let Some(cause) = crate::interrupt::cause() {
             return Err(RunError::Interrupted(cause));
         }
-        while let Some(action) = world.agenda.pop_due(world.now_us()) {
-            world.act(action);
+        // The simulator's stage never fails: its effects are turmoil's.
+        while let Some(action) = world.nemesis.pop_due(world.now_us()) {
+            nemesis::act(world, action).map_err(stage_failed)?;
         }
         for request in world.shared.mailbox.take() {
-            world.handle_request(request);
+            nemesis::handle_request(world, request).map_err(stage_failed)?;
         }
-        if world.all_finished() && world.agenda.is_empty() {
+        if world.all_finished() && world.nemesis.is_idle() {
             break;
         }
         world

@@ -5,25 +5,22 @@
 //! Everything random comes from the seed: turmoil's own RNG (message order,
 //! latency jitter), each client's token source, and nothing else.
 
-use crate::agenda::{Action, Agenda};
 use crate::client_clock::EPOCH_MS;
-use crate::client_host::{self, ClientSetup, ClientState};
+use crate::client_host::{self, ClientSetup, SimClientState};
 use crate::dial::SimDialer;
 use crate::directory::Directory;
-use crate::fault::FaultSpec;
 use crate::freeze::Freeze;
 use crate::history::EventKind;
 use crate::hook::AimedFault;
 use crate::host::Host;
-use crate::links::Links;
 use crate::mailbox::Mailbox;
+use crate::nemesis::Nemesis;
 use crate::nodes::Nodes;
 use crate::recorder::Recorder;
 use crate::resource::STOCK_KEY;
 use crate::run::{CutShort, RunError, TICK, store_requests};
 use crate::scenario::{Scenario, Topology, TopologyKind};
 use locks::{ConnConfig, LockConfig, ReconnectingConnection, WaitStrategy};
-use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, UNIX_EPOCH};
@@ -45,8 +42,6 @@ pub struct World<'s> {
     pub(crate) scenario: &'s Scenario,
     /// The rung's deployment in that scenario.
     pub(crate) topology: Topology,
-    /// The rung's faults in that scenario.
-    pub(crate) faults: Vec<FaultSpec>,
     /// turmoil's simulation.
     pub(crate) sim: turmoil::Sim<'static>,
     /// What the hosts share.
@@ -54,13 +49,9 @@ pub struct World<'s> {
     /// The Redis nodes.
     pub(crate) nodes: Nodes,
     /// Every client, by index.
-    pub(crate) clients: Vec<Arc<ClientState>>,
-    /// What the driver does when.
-    pub(crate) agenda: Agenda,
-    /// The link faults in force, counted.
-    pub(crate) links: Links,
-    /// Hosts that lost power and have not restarted: their links are cut.
-    pub(crate) powered_off: BTreeSet<Host>,
+    pub(crate) clients: Vec<Arc<SimClientState>>,
+    /// What the rung's faults do, and when.
+    pub(crate) nemesis: Nemesis,
     /// When the workload starts (the store is stocked): the origin of every
     /// time in the scenario file (`at_ms`, `start_ms`, `duration_ms`).
     pub(crate) origin: Duration,
@@ -100,17 +91,15 @@ impl<'s> World<'s> {
         if topology.kind == TopologyKind::Replicated {
             shared.directory.point(Host::Master, Host::Node(0));
         }
+        let nemesis = Nemesis::new(scenario.faults_of(rung).to_vec(), topology.clone(), latency);
         let mut world = World {
             scenario,
             topology,
-            faults: scenario.faults_of(rung).to_vec(),
             sim,
             shared,
             nodes,
             clients: Vec::new(),
-            agenda: Agenda::new(),
-            links: Links::new(),
-            powered_off: BTreeSet::new(),
+            nemesis,
             origin: Duration::ZERO,
         };
         world.stock_the_store(scenario.resource_of(rung).stock)?;
@@ -118,12 +107,7 @@ impl<'s> World<'s> {
         for i in 0..scenario.client_count() {
             world.add_client(i, rung, seed)?;
         }
-        for (i, fault) in scenario.faults_of(rung).iter().enumerate() {
-            if let (Some(at_ms), None) = fault.when() {
-                let at = world.origin + Duration::from_millis(at_ms);
-                world.agenda.schedule(at, Action::Start(i));
-            }
-        }
+        world.nemesis.schedule_timed_faults(world.origin);
         Ok(world)
     }
 
@@ -134,7 +118,7 @@ impl<'s> World<'s> {
 
     fn add_client(&mut self, i: usize, rung: &str, seed: u64) -> Result<(), RunError> {
         let setup = client_setup(self.scenario, rung, seed, i, self.lock_targets())?;
-        let state = Arc::new(ClientState::new(i));
+        let state = Arc::new(client_host::new_state(i));
         client_host::spawn(&mut self.sim, state.clone(), setup, self.shared.clone());
         self.clients.push(state);
         Ok(())
@@ -168,39 +152,9 @@ impl<'s> World<'s> {
         self.now().as_micros() as u64
     }
 
-    /// Schedules `action` `after_ms` from now.
-    pub(crate) fn schedule_in(&mut self, after_ms: u64, action: Action) {
-        let at = self.now() + Duration::from_millis(after_ms);
-        self.agenda.schedule(at, action);
-    }
-
     /// Whether every client has finished or crashed for good.
     pub(crate) fn all_finished(&self) -> bool {
-        self.clients.iter().all(|c| c.done())
-    }
-
-    /// The client a host is, if it is one of this world's clients.
-    pub(crate) fn client(&self, host: Host) -> Option<Arc<ClientState>> {
-        host.client().and_then(|c| self.clients.get(c)).cloned()
-    }
-
-    /// Whether this world has the host (a rung's deployment may have fewer
-    /// nodes than the scenario's largest).
-    pub(crate) fn host_exists(&self, host: Host) -> bool {
-        match host {
-            Host::Store => true,
-            Host::Client(c) => c < self.clients.len(),
-            Host::Node(_) => self.nodes.has(host),
-            Host::Master => false,
-        }
-    }
-
-    /// Every host: clients, nodes, store.
-    pub(crate) fn all_hosts(&self) -> Vec<Host> {
-        let mut hosts: Vec<Host> = (0..self.clients.len()).map(Host::Client).collect();
-        hosts.extend(self.nodes.hosts());
-        hosts.push(Host::Store);
-        hosts
+        self.clients.iter().all(|c| client_host::done(c))
     }
 
     /// Puts the initial stock on the store before any client starts.

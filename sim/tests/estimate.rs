@@ -3,9 +3,10 @@
 //! quiet about the scenarios shipped with locklab. Nothing here runs a
 //! simulation.
 
+mod common;
+
 use sim::estimate::{self, NOTE_ABOVE, expected_simulated_ms, run_note, run_wall, suite_note};
 use sim::scenario::Scenario;
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// A scenario of `clients` clients on `masters` independent masters (1:
@@ -140,7 +141,7 @@ fn a_big_scenario_gets_a_note_naming_its_size_and_the_time_to_expect() {
 
 #[test]
 fn no_scenario_shipped_with_locklab_gets_a_note() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let dir = common::scenarios_dir();
     let scenarios = sim::suite::load_all(&dir).unwrap_or_else(|e| panic!("{e}"));
     assert!(scenarios.len() >= 18);
     for s in &scenarios {

@@ -6,15 +6,15 @@
 //! have targets, and every scenario file survives the round trip through
 //! TOML that the suite's run folders rely on.
 
+mod common;
+
 use sim::cell::run_cell;
 use sim::html::run::RunPage;
 use sim::scenario::Scenario;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn scenarios_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios")
-}
+use common::scenarios_dir;
 
 /// The run page of `name` / `rung` / its first seed, and the run.
 fn page_of(name: &str, rung: &str) -> (String, sim::cell::Judged) {

@@ -2,12 +2,14 @@
 //! there gives each rung it names the verdict its `expect` table pins,
 //! under every seed it lists, and each cites the report it comes from.
 
+mod common;
+
 use sim::cell::run_cell;
 use sim::scenario::Scenario;
 use std::path::PathBuf;
 
 fn library_scenarios() -> Vec<(PathBuf, Scenario)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/libraries");
+    let dir = common::scenarios_dir().join("libraries");
     sim::suite::scenario_files(&dir)
         .expect("scenarios/libraries/ lists its files")
         .into_iter()
@@ -60,7 +62,7 @@ fn every_library_scenario_gives_each_rung_its_pinned_verdict_under_every_seed() 
 
 #[test]
 fn every_library_rung_is_named_by_some_shipped_scenario() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let dir = common::scenarios_dir();
     let scenarios = sim::suite::load_all(&dir).expect("load");
     for rung in locks::LIBRARIES {
         assert!(

@@ -4,15 +4,14 @@
 //! an acquire whose `SET` landed while its reply was lost recognises the
 //! key as its own when it tries again.
 
+mod common;
+
 use sim::cell::run_cell;
 use sim::history::{Event, EventKind, FaultName, Op, Outcome, Phase};
 use sim::scenario::Scenario;
-use std::path::PathBuf;
 
 fn scenario() -> Scenario {
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/acquire-during-outage.toml");
-    Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"))
+    common::scenario("acquire-during-outage")
 }
 
 /// When the failover's phase `phase` was recorded, µs.

@@ -16,6 +16,8 @@
 //! The damage is drawn from a fixed seed: every run of the test command
 //! checks the same folders.
 
+mod common;
+
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
 use sim::cell::run_cell;
@@ -94,10 +96,7 @@ fn scratch() -> PathBuf {
 fn record(root: &Path) -> Vec<(PathBuf, u64)> {
     RUNS.iter()
         .map(|(name, rung)| {
-            let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../scenarios")
-                .join(format!("{name}.toml"));
-            let (scenario, text) = Scenario::load_text(&file).unwrap_or_else(|e| panic!("{e}"));
+            let (scenario, text) = common::scenario_with_text(name);
             let judged = run_cell(&scenario, rung, scenario.seeds[0])
                 .unwrap_or_else(|e| panic!("{name}/{rung}: {e}"));
             let dir = sim::output::run_dir(root, &judged);

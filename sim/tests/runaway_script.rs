@@ -11,6 +11,8 @@
 //! second of a tight loop) and aborts it; the lock scripts themselves are
 //! left exactly as they are.
 
+mod common;
+
 use sim::cell::{Judged, judge_output};
 use sim::explore::search::{CutShortCase, Outcome, Stats};
 use sim::host::Host;
@@ -32,10 +34,7 @@ const REASON: &str =
     "aborted a Lua script that ran past 100000000 instructions: the run is cut short";
 
 fn scenario(name: &str) -> (Scenario, String) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenarios")
-        .join(format!("{name}.toml"));
-    Scenario::load_text(&path).unwrap_or_else(|e| panic!("{e}"))
+    common::scenario_with_text(name)
 }
 
 /// Runs `rung` in `scenario` with a host that sends `node` the endless

@@ -12,10 +12,11 @@
 //! same). About 60 runs on worker threads: about 10 s in release on two
 //! CPUs.
 
+mod common;
+
 use sim::cell::{Judged, run_cell};
 use sim::scenario::Scenario;
 use sim::verdict::Verdict;
-use std::path::PathBuf;
 
 /// (rung file, the built-in rung it plays)
 const FILES: [(&str, &str); 4] = [
@@ -25,9 +26,7 @@ const FILES: [(&str, &str); 4] = [
     ("redlock.toml", "redlock"),
 ];
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use common::root;
 
 fn scenarios() -> Vec<Scenario> {
     sim::suite::load_all(&root().join("scenarios")).unwrap_or_else(|e| panic!("{e}"))

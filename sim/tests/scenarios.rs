@@ -2,19 +2,15 @@
 //! pinned seed, with the witness pinned, and the next rung survives the
 //! same fault. Also: determinism, and clear errors for bad scenario files.
 
+mod common;
+
 use sim::cell::{Judged, run_cell};
 use sim::check::{Check, Checker};
 use sim::history::{EventKind, FaultName, KeyChange, Op, Outcome, Phase};
 use sim::scenario::Scenario;
 use sim::verdict::Verdict;
-use std::path::PathBuf;
 
-fn scenario(name: &str) -> Scenario {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenarios")
-        .join(format!("{name}.toml"));
-    Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"))
-}
+use common::scenario;
 
 fn judge(name: &str, rung: &str) -> Judged {
     let s = scenario(name);
@@ -653,7 +649,7 @@ fn a_scenario_with_an_unknown_rung_or_fault_point_says_what_was_expected() {
 
 #[test]
 fn every_shipped_scenario_loads_and_names_its_expectations() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let dir = common::scenarios_dir();
     let scenarios = sim::suite::load_all(&dir).expect("load");
     assert!(scenarios.len() >= 17);
     for s in &scenarios {
@@ -677,10 +673,8 @@ fn every_shipped_scenario_loads_and_names_its_expectations() {
 
 #[test]
 fn the_example_in_the_scenario_format_documentation_is_a_valid_scenario() {
-    let readme = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/README.md"),
-    )
-    .expect("scenarios/README.md");
+    let readme = std::fs::read_to_string(common::scenarios_dir().join("README.md"))
+        .expect("scenarios/README.md");
     let start = readme.find("```toml\n").expect("a toml example") + "```toml\n".len();
     let end = start + readme[start..].find("```").expect("end of example");
     let example = Scenario::parse(&readme[start..end], "scenarios/README.md", "example")

@@ -267,11 +267,6 @@ impl NodeHandle {
         lock(&self.shared.disk).set_crash_kind(kind);
     }
 
-    /// Number of keys on the node's disk that would survive any crash.
-    pub fn durable_keys(&self) -> usize {
-        lock(&self.shared.disk).durable_len()
-    }
-
     /// Promotes a replica to master (as `REPLICAOF NO ONE`). Writes it had
     /// not received are lost; from now on its own clock expires its keys.
     pub fn promote(&self) {
@@ -293,11 +288,6 @@ impl NodeHandle {
     /// The node's current role (as last set; applied by the running node).
     pub fn role(&self) -> Role {
         lock(&self.shared.role).clone()
-    }
-
-    /// The node's replication offset (master: written; replica: applied).
-    pub fn repl_offset(&self) -> u64 {
-        *lock(&self.shared.offset)
     }
 
     pub(crate) fn take_controls(&self) -> Vec<Control> {

@@ -91,16 +91,6 @@ impl Disk {
             .map(|(k, e)| (k.clone(), e.clone()))
             .collect()
     }
-
-    /// Number of durable keys (for tests and reports).
-    pub fn durable_len(&self) -> usize {
-        self.durable.len()
-    }
-
-    /// Number of records waiting for fsync.
-    pub fn unsynced_len(&self) -> usize {
-        self.page_cache.len()
-    }
 }
 
 fn apply(map: &mut BTreeMap<Vec<u8>, Entry>, k: &[u8], e: Option<Entry>) {

@@ -220,13 +220,6 @@ fn attempt(case: &Case) -> Result<Judged, Unjudged> {
     }
 }
 
-/// Shrinks a case that failed with `verdict`.
-pub fn shrink_case(case: &Case, verdict: Verdict, max_runs: usize) -> (Case, usize) {
-    shrink(case, max_runs, |c| {
-        run_case(c).is_ok_and(|j| same_failure(verdict, j.verdict))
-    })
-}
-
 /// The first counterexample found: its case index, verdict, case, and
 /// the case run and judged.
 type Found = (u64, Verdict, Case, Judged);
