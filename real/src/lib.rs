@@ -11,7 +11,7 @@
 //!   (replica, master) pair; [`links`] maps the simulator's link faults
 //!   onto it;
 //! - [`nodes`]: the servers (started, killed with `SIGKILL`, restarted on
-//!   the same port and data directory) through `bench/harness`;
+//!   the same port and data directory) through `harness`;
 //! - [`node_clock`]: a node's clock jump or drift, staged by shifting the
 //!   deadlines of its keys;
 //! - [`client`], [`clock`], [`hook`]: a client process as its own thread

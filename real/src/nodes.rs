@@ -1,5 +1,5 @@
 //! The real `redis-server` processes of one run: one per node the rung's
-//! topology names, plus the store, started through `bench/harness` (loopback
+//! topology names, plus the store, started through `harness` (loopback
 //! only, stopped by pid when dropped, and by a watcher when locklab dies
 //! however it dies).
 //!
