@@ -3,7 +3,7 @@
 //! `tour` and `suite` work from any folder. A scenarios folder on disk
 //! overrides them; [`export`] writes them out to edit.
 
-use sim::scenario::{Scenario, ScenarioError};
+use model::scenario::{Scenario, ScenarioError};
 use sim::suite::ScenarioText;
 use std::path::{Path, PathBuf};
 
@@ -74,24 +74,18 @@ pub fn export(dir: &Path) -> Result<Vec<PathBuf>, String> {
     }
     let mut written = Vec::new();
     for (path, text) in targets {
-        write_new(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        write_new_in_folder(&path, text)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         written.push(path);
     }
     Ok(written)
 }
 
-/// Writes `text` to `path`, which must not exist: to a file beside it
-/// first, then hard-linked into place (a link, unlike a rename, never
-/// replaces an existing file).
-fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
+/// Writes `text` to `path`, which must not exist, making its folder first
+/// (whole or not at all: [`harness::atomic::write_new`]).
+fn write_new_in_folder(path: &Path, text: &str) -> std::io::Result<()> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    let mut partial = path.as_os_str().to_owned();
-    partial.push(".partial");
-    let partial = PathBuf::from(partial);
-    std::fs::write(&partial, text)?;
-    let linked = std::fs::hard_link(&partial, path);
-    let removed = std::fs::remove_file(&partial);
-    linked.and(removed)
+    harness::atomic::write_new(path, text)
 }

@@ -12,13 +12,13 @@ macro_rules! outln {
     ($($arg:tt)*) => { $crate::commands::emit(format_args!($($arg)*), true) };
 }
 
+use model::scenario::Scenario;
+use model::verdict::Verdict;
 use sim::cell::run_cell;
 use sim::exit::ExitCode;
 use sim::interrupt::Cause;
 use sim::output;
 use sim::run::RunError;
-use sim::scenario::Scenario;
-use sim::verdict::Verdict;
 use std::path::Path;
 
 /// `locklab ladder`: the table (with `--json`, on standard error).
@@ -151,7 +151,7 @@ pub fn run(
             }
             result.runs.push(crate::json::RunEntry {
                 folder: written.ok().map(|()| dir.display().to_string()),
-                verdict_json: sim::verdict::VerdictDoc::new(
+                verdict_json: judge::verdict::VerdictDoc::new(
                     &judged.results,
                     &judged.scenario,
                     &judged.rung,
@@ -426,7 +426,7 @@ fn write_junit(file: &Path, xml: &str, partial: bool) -> bool {
         .parent()
         .filter(|dir| !dir.as_os_str().is_empty())
         .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| output::write_whole(file, xml));
+        .and_then(|()| harness::atomic::write_whole(file, xml));
     match written {
         Ok(()) => {
             let partial = if partial { " (PARTIAL)" } else { "" };
@@ -1011,7 +1011,7 @@ fn explore_bench(out: &Path, workers: usize) -> ExitCode {
     }
     out!("{text}");
     if let Err(e) = std::fs::create_dir_all(out)
-        .and_then(|_| sim::output::write_whole(&out.join("explore-speed.md"), &text))
+        .and_then(|_| harness::atomic::write_whole(&out.join("explore-speed.md"), &text))
     {
         crate::error!(
             "cannot write {}: {e}",
@@ -1064,7 +1064,7 @@ pub(crate) fn load_all(dir: Option<&Path>) -> Option<Vec<Scenario>> {
 /// text too, for the run folder.
 pub(crate) fn load_scenario_arg(
     path: &Path,
-) -> Result<(Scenario, String), sim::scenario::ScenarioError> {
+) -> Result<(Scenario, String), model::scenario::ScenarioError> {
     let bare_name = path.components().count() == 1 && path.extension().is_none();
     let builtin = path
         .to_str()

@@ -10,11 +10,11 @@
 //! keeps the files equal to what the types say, and `docs/json.md`
 //! describes them for people.
 
+use judge::verdict::VerdictDoc;
 use schemars::JsonSchema;
 use serde::Serialize;
 use sim::exit::ExitCode;
 use sim::interrupt::Cause;
-use sim::verdict::VerdictDoc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -2,13 +2,13 @@
 //! real `redis-server` processes with real faults (the `real` crate).
 
 use crate::commands::{emit, load_scenario_arg, run_exit, worst};
+use model::verdict::Verdict;
 use real::agreement::{Report, Row};
 use real::cell::{CellOutcome, describe_outcome, run_real_cell_on};
 use real::nodes::ServerBin;
 use sim::cell::Judged;
 use sim::exit::ExitCode;
 use sim::run::RunError;
-use sim::verdict::Verdict;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -220,8 +220,8 @@ pub fn suite(
         ("reality.md", "reality.json")
     };
     let written = std::fs::create_dir_all(out)
-        .and_then(|()| sim::output::write_whole(&out.join(md), &report.markdown()))
-        .and_then(|()| sim::output::write_whole(&out.join(json), &report.json()));
+        .and_then(|()| harness::atomic::write_whole(&out.join(md), report.markdown()))
+        .and_then(|()| harness::atomic::write_whole(&out.join(json), report.json()));
     if let Err(e) = written {
         eprintln!("error: cannot write {}: {e}", out.join(md).display());
         return ExitCode::BadInput;

@@ -1,8 +1,8 @@
 //! `--rung-file`: a rung defined in a file, for `run`, `suite`, `explore`
 //! and `replay` (the format: `rungs/README.md`).
 
+use model::scenario::Scenario;
 use sim::exit::ExitCode;
-use sim::scenario::Scenario;
 use std::path::Path;
 
 /// The name of the copy of the rung file kept in a run's folder, so that

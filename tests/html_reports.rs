@@ -386,7 +386,7 @@ fn a_suite_page_links_every_cell_to_its_run_page() {
     // and replays byte for byte.
     let violated = matrix
         .iter()
-        .find(|c| c.verdict == sim::verdict::Verdict::Violated)
+        .find(|c| c.verdict == model::verdict::Verdict::Violated)
         .expect("a violated cell");
     let run_dir = reports.join(format!(
         "runs/{}/{}/{}",

@@ -7,7 +7,7 @@
 #[path = "../examples/own_lock/lock.rs"]
 mod lock;
 
-use sim::verdict::Verdict;
+use model::verdict::Verdict;
 use std::path::Path;
 
 #[test]

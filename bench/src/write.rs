@@ -1,12 +1,12 @@
 //! Writes a report into its folder: `bench.json`, `bench.md` and the plots.
 //!
-//! Every file is written whole or not at all: into a temporary file in the
-//! same folder, then renamed over its name (a rename within one file
-//! system replaces the old file in one step), so a full disk or a kill in
-//! the middle leaves the previous report, never half of a new one.
+//! Every file is written whole or not at all ([`harness::atomic`]), so a
+//! full disk or a kill in the middle leaves the previous report, never
+//! half of a new one.
 
 use crate::plot::{self, LatencySeries, PlotResult};
 use crate::report::Report;
+use harness::atomic::{replace_with, write_whole};
 use std::path::{Path, PathBuf};
 
 /// What a plot shows.
@@ -178,34 +178,6 @@ pub fn keep(json: &str) -> Saved {
     }
 }
 
-/// Writes `bytes` to `path` whole or not at all (see the module's doc).
-pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    replace_with(path, |tmp| {
-        use std::io::Write as _;
-        let mut file = std::fs::File::create(tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()
-    })
-}
-
-/// Lets `fill` write a temporary file beside `path`, then renames it to
-/// `path`; the temporary file is removed if anything fails.
-pub fn replace_with(
-    path: &Path,
-    fill: impl FnOnce(&Path) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    let done = fill(&tmp).and_then(|()| std::fs::rename(&tmp, path));
-    if done.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    done
-}
-
 fn draw(shows: Shows, path: &Path, report: &Report, latency_cdf: &[LatencySeries]) -> PlotResult {
     match shows {
         Shows::LatencyCdf => plot::latency_cdf(path, latency_cdf),
@@ -248,37 +220,6 @@ mod tests {
         check_writable(&out).expect("a fresh temporary folder is writable");
         assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
         let _ = std::fs::remove_dir_all(out.parent().unwrap());
-    }
-
-    #[test]
-    fn a_whole_write_replaces_the_file_and_leaves_no_temporary_file() {
-        let dir = std::env::temp_dir().join(format!("locklab-bench-whole-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("bench.json");
-        std::fs::write(&file, b"old").unwrap();
-        write_whole(&file, b"new").unwrap();
-        assert_eq!(std::fs::read(&file).unwrap(), b"new");
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
-        let _ = std::fs::remove_dir_all(dir);
-    }
-
-    #[test]
-    fn a_failed_fill_keeps_the_old_file_and_removes_the_temporary_one() {
-        let dir =
-            std::env::temp_dir().join(format!("locklab-bench-fail-fill-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("plot.svg");
-        std::fs::write(&file, b"old").unwrap();
-        let failed = replace_with(&file, |tmp| {
-            std::fs::write(tmp, b"half")?;
-            Err(std::io::Error::other("disk full"))
-        });
-        assert!(failed.is_err());
-        assert_eq!(std::fs::read(&file).unwrap(), b"old");
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
-        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

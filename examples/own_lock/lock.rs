@@ -8,8 +8,8 @@ use locks::{
     BoxFuture, FaultPoint, Lease, Lock, LockConfig, LockContext, LockError, NodeConnection, Owner,
     Registration, Rung, RungParts,
 };
+use model::scenario::Scenario;
 use sim::explore::{FaultMode, Limit, SearchConfig};
-use sim::scenario::Scenario;
 use sim::suite::{Grid, SuiteRun};
 use std::sync::{LazyLock, OnceLock};
 

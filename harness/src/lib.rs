@@ -22,6 +22,8 @@
 //! // dropped here: the process is killed and reaped
 //! ```
 
+pub mod atomic;
+
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -288,9 +290,29 @@ impl RedisServer {
         format!("redis://127.0.0.1:{}/", self.port)
     }
 
-    /// Stops the server now (Redlock tests stop some masters on purpose).
+    /// Stops the server now: its port is free again, for anyone to take.
     pub fn stop(mut self) {
         self.kill();
+    }
+
+    /// Freezes the server where it stands (`SIGSTOP`): it answers nothing
+    /// and connections to it wait, like a machine cut off, while it keeps
+    /// its port, so no other server (another test's, started at the same
+    /// moment) can take the port and answer in its place, as it could
+    /// after [`RedisServer::stop`]. Dropping the server kills it as usual.
+    pub fn freeze(&self) -> Result<(), Error> {
+        let status = Command::new("kill")
+            .args(["-STOP", &self.pid.to_string()])
+            .stderr(Stdio::null())
+            .status()?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(Error::Io(io::Error::other(format!(
+                "kill -STOP {} failed: {status}",
+                self.pid
+            ))))
+        }
     }
 
     fn kill(&mut self) {

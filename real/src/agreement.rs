@@ -13,8 +13,8 @@
 //! counted.
 
 use crate::cell::{CellOutcome, describe_outcome};
+use model::verdict::Verdict;
 use serde::{Deserialize, Serialize};
-use sim::verdict::Verdict;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 

@@ -11,12 +11,13 @@
 use crate::nodes::ServerBin;
 use crate::run::{RealOutcome, run_real};
 use crate::stage;
+use judge::verdict::VerdictDoc;
+use model::history::History;
+use model::scenario::Scenario;
+use model::verdict::Verdict;
 use serde::{Deserialize, Serialize};
 use sim::cell::{Judged, judge};
-use sim::history::History;
 use sim::run::RunError;
-use sim::scenario::Scenario;
-use sim::verdict::{Verdict, VerdictDoc};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -156,7 +157,7 @@ pub fn write_run(
             .into(),
     };
     let text = serde_json::to_string_pretty(&marker).unwrap_or_default() + "\n";
-    sim::output::write_whole(&dir.join(MARKER), &text)
+    harness::atomic::write_whole(&dir.join(MARKER), &text)
 }
 
 /// `replay` of a real run: judges the recorded history again and compares

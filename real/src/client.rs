@@ -25,9 +25,9 @@
 use crate::clock::RealClock;
 use crate::links::LinkTable;
 use locks::{BoxFuture, Dialer};
+use model::host::Host;
 use sim::client_state::ClientState;
 use sim::directory::Directory;
-use sim::host::Host;
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -9,7 +9,7 @@
 //! between them.
 
 use crate::proxy::{Link, Way};
-use sim::host::Host;
+use model::host::Host;
 use sim::links::LinkCall;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

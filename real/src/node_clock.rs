@@ -42,7 +42,7 @@
 //!   ([`crate::stage`]).
 
 use crate::nodes::{Nodes, command};
-use sim::host::Host;
+use model::host::Host;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -10,8 +10,8 @@
 //! an AOF written before the kill is loaded again.
 
 use harness::RedisServer;
-use sim::host::Host;
-use simredis::Persistence;
+use model::host::Host;
+use model::scenario::Persistence;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

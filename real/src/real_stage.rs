@@ -11,13 +11,13 @@
 use crate::hook::RealHook;
 use crate::nodes::command;
 use crate::run::RealWorld;
+use model::fault::CrashKind;
+use model::host::Host;
 use sim::directory::Directory;
-use sim::host::Host;
 use sim::links::LinkCall;
 use sim::mailbox::FaultRequest;
 use sim::nemesis::{ClientStage, ClockChange, Nemesis, Stage, StageError};
 use sim::recorder::Recorder;
-use simredis::CrashKind;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 

@@ -15,8 +15,8 @@
 //! commands there).
 
 use crate::nodes::{Nodes, ServerBin, command};
-use sim::host::Host;
-use simredis::Persistence;
+use model::host::Host;
+use model::scenario::Persistence;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A server feature newer than Redis 7.0.

@@ -34,9 +34,10 @@
 //!   keeps.
 
 use crate::nodes::ServerBin;
-use sim::fault::FaultSpec;
-use sim::scenario::{Scenario, TopologyKind};
-use simredis::{CrashKind, Persistence};
+use model::fault::CrashKind;
+use model::fault::FaultSpec;
+use model::scenario::Persistence;
+use model::scenario::{Scenario, TopologyKind};
 
 /// Every part of `rung`'s run in `scenario` real mode cannot stage, in
 /// the scenario's order; empty when the whole run can be staged.

@@ -5,8 +5,8 @@
 //! installs it). About 3 s.
 
 use locks::{Lock, Registration, Rung, RungParts};
+use model::scenario::Scenario;
 use real::cell::run_real_cell;
-use sim::scenario::Scenario;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 

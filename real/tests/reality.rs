@@ -8,11 +8,11 @@
 //! A node clock jump is staged by shifting the node's key deadlines. Needs
 //! redis-server (scripts/test installs it).
 
+use model::scenario::Scenario;
+use model::verdict::Verdict;
 use real::agreement::{Agreement, agreement};
 use real::cell::{CellOutcome, run_real_cell};
 use sim::cell::run_cell;
-use sim::scenario::Scenario;
-use sim::verdict::Verdict;
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -121,8 +121,8 @@ fn a_node_clock_jump_staged_by_shifting_deadlines_breaks_redlock_and_not_fenced(
             panic!("{rung}: not stageable: {outcome:?}");
         };
         let jumped = runs[0].history.events().iter().any(|e| {
-            matches!(&e.kind, sim::history::EventKind::Fault { fault, .. }
-                if *fault == sim::history::FaultName::ClockJump)
+            matches!(&e.kind, model::history::EventKind::Fault { fault, .. }
+                if *fault == model::history::FaultName::ClockJump)
         });
         assert!(jumped, "{rung}: the history does not record the jump");
         assert_eq!(

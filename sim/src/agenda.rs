@@ -4,7 +4,7 @@
 //! Actions due at the same instant run in the order they were scheduled,
 //! so the agenda is as deterministic as the run.
 
-use crate::host::Host;
+use model::host::Host;
 use std::collections::BTreeMap;
 use std::time::Duration;
 

@@ -1,11 +1,11 @@
 //! One cell of the safety matrix: a rung, a scenario and a seed, run and
 //! judged.
 
-use crate::check::{CheckConfig, CheckResults, check_all};
-use crate::history::History;
 use crate::run::{RunError, RunOutput, run};
-use crate::scenario::Scenario;
-use crate::verdict::Verdict;
+use judge::check::{CheckConfig, CheckResults, check_all};
+use model::history::History;
+use model::scenario::Scenario;
+use model::verdict::Verdict;
 use std::time::Duration;
 
 /// A judged run.
@@ -42,7 +42,7 @@ pub fn check_config(scenario: &Scenario, rung: &str) -> CheckConfig {
 /// Judges a complete history of `rung` in `scenario`.
 pub fn judge(scenario: &Scenario, rung: &str, history: &History) -> (CheckResults, Verdict) {
     let results = check_all(history, &check_config(scenario, rung));
-    let verdict = Verdict::of(&results);
+    let verdict = judge::verdict::verdict_of(&results);
     (results, verdict)
 }
 
@@ -58,7 +58,7 @@ pub fn judge_output(scenario: &Scenario, rung: &str, seed: u64, output: RunOutpu
         scenario: scenario.name.clone(),
         rung: rung.to_string(),
         seed,
-        verdict: Verdict::of(&results),
+        verdict: judge::verdict::verdict_of(&results),
         history: output.history,
         results,
         sim_elapsed: output.sim_elapsed,

@@ -11,12 +11,13 @@ use crate::client_state::ClientState;
 use crate::dial::{PortBudget, SimDialer};
 use crate::freeze::{Freeze, LinkHolds};
 use crate::hook::{AimedFault, SimHook};
-use crate::host::Host;
-use crate::resource::{ResourceKind, Store};
-use crate::scenario::ClientGroup;
+use crate::resource::Store;
 use crate::workload::Client;
 use crate::world::Shared;
 use locks::{ConnConfig, LockConfig, LockContext, Owner, ReconnectingConnection};
+use model::host::Host;
+use model::resource::ResourceKind;
+use model::scenario::ClientGroup;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -9,8 +9,8 @@
 //! gate and socket holds) is its `machine` part.
 
 use crate::hook::{AimedFault, due_at};
-use crate::host::Host;
 use locks::FaultPoint;
+use model::host::Host;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};

@@ -3,8 +3,8 @@
 
 use crate::directory::Directory;
 use crate::freeze::{Freeze, FrozenStream, LinkHolds};
-use crate::host::Host;
 use locks::{BoxFuture, Dialer};
+use model::host::Host;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 

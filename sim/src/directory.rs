@@ -2,7 +2,7 @@
 //! deployment, clients dial `master`, and a failover points that name at
 //! the promoted replica.
 
-use crate::host::Host;
+use model::host::Host;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 

@@ -28,7 +28,7 @@
 //! redial at every attempt, which costs up to 4 times as much per step.
 
 use crate::run::TICK;
-use crate::scenario::{Scenario, TopologyKind};
+use model::scenario::{Scenario, TopologyKind};
 use std::time::Duration;
 
 /// Fixed cost of one run: building the world, the audit, writing files, s.

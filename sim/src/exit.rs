@@ -10,7 +10,7 @@
 //! | 130 | interrupted by Ctrl-C (SIGINT) or SIGTERM, after stopping what it started and keeping what was finished |
 //! | 141 | standard output was closed (a pipe reader went away) |
 
-use crate::verdict::Verdict;
+use model::verdict::Verdict;
 
 /// How a `locklab` command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -7,7 +7,7 @@
 //! paused client do nothing and send nothing, and resume where it stopped,
 //! still believing what it believed, like a process in a long GC pause.
 
-use crate::host::Host;
+use model::host::Host;
 use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -8,10 +8,10 @@
 //! ([`crate::nemesis::fire_at_point`]).
 
 use crate::client_host::SimClientState;
-use crate::fault::FaultSpec;
 use crate::nemesis;
 use crate::world::Shared;
 use locks::{BoxFuture, FaultHook, FaultPoint};
+use model::fault::FaultSpec;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 

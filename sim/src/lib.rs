@@ -4,29 +4,29 @@
 //! deployment, clients that sell stock under a lock, and faults. [`run::run`]
 //! builds that world on turmoil's deterministic network with `simredis`
 //! nodes, runs the real lock code of the `locks` crate in it, fires the
-//! faults, and returns the [`history::History`]: every invoke and
-//! completion, every fault, and the nodes' own record of the lock key.
+//! faults, and returns the `History` (the `model` crate's): every invoke
+//! and completion, every fault, and the nodes' own record of the lock key.
 //! The checkers then judge the history.
 //!
 //! The words used here (rung, cycle, host, holding, fault point, verdict)
 //! are defined in `docs/ladder.md`; `docs/architecture.md` follows one
 //! run's data through these modules. The pieces, one concept per module:
 //!
-//! - [`scenario`], [`fault`], [`host`]: the file format, its validation,
-//!   and the hosts a scenario names;
+//! - the scenario format, its faults, hosts, the history and the verdict
+//!   words are the `model` crate's, shared with real mode and the reports;
 //! - [`run`], [`world`], [`agenda`], [`nemesis`], [`links`]: running one
-//!   cell: the world, the driver's timed actions, the one place faults are
-//!   carried out, and the link faults in force;
-//! - [`client_host`], [`freeze`], [`client_clock`], [`dial`], [`hook`]:
-//!   a simulated client: its state across restarts, how it is paused,
-//!   skewed, connected and hit at fault points;
+//!   cell: the world, the driver's timed actions, what every fault means
+//!   (for both engines, over their stages), and the link faults in force;
+//! - [`client_state`], [`client_host`], [`freeze`], [`client_clock`],
+//!   [`dial`], [`hook`]: a client: its state across restarts (both
+//!   engines), how a simulated one is paused, skewed, connected and hit
+//!   at fault points;
 //! - [`workload`], [`resource`]: what a client does, and what it guards;
 //! - [`nodes`]: the simulated Redis nodes and the store;
 //! - [`recorder`], [`mailbox`], [`directory`]: what the hosts share with
 //!   the driver: the history sink, fault requests, and where `master`
 //!   points;
-//! - [`history`], [`check`], [`verdict`], [`cell`]: the history and its
-//!   judgement;
+//! - [`check`], [`verdict`], [`cell`]: the history's judgement;
 //! - [`output`], [`timeline`], [`matrix`], [`suite`], [`tour`],
 //!   [`explore`], [`replay`], [`estimate`], [`exit`]: what the commands
 //!   show and return; [`html`]: the HTML reports of runs, suites, searches
@@ -37,7 +37,6 @@
 
 pub mod agenda;
 pub mod cell;
-pub mod check;
 pub mod client_clock;
 pub mod client_host;
 pub mod client_state;
@@ -46,11 +45,8 @@ pub mod directory;
 pub mod estimate;
 pub mod exit;
 pub mod explore;
-pub mod fault;
 pub mod freeze;
-pub mod history;
 pub mod hook;
-pub mod host;
 pub mod html;
 pub mod interrupt;
 pub mod junit;
@@ -65,11 +61,9 @@ pub mod replay;
 pub mod resource;
 pub mod run;
 pub mod rung_file;
-pub mod scenario;
 pub mod suite;
 pub mod timeline;
 pub mod tour;
-pub mod verdict;
 pub mod workload;
 pub mod world;
 mod world_stage;

@@ -9,7 +9,7 @@
 //! (delays) of every link and, when one fault ends, puts back whatever
 //! else is still in force.
 
-use crate::host::Host;
+use model::host::Host;
 use std::collections::BTreeMap;
 
 /// Cuts and holds in force, by link.

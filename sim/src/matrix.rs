@@ -8,8 +8,9 @@
 //! cells give the same bytes. The caller writes the files.
 
 use crate::cell::Judged;
-use crate::check::Damage;
-use crate::verdict::{CutShortEntry, Verdict};
+use judge::check::Damage;
+use judge::verdict::CutShortEntry;
+use model::verdict::Verdict;
 use plotters::prelude::*;
 use plotters::style::FontTransform;
 use plotters::style::text_anchor::{HPos, Pos, VPos};

@@ -21,16 +21,16 @@
 
 use crate::agenda::{Action, Agenda};
 use crate::directory::Directory;
-use crate::fault::{FaultSpec, crash_name};
-use crate::history::{EventKind, FaultName, FaultTarget, Phase};
 use crate::hook::AimedFault;
-use crate::host::Host;
 use crate::links::{LinkCall, Links};
 use crate::mailbox::FaultRequest;
 use crate::recorder::Recorder;
-use crate::scenario::{Topology, TopologyKind};
 use locks::FaultPoint;
-use simredis::CrashKind;
+use model::fault::CrashKind;
+use model::fault::{FaultSpec, crash_name};
+use model::history::{EventKind, FaultName, FaultTarget, Phase};
+use model::host::Host;
+use model::scenario::{Topology, TopologyKind};
 use std::collections::BTreeSet;
 use std::time::Duration;
 

@@ -8,11 +8,13 @@
 //! counter) is written into the history as the server's ground truth.
 
 use crate::client_clock::EPOCH_MS;
-use crate::history::{EventKind, KeyChange};
-use crate::host::Host;
 use crate::recorder::Recorder;
-use crate::scenario::{Topology, TopologyKind};
-use simredis::{ClockSpec, CrashKind, NodeConfig, NodeEvent, NodeHandle};
+use model::fault::CrashKind;
+use model::history::{EventKind, KeyChange};
+use model::host::Host;
+use model::scenario::Persistence;
+use model::scenario::{Topology, TopologyKind};
+use simredis::{ClockSpec, NodeConfig, NodeEvent, NodeHandle};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -57,7 +59,7 @@ impl Nodes {
         for (i, host) in topology.nodes().into_iter().enumerate() {
             let name = host.to_string();
             let mut config = NodeConfig::new(&name)
-                .persistence(topology.persistence)
+                .persistence(node_persistence(topology.persistence))
                 .clock(clock);
             if topology.kind == TopologyKind::Replicated && i > 0 {
                 config = config
@@ -122,7 +124,10 @@ impl Nodes {
     /// Tells a node how it is about to die, before its host is crashed.
     pub fn prepare_crash(&self, host: Host, how: CrashKind) {
         if let Some(h) = self.handles.get(&host) {
-            h.set_crash_kind(how);
+            h.set_crash_kind(match how {
+                CrashKind::ProcessKill => simredis::CrashKind::ProcessKill,
+                CrashKind::PowerLoss => simredis::CrashKind::PowerLoss,
+            });
         }
     }
 
@@ -131,6 +136,15 @@ impl Nodes {
         if let Some(h) = self.handles.get(&host) {
             h.promote();
         }
+    }
+}
+
+/// The simulated node's persistence mode for a scenario's.
+fn node_persistence(mode: Persistence) -> simredis::Persistence {
+    match mode {
+        Persistence::None => simredis::Persistence::None,
+        Persistence::AofAlways => simredis::Persistence::AofAlways,
+        Persistence::AofEverysec => simredis::Persistence::AofEverysec,
     }
 }
 

@@ -6,10 +6,11 @@
 //! for people `report.html` ([`crate::html::run_page`]).
 
 use crate::cell::Judged;
-use crate::check::Check;
-use crate::scenario::Scenario;
 use crate::timeline;
-use crate::verdict::VerdictDoc;
+use harness::atomic::write_whole;
+use judge::check::Check;
+use judge::verdict::VerdictDoc;
+use model::scenario::Scenario;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -55,17 +56,6 @@ pub fn describe_checks(judged: &Judged) -> String {
     out
 }
 
-/// Writes `path` whole or not at all: the text goes to a file beside it,
-/// which is then renamed over it, so an interrupted run never leaves half a
-/// history for `replay` to read.
-pub fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
-    let mut partial = path.as_os_str().to_owned();
-    partial.push(".partial");
-    let partial = PathBuf::from(partial);
-    std::fs::write(&partial, text)?;
-    std::fs::rename(&partial, path)
-}
-
 /// The folder of a run under `root`.
 pub fn run_dir(root: &Path, judged: &Judged) -> PathBuf {
     root.join("runs")
@@ -78,10 +68,10 @@ pub fn run_dir(root: &Path, judged: &Judged) -> PathBuf {
 pub fn write_run(dir: &Path, judged: &Judged, scenario_text: &str) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     write_whole(&dir.join("scenario.toml"), scenario_text)?;
-    write_whole(&dir.join("history.jsonl"), &judged.history.to_jsonl())?;
+    write_whole(&dir.join("history.jsonl"), judged.history.to_jsonl())?;
     write_whole(
         &dir.join("verdict.json"),
-        &verdict_file_text(&verdict_doc(judged)),
+        verdict_file_text(&verdict_doc(judged)),
     )?;
     match timeline::svg(&judged.history, &timeline_title(judged)) {
         Ok(svg) => write_whole(&dir.join("timeline.svg"), &svg)?,

@@ -8,7 +8,7 @@
 //! such a recorder.
 
 use crate::freeze::sim_now;
-use crate::history::{EventKind, History};
+use model::history::{EventKind, History};
 use std::sync::Mutex;
 
 /// Shared by the driver and every simulated host of one run.

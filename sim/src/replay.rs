@@ -17,7 +17,7 @@
 use crate::cell::{Judged, run_cell};
 use crate::output;
 use crate::run::RunError;
-use crate::scenario::Scenario;
+use model::scenario::Scenario;
 use std::path::Path;
 
 /// The largest run file `replay` reads: far more than any history of an

@@ -11,8 +11,8 @@
 //! scenario's deployment, faults and resource as written, with no
 //! expectation, like a rung of `suite --all`.
 
-use crate::scenario::Scenario;
 use locks::{RungFile, RungFileError};
+use model::scenario::Scenario;
 use std::path::Path;
 use std::rc::Rc;
 
@@ -97,7 +97,7 @@ pub fn adopt(scenario: &Scenario, id: &str) -> Result<Scenario, String> {
     // The connections the rung gets: one per independent master, else one.
     let topology = adopted.topology_of(id);
     let nodes = match topology.kind {
-        crate::scenario::TopologyKind::Independent => topology.node_count(),
+        model::scenario::TopologyKind::Independent => topology.node_count(),
         _ => 1,
     };
     if nodes < registration.min_nodes {

@@ -5,8 +5,8 @@ use crate::cell::{Judged, run_cell};
 use crate::interrupt::{self, Cause};
 use crate::matrix::{self, Cell};
 use crate::run::RunError;
-use crate::scenario::{Scenario, ScenarioError};
-use crate::verdict::Verdict;
+use model::scenario::{Scenario, ScenarioError};
+use model::verdict::Verdict;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -359,15 +359,15 @@ pub const PARTIAL_FILES: [&str; 2] = ["safety-matrix.partial.md", "safety-matrix
 pub fn write_matrix(out: &Path, grid: Grid, cells: &[Cell]) -> std::io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(out)?;
     let file = |ext: &str| out.join(format!("{}.{ext}", grid.stem()));
-    crate::output::write_whole(&file("md"), &grid.markdown(cells))?;
-    crate::output::write_whole(&file("json"), &matrix::json(cells))?;
+    harness::atomic::write_whole(&file("md"), grid.markdown(cells))?;
+    harness::atomic::write_whole(&file("json"), matrix::json(cells))?;
     match matrix::svg(cells) {
-        Ok(svg) => crate::output::write_whole(&file("svg"), &svg)?,
+        Ok(svg) => harness::atomic::write_whole(&file("svg"), &svg)?,
         Err(e) => eprintln!("warning: {}.svg not drawn: {e}", grid.stem()),
     }
-    crate::output::write_whole(
+    harness::atomic::write_whole(
         &out.join(crate::html::suite::file_name(grid)),
-        &crate::html::suite_page(grid, cells),
+        crate::html::suite_page(grid, cells),
     )?;
     let mut removed = Vec::new();
     for name in grid.partial_files() {
@@ -433,8 +433,8 @@ pub fn partial_json(run: &SuiteRun, cause: Cause) -> String {
 pub fn write_partial_matrix(out: &Path, run: &SuiteRun, cause: Cause) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(out)?;
     let [md, json] = run.grid.partial_files().map(|name| out.join(name));
-    crate::output::write_whole(&md, &partial_markdown(run, cause))?;
-    crate::output::write_whole(&json, &partial_json(run, cause))?;
+    harness::atomic::write_whole(&md, partial_markdown(run, cause))?;
+    harness::atomic::write_whole(&json, partial_json(run, cause))?;
     Ok(md)
 }
 

@@ -9,12 +9,12 @@
 //! client 1  ················XXXX████████████························
 //! ```
 
-use crate::check::faults::{FaultSpan, fault_spans};
-use crate::check::holds::{Hold, holds};
-use crate::check::mutual_exclusion::{Overlap, overlaps};
-use crate::history::{EventKind, History};
-use crate::history::{FaultName, FaultTarget};
-use crate::host::Host;
+use judge::check::faults::{FaultSpan, fault_spans};
+use judge::check::holds::{Hold, holds};
+use judge::check::mutual_exclusion::{Overlap, overlaps};
+use model::history::{EventKind, History};
+use model::history::{FaultName, FaultTarget};
+use model::host::Host;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 

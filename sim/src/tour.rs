@@ -5,13 +5,13 @@
 //! fault. Everything shown is computed on the spot, not canned.
 
 use crate::cell::{Judged, run_cell};
-use crate::check::{Check, Checker};
-use crate::history::{EventKind, Op, Outcome};
 use crate::output::TIMELINE_WIDTH;
 use crate::run::RunError;
-use crate::scenario::Scenario;
 use crate::timeline;
-use crate::verdict::Verdict;
+use judge::check::{Check, Checker};
+use model::history::{EventKind, Op, Outcome};
+use model::scenario::Scenario;
+use model::verdict::Verdict;
 use std::fmt::Write as _;
 
 /// One stop of the tour.

@@ -7,11 +7,11 @@
 
 use crate::dial::SimDialer;
 use crate::freeze::Freeze;
-use crate::history::{EventKind, Op, Outcome};
 use crate::recorder::Recorder;
 use crate::resource::Store;
-use crate::scenario::ClientGroup;
 use locks::{Clock, Dialer, Lease, Lock, LockError, Owner};
+use model::history::{EventKind, Op, Outcome};
+use model::scenario::ClientGroup;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;

@@ -11,13 +11,13 @@ use crate::client_host::SimClientState;
 use crate::directory::Directory;
 use crate::freeze::{Direction, sim_now};
 use crate::hook::SimHook;
-use crate::host::Host;
 use crate::links::LinkCall;
 use crate::mailbox::FaultRequest;
 use crate::nemesis::{ClientStage, ClockChange, Nemesis, Stage, StageError};
 use crate::recorder::Recorder;
 use crate::world::World;
-use simredis::CrashKind;
+use model::fault::CrashKind;
+use model::host::Host;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 

@@ -2,8 +2,8 @@
 //! clear error naming the file, line and field and what was expected;
 //! never a panic, a hang or a silent change of meaning.
 
+use model::scenario::Scenario;
 use sim::cell::run_cell;
-use sim::scenario::Scenario;
 
 /// A small valid scenario: one line per field, so that a test can replace
 /// one line and know which line the error must name.
@@ -361,7 +361,7 @@ fn two_hundred_fifty_six_clients_run_to_a_verdict() {
     redlock.rungs = vec!["redlock".into()];
     redlock.faults_for.clear();
     redlock.resource_for.clear();
-    redlock.topology.kind = sim::scenario::TopologyKind::Independent;
+    redlock.topology.kind = model::scenario::TopologyKind::Independent;
     redlock.topology.masters = 5;
     run_cell(&redlock, "redlock", 1).unwrap_or_else(|e| panic!("{e}"));
 }
@@ -557,7 +557,7 @@ fn a_client_that_redials_a_node_it_cannot_reach_in_time_runs_out_of_ports_withou
     let scenario = Scenario::parse(text, "ports.toml", "ports").unwrap_or_else(|e| panic!("{e}"));
     let judged = run_cell(&scenario, "set-nx-px", 1).unwrap_or_else(|e| panic!("{e}"));
     let out_of_ports = judged.history.events().iter().any(|e| {
-        matches!(&e.kind, sim::history::EventKind::Complete { error: Some(error), .. }
+        matches!(&e.kind, model::history::EventKind::Complete { error: Some(error), .. }
             if error.contains("no ephemeral port left"))
     });
     assert!(out_of_ports, "the client never ran out of ports");

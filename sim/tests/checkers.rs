@@ -3,14 +3,15 @@
 //! and histories that are not must pass. A deliberately mis-built checker
 //! fails here.
 
-use sim::check::{
-    self, Check, CheckConfig, CheckResults, Damage, ResourceKind, ResourceSpec, liveness,
-    mutual_exclusion, resource,
+use judge::check::{
+    self, Check, CheckConfig, CheckResults, Damage, liveness, mutual_exclusion, resource,
 };
-use sim::history::{EventKind, FaultName, History, Op, Outcome, Phase};
+use judge::verdict::{VerdictDoc, verdict_json};
+use model::history::{EventKind, FaultName, History, Op, Outcome, Phase};
+use model::resource::{ResourceKind, ResourceSpec};
+use model::verdict::Verdict;
 use sim::matrix::{self, Cell};
 use sim::timeline;
-use sim::verdict::{Verdict, VerdictDoc, verdict_json};
 use std::time::Duration;
 
 const LOCK: &str = "lock";
@@ -771,15 +772,19 @@ fn a_safety_violation_outranks_deadlock_which_outranks_unknown() {
         (results(Valid, None, Valid, false), Verdict::Safe),
     ];
     for (results, expected) in cases {
-        assert_eq!(Verdict::of(&results), expected, "{results:?}");
+        assert_eq!(
+            judge::verdict::verdict_of(&results),
+            expected,
+            "{results:?}"
+        );
     }
 }
 
 #[test]
 fn a_run_cut_short_is_unknown_whatever_its_checkers_found_and_says_why_in_verdict_json() {
     use Check::Valid;
-    let cut = sim::run::CutShort::ScriptAborted {
-        node: sim::host::Host::Node(2),
+    let cut = model::cut_short::CutShort::ScriptAborted {
+        node: model::host::Host::Node(2),
         instruction_limit: 100_000_000,
         at_us: 1_500,
     };
@@ -792,7 +797,7 @@ fn a_run_cut_short_is_unknown_whatever_its_checkers_found_and_says_why_in_verdic
             cut_short: Some(cut.clone()),
             ..found
         };
-        assert_eq!(Verdict::of(&cut_results), Verdict::Unknown);
+        assert_eq!(judge::verdict::verdict_of(&cut_results), Verdict::Unknown);
     }
     let cut_results = CheckResults {
         cut_short: Some(cut.clone()),
@@ -822,11 +827,11 @@ fn a_run_cut_short_is_unknown_whatever_its_checkers_found_and_says_why_in_verdic
 fn on_the_fenced_rung_only_the_resource_decides_safety() {
     use Check::Valid;
     assert_eq!(
-        Verdict::of(&results(bad(), Some(Valid), Valid, true)),
+        judge::verdict::verdict_of(&results(bad(), Some(Valid), Valid, true)),
         Verdict::Safe
     );
     assert_eq!(
-        Verdict::of(&results(Valid, Some(bad()), Valid, true)),
+        judge::verdict::verdict_of(&results(Valid, Some(bad()), Valid, true)),
         Verdict::Violated
     );
     let doc = VerdictDoc::new(&results(bad(), Some(Valid), Valid, true), "s", "fenced", 7);

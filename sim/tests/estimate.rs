@@ -5,8 +5,8 @@
 
 mod common;
 
+use model::scenario::Scenario;
 use sim::estimate::{self, NOTE_ABOVE, expected_simulated_ms, run_note, run_wall, suite_note};
-use sim::scenario::Scenario;
 use std::time::Duration;
 
 /// A scenario of `clients` clients on `masters` independent masters (1:

@@ -1,6 +1,6 @@
 //! Generated scenario files, across the whole range of every field the
-//! format has (`scenarios/README.md`, `sim/src/scenario.rs`,
-//! `sim/src/fault.rs`): every top-level field, client groups, resources,
+//! format has (`scenarios/README.md`, `model/src/scenario.rs`,
+//! `model/src/fault.rs`): every top-level field, client groups, resources,
 //! deployments, every fault kind with every field, faults at times and at
 //! fault points (`cycle`, `nth`), per-rung tables, old spellings, odd host
 //! names, and values at and beyond every limit.
@@ -23,9 +23,9 @@
 //! The cases come from a fixed seed: every run of the test command checks
 //! the same files.
 
+use model::scenario::{MAX_MS, MAX_PPM, MAX_STOCK, MAX_TRIP_MS, Scenario};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRng, TestRunner};
-use sim::scenario::{MAX_MS, MAX_PPM, MAX_STOCK, MAX_TRIP_MS, Scenario};
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
@@ -1097,7 +1097,7 @@ fn check(doc: &Doc, expect: &Expect, facts: &Facts, rung: usize) -> Result<(), T
                 .map_err(|_| TestCaseError::fail(format!("{rung} panicked:\n{text}")))?
                 .map_err(|e| TestCaseError::fail(format!("{rung}: {e}\n{text}")))?;
             prop_assert!(
-                sim::verdict::Verdict::ALL.contains(&judged.verdict),
+                model::verdict::Verdict::ALL.contains(&judged.verdict),
                 "{:?}",
                 judged.verdict
             );

@@ -8,9 +8,9 @@
 
 mod common;
 
+use model::scenario::Scenario;
 use sim::cell::run_cell;
 use sim::html::run::RunPage;
-use sim::scenario::Scenario;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -49,7 +49,7 @@ fn the_same_run_gives_the_same_page_byte_for_byte() {
 #[test]
 fn every_witness_event_is_ringed_listed_and_marked_in_the_history() {
     let (html, judged) = page_of("pause-at-release-mid", "get-check-del");
-    assert_eq!(judged.verdict, sim::verdict::Verdict::Violated);
+    assert_eq!(judged.verdict, model::verdict::Verdict::Violated);
     let witness: BTreeSet<usize> = judged
         .results
         .all()
@@ -89,7 +89,7 @@ fn a_run_page_has_a_lane_for_every_client_and_node() {
         .events()
         .iter()
         .filter_map(|e| match &e.kind {
-            sim::history::EventKind::Invoke { client, .. } => Some(*client),
+            model::history::EventKind::Invoke { client, .. } => Some(*client),
             _ => None,
         })
         .collect();

@@ -4,8 +4,8 @@
 
 mod common;
 
+use model::scenario::Scenario;
 use sim::cell::run_cell;
-use sim::scenario::Scenario;
 use std::path::PathBuf;
 
 fn library_scenarios() -> Vec<(PathBuf, Scenario)> {

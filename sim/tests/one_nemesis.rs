@@ -10,17 +10,17 @@
 //! histories' fault records must be identical, event for event, while
 //! their effects differ exactly where the engines do.
 
+use model::fault::CrashKind;
+use model::history::{EventKind, FaultName, Phase};
+use model::host::Host;
+use model::scenario::Scenario;
 use sim::client_state::ClientState;
 use sim::directory::Directory;
-use sim::history::{EventKind, FaultName, Phase};
 use sim::hook::AimedFault;
-use sim::host::Host;
 use sim::links::LinkCall;
 use sim::mailbox::FaultRequest;
 use sim::nemesis::{self, ClientStage, ClockChange, Nemesis, Stage, StageError};
 use sim::recorder::Recorder;
-use sim::scenario::Scenario;
-use simredis::CrashKind;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -351,7 +351,7 @@ fn drive(engine: Engine) -> Standin {
 }
 
 /// The faults aimed at client `c`'s points.
-fn aimed_at(faults: &[sim::fault::FaultSpec], c: usize) -> Vec<AimedFault> {
+fn aimed_at(faults: &[model::fault::FaultSpec], c: usize) -> Vec<AimedFault> {
     faults
         .iter()
         .enumerate()

@@ -2,12 +2,12 @@
 //! reported as a stale write accepted, where the write had left before the
 //! newer holder's read and the store ran it first, must come out safe.
 
+use judge::check::Check;
+use model::history::{EventKind, Op, Outcome};
+use model::scenario::Scenario;
+use model::verdict::Verdict;
 use sim::cell::{Judged, run_cell};
-use sim::check::Check;
 use sim::explore::{FaultMode, generate, search::run_case};
-use sim::history::{EventKind, Op, Outcome};
-use sim::scenario::Scenario;
-use sim::verdict::Verdict;
 
 /// The seed whose case `locklab explore --rung fenced --faults assumed`
 /// reported as "stale write accepted".

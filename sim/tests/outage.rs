@@ -6,9 +6,9 @@
 
 mod common;
 
+use model::history::{Event, EventKind, FaultName, Op, Outcome, Phase};
+use model::scenario::Scenario;
 use sim::cell::run_cell;
-use sim::history::{Event, EventKind, FaultName, Op, Outcome, Phase};
-use sim::scenario::Scenario;
 
 fn scenario() -> Scenario {
     common::scenario("acquire-during-outage")

@@ -15,15 +15,15 @@
 //! or in `tests/scenarios.rs`. Failures of the first kind are also kept in
 //! `tests/proptest-regressions/` and re-checked first.
 
+use judge::check::Check;
+use model::scenario::Scenario;
+use model::verdict::Verdict;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, RngSeed, TestError, TestRunner};
-use sim::check::Check;
 use sim::explore::case::{Case, scenario_toml};
 use sim::explore::search::run_case;
 use sim::explore::strategy::cases;
 use sim::explore::{FaultKind, FaultMode, assumptions};
-use sim::scenario::Scenario;
-use sim::verdict::Verdict;
 
 /// Cases per rung within its assumptions (CI budget: about 2-3 s per rung).
 const ASSUMED_CASES: u32 = 32;

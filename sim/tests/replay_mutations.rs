@@ -18,11 +18,11 @@
 
 mod common;
 
+use model::scenario::Scenario;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
 use sim::cell::run_cell;
 use sim::replay::{MAX_RUN_FILE_BYTES, Replayed, replay};
-use sim::scenario::Scenario;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

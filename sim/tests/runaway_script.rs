@@ -13,14 +13,15 @@
 
 mod common;
 
+use model::cut_short::CutShort;
+use model::host::Host;
+use model::scenario::Scenario;
+use model::verdict::Verdict;
 use sim::cell::{Judged, judge_output};
 use sim::explore::search::{CutShortCase, Outcome, Stats};
-use sim::host::Host;
 use sim::matrix::{self, Cell};
 use sim::replay::{Replayed, replay_with};
-use sim::run::{CutShort, RunError, run_world};
-use sim::scenario::Scenario;
-use sim::verdict::Verdict;
+use sim::run::{RunError, run_world};
 use sim::world::World;
 use std::path::PathBuf;
 use std::time::Duration;

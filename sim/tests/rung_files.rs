@@ -14,9 +14,9 @@
 
 mod common;
 
+use model::scenario::Scenario;
+use model::verdict::Verdict;
 use sim::cell::{Judged, run_cell};
-use sim::scenario::Scenario;
-use sim::verdict::Verdict;
 
 /// (rung file, the built-in rung it plays)
 const FILES: [(&str, &str); 4] = [

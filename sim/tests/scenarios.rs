@@ -4,11 +4,11 @@
 
 mod common;
 
+use judge::check::{Check, Checker};
+use model::history::{EventKind, FaultName, KeyChange, Op, Outcome, Phase};
+use model::scenario::Scenario;
+use model::verdict::Verdict;
 use sim::cell::{Judged, run_cell};
-use sim::check::{Check, Checker};
-use sim::history::{EventKind, FaultName, KeyChange, Op, Outcome, Phase};
-use sim::scenario::Scenario;
-use sim::verdict::Verdict;
 
 use common::scenario;
 

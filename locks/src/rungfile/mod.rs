@@ -1066,8 +1066,9 @@ fn first_content_line(text: &str, span: std::ops::Range<usize>) -> usize {
     }
 }
 
-/// 1-based line and column of a byte offset.
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
+/// 1-based line and column of a byte offset into a TOML text (rung files'
+/// and scenario files' errors both point there).
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;

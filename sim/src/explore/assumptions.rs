@@ -45,11 +45,11 @@
 
 use super::case::Case;
 use super::kinds::FaultKind;
-use crate::fault::FaultSpec;
-use crate::host::Host;
-use crate::scenario::TopologyKind;
 use locks::FaultPoint;
-use simredis::Persistence;
+use model::fault::FaultSpec;
+use model::host::Host;
+use model::scenario::Persistence;
+use model::scenario::TopologyKind;
 
 /// How long a holder's hold, and the faults that stretch it, may last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

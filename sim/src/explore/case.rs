@@ -2,9 +2,9 @@
 //! small enough to shrink, and mapped deterministically to a
 //! [`Scenario`] that `locklab run` takes.
 
-use crate::fault::FaultSpec;
-use crate::resource::{ResourceKind, ResourceSpec};
-use crate::scenario::{ClientGroup, LockSpec, Network, Scenario, Topology};
+use model::fault::FaultSpec;
+use model::resource::{ResourceKind, ResourceSpec};
+use model::scenario::{ClientGroup, LockSpec, Network, Scenario, Topology};
 use std::collections::BTreeMap;
 
 /// Simulated time a case may last at most (runs end sooner, when every

@@ -23,13 +23,14 @@ use super::assumptions::{
 };
 use super::case::Case;
 use super::kinds::{FaultKind, FaultMode};
-use crate::fault::{FaultSpec, PointTrigger};
-use crate::host::Host;
-use crate::scenario::{ClientGroup, LockSpec, Topology, TopologyKind};
 use locks::FaultPoint;
+use model::fault::CrashKind;
+use model::fault::{FaultSpec, PointTrigger};
+use model::host::Host;
+use model::scenario::Persistence;
+use model::scenario::{ClientGroup, LockSpec, Topology, TopologyKind};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
-use simredis::{CrashKind, Persistence};
 
 /// Seeds must stay below 2^53 (JSON readers keep them exact).
 pub const SEED_LIMIT: u64 = 1 << 53;

@@ -12,7 +12,7 @@
 //! 3. [`shrink`](mod@shrink) cuts a counterexample down (fewer faults, clients, cycles,
 //!    shorter durations) while it still fails the same way; [`strategy`]
 //!    offers the same cases and the same shrinking to proptest.
-//! 4. A case maps to a [`crate::scenario::Scenario`], so a counterexample is
+//! 4. A case maps to a [`model::scenario::Scenario`], so a counterexample is
 //!    an ordinary scenario file that `locklab run` replays byte for byte.
 //!
 //! [`speed`] measures how fast all this goes.

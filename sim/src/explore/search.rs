@@ -15,8 +15,9 @@ use super::shrink::shrink;
 use crate::cell::{Judged, run_cell};
 use crate::exit::ExitCode;
 use crate::interrupt::{self, Cause};
-use crate::run::{CutShort, RunError};
-use crate::verdict::Verdict;
+use crate::run::RunError;
+use model::cut_short::CutShort;
+use model::verdict::Verdict;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -498,7 +499,7 @@ pub fn write_finding(dir: &Path, finding: &Finding, mode: &FaultMode) -> std::io
     if let Some(note) = shrink_note(finding) {
         header = format!("PARTIAL: {note}\n{header}");
     }
-    crate::output::write_whole(&path, &scenario_toml(&scenario, &header))?;
+    harness::atomic::write_whole(&path, scenario_toml(&scenario, &header))?;
     Ok(path)
 }
 

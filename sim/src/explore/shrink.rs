@@ -10,10 +10,10 @@
 //! shrinking loop.
 
 use super::case::{Case, scenario_toml};
-use crate::fault::FaultSpec;
-use crate::host::Host;
-use crate::scenario::{Scenario, TopologyKind};
-use simredis::CrashKind;
+use model::fault::CrashKind;
+use model::fault::FaultSpec;
+use model::host::Host;
+use model::scenario::{Scenario, TopologyKind};
 
 /// Renumbers client `host` after client `gone` was removed; `None` when the
 /// host was that client.
@@ -33,7 +33,7 @@ fn remap_side(side: &[Host], gone: usize) -> Vec<Host> {
 /// was about that client only.
 fn remap_fault(fault: &FaultSpec, gone: usize) -> Option<FaultSpec> {
     let mut f = fault.clone();
-    let on_ok = |on: &mut Option<crate::fault::PointTrigger>| -> bool {
+    let on_ok = |on: &mut Option<model::fault::PointTrigger>| -> bool {
         if let Some(t) = on {
             if t.client == gone {
                 return false;

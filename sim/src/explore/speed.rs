@@ -8,7 +8,7 @@
 
 use super::kinds::FaultMode;
 use super::search::{Limit, SearchConfig, search};
-use crate::scenario::{ClientGroup, LockSpec, Scenario, Topology, TopologyKind};
+use model::scenario::{ClientGroup, LockSpec, Scenario, Topology, TopologyKind};
 use std::time::{Duration, Instant};
 
 /// The standard case: Redlock, 5 masters, 8 clients, 30 simulated seconds.
@@ -40,8 +40,8 @@ pub fn standard_scenario() -> Scenario {
             nested: false,
             writes: 1,
         }],
-        resource: crate::resource::ResourceSpec {
-            kind: crate::resource::ResourceKind::Inventory,
+        resource: model::resource::ResourceSpec {
+            kind: model::resource::ResourceKind::Inventory,
             stock: 1_000_000,
         },
         faults: Vec::new(),

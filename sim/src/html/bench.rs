@@ -435,7 +435,7 @@ pub fn write_page(
         .collect();
     let html = bench_page(&json, &shown).map_err(|e| format!("{}: {e}", json_path.display()))?;
     let page_path = dir.join(format!("{stem}.html"));
-    crate::output::write_whole(&page_path, &html)
+    harness::atomic::write_whole(&page_path, &html)
         .map_err(|e| format!("{}: {e}", page_path.display()))?;
     Ok(page_path)
 }

@@ -213,6 +213,6 @@ pub fn write_pages(
     });
     std::fs::create_dir_all(out)?;
     let page_path = out.join(file_name(config));
-    crate::output::write_whole(&page_path, &html)?;
+    harness::atomic::write_whole(&page_path, &html)?;
     Ok(page_path)
 }

@@ -5,14 +5,14 @@
 //! events as the node recorded them) and the faults. A pure function of
 //! the history and the deployment.
 
-use crate::check::faults::fault_spans;
-use crate::check::holds::{HoldEnd, holds};
-use crate::check::mutual_exclusion::overlaps;
-use crate::history::{
+use judge::check::faults::fault_spans;
+use judge::check::holds::{HoldEnd, holds};
+use judge::check::mutual_exclusion::overlaps;
+use model::history::{
     Event, EventKind, FaultName, FaultTarget, History, KeyChange, Op, Outcome, Phase,
 };
-use crate::host::Host;
-use crate::scenario::{Topology, TopologyKind};
+use model::host::Host;
+use model::scenario::{Topology, TopologyKind};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A stretch of true time, and the history events that make it.
@@ -341,13 +341,13 @@ fn initial_nodes(topology: &Topology) -> Vec<NodeLane> {
 
 /// Every operation of every client: acquires as waits, the others as
 /// operation spans, paired as the checkers pair them
-/// ([`crate::check::order::operations`]). An operation that never
+/// ([`judge::check::order::operations`]). An operation that never
 /// completes ends at its client's next crash, or at the end of the
 /// history.
 fn operations(history: &History, end_us: u64, clients: &mut BTreeMap<usize, ClientLane>) {
     let events = history.events();
     let mut completed = BTreeSet::new();
-    for operation in crate::check::order::operations(history) {
+    for operation in judge::check::order::operations(history) {
         completed.insert(operation.invoked);
         let from_us = events.get(operation.invoked).map_or(0, |e| e.at_us);
         let end = operation.complete;
@@ -373,7 +373,7 @@ fn operations(history: &History, end_us: u64, clients: &mut BTreeMap<usize, Clie
         }
         let crash = events[position..]
             .iter()
-            .find(|e| crate::check::holds::crashed_client(e) == Some(*client));
+            .find(|e| judge::check::holds::crashed_client(e) == Some(*client));
         add_operation(clients, end_us, (event.i, event.at_us), event, crash, None);
     }
 }

@@ -91,7 +91,7 @@ pub fn ms(us: u64) -> String {
 }
 
 /// A verdict as a coloured badge.
-pub fn verdict_badge(verdict: crate::verdict::Verdict) -> String {
+pub fn verdict_badge(verdict: model::verdict::Verdict) -> String {
     format!(
         "<span class=\"badge v-{v}\">{v}</span>",
         v = verdict.as_str()

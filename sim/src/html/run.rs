@@ -8,8 +8,8 @@
 use super::lanes::Lanes;
 use super::{key_values, ms, page, text, verdict_badge};
 use crate::cell::Judged;
-use crate::check::Check;
-use crate::scenario::Scenario;
+use judge::check::Check;
+use model::scenario::Scenario;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::Path;

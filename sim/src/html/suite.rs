@@ -91,7 +91,7 @@ fn matrix_table(out: &mut String, cells: &[Cell]) {
         out.push_str("</tr>\n");
     }
     out.push_str("</table>\n");
-    let legend: String = crate::verdict::Verdict::ALL
+    let legend: String = model::verdict::Verdict::ALL
         .iter()
         .map(|v| verdict_badge(*v))
         .collect::<Vec<_>>()
@@ -177,8 +177,8 @@ pub fn suite_page(grid: Grid, cells: &[Cell]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::Damage;
-    use crate::verdict::Verdict;
+    use judge::check::Damage;
+    use model::verdict::Verdict;
 
     fn cell(rung: &str, scenario: &str, verdict: Verdict, expected: Option<Verdict>) -> Cell {
         Cell {

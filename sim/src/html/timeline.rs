@@ -11,8 +11,8 @@
 
 use super::lanes::{LaneRef, Lanes, Role, Span};
 use super::{attr, text};
-use crate::history::{History, KeyChange, Op, Outcome};
-use crate::host::Host;
+use model::history::{History, KeyChange, Op, Outcome};
+use model::host::Host;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 

@@ -4,7 +4,7 @@
 
 #![allow(dead_code)] // each test file uses its own part of the helpers
 
-use sim::scenario::Scenario;
+use model::scenario::Scenario;
 use std::path::PathBuf;
 
 /// The project's root (the `sim` crate's parent folder).

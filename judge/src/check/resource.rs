@@ -52,8 +52,9 @@
 
 use super::Check;
 use super::order::{Operation, operations};
-use crate::history::{EventKind, History, Op, Outcome};
-pub use crate::resource::{ResourceKind, ResourceSpec};
+use model::history::{EventKind, History, Op, Outcome};
+use model::resource::{ResourceKind, ResourceSpec};
+
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

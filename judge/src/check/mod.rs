@@ -28,14 +28,15 @@ pub mod mutual_exclusion;
 pub mod order;
 pub mod resource;
 
-use crate::history::History;
-use crate::run::CutShort;
+use model::cut_short::CutShort;
+use model::history::History;
+use model::resource::ResourceSpec;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 pub use liveness::LivenessDamage;
 pub use mutual_exclusion::MutexDamage;
-pub use resource::{ResourceDamage, ResourceKind, ResourceSpec};
+pub use resource::ResourceDamage;
 
 /// The checkers, in the order they are reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

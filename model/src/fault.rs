@@ -11,7 +11,6 @@ use crate::host::Host;
 use crate::scenario::{MAX_MS, MAX_PPM, Scenario};
 use locks::FaultPoint;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use simredis::CrashKind;
 
 /// When a fault fires.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,6 +29,17 @@ pub struct PointTrigger {
     /// (`acquire-reply` is passed once per reply of a multi-node round).
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub nth: u32,
+}
+
+/// How a crashed machine goes down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CrashKind {
+    /// The process dies; the machine (and its page cache) survives.
+    #[default]
+    ProcessKill,
+    /// The machine loses power: what it had not synced to disk is gone,
+    /// and its peers hear nothing (no FIN, no RST).
+    PowerLoss,
 }
 
 fn is_one(n: &u32) -> bool {

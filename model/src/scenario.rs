@@ -9,8 +9,8 @@ use crate::fault::FaultSpec;
 use crate::host::Host;
 use crate::resource::ResourceSpec;
 use crate::verdict::Verdict;
+use locks::rungfile::line_column;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use simredis::Persistence;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -101,6 +101,20 @@ pub struct Topology {
     /// Each node's persistence: `none`, `aof-always` or `aof-everysec`.
     #[serde(default, with = "persistence_name")]
     pub persistence: Persistence,
+}
+
+/// How a node persists its writes (the simulated node and real
+/// `redis-server` are configured from it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Persistence {
+    /// No persistence: a restart comes back empty.
+    #[default]
+    None,
+    /// `appendfsync always`: every write is on disk before its reply.
+    AofAlways,
+    /// `appendfsync everysec`: writes reach the page cache before their
+    /// reply and are synced once a second.
+    AofEverysec,
 }
 
 /// Persistence modes by the names scenario files give them.
@@ -1014,17 +1028,4 @@ fn locate_path(text: &str, path: &str, message: &str) -> Option<(usize, usize)> 
             key_line(path, 0, lines.len()).map(at)
         }
     }
-}
-
-/// 1-based line and column of a byte offset.
-pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let column = before
-        .rsplit('\n')
-        .next()
-        .map(|l| l.chars().count())
-        .unwrap_or(0)
-        + 1;
-    (line, column)
 }

@@ -25,7 +25,7 @@
 //! clients ([`super::mutual_exclusion`]) thereby compare a completion with
 //! an invoke, the real-time rule of [`super::order`].
 
-use crate::history::{Event, EventKind, FaultName, History, Op, Outcome, Phase};
+use model::history::{Event, EventKind, FaultName, History, Op, Outcome, Phase};
 use std::collections::BTreeMap;
 
 /// Why a hold ended.

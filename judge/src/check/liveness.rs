@@ -35,7 +35,7 @@ use super::Check;
 use super::faults::last_heal;
 use super::holds::{crashed_client, holds};
 use super::mutual_exclusion::fmt_ms;
-use crate::history::{EventKind, History, Op, Outcome};
+use model::history::{EventKind, History, Op, Outcome};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -8,104 +8,38 @@
 //! information only.
 
 use crate::check::{Check, CheckResults, Damage};
-use crate::history::SCHEMA_VERSION;
-use crate::run::CutShort;
+use model::cut_short::CutShort;
+use model::history::SCHEMA_VERSION;
+use model::verdict::Verdict;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fmt;
-use std::str::FromStr;
 
-/// The verdict of a cell.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    /// Every checker found the run correct.
-    Safe,
-    /// A safety checker found a violation.
-    Violated,
-    /// Liveness failed: the lock could not be taken again.
-    Deadlock,
-    /// Some checker could not decide.
-    Unknown,
-}
-
-impl Verdict {
-    /// Every verdict, in the order above.
-    pub const ALL: [Verdict; 4] = [
-        Verdict::Safe,
-        Verdict::Violated,
-        Verdict::Deadlock,
-        Verdict::Unknown,
-    ];
-
-    /// The verdict of a set of checker results.
-    pub fn of(results: &CheckResults) -> Verdict {
-        // A history that stops where the simulator stopped being faithful
-        // proves nothing either way about the lock.
-        if results.cut_short.is_some() {
-            return Verdict::Unknown;
-        }
-        let deciding: Vec<&Check> = results
-            .all()
-            .into_iter()
-            .filter(|(checker, _)| results.decides(*checker))
-            .map(|(_, check)| check)
-            .collect();
-        let safety_invalid = results
-            .all()
-            .into_iter()
-            .filter(|(checker, _)| checker.is_safety() && results.decides(*checker))
-            .any(|(_, check)| check.is_invalid());
-        if safety_invalid {
-            Verdict::Violated
-        } else if results.liveness.is_invalid() {
-            Verdict::Deadlock
-        } else if deciding.iter().any(|c| c.is_unknown()) {
-            Verdict::Unknown
-        } else {
-            Verdict::Safe
-        }
+/// The verdict of a set of checker results.
+pub fn verdict_of(results: &CheckResults) -> Verdict {
+    // A history that stops where the simulator stopped being faithful
+    // proves nothing either way about the lock.
+    if results.cut_short.is_some() {
+        return Verdict::Unknown;
     }
-
-    /// `safe`, `violated`, `deadlock` or `unknown`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Safe => "safe",
-            Verdict::Violated => "violated",
-            Verdict::Deadlock => "deadlock",
-            Verdict::Unknown => "unknown",
-        }
-    }
-}
-
-impl fmt::Display for Verdict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Verdict {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Verdict, String> {
-        Verdict::ALL
-            .into_iter()
-            .find(|v| v.as_str() == s)
-            .ok_or_else(|| {
-                format!("unknown verdict {s:?}; expected safe, violated, deadlock or unknown")
-            })
+    let deciding: Vec<&Check> = results
+        .all()
+        .into_iter()
+        .filter(|(checker, _)| results.decides(*checker))
+        .map(|(_, check)| check)
+        .collect();
+    let safety_invalid = results
+        .all()
+        .into_iter()
+        .filter(|(checker, _)| checker.is_safety() && results.decides(*checker))
+        .any(|(_, check)| check.is_invalid());
+    if safety_invalid {
+        Verdict::Violated
+    } else if results.liveness.is_invalid() {
+        Verdict::Deadlock
+    } else if deciding.iter().any(|c| c.is_unknown()) {
+        Verdict::Unknown
+    } else {
+        Verdict::Safe
     }
 }
 
@@ -196,7 +130,7 @@ impl VerdictDoc {
             scenario: scenario.to_string(),
             rung: rung.to_string(),
             seed,
-            verdict: Verdict::of(results),
+            verdict: crate::verdict::verdict_of(results),
             checkers,
             damage: results.damage.clone(),
             cut_short: results.cut_short.clone().map(CutShortEntry::new),

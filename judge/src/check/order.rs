@@ -25,7 +25,7 @@
 //! requests, which would settle some overlapping pairs too; the checkers do
 //! not use such a record today and judge by real time alone.
 
-use crate::history::{Event, EventKind, History, Op};
+use model::history::{Event, EventKind, History, Op};
 use std::collections::BTreeMap;
 
 /// One completed operation: its completion and where it was invoked.

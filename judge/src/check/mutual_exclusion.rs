@@ -24,7 +24,7 @@
 
 use super::Check;
 use super::holds::{Hold, holds};
-use crate::history::History;
+use model::history::History;
 use serde::{Deserialize, Serialize};
 
 /// How much mutual exclusion was broken.

@@ -6,7 +6,7 @@
 //! replica); an `instant` is a point. An `end` that closes nothing is kept
 //! as a point too.
 
-use crate::history::{EventKind, FaultName, FaultTarget, History, Phase};
+use model::history::{EventKind, FaultName, FaultTarget, History, Phase};
 
 /// A fault as an interval (or an instant) of true time.
 #[derive(Debug, Clone, PartialEq, Eq)]
