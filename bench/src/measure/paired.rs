@@ -218,8 +218,12 @@ impl Session {
     /// placement it uses and giving every comparison one pair (the first
     /// [`Sizes::warmup_pairs`](crate::options::Sizes::warmup_pairs) of each
     /// discarded), in an order drawn per round, as long as any comparison
-    /// has fewer than its share of the most pairs. Everything measured
-    /// goes to `emit` as soon as it is.
+    /// has fewer than its share of the most pairs. Every comparison keeps
+    /// at least one pair from every batch, past `until` if it must: the
+    /// repeat interval is the spread of the batches' medians, and a batch
+    /// that measured a comparison only as warm-up (a short budget, a slow
+    /// machine) would leave it out by chance. Everything measured goes to
+    /// `emit` as soon as it is.
     pub(super) async fn batch(
         &self,
         batch: u32,
@@ -247,9 +251,14 @@ impl Session {
             .div_ceil(self.sizes.batches as usize)
             + self.sizes.warmup_pairs;
         let mut measured = vec![0usize; ready.len()];
+        // One kept pair past the warm-up, whatever the time.
+        let floor = (self.sizes.warmup_pairs + 1).min(most);
+        let below_floor = |measured: &[usize]| measured.iter().any(|m| *m < floor);
         let mut rng = Seeded::new(PAIR_SEED ^ (u64::from(batch) << 32));
         let (mut round, mut serial) = (0u32, 0u64);
-        while Instant::now() < until && measured.iter().any(|m| *m < most) {
+        while (Instant::now() < until || below_floor(&measured))
+            && measured.iter().any(|m| *m < most)
+        {
             round += 1;
             for placement in [Placement::Split, Placement::SameCpu] {
                 let here: Vec<usize> = (0..ready.len())
@@ -265,10 +274,10 @@ impl Session {
                 let sample = workload::ping(reference, self.sizes.pair_slice).await;
                 emit(BatchEvent::Reference(RefSample::of(placement, &sample)))?;
                 for k in rng.permutation(here.len()) {
-                    if Instant::now() >= until {
-                        break;
-                    }
                     let i = here[k];
+                    if Instant::now() >= until && measured[i] >= floor {
+                        continue;
+                    }
                     serial += 1;
                     let t0 = Instant::now();
                     let pair = self.one_pair(&ready[i], &mut rng, batch, serial).await;
