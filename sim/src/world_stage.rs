@@ -190,8 +190,8 @@ impl ClientStage for SimHook {
     }
 }
 
-/// The client a host is, if it is one of the world's clients.
 impl World<'_> {
+    /// The client a host is, if it is one of the world's clients.
     fn client(&self, host: Host) -> Option<&SimClientState> {
         host.client()
             .and_then(|c| self.clients.get(c))
