@@ -15,15 +15,16 @@ const BUSY: &[u8] =
 struct Server {
     child: Child,
     addr: SocketAddr,
+    _port: harness::ReservedPort,
 }
 
 impl Server {
     /// Starts one on a free loopback port and waits until it answers.
     fn start(busy_reply_threshold_ms: u64) -> Server {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
+        // Held until the server is dropped, so that no other test's server
+        // can take the port first and answer in this one's place.
+        let reserved = harness::ReservedPort::new().expect("a free port");
+        let port = reserved.port();
         let child = Command::new(env!("CARGO_BIN_EXE_locklab"))
             .args([
                 "sim-server",
@@ -40,6 +41,7 @@ impl Server {
         let server = Server {
             child,
             addr: SocketAddr::from(([127, 0, 0, 1], port)),
+            _port: reserved,
         };
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {

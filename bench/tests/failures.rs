@@ -91,12 +91,10 @@ fn a_server_that_accepts_but_never_answers_fails_the_run_naming_its_url() {
 
 #[test]
 fn a_server_nobody_listens_on_fails_the_run_naming_its_url() {
-    // Bound and closed: the port refuses connections.
-    let addr = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
-    let url = format!("redis://{addr}");
+    // Bound, never listening: the port refuses connections, and no other
+    // test's server can be given it meanwhile.
+    let port = harness::ReservedPort::new().unwrap();
+    let url = format!("redis://{}", port.addr());
     let out = temp("refused");
     match bench::run(options(out.clone(), &[&url])) {
         Err(BenchError::BadUrl(e)) => {

@@ -23,6 +23,9 @@
 //! ```
 
 pub mod atomic;
+mod reserved_port;
+
+pub use reserved_port::ReservedPort;
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -13,7 +13,6 @@ use locks::{
     ConnConfig, Lock, LockConfig, LockError, ReconnectingConnection, ReleaseNotifier, TcpDialer,
     WaitStrategy,
 };
-use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -24,10 +23,10 @@ const QUICK: ConnConfig = ConnConfig {
     response_timeout: Duration::from_millis(100),
 };
 
-/// A loopback port nothing listens on (until a test starts a server there).
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
-    listener.local_addr().expect("local addr").port()
+/// A loopback port nothing listens on until a test starts a server there,
+/// held so that no other test's server can take it and answer meanwhile.
+fn reserved_port() -> harness::ReservedPort {
+    harness::ReservedPort::new().expect("reserve a loopback port")
 }
 
 /// A `redis-server` started by hand on a port chosen in advance, so that
@@ -85,11 +84,11 @@ fn start_later(port: u16, after: Duration) -> std::thread::JoinHandle<LateServer
 async fn an_acquire_that_starts_while_redis_is_down_gets_the_lock_once_it_is_back() {
     for rung in locking_rungs() {
         let id = rung.id;
-        let port = free_port();
-        let addr = format!("127.0.0.1:{port}");
+        let port = reserved_port();
+        let addr = port.addr().to_string();
         let lock = lock_at(id, &addr, rung.number.into(), config(2_000, 5_000));
         let outage = Duration::from_millis(300);
-        let comeback = start_later(port, outage);
+        let comeback = start_later(port.port(), outage);
         let started = Instant::now();
         let lease = lock
             .acquire("locklab:test:outage", &owner("a", 1))
@@ -105,8 +104,8 @@ async fn an_acquire_that_starts_while_redis_is_down_gets_the_lock_once_it_is_bac
 
 #[tokio::test]
 async fn a_notified_waiter_that_starts_while_redis_is_down_gets_the_lock_once_it_is_back() {
-    let port = free_port();
-    let addr = format!("127.0.0.1:{port}");
+    let port = reserved_port();
+    let addr = port.addr().to_string();
     let notifier = Arc::new(ReleaseNotifier::new(TcpDialer::new(addr.clone()), QUICK));
     let config = LockConfig {
         wait: WaitStrategy::Notify {
@@ -122,7 +121,7 @@ async fn a_notified_waiter_that_starts_while_redis_is_down_gets_the_lock_once_it
         config,
     )
     .expect("known rung");
-    let comeback = start_later(port, Duration::from_millis(300));
+    let comeback = start_later(port.port(), Duration::from_millis(300));
     let lease = lock
         .acquire("locklab:test:outage:notify", &owner("a", 1))
         .await
@@ -137,7 +136,8 @@ async fn an_acquire_whose_server_never_comes_back_ends_after_max_wait_with_the_l
     // missing vote and undoes itself, so it ends `NotAcquired` (below).
     for rung in locking_rungs().filter(|r| !r.multi_node) {
         let id = rung.id;
-        let addr = format!("127.0.0.1:{}", free_port());
+        let port = reserved_port();
+        let addr = port.addr().to_string();
         let lock = lock_at(id, &addr, 1, config(2_000, 300));
         let started = Instant::now();
         let err = lock
@@ -151,7 +151,8 @@ async fn an_acquire_whose_server_never_comes_back_ends_after_max_wait_with_the_l
         }
         assert!(err.outcome_unknown(), "{id}");
     }
-    let addr = format!("127.0.0.1:{}", free_port());
+    let port = reserved_port();
+    let addr = port.addr().to_string();
     let redlock = lock_at("redlock", &addr, 1, config(2_000, 300));
     let err = redlock
         .acquire("locklab:test:never", &owner("a", 1))
