@@ -187,7 +187,7 @@ pub fn finish<T: Serialize>(command: CommandName, code: ExitCode, result: Option
 }
 
 /// Writes one line to the real standard output (not redirected by
-/// `--json`); a closed pipe ends the process as [`crate::commands::emit`]
+/// `--json`); a closed pipe ends the process as [`crate::say::emit`]
 /// does.
 fn write_stdout(line: &str) {
     use std::io::Write as _;

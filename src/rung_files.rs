@@ -13,7 +13,7 @@ pub const KEPT: &str = "rung-file.toml";
 /// printed and exit 3.
 pub fn load(path: &Path) -> Result<&'static str, ExitCode> {
     sim::rung_file::load(path).map_err(|e| {
-        eprintln!("error: --rung-file: {e}");
+        crate::error!("--rung-file: {e}");
         ExitCode::BadInput
     })
 }
@@ -28,7 +28,7 @@ pub fn load_all(paths: &[std::path::PathBuf]) -> Result<Vec<&'static str>, ExitC
 /// exit 3.
 pub fn adopt(scenario: &Scenario, id: &str) -> Result<Scenario, ExitCode> {
     sim::rung_file::adopt(scenario, id).map_err(|e| {
-        eprintln!("error: {e}");
+        crate::error!("{e}");
         ExitCode::BadInput
     })
 }

@@ -126,6 +126,29 @@ fn bad_input_still_prints_one_valid_document_naming_the_error() {
 }
 
 #[test]
+fn an_unreadable_rung_file_is_named_in_the_documents_errors_of_every_command_that_takes_one() {
+    let runs = [
+        vec!["run", "scenarios/pause-at-release-start.toml"],
+        vec!["suite", "--scenarios", "scenarios"],
+        vec!["explore", "--cases", "1"],
+    ];
+    for mut args in runs {
+        args.extend(["--rung-file", "no-such-rung-file.toml", "--json"]);
+        let doc = valid_document(&args, 3);
+        let errors = doc["errors"].as_array().unwrap();
+        assert!(
+            errors.len() == 1
+                && errors[0].as_str().unwrap().starts_with("--rung-file: ")
+                && errors[0]
+                    .as_str()
+                    .unwrap()
+                    .contains("no-such-rung-file.toml"),
+            "{args:?}: {doc}"
+        );
+    }
+}
+
+#[test]
 fn suite_json_is_valid_with_every_cell() {
     let scenarios = scratch("json-suite-scenarios");
     for name in ["pause-at-release-start.toml", "nested-acquire.toml"] {

@@ -1,7 +1,8 @@
 //! `locklab run --real` and `locklab suite --real`: the same scenarios on
 //! real `redis-server` processes with real faults (the `real` crate).
 
-use crate::commands::{emit, load_scenario_arg, run_exit, worst};
+use super::{load_scenario_arg, run_exit, worst};
+use crate::say::emit;
 use model::verdict::Verdict;
 use real::agreement::{Report, Row};
 use real::cell::{CellOutcome, describe_outcome, run_real_cell_on};
@@ -29,7 +30,7 @@ fn server_bin(path: Option<&Path>) -> Option<ServerBin> {
             )
         }),
     };
-    probed.map_err(|e| eprintln!("error: {e}")).ok()
+    probed.map_err(|e| crate::error!("{e}")).ok()
 }
 
 /// `locklab run SCENARIO --real [--rung ID | --rung-file F] [--seed N]
@@ -53,7 +54,7 @@ pub fn run(
     let (scenario, text) = match load_scenario_arg(path) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::error!("{e}");
             return ExitCode::BadInput;
         }
     };
@@ -65,8 +66,8 @@ pub fn run(
     let rungs: Vec<String> = match rung {
         Some(r) if scenario.rungs.iter().any(|x| x == r) => vec![r.to_string()],
         Some(r) => {
-            eprintln!(
-                "error: {}: rung {r:?} is not in this scenario; it names {}",
+            crate::error!(
+                "{}: rung {r:?} is not in this scenario; it names {}",
                 path.display(),
                 scenario.rungs.join(", ")
             );
@@ -75,7 +76,7 @@ pub fn run(
         None => scenario.rungs.clone(),
     };
     if repeat == 0 {
-        eprintln!("error: --repeat 0: a real cell needs at least one run");
+        crate::error!("--repeat 0: a real cell needs at least one run");
         return ExitCode::BadInput;
     }
     let Some(bin) = server_bin(server) else {
@@ -94,7 +95,7 @@ pub fn run(
             match written {
                 Ok(()) => say(&format!("  written to {}\n", dir.display())),
                 Err(e) => {
-                    eprintln!("error: cannot write {}: {e}", dir.display());
+                    crate::error!("cannot write {}: {e}", dir.display());
                     failed = true;
                 }
             }
@@ -124,7 +125,7 @@ pub fn run(
                 return ExitCode::Interrupted;
             }
             Err(e) => {
-                eprintln!("error: {}: {rung}: {e}", path.display());
+                crate::error!("{}: {rung}: {e}", path.display());
                 failed = true;
             }
         }
@@ -148,7 +149,7 @@ pub fn suite(
         Err(code) => return code,
     };
     if repeat == 0 {
-        eprintln!("error: --repeat 0: a real cell needs at least one run");
+        crate::error!("--repeat 0: a real cell needs at least one run");
         return ExitCode::BadInput;
     }
     let Some(bin) = server_bin(server) else {
@@ -163,7 +164,7 @@ pub fn suite(
         match sim::suite::run_suite(&scenarios, sim::suite::Grid::Named, workers, &quiet) {
             Ok(run) => run,
             Err(e) => {
-                eprintln!("error: {e}");
+                crate::error!("{e}");
                 return ExitCode::BadInput;
             }
         };
@@ -201,7 +202,7 @@ pub fn suite(
             }
             Err(RunError::Interrupted(cause)) => interrupted = Some(cause),
             Err(e) => {
-                eprintln!("error: {} / {}: {e}", cell.scenario, cell.rung);
+                crate::error!("{} / {}: {e}", cell.scenario, cell.rung);
                 return ExitCode::BadInput;
             }
         }
@@ -223,7 +224,7 @@ pub fn suite(
         .and_then(|()| harness::atomic::write_whole(&out.join(md), report.markdown()))
         .and_then(|()| harness::atomic::write_whole(&out.join(json), report.json()));
     if let Err(e) = written {
-        eprintln!("error: cannot write {}: {e}", out.join(md).display());
+        crate::error!("cannot write {}: {e}", out.join(md).display());
         return ExitCode::BadInput;
     }
     emit(format_args!("{}", report.markdown()), false);

@@ -1,0 +1,108 @@
+//! `locklab replay DIR`: a recorded run again, compared byte for byte (a
+//! real run: its recorded history judged again).
+
+use super::Outcome;
+use crate::json::ReplayResult;
+use model::scenario::Scenario;
+use sim::cell::run_cell;
+use sim::exit::ExitCode;
+use std::path::{Path, PathBuf};
+
+/// The arguments of `locklab replay`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// A run folder written by `locklab run`.
+    pub dir: PathBuf,
+    /// Print one JSON document on standard output (docs/json.md); the
+    /// human text goes to standard error.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `locklab replay DIR`: 0 when every file the run wrote is what it
+/// writes now, 1 when not (naming the first difference), 3 when the folder
+/// is unusable; with what `--json` prints.
+pub fn execute(args: Args) -> Outcome<ReplayResult> {
+    let dir = args.dir.as_path();
+    match replay_inner(dir) {
+        Ok(replayed) => {
+            let code = match &replayed.difference {
+                None if dir.join(real::cell::MARKER).exists() => {
+                    outln!(
+                        "replay of {}: a real run cannot be repeated byte for byte; its \
+                         recorded history, checked again, gets the recorded verdict",
+                        dir.display()
+                    );
+                    ExitCode::Success
+                }
+                None => {
+                    outln!("replay of {}: identical history", dir.display());
+                    ExitCode::Success
+                }
+                Some(diff) => {
+                    outln!("replay of {}: histories differ\n{diff}", dir.display());
+                    ExitCode::Violated
+                }
+            };
+            Outcome::new(code, Some(replayed))
+        }
+        Err(e) => {
+            crate::error!("{e}");
+            Outcome::failed(ExitCode::BadInput)
+        }
+    }
+}
+
+/// Replays the run in `dir`: its identity and the first difference, if any.
+fn replay_inner(dir: &Path) -> Result<ReplayResult, String> {
+    use sim::replay::Replayed;
+    if dir.join(real::cell::MARKER).exists() {
+        return recheck_real(dir);
+    }
+    let found = sim::replay::replay_adapting(
+        dir,
+        |scenario, rung| crate::rung_files::recorded(dir, scenario, rung),
+        run_cell,
+    )?;
+    let cell = sim::replay::recorded(dir)?;
+    let difference = match found {
+        Replayed::Identical => None,
+        Replayed::Differs(diff) => Some(diff),
+    };
+    Ok(ReplayResult {
+        folder: dir.display().to_string(),
+        scenario: cell.scenario,
+        variant: cell.rung,
+        seed: cell.seed,
+        identical: difference.is_none(),
+        difference,
+    })
+}
+
+/// `replay` of a real run (its folder has the real-run marker): the
+/// recorded history judged again must get the recorded verdict; the run
+/// itself cannot be repeated.
+fn recheck_real(dir: &Path) -> Result<ReplayResult, String> {
+    let read = |name: &str| sim::replay::read_run_file(&dir.join(name));
+    let cell = sim::replay::recorded(dir)?;
+    let file = dir.join("scenario.toml").display().to_string();
+    let scenario = Scenario::parse(&read("scenario.toml")?, &file, &cell.scenario)
+        .map_err(|e| e.to_string())?;
+    // A rung file's run: its kept file gives the rung its part again.
+    let scenario = crate::rung_files::recorded(dir, scenario, &cell.rung)?;
+    let difference = real::cell::recheck(
+        &scenario,
+        &cell.rung,
+        cell.seed,
+        &read("history.jsonl")?,
+        &read("verdict.json")?,
+    )?;
+    Ok(ReplayResult {
+        folder: dir.display().to_string(),
+        scenario: cell.scenario,
+        variant: cell.rung,
+        seed: cell.seed,
+        identical: difference.is_none(),
+        difference,
+    })
+}
