@@ -122,6 +122,54 @@ pub(crate) fn load_all(dir: Option<&Path>) -> Option<Vec<Scenario>> {
     }
 }
 
+/// What `run` (on the simulator or on real servers) was asked to run.
+pub(crate) struct Chosen {
+    /// The scenario, with a rung file's rung given its part.
+    pub scenario: Scenario,
+    /// The scenario's text, read once: the run folder keeps exactly the
+    /// text that was run, even when it came from a pipe that cannot be
+    /// read again.
+    pub text: String,
+    /// The rungs to run: the one asked for, else every rung it names.
+    pub rungs: Vec<String>,
+}
+
+/// Loads `run`'s rung file first (a scenario may name its rung), then the
+/// scenario, and picks the rungs; an error is reported and is exit 3.
+pub(crate) fn choose_runs(
+    path: &Path,
+    rung: Option<&str>,
+    rung_file: Option<&Path>,
+) -> Result<Chosen, ExitCode> {
+    let from_file = rung_file.map(crate::rung_files::load).transpose()?;
+    let rung = rung.or(from_file);
+    let (scenario, text) = load_scenario_arg(path).map_err(|e| {
+        crate::error!("{e}");
+        ExitCode::BadInput
+    })?;
+    let scenario = match from_file {
+        Some(id) => crate::rung_files::adopt(&scenario, id)?,
+        None => scenario,
+    };
+    let rungs = match rung {
+        Some(v) if scenario.rungs.iter().any(|x| x == v) => vec![v.to_string()],
+        Some(v) => {
+            crate::error!(
+                "{}: rung {v:?} is not in this scenario; it names {}",
+                path.display(),
+                scenario.rungs.join(", ")
+            );
+            return Err(ExitCode::BadInput);
+        }
+        None => scenario.rungs.clone(),
+    };
+    Ok(Chosen {
+        scenario,
+        text,
+        rungs,
+    })
+}
+
 /// The scenario `run` was given: a file, or when no such file exists and
 /// the argument is a bare name, the built-in scenario of that name (so
 /// `locklab run stop-the-world-pause` works from any folder). Returns the

@@ -1,7 +1,7 @@
 //! `locklab run --real` and `locklab suite --real`: the same scenarios on
 //! real `redis-server` processes with real faults (the `real` crate).
 
-use super::{load_scenario_arg, run_exit, worst};
+use super::{choose_runs, run_exit, worst};
 use crate::say::emit;
 use model::verdict::Verdict;
 use real::agreement::{Report, Row};
@@ -33,6 +33,16 @@ fn server_bin(path: Option<&Path>) -> Option<ServerBin> {
     probed.map_err(|e| crate::error!("{e}")).ok()
 }
 
+/// The server binary of real runs repeated `repeat` times; `None` (the
+/// error reported) when there is none or `repeat` is 0.
+fn server_for(repeat: u32, path: Option<&Path>) -> Option<ServerBin> {
+    if repeat == 0 {
+        crate::error!("--repeat 0: a real cell needs at least one run");
+        return None;
+    }
+    server_bin(path)
+}
+
 /// `locklab run SCENARIO --real [--rung ID | --rung-file F] [--seed N]
 /// [--repeat R]`. A rung file's rung runs as a built-in rung does: the
 /// same generic lock the simulator runs, its file kept in each run folder
@@ -46,40 +56,11 @@ pub fn run(
     repeat: u32,
     server: Option<&Path>,
 ) -> ExitCode {
-    let from_file = match rung_file.map(crate::rung_files::load).transpose() {
-        Ok(id) => id,
+    let (scenario, text, rungs) = match choose_runs(path, rung, rung_file) {
+        Ok(chosen) => (chosen.scenario, chosen.text, chosen.rungs),
         Err(code) => return code,
     };
-    let rung = rung.or(from_file);
-    let (scenario, text) = match load_scenario_arg(path) {
-        Ok(s) => s,
-        Err(e) => {
-            crate::error!("{e}");
-            return ExitCode::BadInput;
-        }
-    };
-    let scenario = match from_file.map(|id| crate::rung_files::adopt(&scenario, id)) {
-        Some(Ok(adopted)) => adopted,
-        Some(Err(code)) => return code,
-        None => scenario,
-    };
-    let rungs: Vec<String> = match rung {
-        Some(r) if scenario.rungs.iter().any(|x| x == r) => vec![r.to_string()],
-        Some(r) => {
-            crate::error!(
-                "{}: rung {r:?} is not in this scenario; it names {}",
-                path.display(),
-                scenario.rungs.join(", ")
-            );
-            return ExitCode::BadInput;
-        }
-        None => scenario.rungs.clone(),
-    };
-    if repeat == 0 {
-        crate::error!("--repeat 0: a real cell needs at least one run");
-        return ExitCode::BadInput;
-    }
-    let Some(bin) = server_bin(server) else {
+    let Some(bin) = server_for(repeat, server) else {
         return ExitCode::BadInput;
     };
     let seed = seed.unwrap_or_else(|| scenario.seeds.first().copied().unwrap_or(1));
@@ -148,11 +129,7 @@ pub fn suite(
         Ok(s) => s,
         Err(code) => return code,
     };
-    if repeat == 0 {
-        crate::error!("--repeat 0: a real cell needs at least one run");
-        return ExitCode::BadInput;
-    }
-    let Some(bin) = server_bin(server) else {
+    let Some(bin) = server_for(repeat, server) else {
         return ExitCode::BadInput;
     };
     let started = Instant::now();

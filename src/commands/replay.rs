@@ -64,19 +64,24 @@ fn replay_inner(dir: &Path) -> Result<ReplayResult, String> {
         |scenario, rung| crate::rung_files::recorded(dir, scenario, rung),
         run_cell,
     )?;
-    let cell = sim::replay::recorded(dir)?;
     let difference = match found {
         Replayed::Identical => None,
         Replayed::Differs(diff) => Some(diff),
     };
-    Ok(ReplayResult {
+    Ok(replayed(dir, sim::replay::recorded(dir)?, difference))
+}
+
+/// The document's result for the run in `dir`, recorded as `cell`, with
+/// the first difference found, if any.
+fn replayed(dir: &Path, cell: sim::replay::Recorded, difference: Option<String>) -> ReplayResult {
+    ReplayResult {
         folder: dir.display().to_string(),
         scenario: cell.scenario,
         variant: cell.rung,
         seed: cell.seed,
         identical: difference.is_none(),
         difference,
-    })
+    }
 }
 
 /// `replay` of a real run (its folder has the real-run marker): the
@@ -97,12 +102,5 @@ fn recheck_real(dir: &Path) -> Result<ReplayResult, String> {
         &read("history.jsonl")?,
         &read("verdict.json")?,
     )?;
-    Ok(ReplayResult {
-        folder: dir.display().to_string(),
-        scenario: cell.scenario,
-        variant: cell.rung,
-        seed: cell.seed,
-        identical: difference.is_none(),
-        difference,
-    })
+    Ok(replayed(dir, cell, difference))
 }

@@ -1,7 +1,7 @@
 //! `locklab run SCENARIO`: a scenario file on the simulator (or with
 //! `--real`, on real servers: [`super::real`]), every rung it names judged.
 
-use super::{Outcome, load_scenario_arg, print_notes, run_exit, worst};
+use super::{Outcome, choose_runs, print_notes, run_exit, worst};
 use crate::json::{RunEntry, RunResult};
 use sim::cell::run_cell;
 use sim::exit::ExitCode;
@@ -83,39 +83,11 @@ fn on_simulator(
     out: &Path,
     result: &mut RunResult,
 ) -> ExitCode {
-    // A rung file first: a scenario may name its rung.
-    let from_file = match rung_file.map(crate::rung_files::load).transpose() {
-        Ok(id) => id,
+    let (scenario, text, rungs) = match choose_runs(path, rung, rung_file) {
+        Ok(chosen) => (chosen.scenario, chosen.text, chosen.rungs),
         Err(code) => return code,
     };
-    let rung = rung.or(from_file);
-    // Read once: the run folder keeps exactly the text that was run, even
-    // when the scenario comes from a pipe that cannot be read again.
-    let (scenario, text) = match load_scenario_arg(path) {
-        Ok(s) => s,
-        Err(e) => {
-            crate::error!("{e}");
-            return ExitCode::BadInput;
-        }
-    };
-    let scenario = match from_file.map(|id| crate::rung_files::adopt(&scenario, id)) {
-        Some(Ok(adopted)) => adopted,
-        Some(Err(code)) => return code,
-        None => scenario,
-    };
     print_notes(&[&scenario]);
-    let rungs: Vec<String> = match rung {
-        Some(v) if scenario.rungs.iter().any(|x| x == v) => vec![v.to_string()],
-        Some(v) => {
-            crate::error!(
-                "{}: rung {v:?} is not in this scenario; it names {}",
-                path.display(),
-                scenario.rungs.join(", ")
-            );
-            return ExitCode::BadInput;
-        }
-        None => scenario.rungs.clone(),
-    };
     if let Some(s) = seed
         && s >= 1 << 53
     {

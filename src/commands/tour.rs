@@ -65,19 +65,16 @@ fn show(dir: Option<&Path>, only: Option<&str>, result: &mut Option<TourResult>)
                 shown += 1;
             }
             Ok(None) => {}
-            Err(RunError::Interrupted(cause)) => {
-                summary.interrupted_by = Some(cause);
-                eprintln!(
-                    "tour: interrupted by {cause}: PARTIAL: {shown} stop(s) shown; the stop of \
-                     `{}` was abandoned and {} later rung(s) not reached",
-                    rung.id,
-                    rungs.len() - i - 1
-                );
-                return ExitCode::Interrupted;
-            }
             Err(e) => {
-                crate::error!("{e}");
-                return ExitCode::BadInput;
+                if let RunError::Interrupted(cause) = e {
+                    summary.interrupted_by = Some(cause);
+                }
+                let left = rungs.len() - i - 1;
+                let abandoned = format!(
+                    "the stop of `{}` was abandoned and {left} later rung(s) not reached",
+                    rung.id
+                );
+                return cannot_show(e, shown, &abandoned);
             }
         }
     }
@@ -101,22 +98,32 @@ fn tour_libraries(scenarios: &[Scenario], only: Option<&str>, mut shown: usize) 
                 shown += 1;
             }
             Ok(None) => {}
-            Err(RunError::Interrupted(cause)) => {
-                eprintln!(
-                    "tour: interrupted by {cause}: PARTIAL: {shown} stop(s) shown; the chapter \
-                     of `{}` was abandoned and {} later librar(y/ies) not reached",
-                    rung.id,
-                    rungs.len() - i - 1
-                );
-                return ExitCode::Interrupted;
-            }
             Err(e) => {
-                crate::error!("{e}");
-                return ExitCode::BadInput;
+                let left = rungs.len() - i - 1;
+                let abandoned = format!(
+                    "the chapter of `{}` was abandoned and {left} later librar(y/ies) not reached",
+                    rung.id
+                );
+                return cannot_show(e, shown, &abandoned);
             }
         }
     }
     ExitCode::Success
+}
+
+/// The end of a tour whose next stop could not be run: interrupted (said,
+/// with the `shown` stops and what was `abandoned`) or failed (reported).
+fn cannot_show(e: RunError, shown: usize, abandoned: &str) -> ExitCode {
+    match e {
+        RunError::Interrupted(cause) => {
+            eprintln!("tour: interrupted by {cause}: PARTIAL: {shown} stop(s) shown; {abandoned}");
+            ExitCode::Interrupted
+        }
+        e => {
+            crate::error!("{e}");
+            ExitCode::BadInput
+        }
+    }
 }
 
 /// The path of each scenario's file by scenario name, as the tour shows
