@@ -80,6 +80,23 @@ pub const WORKERS: usize = 16;
 /// Masters of the Redlock comparisons.
 pub const MASTERS: usize = 5;
 
+/// A rung against the floor, on one node that `placement` puts.
+const fn single_node(id: &'static str, rung: &'static str, placement: Placement) -> Comparison {
+    uncontended(id, Impl::Rung(rung, Wait::Fixed), Impl::Floor, 1, placement)
+}
+
+/// Redlock against `b`, both on [`MASTERS`] nodes.
+const fn redlock_against(id: &'static str, b: Impl) -> Comparison {
+    uncontended(
+        id,
+        Impl::Rung("redlock", Wait::Fixed),
+        b,
+        MASTERS,
+        Placement::Split,
+    )
+}
+
+/// `a` against `b` uncontended, on `nodes` nodes.
 const fn uncontended(
     id: &'static str,
     a: Impl,
@@ -97,48 +114,16 @@ const fn uncontended(
 
 /// Every comparison the targets read, in the order they are measured.
 pub const COMPARISONS: [Comparison; 7] = [
-    uncontended(
-        "set-nx-px/floor split",
-        Impl::Rung("set-nx-px", Wait::Fixed),
-        Impl::Floor,
-        1,
-        Placement::Split,
-    ),
-    uncontended(
-        "lua-release/floor split",
-        Impl::Rung("lua-release", Wait::Fixed),
-        Impl::Floor,
-        1,
-        Placement::Split,
-    ),
-    uncontended(
-        "set-nx-px/floor same-cpu",
-        Impl::Rung("set-nx-px", Wait::Fixed),
-        Impl::Floor,
-        1,
-        Placement::SameCpu,
-    ),
-    uncontended(
+    single_node("set-nx-px/floor split", "set-nx-px", Placement::Split),
+    single_node("lua-release/floor split", "lua-release", Placement::Split),
+    single_node("set-nx-px/floor same-cpu", "set-nx-px", Placement::SameCpu),
+    single_node(
         "lua-release/floor same-cpu",
-        Impl::Rung("lua-release", Wait::Fixed),
-        Impl::Floor,
-        1,
+        "lua-release",
         Placement::SameCpu,
     ),
-    uncontended(
-        "redlock/floor 5 nodes",
-        Impl::Rung("redlock", Wait::Fixed),
-        Impl::Floor,
-        MASTERS,
-        Placement::Split,
-    ),
-    uncontended(
-        "redlock/rslock 5 nodes",
-        Impl::Rung("redlock", Wait::Fixed),
-        Impl::Rslock,
-        MASTERS,
-        Placement::Split,
-    ),
+    redlock_against("redlock/floor 5 nodes", Impl::Floor),
+    redlock_against("redlock/rslock 5 nodes", Impl::Rslock),
     Comparison {
         id: "notify/rslock 16 workers",
         a: NOTIFY,
