@@ -11,10 +11,7 @@ fn cycles(c: &mut Criterion) {
     let server = harness::RedisServer::start().expect("redis-server");
     let nodes = vec![Node::of(&server)];
     // The bench's own runtime flavour: one thread does everything.
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = bench::client::runtime().expect("runtime");
     let common = Common {
         ttl: Duration::from_secs(10),
         max_wait: Duration::from_secs(10),

@@ -12,6 +12,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+/// The client's runtime: one thread runs every task, connection driver
+/// and timer, so the client occupies exactly the CPU it is pinned to.
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+}
+
 /// One Redis node to talk to.
 #[derive(Debug, Clone)]
 pub struct Node {

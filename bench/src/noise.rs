@@ -314,12 +314,19 @@ mod tests {
         }
     }
 
+    /// The modes of round trips drawn with `seed` from log-normal `parts`,
+    /// each `(n, median_us, sigma)` as [`around`] takes them.
+    fn modes_of(seed: u64, parts: &[(usize, f64, f64)]) -> Modes {
+        let (mut rng, mut hist) = (Seeded::new(seed), histogram());
+        for &(n, median_us, sigma) in parts {
+            around(&mut rng, &mut hist, n, median_us, sigma);
+        }
+        modes(&hist)
+    }
+
     #[test]
     fn two_modes_of_the_round_trip_are_found_with_their_shares() {
-        let (mut rng, mut hist) = (Seeded::new(1), histogram());
-        around(&mut rng, &mut hist, 6_000, 35.0, 0.1);
-        around(&mut rng, &mut hist, 4_000, 112.0, 0.1);
-        let m = modes(&hist);
+        let m = modes_of(1, &[(6_000, 35.0, 0.1), (4_000, 112.0, 0.1)]);
         assert!(m.bimodal, "{m:?}");
         let [fast, slow] = m.modes[..] else {
             panic!("{m:?}")
@@ -332,10 +339,7 @@ mod tests {
 
     #[test]
     fn one_mode_with_a_long_thin_tail_is_not_two_modes() {
-        let (mut rng, mut hist) = (Seeded::new(2), histogram());
-        around(&mut rng, &mut hist, 9_900, 57.0, 0.15);
-        around(&mut rng, &mut hist, 100, 3_000.0, 0.3);
-        let m = modes(&hist);
+        let m = modes_of(2, &[(9_900, 57.0, 0.15), (100, 3_000.0, 0.3)]);
         assert!(!m.bimodal, "{m:?}");
         assert_eq!(m.modes.len(), 1);
         assert!((54..=60).contains(&m.modes[0].median_us), "{m:?}");
@@ -343,9 +347,7 @@ mod tests {
 
     #[test]
     fn one_wide_mode_is_not_two_modes() {
-        let (mut rng, mut hist) = (Seeded::new(3), histogram());
-        around(&mut rng, &mut hist, 10_000, 60.0, 0.4);
-        assert!(!modes(&hist).bimodal);
+        assert!(!modes_of(3, &[(10_000, 60.0, 0.4)]).bimodal);
         assert!(!modes(&histogram()).bimodal);
     }
 }

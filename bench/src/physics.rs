@@ -22,101 +22,52 @@ pub struct Cycle {
     pub round_trips: u32,
 }
 
+impl Cycle {
+    /// A row of [`CYCLES`].
+    const fn new(name: &'static str, commands: &'static [&'static str], round_trips: u32) -> Cycle {
+        Cycle {
+            name,
+            commands,
+            round_trips,
+        }
+    }
+}
+
 /// Every implementation's cycle: the one table of round trips.
 pub const CYCLES: [Cycle; 17] = [
-    Cycle {
-        name: "floor",
-        commands: &["SET NX PX", "EVALSHA release"],
-        round_trips: 2,
-    },
-    Cycle {
-        name: "rslock",
-        commands: &["SET NX PX", "EVALSHA unlock"],
-        round_trips: 2,
-    },
-    Cycle {
-        name: "setnx",
-        commands: &["SETNX", "DEL"],
-        round_trips: 2,
-    },
-    Cycle {
-        name: "setnx-expire",
-        commands: &["SETNX", "EXPIRE", "DEL"],
-        round_trips: 3,
-    },
-    Cycle {
-        name: "set-timestamp",
-        commands: &["SET NX PX", "GET", "DEL"],
-        round_trips: 3,
-    },
-    Cycle {
-        name: "set-nx-px",
-        commands: &["SET NX PX", "DEL"],
-        round_trips: 2,
-    },
-    Cycle {
-        name: "get-check-del",
-        commands: &["SET NX PX", "GET", "DEL"],
-        round_trips: 3,
-    },
-    Cycle {
-        name: "lua-release",
-        commands: &["SET NX PX", "EVALSHA release"],
-        round_trips: 2,
-    },
-    Cycle {
-        name: "reentrant",
-        commands: &["EVALSHA acquire", "EVALSHA release"],
-        round_trips: 2,
-    },
-    Cycle {
-        name: "watchdog",
-        commands: &["EVALSHA acquire", "EVALSHA release"],
-        round_trips: 2,
-    },
-    Cycle {
-        name: "redlock",
-        commands: &["SET NX PX", "EVALSHA release"],
-        round_trips: 2,
-    },
-    Cycle {
-        name: "fenced",
-        commands: &["EVALSHA acquire + INCR fence", "EVALSHA release"],
-        round_trips: 2,
-    },
-    // The library rungs measured on real Redis (`LIBRARY_ROWS`).
-    Cycle {
-        name: "redisson",
-        // After a grant, ROLE asks whether the master has replicas to WAIT
-        // for (none here, so no WAIT).
-        commands: &["EVALSHA acquire", "ROLE", "EVALSHA release"],
-        round_trips: 3,
-    },
-    Cycle {
-        name: "redsync",
-        commands: &["SET NX PX", "EVALSHA release"],
-        round_trips: 2,
-    },
-    Cycle {
-        name: "node-redlock",
-        commands: &["SET NX PX", "EVALSHA release"],
-        round_trips: 2,
-    },
+    Cycle::new("floor", &["SET NX PX", "EVALSHA release"], 2),
+    Cycle::new("rslock", &["SET NX PX", "EVALSHA unlock"], 2),
+    Cycle::new("setnx", &["SETNX", "DEL"], 2),
+    Cycle::new("setnx-expire", &["SETNX", "EXPIRE", "DEL"], 3),
+    Cycle::new("set-timestamp", &["SET NX PX", "GET", "DEL"], 3),
+    Cycle::new("set-nx-px", &["SET NX PX", "DEL"], 2),
+    Cycle::new("get-check-del", &["SET NX PX", "GET", "DEL"], 3),
+    Cycle::new("lua-release", &["SET NX PX", "EVALSHA release"], 2),
+    Cycle::new("reentrant", &["EVALSHA acquire", "EVALSHA release"], 2),
+    Cycle::new("watchdog", &["EVALSHA acquire", "EVALSHA release"], 2),
+    Cycle::new("redlock", &["SET NX PX", "EVALSHA release"], 2),
+    Cycle::new(
+        "fenced",
+        &["EVALSHA acquire + INCR fence", "EVALSHA release"],
+        2,
+    ),
+    // The library rungs measured on real Redis (`LIBRARY_ROWS`). Redisson,
+    // after a grant, asks ROLE whether the master has replicas to WAIT for
+    // (none here, so no WAIT).
+    Cycle::new(
+        "redisson",
+        &["EVALSHA acquire", "ROLE", "EVALSHA release"],
+        3,
+    ),
+    Cycle::new("redsync", &["SET NX PX", "EVALSHA release"], 2),
+    Cycle::new("node-redlock", &["SET NX PX", "EVALSHA release"], 2),
     // The `rslock` library rung, named apart from the crate it models: the
     // crate's `lock()` and `unlock()` round for round. Its `using()`
     // extension is due 500 ms before the validity ends, long after an
     // uncontended cycle has released, so it sends nothing here.
-    Cycle {
-        name: RSLOCK_MODEL,
-        commands: &["SET NX PX", "EVALSHA release"],
-        round_trips: 2,
-    },
+    Cycle::new(RSLOCK_MODEL, &["SET NX PX", "EVALSHA release"], 2),
     // Measured on locklab's simulated node (`SIMULATED_NODE_ROWS`).
-    Cycle {
-        name: "native-cad",
-        commands: &["SET NX PX", "DELEX IFEQ"],
-        round_trips: 2,
-    },
+    Cycle::new("native-cad", &["SET NX PX", "DELEX IFEQ"], 2),
 ];
 
 /// The library rungs the benchmark measures on redis-server beside the

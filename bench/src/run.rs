@@ -4,6 +4,7 @@
 
 use crate::assemble::{self, Context};
 use crate::cleanup::delete_own_keys;
+use crate::client;
 use crate::env::Machine;
 use crate::error::BenchError;
 use crate::measure::{Asked, Launcher, Session, TTL};
@@ -216,13 +217,10 @@ fn key_prefix() -> String {
     format!("locklab:bench:{}-{nanos:x}:", std::process::id())
 }
 
-/// The client's runtime: one thread runs every task, connection driver
-/// and timer, so the client occupies exactly the CPU it is pinned to.
+/// The client's runtime ([`client::runtime`]), its failure a measuring
+/// error.
 fn runtime() -> Result<Runtime, BenchError> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| BenchError::Measure(e.into()))
+    client::runtime().map_err(|e| BenchError::Measure(e.into()))
 }
 
 /// Deletes this run's keys from servers it did not start (in a fresh

@@ -228,13 +228,19 @@ pub fn round3(x: f64) -> f64 {
 mod tests {
     use super::*;
 
+    /// `completed` waits of `us` each, then one still open at `open_us`.
+    fn waits_with_one_open(completed: usize, us: u64, open_us: u64) -> Waits {
+        let mut waits = Waits::default();
+        for _ in 0..completed {
+            waits.completed(us);
+        }
+        waits.still_open(open_us);
+        waits
+    }
+
     #[test]
     fn an_open_wait_counts_at_its_open_time_and_makes_the_tail_a_lower_bound() {
-        let mut waits = Waits::default();
-        for _ in 0..99 {
-            waits.completed(50);
-        }
-        waits.still_open(1_000_000);
+        let waits = waits_with_one_open(99, 50, 1_000_000);
         assert_eq!(waits.open_count(), 1);
         let median = waits.quantile(0.5);
         assert!(median.us < 60 && !median.lower_bound, "{median:?}");
@@ -246,11 +252,7 @@ mod tests {
 
     #[test]
     fn a_short_open_wait_below_a_quantile_leaves_it_exact() {
-        let mut waits = Waits::default();
-        for _ in 0..1000 {
-            waits.completed(100);
-        }
-        waits.still_open(5);
+        let waits = waits_with_one_open(1000, 100, 5);
         let p99 = waits.quantile(0.99);
         assert!((100..=101).contains(&p99.us) && !p99.lower_bound, "{p99:?}");
         assert!(!waits.max_is_lower_bound());

@@ -15,10 +15,7 @@ const COMMON: Common = Common {
 
 /// One slice of `workers` workers of `which` on one key, until `end`.
 fn slice(which: Impl, node: &Node, workers: usize, end: SliceEnd) -> workload::ContentionSample {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = bench::client::runtime().expect("runtime");
     rt.block_on(async {
         let client = Client::connect(which, std::slice::from_ref(node), COMMON, 1)
             .await

@@ -2,7 +2,7 @@
 //! leaving no process it started behind. No test here measures anything.
 
 use bench::{BenchError, BenchOptions};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A fresh temporary path unique to this process and `name`.
 fn temp(name: &str) -> PathBuf {
@@ -19,6 +19,15 @@ fn options(out: PathBuf, redis: &[&str]) -> BenchOptions {
         slice_ms: Some(1),
         rounds: Some(1),
         ..Default::default()
+    }
+}
+
+/// The error of a run against `url` alone, which must fail it as a bad
+/// URL, in full.
+fn bad_url_error(out: &Path, url: &str) -> String {
+    match bench::run(options(out.to_path_buf(), &[url])) {
+        Err(BenchError::BadUrl(e)) => format!("{e:#}"),
+        other => panic!("{url}: expected BadUrl, got {other:?}"),
     }
 }
 
@@ -55,14 +64,9 @@ fn a_malformed_url_is_named_with_the_form_expected() {
         "redis://127.0.0.1:6379/2",
         "redis://:6379",
     ] {
-        match bench::run(options(out.clone(), &[url])) {
-            Err(BenchError::BadUrl(e)) => {
-                let shown = format!("{e:#}");
-                assert!(shown.contains(&format!("{url:?}")), "{shown}");
-                assert!(shown.contains("redis://host:port"), "{shown}");
-            }
-            other => panic!("{url}: expected BadUrl, got {other:?}"),
-        }
+        let shown = bad_url_error(&out, url);
+        assert!(shown.contains(&format!("{url:?}")), "{shown}");
+        assert!(shown.contains("redis://host:port"), "{shown}");
     }
     let _ = std::fs::remove_dir_all(out);
 }
@@ -74,13 +78,8 @@ fn a_server_that_accepts_but_never_answers_fails_the_run_naming_its_url() {
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("redis://{}", silent.local_addr().unwrap());
     let out = temp("silent");
-    match bench::run(options(out.clone(), &[&url])) {
-        Err(BenchError::BadUrl(e)) => {
-            let shown = format!("{e:#}");
-            assert!(shown.contains(&url), "{shown}");
-        }
-        other => panic!("expected BadUrl, got {other:?}"),
-    }
+    let shown = bad_url_error(&out, &url);
+    assert!(shown.contains(&url), "{shown}");
     assert!(
         !out.join("bench.json").exists(),
         "nothing was measured, so nothing is reported"
@@ -96,13 +95,8 @@ fn a_server_nobody_listens_on_fails_the_run_naming_its_url() {
     let port = harness::ReservedPort::new().unwrap();
     let url = format!("redis://{}", port.addr());
     let out = temp("refused");
-    match bench::run(options(out.clone(), &[&url])) {
-        Err(BenchError::BadUrl(e)) => {
-            let shown = format!("{e:#}");
-            assert!(shown.contains(&url), "{shown}");
-        }
-        other => panic!("expected BadUrl, got {other:?}"),
-    }
+    let shown = bad_url_error(&out, &url);
+    assert!(shown.contains(&url), "{shown}");
     let _ = std::fs::remove_dir_all(out);
 }
 

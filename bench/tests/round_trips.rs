@@ -15,6 +15,11 @@ use std::time::Duration;
 
 /// Cycles measured per implementation, after the warm-up.
 const CYCLES_SEEN: usize = 5;
+/// The settings of every client here.
+const COMMON: Common = Common {
+    ttl: Duration::from_secs(10),
+    max_wait: Duration::from_secs(5),
+};
 /// The command that marks the end of an implementation's cycles.
 const MARK: &str = "locklab-round-trips-end";
 
@@ -62,14 +67,7 @@ fn each_cycle_sends_the_commands_the_round_trip_table_names() {
     }
     let server = harness::RedisServer::start().expect("redis-server");
     let node = Node::of(&server);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let common = Common {
-        ttl: Duration::from_secs(10),
-        max_wait: Duration::from_secs(5),
-    };
+    let rt = bench::client::runtime().expect("runtime");
     let mut watch = monitor(&node.addr);
     // The rows measured on the simulated node are held to the table by
     // the test below: redis-server 7.0 cannot release them.
@@ -79,13 +77,13 @@ fn each_cycle_sends_the_commands_the_round_trip_table_names() {
     {
         let which = Impl::named(cycle.name).expect("a name the bench knows");
         let commands = rt.block_on(async {
-            let client = Client::connect(which, std::slice::from_ref(&node), common, 1)
+            let client = Client::connect(which, std::slice::from_ref(&node), COMMON, 1)
                 .await
                 .expect("connect");
             let key = format!("round-trips:{}", cycle.name);
             // Warm-up: scripts loaded, connections made.
             for _ in 0..3 {
-                one_cycle(&client, &key, common).await;
+                one_cycle(&client, &key).await;
             }
             let mut conn = bench::client::raw_connection(&node.addr).await.unwrap();
             let mark = |conn: &mut redis::aio::MultiplexedConnection| {
@@ -101,7 +99,7 @@ fn each_cycle_sends_the_commands_the_round_trip_table_names() {
             mark(&mut conn).await;
             let _ = commands_until_mark(&mut watch);
             for _ in 0..CYCLES_SEEN {
-                one_cycle(&client, &key, common).await;
+                one_cycle(&client, &key).await;
             }
             mark(&mut conn).await;
             commands_until_mark(&mut watch)
@@ -111,10 +109,10 @@ fn each_cycle_sends_the_commands_the_round_trip_table_names() {
 }
 
 /// One uncontended acquire + release of `key`.
-async fn one_cycle(client: &Client, key: &str, common: Common) {
+async fn one_cycle(client: &Client, key: &str) {
     let owner = Owner::new("round-trips", 0);
     let held = client
-        .try_acquire(key, &owner, common.ttl)
+        .try_acquire(key, &owner, COMMON.ttl)
         .await
         .expect("acquire")
         .expect("uncontended");
@@ -225,30 +223,23 @@ async fn listing_proxy(
 #[test]
 fn the_simulated_node_rows_send_the_commands_the_round_trip_table_names() {
     let sim = bench::sim_node::SimNode::start(None).expect("the simulated node");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let common = Common {
-        ttl: Duration::from_secs(10),
-        max_wait: Duration::from_secs(5),
-    };
+    let rt = bench::client::runtime().expect("runtime");
     for name in physics::SIMULATED_NODE_ROWS {
         let cycle = physics::cycle(name).expect("a cycle");
         let which = Impl::named(name).expect("a rung");
         let commands = rt.block_on(async {
             let (addr, seen) = listing_proxy(sim.node().addr.clone()).await;
             let node = Node::from_url(&format!("redis://{addr}")).unwrap();
-            let client = Client::connect(which, &[node], common, 1)
+            let client = Client::connect(which, &[node], COMMON, 1)
                 .await
                 .expect("connect");
             let key = format!("round-trips:{name}");
             for _ in 0..3 {
-                one_cycle(&client, &key, common).await;
+                one_cycle(&client, &key).await;
             }
             seen.lock().unwrap().clear();
             for _ in 0..CYCLES_SEEN {
-                one_cycle(&client, &key, common).await;
+                one_cycle(&client, &key).await;
             }
             std::mem::take(&mut *seen.lock().unwrap())
         });

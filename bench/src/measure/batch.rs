@@ -315,9 +315,7 @@ pub fn child_main() -> Option<ExitCode> {
 
 /// Reads the spec, measures the batch, writes its events.
 fn run_child() -> anyhow::Result<()> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    let rt = crate::client::runtime()?;
     // Ctrl-C reaches the whole process group; the run's process handles
     // it (and kills this one), so it must not end us first: caught before
     // anything else, and never read.
