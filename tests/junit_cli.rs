@@ -68,8 +68,8 @@ fn suite_junit_has_a_case_per_cell_and_a_failure_for_the_cell_that_differs() {
     // The text names the failed check and its witness events (JSON lines,
     // quotes and all, unescaped by the parser).
     let body = failure.text().unwrap();
-    assert_contains(&body, "INVALID");
-    assert_contains(&body, "\"at_us\":");
+    assert_contains(body, "INVALID");
+    assert_contains(body, "\"at_us\":");
 
     // A rung the scenario does not name (no-lock is violated) passes.
     let no_lock = cases[0];
