@@ -11,7 +11,7 @@ mod common;
 use common::{path, scratch};
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
@@ -147,14 +147,37 @@ fn exit_code(child: &mut Child, within: Duration) -> Option<i32> {
 }
 
 /// A bench a test runs, once it printed a line with the text it waited
-/// for: the run, the rest of its lines, the pids of its servers, their
-/// watchers and the fresh servers of the batch under way, and that
-/// batch's client process.
+/// for: the run, the rest of its lines, the pids of every process that
+/// must end with it (its servers, their watchers, the fresh servers of
+/// the batch under way and that batch's client process), and that
+/// client process's pid alone.
 struct Running {
     child: Child,
     rx: Receiver<String>,
     pids: Vec<u32>,
     batch: u32,
+}
+
+impl Running {
+    /// Fails unless the bench exits with 130 within 30 s; the rest of its
+    /// lines, until its standard error closed.
+    fn exits_130(&mut self) -> Vec<String> {
+        assert_eq!(
+            exit_code(&mut self.child, Duration::from_secs(30)),
+            Some(130)
+        );
+        std::iter::from_fn(|| self.rx.recv_timeout(Duration::from_secs(10)).ok()).collect()
+    }
+
+    /// Fails unless every process that must end with the bench ended
+    /// within `within`.
+    fn assert_all_ended_within(&self, within: Duration) {
+        assert_eq!(
+            left_after(&self.pids, within),
+            Vec::<u32>::new(),
+            "servers, watchers or the batch's process outlived the bench"
+        );
+    }
 }
 
 /// Starts a bench into `out` and reads its lines until one with `wanted`.
@@ -168,12 +191,42 @@ fn run_until(out: &Path, wanted: &str) -> Running {
     let (batch, batch_servers) = batch_pids(&lines);
     assert_eq!(batch_servers.len(), 5, "{lines:?}");
     pids.extend(batch_servers);
+    pids.push(batch);
     Running {
         child,
         rx,
         pids,
         batch,
     }
+}
+
+/// A bench into a fresh folder `name`, run until a line with `wanted`,
+/// and the folder; `None` (the test is skipped) where `redis-server` is
+/// not installed.
+fn bench_until(name: &str, wanted: &str) -> Option<(Running, PathBuf)> {
+    if !redis_installed() {
+        eprintln!("redis-server not installed; skipped");
+        return None;
+    }
+    let out = scratch(name);
+    Some((run_until(&out, wanted), out))
+}
+
+/// The partial report a stopped bench wrote into `out`.
+fn partial_report(out: &Path) -> serde_json::Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(out.join("bench-partial.json")).expect("bench-partial.json"),
+    )
+    .expect("json")
+}
+
+/// Fails, showing `lines`, unless one of them contains `text`.
+fn assert_a_line_says(lines: &[String], text: &str) {
+    assert!(
+        lines.iter().any(|l| l.contains(text)),
+        "{}",
+        lines.join("\n")
+    );
 }
 
 /// Runs `kill` with `args` (a signal, then a pid or `--` and a group).
@@ -184,41 +237,22 @@ fn kill(args: &[&str]) {
 
 #[test]
 fn sigterm_stops_the_servers_and_keeps_the_partial_report_with_exit_130() {
-    if !redis_installed() {
-        eprintln!("redis-server not installed; skipped");
-        return;
-    }
-    let out = scratch("bench-sigterm");
     // Stop it once it has measured some pairs.
-    let Running {
-        mut child,
-        rx,
-        pids,
-        batch,
-    } = run_until(&out, "targets round 1");
-    kill(&["-TERM", &child.id().to_string()]);
+    let Some((mut bench, out)) = bench_until("bench-sigterm", "targets round 1") else {
+        return;
+    };
+    kill(&["-TERM", &bench.child.id().to_string()]);
     // Killed by the run, not left to notice on its own: gone (or a zombie
     // not yet reaped) by the time the run says it stopped.
-    let mut rest = read_until(&rx, "stopped by SIGTERM", Duration::from_secs(30));
+    let mut rest = read_until(&bench.rx, "stopped by SIGTERM", Duration::from_secs(30));
     assert!(
-        !alive(batch),
+        !alive(bench.batch),
         "the batch's client process outlived the stop"
     );
-    assert_eq!(exit_code(&mut child, Duration::from_secs(30)), Some(130));
-    // Everything it printed until its standard error closed.
-    rest.extend(std::iter::from_fn(|| {
-        rx.recv_timeout(Duration::from_secs(10)).ok()
-    }));
-    assert_eq!(left_after(&pids, Duration::from_secs(2)), Vec::<u32>::new());
-    assert!(
-        rest.iter().any(|l| l.contains("stopped by SIGTERM")),
-        "{}",
-        rest.join("\n")
-    );
-    let json: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(out.join("bench-partial.json")).expect("bench-partial.json"),
-    )
-    .expect("json");
+    rest.extend(bench.exits_130());
+    bench.assert_all_ended_within(Duration::from_secs(2));
+    assert_a_line_says(&rest, "stopped by SIGTERM");
+    let json = partial_report(&out);
     assert_eq!(
         json["partial"]["stopped_by"], "SIGTERM",
         "{}",
@@ -254,65 +288,35 @@ fn sigterm_stops_the_servers_and_keeps_the_partial_report_with_exit_130() {
 
 #[test]
 fn servers_do_not_outlive_a_bench_killed_outright() {
-    if !redis_installed() {
-        eprintln!("redis-server not installed; skipped");
+    let Some((mut bench, out)) = bench_until("bench-sigkill", "in client process") else {
         return;
-    }
-    let out = scratch("bench-sigkill");
-    // Its lines are kept being read until the end, as the run writes on.
-    let Running {
-        mut child,
-        rx: _lines,
-        mut pids,
-        batch,
-    } = run_until(&out, "in client process");
-    pids.push(batch);
+    };
+    // Its lines are kept being read (`bench.rx` lives on) until the end,
+    // as the run writes on.
     // SIGKILL: no handler runs, nothing is dropped.
-    child.kill().expect("kill");
-    let _ = child.wait();
-    assert_eq!(
-        left_after(&pids, Duration::from_secs(5)),
-        Vec::<u32>::new(),
-        "servers, watchers or the batch's process outlived a killed bench"
-    );
+    bench.child.kill().expect("kill");
+    let _ = bench.child.wait();
+    bench.assert_all_ended_within(Duration::from_secs(5));
     let _ = std::fs::remove_dir_all(out);
 }
 
 #[test]
 fn ctrl_c_to_the_whole_job_stops_it_as_sigint_with_exit_130_and_nothing_left() {
-    if !redis_installed() {
-        eprintln!("redis-server not installed; skipped");
+    let Some((mut bench, out)) = bench_until("bench-sigint", "targets round 1") else {
         return;
-    }
-    let out = scratch("bench-sigint");
-    let Running {
-        mut child,
-        rx,
-        mut pids,
-        batch,
-    } = run_until(&out, "targets round 1");
-    pids.push(batch);
+    };
     // SIGINT to the batch's process alone: it leaves Ctrl-C to the run,
     // and goes on measuring.
-    kill(&["-INT", &batch.to_string()]);
-    read_until(&rx, "targets round 2", Duration::from_secs(30));
-    assert!(alive(batch), "the batch's process ended on SIGINT");
+    kill(&["-INT", &bench.batch.to_string()]);
+    read_until(&bench.rx, "targets round 2", Duration::from_secs(30));
+    assert!(alive(bench.batch), "the batch's process ended on SIGINT");
     // What a terminal does on Ctrl-C: SIGINT to every process of the job,
     // the batch's client process and the servers included.
-    kill(&["-INT", "--", &format!("-{}", child.id())]);
-    assert_eq!(exit_code(&mut child, Duration::from_secs(30)), Some(130));
-    let rest: Vec<String> =
-        std::iter::from_fn(|| rx.recv_timeout(Duration::from_secs(10)).ok()).collect();
-    assert_eq!(left_after(&pids, Duration::from_secs(5)), Vec::<u32>::new());
-    assert!(
-        rest.iter().any(|l| l.contains("stopped by SIGINT")),
-        "{}",
-        rest.join("\n")
-    );
-    let json: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(out.join("bench-partial.json")).expect("bench-partial.json"),
-    )
-    .expect("json");
+    kill(&["-INT", "--", &format!("-{}", bench.child.id())]);
+    let rest = bench.exits_130();
+    bench.assert_all_ended_within(Duration::from_secs(5));
+    assert_a_line_says(&rest, "stopped by SIGINT");
+    let json = partial_report(&out);
     assert!(
         json["partial"]["stopped_by"]
             .as_str()

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{locklab, locklab_in, path, root, scratch, stderr, stdout};
+use common::{assert_contains, locklab, locklab_in, path, root, scratch, stderr, stdout, words};
 use std::path::{Path, PathBuf};
 
 /// Every `*.toml` under `dir`, as (path relative to `dir`, contents).
@@ -36,11 +36,7 @@ fn tour_and_suite_from_an_empty_folder_use_the_built_in_scenarios_and_match_the_
 
     let tour = locklab_in(&empty, &["tour"]);
     assert!(tour.status.success(), "{}", stderr(&tour));
-    assert!(
-        stderr(&tour).contains("using the 24 built-in scenarios"),
-        "{}",
-        stderr(&tour)
-    );
+    assert_contains(&stderr(&tour), "using the 24 built-in scenarios");
     let tour_on_disk = locklab(&["tour", "--scenarios", path(&on_disk)]);
     assert!(tour_on_disk.status.success(), "{}", stderr(&tour_on_disk));
     assert_eq!(stdout(&tour), stdout(&tour_on_disk));
@@ -48,7 +44,7 @@ fn tour_and_suite_from_an_empty_folder_use_the_built_in_scenarios_and_match_the_
 
     let suite = locklab_in(&empty, &["suite", "--out", path(&out)]);
     assert!(suite.status.success(), "{}", stderr(&suite));
-    assert!(stderr(&suite).contains("built-in scenarios"));
+    assert_contains(&stderr(&suite), "built-in scenarios");
     let embedded_md = std::fs::read(out.join("safety-matrix.md")).unwrap();
     let embedded_json = std::fs::read(out.join("safety-matrix.json")).unwrap();
     let suite_on_disk = locklab(&["suite", "--scenarios", path(&on_disk), "--out", path(&out)]);
@@ -72,17 +68,13 @@ fn run_takes_a_built_in_scenario_by_name_when_no_such_file_exists() {
     let out = empty.join("out");
     let run = locklab_in(
         &empty,
-        &[
-            "run",
-            "stop-the-world-pause",
-            "--rung",
-            "redlock",
-            "--out",
-            path(&out),
-        ],
+        &words(&format!(
+            "run stop-the-world-pause --rung redlock --out {}",
+            path(&out)
+        )),
     );
     assert!(run.status.success(), "{}", stderr(&run));
-    assert!(stderr(&run).contains("built-in scenario stop-the-world-pause"));
+    assert_contains(&stderr(&run), "built-in scenario stop-the-world-pause");
     let kept =
         std::fs::read(out.join("runs/stop-the-world-pause/redlock/1/scenario.toml")).unwrap();
     assert_eq!(
@@ -91,11 +83,7 @@ fn run_takes_a_built_in_scenario_by_name_when_no_such_file_exists() {
     );
     let unknown = locklab_in(&empty, &["run", "no-such-scenario"]);
     assert_eq!(unknown.status.code(), Some(3));
-    assert!(
-        stderr(&unknown).contains("no-such-scenario"),
-        "{}",
-        stderr(&unknown)
-    );
+    assert_contains(&stderr(&unknown), "no-such-scenario");
 }
 
 #[test]
@@ -118,7 +106,7 @@ fn export_writes_the_scenarios_folder_back_byte_for_byte_and_overwrites_nothing(
     let message = stderr(&again);
     let in_the_way = format!("{} file(s) exist already", exported.len() - 1);
     assert!(message.contains(&in_the_way), "{message}");
-    assert!(message.contains("stop-the-world-pause.toml"), "{message}");
+    assert_contains(&message, "stop-the-world-pause.toml");
     assert!(!message.contains("nested-acquire.toml"), "{message}");
     assert_eq!(std::fs::read(&edited).unwrap(), b"edited");
     assert!(!target.join("nested-acquire.toml").exists());
@@ -183,10 +171,9 @@ fn the_tour_names_a_scenario_in_a_subfolder_by_its_path_there() {
     .unwrap();
     let tour = locklab_in(&dir, &["tour", "--rung", "lua-release"]);
     assert!(tour.status.success(), "{}", stderr(&tour));
-    assert!(
-        stdout(&tour).contains("the fault: scenarios/deeper/long-critical-section.toml"),
-        "{}",
-        stdout(&tour)
+    assert_contains(
+        &stdout(&tour),
+        "the fault: scenarios/deeper/long-critical-section.toml",
     );
 }
 
@@ -196,8 +183,8 @@ fn the_tour_tells_a_library_in_every_scenario_that_names_it() {
     let tour = locklab_in(&empty, &["tour", "--rung", "node-redlock"]);
     assert!(tour.status.success(), "{}", stderr(&tour));
     let text = stdout(&tour);
-    assert!(text.contains("━━ libraries ━━"), "{text}");
-    assert!(text.contains("── node-redlock ──"), "{text}");
+    assert_contains(&text, "━━ libraries ━━");
+    assert_contains(&text, "── node-redlock ──");
     let line = |name: &str| {
         text.lines()
             .find(|l| l.trim_start().starts_with(name))

@@ -3,7 +3,10 @@
 
 mod common;
 
-use common::{document, locklab, path, scratch, stderr, stdout};
+use common::{
+    assert_contains, document, locklab, locklab_line, locklab_out, path, scratch, stderr, stdout,
+    words,
+};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -57,7 +60,7 @@ fn run_prints_the_seed_first_writes_the_run_folder_and_exits_1_on_a_violation() 
     let text = stdout(&out);
     assert!(text.starts_with("seed 1\n"), "{text}");
     assert!(!stderr(&out).contains("expect about"), "{}", stderr(&out));
-    assert!(text.contains("violated"), "{text}");
+    assert_contains(&text, "violated");
     for file in [
         "scenario.toml",
         "history.jsonl",
@@ -91,24 +94,15 @@ fn run_prints_the_seed_first_writes_the_run_folder_and_exits_1_on_a_violation() 
 
 #[test]
 fn run_exits_0_when_safe_and_4_on_a_deadlock() {
-    let dir = scratch("codes");
-    let safe = locklab(&[
-        "run",
-        "scenarios/pause-at-release-start.toml",
-        "--rung",
-        "get-check-del",
-        "--out",
-        path(&dir),
-    ]);
+    let (safe, dir) = locklab_out(
+        "run scenarios/pause-at-release-start.toml --rung get-check-del",
+        "codes",
+    );
     assert_eq!(safe.status.code(), Some(0), "{}", stdout(&safe));
-    let deadlock = locklab(&[
-        "run",
-        "scenarios/crash-in-critical-section.toml",
-        "--rung",
-        "setnx",
-        "--out",
-        path(&dir),
-    ]);
+    let deadlock = locklab_line(&format!(
+        "run scenarios/crash-in-critical-section.toml --rung setnx --out {}",
+        path(&dir)
+    ));
     assert_eq!(deadlock.status.code(), Some(4), "{}", stdout(&deadlock));
 }
 
@@ -120,19 +114,15 @@ fn bad_input_gets_exit_3_and_a_message_naming_what_was_expected() {
     let out = locklab(&["run", path(&file)]);
     assert_eq!(out.status.code(), Some(3));
     let err = stderr(&out);
-    assert!(err.contains("broken.toml: line 2"), "{err}");
+    assert_contains(&err, "broken.toml: line 2");
 
     let out = locklab(&["run", "scenarios/nested-acquire.toml", "--rung", "redlock"]);
     assert_eq!(out.status.code(), Some(3));
-    assert!(
-        stderr(&out).contains("not in this scenario"),
-        "{}",
-        stderr(&out)
-    );
+    assert_contains(&stderr(&out), "not in this scenario");
 
     let out = locklab(&["run", "no/such/file.toml"]);
     assert_eq!(out.status.code(), Some(3));
-    assert!(stderr(&out).contains("cannot read"), "{}", stderr(&out));
+    assert_contains(&stderr(&out), "cannot read");
 
     let out = locklab(&["replay", path(&dir)]);
     assert_eq!(out.status.code(), Some(3));
@@ -140,7 +130,7 @@ fn bad_input_gets_exit_3_and_a_message_naming_what_was_expected() {
     // Zero workers would run nothing: refused, not quietly taken as one.
     let out = locklab(&["suite", "--jobs", "0", "--out", path(&dir)]);
     assert_eq!(out.status.code(), Some(3));
-    assert!(stderr(&out).contains("--jobs"), "{}", stderr(&out));
+    assert_contains(&stderr(&out), "--jobs");
 }
 
 #[test]
@@ -162,14 +152,8 @@ fn run_reads_a_piped_scenario_once_and_its_run_folder_replays() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/pause-at-release-start.toml");
     let text = std::fs::read_to_string(&source).unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_locklab"))
-        .args([
-            "run",
-            "/dev/stdin",
-            "--rung",
-            "set-nx-px",
-            "--out",
-            path(&dir),
-        ])
+        .args(words("run /dev/stdin --rung set-nx-px --out"))
+        .arg(&dir)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdin(std::fs::File::open(&source).unwrap())
         .output()
@@ -193,10 +177,8 @@ fn run_refuses_a_scenario_larger_than_1_mib_and_an_endless_one() {
         let out = locklab(&["run", input, "--out", path(&dir)]);
         assert_eq!(out.status.code(), Some(3), "{input}: {}", stderr(&out));
         let err = stderr(&out);
-        assert!(
-            err.contains(input) && err.contains("file too large: more than 1 MiB"),
-            "{err}"
-        );
+        assert_contains(&err, input);
+        assert_contains(&err, "file too large: more than 1 MiB");
     }
 }
 
@@ -212,10 +194,8 @@ fn an_empty_seeds_list_is_bad_input_naming_the_line() {
     let out = locklab(&["run", path(&file), "--out", path(&dir)]);
     assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
     let err = stderr(&out);
-    assert!(
-        err.contains("noseeds.toml: line 2") && err.contains("`seeds`"),
-        "{err}"
-    );
+    assert_contains(&err, "noseeds.toml: line 2");
+    assert_contains(&err, "`seeds`");
 }
 
 #[test]
@@ -250,8 +230,8 @@ fn a_run_folder_that_cannot_be_written_hides_no_verdict_and_skips_no_rung() {
     // the write errors are named, and the violation decides the exit.
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains("set-nx-px: violated"), "{text}");
-    assert!(text.contains("get-check-del: safe"), "{text}");
+    assert_contains(&text, "set-nx-px: violated");
+    assert_contains(&text, "get-check-del: safe");
     assert_eq!(
         stderr(&out).matches("cannot write").count(),
         2,
@@ -271,81 +251,61 @@ fn bench_to_an_unwritable_out_is_bad_input_naming_the_path_before_measuring() {
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(err.contains(path(&target)), "{err}");
-    assert!(err.contains("nothing was measured"), "{err}");
+    assert_contains(&err, "nothing was measured");
     assert!(!err.contains("starting"), "servers were started: {err}");
     let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn bench_with_a_malformed_redis_url_is_bad_input_naming_the_url() {
-    let dir = scratch("bench-bad-url");
-    let out = locklab(&[
-        "bench",
-        "--quick",
-        "--no-pin",
-        "--redis",
-        "redis://127.0.0.1:notaport",
-        "--out",
-        path(&dir),
-    ]);
+    let (out, dir) = locklab_out(
+        "bench --quick --no-pin --redis redis://127.0.0.1:notaport",
+        "bench-bad-url",
+    );
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(
-        err.contains("redis://127.0.0.1:notaport") && err.contains("redis://host:port"),
-        "{err}"
-    );
+    assert_contains(&err, "redis://127.0.0.1:notaport");
+    assert_contains(&err, "redis://host:port");
     let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Runs set-nx-px in pause-at-release-start (violated: exit 1) into a
 /// fresh folder; its output and its run folder.
 fn record_run(name: &str) -> (Output, PathBuf) {
-    let dir = scratch(name);
-    let out = locklab(&[
-        "run",
-        "scenarios/pause-at-release-start.toml",
-        "--rung",
-        "set-nx-px",
-        "--out",
-        path(&dir),
-    ]);
+    let (out, dir) = locklab_out(
+        "run scenarios/pause-at-release-start.toml --rung set-nx-px",
+        name,
+    );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     (out, dir.join("runs/pause-at-release-start/set-nx-px/1"))
 }
 
-/// The run folder of [`record_run`].
-fn recorded_run(name: &str) -> PathBuf {
-    record_run(name).1
+/// Replays a fresh [`record_run`] after `edit` rewrote the run folder's
+/// `file`; the replay's output and the file's path.
+fn replay_edited(name: &str, file: &str, edit: impl FnOnce(String) -> String) -> (Output, PathBuf) {
+    let run = record_run(name).1;
+    let file = run.join(file);
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, edit(text)).unwrap();
+    (locklab(&["replay", path(&run)]), file)
 }
 
 #[test]
 fn replay_finds_a_verdict_json_edited_after_the_run() {
-    let run = recorded_run("replay-verdict");
-    let file = run.join("verdict.json");
-    let text = std::fs::read_to_string(&file).unwrap();
-    std::fs::write(&file, text.replacen("\"violated\"", "\"safe\"", 1)).unwrap();
-    let out = locklab(&["replay", path(&run)]);
+    let (out, _) = replay_edited("replay-verdict", "verdict.json", |text| {
+        text.replacen("\"violated\"", "\"safe\"", 1)
+    });
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
-    assert!(
-        stdout(&out).contains("is not what it gets now"),
-        "{}",
-        stdout(&out)
-    );
+    assert_contains(&stdout(&out), "is not what it gets now");
 }
 
 #[test]
 fn replay_of_a_history_with_crlf_line_endings_says_so() {
-    let run = recorded_run("replay-crlf");
-    let file = run.join("history.jsonl");
-    let text = std::fs::read_to_string(&file).unwrap();
-    std::fs::write(&file, text.replace('\n', "\r\n")).unwrap();
-    let out = locklab(&["replay", path(&run)]);
+    let (out, _) = replay_edited("replay-crlf", "history.jsonl", |text| {
+        text.replace('\n', "\r\n")
+    });
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
-    assert!(
-        stdout(&out).contains("CRLF line endings"),
-        "{}",
-        stdout(&out)
-    );
+    assert_contains(&stdout(&out), "CRLF line endings");
     assert!(
         !stdout(&out).contains("(end of history)"),
         "{}",
@@ -355,12 +315,11 @@ fn replay_of_a_history_with_crlf_line_endings_says_so() {
 
 #[test]
 fn replay_names_the_file_whose_field_is_missing() {
-    let run = recorded_run("replay-field");
-    let file = run.join("verdict.json");
-    std::fs::write(&file, "{\"seed\": 1}").unwrap();
-    let out = locklab(&["replay", path(&run)]);
+    let (out, file) = replay_edited("replay-field", "verdict.json", |_| {
+        "{\"seed\": 1}".to_string()
+    });
     assert_eq!(out.status.code(), Some(3));
-    assert!(stderr(&out).contains(path(&file)), "{}", stderr(&out));
+    assert_contains(&stderr(&out), path(&file));
 }
 
 #[test]

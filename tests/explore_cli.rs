@@ -3,21 +3,11 @@
 
 mod common;
 
-use common::{document, locklab, scratch};
+use common::{document, locklab, locklab_line, locklab_out, path, scratch};
 
 #[test]
 fn explore_finds_writes_and_replays_a_counterexample() {
-    let out_dir = scratch("found");
-    let out = locklab(&[
-        "explore",
-        "--rung",
-        "set-nx-px",
-        "--cases",
-        "40",
-        "--json",
-        "--out",
-        out_dir.to_str().unwrap(),
-    ]);
+    let (out, _) = locklab_out("explore --rung set-nx-px --cases 40 --json", "found");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     let doc = document(&out);
@@ -40,7 +30,7 @@ fn explore_finds_writes_and_replays_a_counterexample() {
     assert!(std::path::Path::new(args[1]).exists(), "{replay}");
     let mut run_args = args.clone();
     let runs = scratch("runs");
-    run_args.extend(["--out", runs.to_str().unwrap()]);
+    run_args.extend(["--out", path(&runs)]);
     let again = locklab(&run_args);
     assert_eq!(
         again.status.code(),
@@ -53,21 +43,10 @@ fn explore_finds_writes_and_replays_a_counterexample() {
 
 #[test]
 fn explore_within_assumptions_finds_nothing_and_exits_0() {
-    let out_dir = scratch("none");
-    let out = locklab(&[
-        "explore",
-        "--rung",
-        "fenced",
-        "--faults",
-        "assumed",
-        "--cases",
-        "20",
-        "--shard",
-        "1/3",
-        "--json",
-        "--out",
-        out_dir.to_str().unwrap(),
-    ]);
+    let (out, _) = locklab_out(
+        "explore --rung fenced --faults assumed --cases 20 --shard 1/3 --json",
+        "none",
+    );
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -81,37 +60,25 @@ fn explore_within_assumptions_finds_nothing_and_exits_0() {
 
 #[test]
 fn explore_rejects_bad_input_with_exit_3() {
-    for args in [
-        &["explore", "--rung", "nope"][..],
-        &["explore", "--rung", "setnx", "--shard", "2/2"],
-        &["explore", "--rung", "setnx", "--time", "ten"],
-        &["explore", "--rung", "setnx", "--faults", "pause,bogus"],
-        &["explore", "--rung", "setnx", "--cases", "x"],
-        &["explore", "--rung", "setnx", "--cases", "5", "--time", "5s"],
+    for line in [
+        "explore --rung nope",
+        "explore --rung setnx --shard 2/2",
+        "explore --rung setnx --time ten",
+        "explore --rung setnx --faults pause,bogus",
+        "explore --rung setnx --cases x",
+        "explore --rung setnx --cases 5 --time 5s",
     ] {
-        let out = locklab(args);
-        assert_eq!(out.status.code(), Some(3), "{args:?}");
+        let out = locklab_line(line);
+        assert_eq!(out.status.code(), Some(3), "{line}");
     }
 }
 
 #[test]
 fn a_search_whose_seeds_run_out_says_so() {
-    let dir = scratch("exhausted");
-    let out = locklab(&[
-        "explore",
-        "--rung",
-        "setnx",
-        "--seed",
-        "9007199254740990",
-        "--cases",
-        "10",
-        "--no-shrink",
-        "--jobs",
-        "1",
-        "--json",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
+    let (out, _) = locklab_out(
+        "explore --rung setnx --seed 9007199254740990 --cases 10 --no-shrink --jobs 1 --json",
+        "exhausted",
+    );
     let summary = &document(&out)["result"];
     assert_eq!(summary["cases"], 2, "only two seeds are left below 2^53");
     assert_eq!(summary["seeds_exhausted"], true);

@@ -19,7 +19,7 @@
 
 mod common;
 
-use common::{locklab, path, root, scratch, stderr};
+use common::{locklab, locklab_line, locklab_out, path, root, scratch, stderr};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -317,16 +317,11 @@ fn a_run_page_shows_lanes_the_witness_and_escapes_the_scenario_text() {
     assert_ne!(edited, text);
     let file = dir.join("pause-at-release-mid.toml");
     std::fs::write(&file, &edited).unwrap();
-    let out = locklab(&[
-        "run",
+    let out = locklab_line(&format!(
+        "run {} --rung get-check-del --seed 1 --out {}",
         path(&file),
-        "--rung",
-        "get-check-del",
-        "--seed",
-        "1",
-        "--out",
-        path(&dir.join("reports")),
-    ]);
+        path(&dir.join("reports"))
+    ));
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let page = dir.join("reports/runs/pause-at-release-mid/get-check-del/1/report.html");
     let dom = open_page(&page, "run");
@@ -353,13 +348,11 @@ fn a_suite_page_links_every_cell_to_its_run_page() {
         .unwrap();
     }
     let reports = dir.join("reports");
-    let out = locklab(&[
-        "suite",
-        "--scenarios",
+    let out = locklab_line(&format!(
+        "suite --scenarios {} --out {}",
         path(&scenarios),
-        "--out",
-        path(&reports),
-    ]);
+        path(&reports)
+    ));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let matrix = sim::matrix::from_json(
         &std::fs::read_to_string(reports.join("safety-matrix.json")).unwrap(),
@@ -401,19 +394,10 @@ fn a_suite_page_links_every_cell_to_its_run_page() {
 
 #[test]
 fn an_explore_page_links_its_counterexample_to_its_run_page() {
-    let dir = scratch("html-explore");
-    let reports = dir.join("reports");
-    let out = locklab(&[
-        "explore",
-        "--rung",
-        "set-nx-px",
-        "--cases",
-        "40",
-        "--jobs",
-        "2",
-        "--out",
-        path(&reports),
-    ]);
+    let (out, reports) = locklab_out(
+        "explore --rung set-nx-px --cases 40 --jobs 2",
+        "html-explore",
+    );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let page = reports.join("explore-set-nx-px.html");
     let dom = open_page(&page, "explore");

@@ -8,9 +8,9 @@
 
 mod common;
 
-use common::{locklab, path, scratch};
+use common::{assert_contains, locklab_line, path, scratch, words};
 use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::thread::JoinHandle;
@@ -75,6 +75,15 @@ fn start(args: &[&str]) -> Running {
         stdout,
         stderr,
     }
+}
+
+/// Starts `locklab` with the words of `line` and `--out` a fresh
+/// [`scratch`] folder `name`; the run and the folder.
+fn start_out(line: &str, name: &str) -> (Running, PathBuf) {
+    let dir = scratch(name);
+    let mut args = words(line);
+    args.extend(["--out", path(&dir)]);
+    (start(&args), dir)
 }
 
 impl Running {
@@ -193,16 +202,8 @@ fn run_interrupted_keeps_the_finished_run_folders_and_exits_130() {
     running.wait_for("written to");
     let ended = running.interrupt("INT");
     ended.assert_interrupted("INT");
-    assert!(
-        ended.stderr.contains("1 of 2 runs finished"),
-        "{}",
-        ended.stderr
-    );
-    assert!(
-        ended.stderr.contains("lua-release seed 1 abandoned"),
-        "{}",
-        ended.stderr
-    );
+    assert_contains(&ended.stderr, "1 of 2 runs finished");
+    assert_contains(&ended.stderr, "lua-release seed 1 abandoned");
     let runs = out.join("runs").join("slow");
     assert!(runs.join("set-nx-px/1/history.jsonl").exists());
     assert!(runs.join("set-nx-px/1/verdict.json").exists());
@@ -223,25 +224,17 @@ fn suite_interrupted_writes_a_partial_matrix_beside_the_complete_one_and_exits_1
     std::fs::create_dir_all(&out).unwrap();
     let complete = "an earlier complete matrix\n";
     std::fs::write(out.join("safety-matrix.md"), complete).unwrap();
-    let mut running = start(&[
-        "suite",
-        "--scenarios",
+    let mut running = start(&words(&format!(
+        "suite --scenarios {} --out {} --jobs 1",
         path(&scenarios),
-        "--out",
-        path(&out),
-        "--jobs",
-        "1",
-    ]);
+        path(&out)
+    )));
     // Cells run in order: the fast one, then b-slow's quick set-nx-px
     // cell; the signal lands in its half-hour lua-release cell.
     running.wait_for("[2/3]");
     let ended = running.interrupt("INT");
     ended.assert_interrupted("INT");
-    assert!(
-        ended.stderr.contains("2 of 3 cells finished"),
-        "{}",
-        ended.stderr
-    );
+    assert_contains(&ended.stderr, "2 of 3 cells finished");
     assert_eq!(
         std::fs::read_to_string(out.join("safety-matrix.md")).unwrap(),
         complete,
@@ -249,12 +242,9 @@ fn suite_interrupted_writes_a_partial_matrix_beside_the_complete_one_and_exits_1
     );
     let md = std::fs::read_to_string(out.join("safety-matrix.partial.md")).unwrap();
     assert!(md.starts_with("# Safety matrix (partial)\n"), "{md}");
-    assert!(
-        md.contains("interrupted by SIGINT after 2 of 3 cells"),
-        "{md}"
-    );
-    assert!(md.contains("| `set-nx-px` | safe | "), "{md}");
-    assert!(md.contains("- b-slow / `lua-release`"), "{md}");
+    assert_contains(&md, "interrupted by SIGINT after 2 of 3 cells");
+    assert_contains(&md, "| `set-nx-px` | safe | ");
+    assert_contains(&md, "- b-slow / `lua-release`");
     let json: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(out.join("safety-matrix.partial.json")).unwrap(),
     )
@@ -271,13 +261,11 @@ fn suite_interrupted_writes_a_partial_matrix_beside_the_complete_one_and_exits_1
     // A complete suite afterwards replaces the complete matrix and removes
     // the partial one, which is older.
     std::fs::remove_file(scenarios.join("b-slow.toml")).unwrap();
-    let again = locklab(&[
-        "suite",
-        "--scenarios",
+    let again = locklab_line(&format!(
+        "suite --scenarios {} --out {}",
         path(&scenarios),
-        "--out",
-        path(&out),
-    ]);
+        path(&out)
+    ));
     assert_eq!(again.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&again.stderr).contains("safety-matrix.partial.md"));
     assert!(!out.join("safety-matrix.partial.md").exists());
@@ -290,21 +278,10 @@ fn suite_interrupted_writes_a_partial_matrix_beside_the_complete_one_and_exits_1
 
 #[test]
 fn explore_interrupted_by_sigterm_prints_its_totals_so_far_and_exits_130() {
-    let dir = scratch("sigterm-explore");
-    let mut running = start(&[
-        "explore",
-        "--rung",
-        "fenced",
-        "--faults",
-        "assumed",
-        "--time",
-        "60s",
-        "--jobs",
-        "1",
-        "--json",
-        "--out",
-        path(&dir),
-    ]);
+    let (mut running, _) = start_out(
+        "explore --rung fenced --faults assumed --time 60s --jobs 1 --json",
+        "sigterm-explore",
+    );
     // The totals come once a second.
     running.wait_for(" cases, ");
     let ended = running.interrupt("TERM");
@@ -326,26 +303,11 @@ fn explore_interrupted_by_sigterm_prints_its_totals_so_far_and_exits_130() {
 
 #[test]
 fn explore_interrupted_while_shrinking_writes_the_counterexample_as_far_as_shrunk() {
-    let dir = scratch("sigint-shrink");
-    let mut running = start(&[
-        "explore",
-        "--rung",
-        "set-nx-px",
-        "--cases",
-        "2",
-        "--out",
-        path(&dir),
-    ]);
+    let (mut running, dir) = start_out("explore --rung set-nx-px --cases 2", "sigint-shrink");
     running.wait_for("shrinking the first counterexample");
     let ended = running.interrupt("INT");
     ended.assert_interrupted("INT");
-    assert!(
-        ended
-            .stdout
-            .contains("first counterexample: seed 0: violated"),
-        "{}",
-        ended.stdout
-    );
+    assert_contains(&ended.stdout, "first counterexample: seed 0: violated");
     assert!(
         ended
             .stdout
@@ -359,16 +321,11 @@ fn explore_interrupted_while_shrinking_writes_the_counterexample_as_far_as_shrun
     );
     // As far as it was shrunk, it is still a counterexample.
     let runs = dir.join("runs");
-    let replay = locklab(&[
-        "run",
+    let replay = locklab_line(&format!(
+        "run {} --rung set-nx-px --seed 0 --out {}",
         path(&found),
-        "--rung",
-        "set-nx-px",
-        "--seed",
-        "0",
-        "--out",
-        path(&runs),
-    ]);
+        path(&runs)
+    ));
     assert_eq!(replay.status.code(), Some(1), "violated again");
 }
 
@@ -392,17 +349,10 @@ fn tour_interrupted_keeps_the_stops_shown_and_exits_130() {
     running.wait_for("━━ rung 0: no-lock ━━");
     let ended = running.interrupt("INT");
     ended.assert_interrupted("INT");
-    assert!(
-        ended.stdout.contains("no-lock → VIOLATED"),
-        "{}",
-        ended.stdout
-    );
+    assert_contains(&ended.stdout, "no-lock → VIOLATED");
     assert!(!ended.stdout.contains("━━ rung 1"), "{}", ended.stdout);
-    assert!(
-        ended
-            .stderr
-            .contains("1 stop(s) shown; the stop of `setnx` was abandoned"),
-        "{}",
-        ended.stderr
+    assert_contains(
+        &ended.stderr,
+        "1 stop(s) shown; the stop of `setnx` was abandoned",
     );
 }

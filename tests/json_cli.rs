@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{document, locklab, locklab_in, path, root, scratch, stderr};
+use common::{document, locklab, locklab_in, locklab_out, path, root, scratch, stderr, words};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
@@ -72,16 +72,10 @@ fn ladder_json_is_valid_and_closed() {
 
 #[test]
 fn run_and_replay_json_are_valid_and_human_text_goes_to_stderr() {
-    let dir = scratch("json-run");
-    let out = locklab(&[
-        "run",
-        "scenarios/pause-at-release-start.toml",
-        "--rung",
-        "set-nx-px",
-        "--json",
-        "--out",
-        path(&dir),
-    ]);
+    let (out, dir) = locklab_out(
+        "run scenarios/pause-at-release-start.toml --rung set-nx-px --json",
+        "json-run",
+    );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("pause-at-release-start / set-nx-px: violated"),
@@ -220,19 +214,11 @@ fn tour_and_scenarios_json_are_valid_from_any_folder() {
 #[test]
 fn explore_json_is_one_valid_document_even_with_a_finding() {
     let dir = scratch("json-explore");
-    let doc = valid_document(
-        &[
-            "explore",
-            "--rung",
-            "set-nx-px",
-            "--cases",
-            "10",
-            "--json",
-            "--out",
-            path(&dir),
-        ],
-        1,
+    let line = format!(
+        "explore --rung set-nx-px --cases 10 --json --out {}",
+        path(&dir)
     );
+    let doc = valid_document(&words(&line), 1);
     assert!(doc["result"]["first"]["replay"].is_string(), "{doc}");
     assert_stray_field_rejected("explore", &doc, "/result");
     assert_stray_field_rejected("explore", &doc, "/result/first");
@@ -291,14 +277,8 @@ fn bench_json_of_a_run_stopped_by_sigterm_is_a_valid_partial_result() {
     }
     let out = scratch("json-bench");
     let mut child = Command::new(env!("CARGO_BIN_EXE_locklab"))
-        .args([
-            "bench",
-            "--quick",
-            "--no-pin",
-            "--json",
-            "--out",
-            path(&out),
-        ])
+        .args(words("bench --quick --no-pin --json --out"))
+        .arg(&out)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

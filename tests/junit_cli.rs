@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{locklab, path, root, scratch, stderr};
+use common::{assert_contains, locklab_line, path, root, scratch, stderr};
 
 /// An attribute every report element must have.
 fn attribute<'a>(node: roxmltree::Node<'a, '_>, name: &str) -> &'a str {
@@ -24,16 +24,12 @@ fn suite_junit_has_a_case_per_cell_and_a_failure_for_the_cell_that_differs() {
     assert_ne!(edited, text);
     std::fs::write(scenarios.join("gc-pause.toml"), edited).unwrap();
     let report = dir.join("reports/junit.xml");
-    let out = locklab(&[
-        "suite",
-        "--all",
-        "--scenarios",
+    let out = locklab_line(&format!(
+        "suite --all --scenarios {} --out {} --junit {}",
         path(&scenarios),
-        "--out",
         path(&dir.join("out")),
-        "--junit",
-        path(&report),
-    ]);
+        path(&report)
+    ));
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
 
     let xml = std::fs::read_to_string(&report).unwrap();
@@ -72,8 +68,8 @@ fn suite_junit_has_a_case_per_cell_and_a_failure_for_the_cell_that_differs() {
     // The text names the failed check and its witness events (JSON lines,
     // quotes and all, unescaped by the parser).
     let body = failure.text().unwrap();
-    assert!(body.contains("INVALID"), "{body}");
-    assert!(body.contains("\"at_us\":"), "{body}");
+    assert_contains(body, "INVALID");
+    assert_contains(body, "\"at_us\":");
 
     // A rung the scenario does not name (no-lock is violated) passes.
     let no_lock = cases[0];
@@ -84,21 +80,11 @@ fn suite_junit_has_a_case_per_cell_and_a_failure_for_the_cell_that_differs() {
 fn explore_junit_fails_the_rung_with_the_counterexample_and_its_replay_command() {
     let dir = scratch("junit-explore");
     let report = dir.join("explore.xml");
-    let out = locklab(&[
-        "explore",
-        "--rung",
-        "no-lock",
-        "--cases",
-        "4",
-        "--seed",
-        "5",
-        "--jobs",
-        "1",
-        "--out",
+    let out = locklab_line(&format!(
+        "explore --rung no-lock --cases 4 --seed 5 --jobs 1 --out {} --junit {}",
         path(&dir),
-        "--junit",
-        path(&report),
-    ]);
+        path(&report)
+    ));
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let xml = std::fs::read_to_string(&report).unwrap();
     let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");

@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::{path, root, scratch, stderr, stdout};
+use common::{assert_contains, path, root, scratch, stderr, stdout};
 use std::collections::BTreeMap;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -246,10 +246,7 @@ fn a_real_run_on_valkey_names_it_and_leaves_nothing_behind() {
     assert_gone(&procs);
     let folder = out.join("real-runs/pause-at-release-start/set-nx-px/run-1");
     let marker = std::fs::read_to_string(folder.join("real.json")).expect("real.json");
-    assert!(
-        marker.contains("\"server\": \"valkey-server 8."),
-        "{marker}"
-    );
+    assert_contains(&marker, "\"server\": \"valkey-server 8.");
 }
 
 #[test]
@@ -367,9 +364,9 @@ fn a_rung_needing_commands_redis_7_lacks_is_not_stageable_and_the_commands_are_n
     let refused = real_run(&scenario, &["--rung-file", path(&delifeq)], &out);
     let said = format!("{}{}", stdout(&refused), stderr(&refused));
     assert_eq!(refused.status.code(), Some(2), "{said}");
-    assert!(
-        said.contains("not stageable in real mode: release-by-delifeq sends DELIFEQ (Valkey 9.0)"),
-        "{said}"
+    assert_contains(
+        &said,
+        "not stageable in real mode: release-by-delifeq sends DELIFEQ (Valkey 9.0)",
     );
     // The library rung native-cad: DELEX or DELIFEQ, and SET ... IFEQ.
     let refused = real_run(&scenario, &["--rung", "native-cad"], &out);

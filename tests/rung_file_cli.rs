@@ -4,28 +4,17 @@
 
 mod common;
 
-use common::{locklab, path, scratch, stderr, stdout};
+use common::{assert_contains, locklab, locklab_line, locklab_out, path, scratch, stderr, stdout};
 
 #[test]
 fn run_with_a_rung_file_judges_its_rung_and_the_run_folder_replays() {
-    let out_dir = scratch("rung-file-run");
-    let out = locklab(&[
-        "run",
-        "scenarios/long-critical-section.toml",
-        "--rung-file",
-        "rungs/lua-release.toml",
-        "--seed",
-        "1",
-        "--out",
-        path(&out_dir),
-    ]);
+    let (out, out_dir) = locklab_out(
+        "run scenarios/long-critical-section.toml --rung-file rungs/lua-release.toml --seed 1",
+        "rung-file-run",
+    );
     // lua-release's flaw, and so the file's: two holders.
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(
-        stdout(&out).contains("lua-release-file"),
-        "{}",
-        stdout(&out)
-    );
+    assert_contains(&stdout(&out), "lua-release-file");
     let run = out_dir.join("runs/long-critical-section/lua-release-file/1");
     assert!(run.join("rung-file.toml").exists());
     let replay = locklab(&["replay", path(&run)]);
@@ -36,7 +25,7 @@ fn run_with_a_rung_file_judges_its_rung_and_the_run_folder_replays() {
         stdout(&replay),
         stderr(&replay)
     );
-    assert!(stdout(&replay).contains("identical history"));
+    assert_contains(&stdout(&replay), "identical history");
 }
 
 #[test]
@@ -62,18 +51,10 @@ fn a_lua_syntax_error_in_a_rung_file_names_its_line_in_the_file() {
 
 #[test]
 fn explore_searches_a_rung_file_and_refuses_assumptions_it_cannot_know() {
-    let out_dir = scratch("rung-file-explore");
-    let found = locklab(&[
-        "explore",
-        "--rung-file",
-        "rungs/lua-release.toml",
-        "--cases",
-        "6",
-        "--jobs",
-        "2",
-        "--out",
-        path(&out_dir),
-    ]);
+    let (found, _) = locklab_out(
+        "explore --rung-file rungs/lua-release.toml --cases 6 --jobs 2",
+        "rung-file-explore",
+    );
     let text = stdout(&found);
     assert!(
         text.contains("explore lua-release-file"),
@@ -81,18 +62,9 @@ fn explore_searches_a_rung_file_and_refuses_assumptions_it_cannot_know() {
         stderr(&found)
     );
     if found.status.code() == Some(1) {
-        assert!(
-            text.contains("--rung-file rungs/lua-release.toml"),
-            "{text}"
-        );
+        assert_contains(&text, "--rung-file rungs/lua-release.toml");
     }
-    let assumed = locklab(&[
-        "explore",
-        "--rung-file",
-        "rungs/lua-release.toml",
-        "--faults",
-        "assumed",
-    ]);
+    let assumed = locklab_line("explore --rung-file rungs/lua-release.toml --faults assumed");
     assert_eq!(assumed.status.code(), Some(3));
-    assert!(stderr(&assumed).contains("--faults assumed"));
+    assert_contains(&stderr(&assumed), "--faults assumed");
 }

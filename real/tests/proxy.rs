@@ -5,7 +5,7 @@
 //! line it received, so a test can tell a request that never arrived from
 //! a reply that never came back. About 2 s in all.
 
-use real::proxy::{Proxy, Way};
+use real::proxy::{Link, Proxy, Way};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
@@ -94,16 +94,42 @@ impl Conn {
             _ => None,
         }
     }
+
+    /// Sends `line` and returns the reply.
+    fn round_trip(&mut self, line: &str) -> Option<String> {
+        self.send(line);
+        self.reply()
+    }
+}
+
+/// An echo server behind a fresh proxy's link `name`, and a connection
+/// through that link. The proxy is kept: dropping it closes its ports.
+struct Rig {
+    server: EchoServer,
+    _proxy: Proxy,
+    link: Link,
+    conn: Conn,
+}
+
+impl Rig {
+    fn start(name: &str) -> Rig {
+        let server = EchoServer::start();
+        let proxy = Proxy::start().unwrap();
+        let link = proxy.open(name, server.addr).unwrap();
+        let conn = Conn::open(link.addr());
+        Rig {
+            server,
+            _proxy: proxy,
+            link,
+            conn,
+        }
+    }
 }
 
 #[test]
 fn a_healthy_link_forwards_both_ways() {
-    let server = EchoServer::start();
-    let proxy = Proxy::start().unwrap();
-    let link = proxy.open("client-0|redis-0", server.addr).unwrap();
-    let mut conn = Conn::open(link.addr());
-    conn.send("hello");
-    assert_eq!(conn.reply().as_deref(), Some("hello"));
+    let mut rig = Rig::start("client-0|redis-0");
+    assert_eq!(rig.conn.round_trip("hello").as_deref(), Some("hello"));
 }
 
 #[test]
@@ -114,13 +140,11 @@ fn a_forward_cut_stops_only_that_link_and_direction_and_heals() {
     let other = proxy.open("client-1|redis-0", server.addr).unwrap();
     let mut on_cut = Conn::open(cut.addr());
     let mut on_other = Conn::open(other.addr());
-    on_cut.send("before");
-    assert_eq!(on_cut.reply().as_deref(), Some("before"));
+    assert_eq!(on_cut.round_trip("before").as_deref(), Some("before"));
 
     cut.set_cut(Way::Forward, true);
     on_cut.send("lost");
-    on_other.send("passes");
-    assert_eq!(on_other.reply().as_deref(), Some("passes"));
+    assert_eq!(on_other.round_trip("passes").as_deref(), Some("passes"));
     assert!(!server.got("lost"), "a request crossed a cut direction");
     assert_eq!(on_cut.reply(), None);
     // A connection dialed during the cut never reaches the target.
@@ -134,62 +158,52 @@ fn a_forward_cut_stops_only_that_link_and_direction_and_heals() {
     on_cut.send("after-on-wedged");
     assert!(!server.got("after-on-wedged"));
     let mut fresh = Conn::open(cut.addr());
-    fresh.send("healed");
-    assert_eq!(fresh.reply().as_deref(), Some("healed"));
+    assert_eq!(fresh.round_trip("healed").as_deref(), Some("healed"));
 }
 
 #[test]
 fn a_back_cut_lets_requests_through_and_loses_the_replies() {
-    let server = EchoServer::start();
-    let proxy = Proxy::start().unwrap();
-    let link = proxy.open("client-0|redis-0", server.addr).unwrap();
-    let mut conn = Conn::open(link.addr());
-    link.set_cut(Way::Back, true);
-    assert!(link.is_cut(Way::Back) && !link.is_cut(Way::Forward));
-    conn.send("acted-on");
-    assert!(server.got("acted-on"), "the forward direction was not cut");
-    assert_eq!(conn.reply(), None, "a reply crossed a cut direction");
-    link.set_cut(Way::Back, false);
-    let mut fresh = Conn::open(link.addr());
-    fresh.send("again");
-    assert_eq!(fresh.reply().as_deref(), Some("again"));
+    let mut rig = Rig::start("client-0|redis-0");
+    rig.link.set_cut(Way::Back, true);
+    assert!(rig.link.is_cut(Way::Back) && !rig.link.is_cut(Way::Forward));
+    rig.conn.send("acted-on");
+    assert!(
+        rig.server.got("acted-on"),
+        "the forward direction was not cut"
+    );
+    assert_eq!(rig.conn.reply(), None, "a reply crossed a cut direction");
+    rig.link.set_cut(Way::Back, false);
+    let mut fresh = Conn::open(rig.link.addr());
+    assert_eq!(fresh.round_trip("again").as_deref(), Some("again"));
 }
 
 #[test]
 fn a_hold_keeps_everything_then_delivers_it_in_order() {
-    let server = EchoServer::start();
-    let proxy = Proxy::start().unwrap();
-    let link = proxy.open("client-0|redis-0", server.addr).unwrap();
-    let mut conn = Conn::open(link.addr());
-    link.set_held(Way::Forward, true);
+    let mut rig = Rig::start("client-0|redis-0");
+    rig.link.set_held(Way::Forward, true);
     for i in 1..=5 {
-        conn.send(&format!("m{i}"));
+        rig.conn.send(&format!("m{i}"));
         thread::sleep(Duration::from_millis(10));
     }
-    assert!(!server.got("m1"), "a held message was delivered");
-    link.set_held(Way::Forward, false);
-    assert!(server.got("m5"));
-    assert_eq!(server.received(), ["m1", "m2", "m3", "m4", "m5"]);
+    assert!(!rig.server.got("m1"), "a held message was delivered");
+    rig.link.set_held(Way::Forward, false);
+    assert!(rig.server.got("m5"));
+    assert_eq!(rig.server.received(), ["m1", "m2", "m3", "m4", "m5"]);
     for i in 1..=5 {
-        assert_eq!(conn.reply(), Some(format!("m{i}")));
+        assert_eq!(rig.conn.reply(), Some(format!("m{i}")));
     }
 }
 
 #[test]
 fn latency_slows_one_direction_until_it_is_reset() {
-    let server = EchoServer::start();
-    let proxy = Proxy::start().unwrap();
-    let link = proxy.open("redis-1|redis-0", server.addr).unwrap();
-    let mut conn = Conn::open(link.addr());
-    link.set_latency(Way::Back, Duration::from_millis(150));
+    let mut rig = Rig::start("redis-1|redis-0");
+    rig.link.set_latency(Way::Back, Duration::from_millis(150));
     let started = Instant::now();
-    conn.send("slow");
-    assert_eq!(conn.reply().as_deref(), Some("slow"));
+    assert_eq!(rig.conn.round_trip("slow").as_deref(), Some("slow"));
     assert!(started.elapsed() >= Duration::from_millis(150));
-    link.set_latency(Way::Back, Duration::ZERO);
+    rig.link.set_latency(Way::Back, Duration::ZERO);
     let started = Instant::now();
-    conn.send("fast");
-    assert_eq!(conn.reply().as_deref(), Some("fast"));
+    assert_eq!(rig.conn.round_trip("fast").as_deref(), Some("fast"));
     assert!(started.elapsed() < Duration::from_millis(100));
 }
 
@@ -201,8 +215,7 @@ fn a_retargeted_link_sends_new_connections_to_the_new_target() {
     let link = proxy.open("client-0|master", old.addr).unwrap();
     link.retarget(new.addr);
     let mut conn = Conn::open(link.addr());
-    conn.send("promoted");
-    assert_eq!(conn.reply().as_deref(), Some("promoted"));
+    assert_eq!(conn.round_trip("promoted").as_deref(), Some("promoted"));
     assert!(new.got("promoted") && old.received().is_empty());
 }
 

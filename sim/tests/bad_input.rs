@@ -66,6 +66,12 @@ fn line_of(text: &str, start: &str) -> usize {
         + 1
 }
 
+/// Asserts that `text` is refused with a message naming the line that
+/// starts with `start` and containing every one of `words`.
+fn refused_at(text: &str, start: &str, words: &[&str]) {
+    refused(text, line_of(text, start), words);
+}
+
 /// Parses `text` and returns the error message, which must name the file.
 fn error(text: &str) -> String {
     match Scenario::parse(text, "bad.toml", "bad") {
@@ -105,15 +111,11 @@ fn an_empty_seeds_list_is_refused_rather_than_running_nothing() {
 #[test]
 fn a_negative_stock_is_refused_in_resource_and_in_resource_for() {
     let text = with("stock = 200", "stock = -1");
-    refused(
-        &text,
-        line_of(&text, "stock = -1"),
-        &["`resource.stock`", "-1"],
-    );
+    refused_at(&text, "stock = -1", &["`resource.stock`", "-1"]);
     let text = with("stock = 50", "stock = -5");
-    refused(
+    refused_at(
         &text,
-        line_of(&text, "stock = -5"),
+        "stock = -5",
         &["`resource_for.fenced.stock`", "between 0 and"],
     );
 }
@@ -121,15 +123,15 @@ fn a_negative_stock_is_refused_in_resource_and_in_resource_for() {
 #[test]
 fn zero_reply_and_node_timeouts_are_refused_but_zero_max_wait_means_one_attempt() {
     let text = with("response_timeout_ms", "response_timeout_ms = 0");
-    refused(
+    refused_at(
         &text,
-        line_of(&text, "response_timeout_ms"),
+        "response_timeout_ms",
         &["`lock.response_timeout_ms`", "at least 1"],
     );
     let text = with("node_timeout_ms", "node_timeout_ms = 0");
-    refused(
+    refused_at(
         &text,
-        line_of(&text, "node_timeout_ms"),
+        "node_timeout_ms",
         &["`lock.node_timeout_ms`", "at least 1"],
     );
     let text = with("max_wait_ms", "max_wait_ms = 0");
@@ -149,18 +151,18 @@ fn zero_latency_runs_to_a_verdict() {
 #[test]
 fn a_fault_timed_at_or_after_the_end_of_the_run_is_refused() {
     let text = with("at_ms = 5", "at_ms = 2000");
-    refused(
+    refused_at(
         &text,
-        line_of(&text, "at_ms = 2000"),
+        "at_ms = 2000",
         &["`faults_for.fenced[0]`", "`at_ms` is 2000", "below 2000"],
     );
     let timed = BASE.replace(
         "on = { client = 0, cycle = 1, point = \"release-start\" }",
         "at_ms = 99999",
     );
-    refused(
+    refused_at(
         &timed,
-        line_of(&timed, "at_ms = 99999"),
+        "at_ms = 99999",
         &["`faults[0]`", "`at_ms`", "never fires"],
     );
 }
@@ -168,9 +170,9 @@ fn a_fault_timed_at_or_after_the_end_of_the_run_is_refused() {
 #[test]
 fn a_fault_aimed_at_a_cycle_its_client_never_runs_is_refused() {
     let text = BASE.replace("cycle = 1,", "cycle = 2,");
-    refused(
+    refused_at(
         &text,
-        line_of(&text, "on = "),
+        "on = ",
         &[
             "`faults[0]`",
             "`on.cycle`",
@@ -221,7 +223,7 @@ fn huge_values_are_refused_naming_the_field_instead_of_wrapping_around() {
         );
     }
     let text = with("stock = 200", "stock = 9223372036854775807");
-    refused(&text, line_of(&text, "stock = 92"), &["`resource.stock`"]);
+    refused_at(&text, "stock = 92", &["`resource.stock`"]);
     let text = BASE.to_string() + "liveness_bound_ms = 9223372036854775807\n";
     let message = error(&text);
     assert!(message.contains("`liveness_bound_ms`"), "{message}");
@@ -373,19 +375,15 @@ fn a_topology_field_the_deployment_ignores_is_refused() {
         "[topology]\nkind = \"standalone\"\nreplicas = 2\n\n[network]",
         1,
     );
-    refused(
-        &text,
-        line_of(&text, "replicas"),
-        &["`topology.replicas`", "standalone"],
-    );
+    refused_at(&text, "replicas", &["`topology.replicas`", "standalone"]);
     let text = BASE.replacen(
         "[network]",
         "[topology]\nkind = \"independent\"\nmasters = 3\nreplication_delay_ms = 5\n\n[network]",
         1,
     );
-    refused(
+    refused_at(
         &text,
-        line_of(&text, "replication_delay_ms"),
+        "replication_delay_ms",
         &["`topology.replication_delay_ms`", "independent"],
     );
 }
@@ -431,7 +429,7 @@ fn an_error_in_a_value_names_its_field_and_points_at_its_line() {
         ),
     ] {
         let text = fault(body);
-        refused(&text, line_of(&text, bad_line), &[field]);
+        refused_at(&text, bad_line, &[field]);
     }
     for (old, new, field) in [
         ("count = 2", "count = 1.5", "`clients[0].count`"),
@@ -440,7 +438,7 @@ fn an_error_in_a_value_names_its_field_and_points_at_its_line() {
         ("seeds", "seeds = [1, -1]", "`seeds`"),
     ] {
         let text = with(old, new);
-        refused(&text, line_of(&text, new), &[field]);
+        refused_at(&text, new, &[field]);
     }
 }
 
@@ -449,29 +447,17 @@ fn a_field_of_another_fault_kind_is_refused_at_its_line() {
     let text = format!(
         "{BASE}\n[[faults]]\nkind = \"pause\"\nat_ms = 1\ntarget = \"client-0\"\nppm = 5\nduration_ms = 5\n"
     );
-    refused(
-        &text,
-        line_of(&text, "ppm = 5"),
-        &["unknown field `ppm`", "a pause fault"],
-    );
+    refused_at(&text, "ppm = 5", &["unknown field `ppm`", "a pause fault"]);
 }
 
 #[test]
 fn a_table_of_the_wrong_shape_is_refused_naming_it() {
     let text = BASE.replacen("[lock]", "[[lock]]", 1);
-    refused(&text, line_of(&text, "[[lock]]"), &["`lock`", "one table"]);
+    refused_at(&text, "[[lock]]", &["`lock`", "one table"]);
     let text = BASE.replacen("[[clients]]", "[clients]", 1);
-    refused(
-        &text,
-        line_of(&text, "[clients]"),
-        &["`clients`", "an array of tables"],
-    );
+    refused_at(&text, "[clients]", &["`clients`", "an array of tables"]);
     let text = BASE.replacen("[resource_for.fenced]", "[[resource_for.fenced]]", 1);
-    refused(
-        &text,
-        line_of(&text, "[[resource_for.fenced]]"),
-        &["`resource_for.fenced`"],
-    );
+    refused_at(&text, "[[resource_for.fenced]]", &["`resource_for.fenced`"]);
 }
 
 #[test]
@@ -509,17 +495,13 @@ fn a_host_a_fault_names_on_either_side_is_checked_naming_the_side() {
     let text = format!(
         "{BASE}\n[[faults]]\nkind = \"partition\"\nat_ms = 1\na = [\"client-0\"]\nb = [\"redis-5\"]\n"
     );
-    refused(
+    refused_at(
         &text,
-        line_of(&text, "b = "),
+        "b = ",
         &["`faults[1]` (partition): `b`:", "redis-5", "does not exist"],
     );
     let text = format!("{BASE}\n[[faults]]\nkind = \"crash\"\nat_ms = 1\ntarget = \"client-9\"\n");
-    refused(
-        &text,
-        line_of(&text, "target = \"client-9\""),
-        &["`target`: client-9"],
-    );
+    refused_at(&text, "target = \"client-9\"", &["`target`: client-9"]);
 }
 
 #[test]
@@ -534,9 +516,9 @@ fn a_slow_network_runs_to_a_verdict_and_one_slower_than_ten_seconds_is_refused()
     let text = with("latency_ms", "latency_ms = 9999");
     Scenario::parse(&text, "ok.toml", "ok").unwrap_or_else(|e| panic!("{e}"));
     let text = with("latency_ms", "latency_ms = 10000");
-    refused(
+    refused_at(
         &text,
-        line_of(&text, "latency_ms = 10000"),
+        "latency_ms = 10000",
         &[
             "`network.latency_ms` plus `network.jitter_ms` is 10001",
             "at most 10000",

@@ -9,6 +9,7 @@ use model::history::{EventKind, FaultName, KeyChange, Op, Outcome, Phase};
 use model::scenario::Scenario;
 use model::verdict::Verdict;
 use sim::cell::{Judged, run_cell};
+use std::collections::BTreeSet;
 
 use common::scenario;
 
@@ -37,14 +38,29 @@ fn witness_ops(judged: &Judged, check: &Check) -> Vec<(usize, Op, Option<Outcome
         .collect()
 }
 
-fn assert_survives(name: &str, rung: &str) {
+/// Judges `rung` in scenario `name` and asserts its verdict; the judged
+/// run.
+fn judged_as(name: &str, rung: &str, verdict: Verdict) -> Judged {
     let judged = judge(name, rung);
     assert_eq!(
-        judged.verdict,
-        Verdict::Safe,
-        "{name}/{rung} should survive: {:?}",
+        judged.verdict, verdict,
+        "{name}/{rung}: {:?}",
         judged.results
     );
+    judged
+}
+
+/// Asserts that `rung` survives scenario `name`'s fault.
+/// The clients in the mutual-exclusion checker's witness.
+fn clients_inside_together(judged: &Judged) -> BTreeSet<usize> {
+    witness_ops(judged, &judged.results.mutual_exclusion)
+        .iter()
+        .map(|w| w.0)
+        .collect()
+}
+
+fn assert_survives(name: &str, rung: &str) {
+    judged_as(name, rung, Verdict::Safe);
 }
 
 /// Asserts that `text` is refused at the start of `line` with `words`.
@@ -65,8 +81,7 @@ fn load_error(text: &str, file: &str) -> String {
 
 #[test]
 fn no_lock_oversells_the_inventory_and_setnx_does_not() {
-    let judged = judge("inventory-contention", "no-lock");
-    assert_eq!(judged.verdict, Verdict::Violated);
+    let judged = judged_as("inventory-contention", "no-lock", Verdict::Violated);
     let resource = judged.results.resource.clone().expect("resource checked");
     assert!(resource.is_invalid());
     assert!(judged.results.damage.resource.lost_updates > Some(0));
@@ -75,23 +90,24 @@ fn no_lock_oversells_the_inventory_and_setnx_does_not() {
 
 #[test]
 fn setnx_deadlocks_when_the_holder_crashes_and_setnx_expire_recovers() {
-    let judged = judge("crash-in-critical-section", "setnx");
-    assert_eq!(judged.verdict, Verdict::Deadlock);
+    let judged = judged_as("crash-in-critical-section", "setnx", Verdict::Deadlock);
     assert!(judged.results.liveness.is_invalid());
     assert_survives("crash-in-critical-section", "setnx-expire");
 }
 
 #[test]
 fn setnx_expire_deadlocks_after_a_crash_between_its_two_commands_and_set_timestamp_does_not() {
-    let judged = judge("crash-between-setnx-and-expire", "setnx-expire");
-    assert_eq!(judged.verdict, Verdict::Deadlock);
+    judged_as(
+        "crash-between-setnx-and-expire",
+        "setnx-expire",
+        Verdict::Deadlock,
+    );
     assert_survives("crash-between-setnx-and-expire", "set-timestamp");
 }
 
 #[test]
 fn set_timestamp_lets_a_skewed_waiter_delete_a_live_lock_and_set_nx_px_does_not() {
-    let judged = judge("client-clock-skew", "set-timestamp");
-    assert_eq!(judged.verdict, Verdict::Violated);
+    let judged = judged_as("client-clock-skew", "set-timestamp", Verdict::Violated);
     let witness = witness_ops(&judged, &judged.results.mutual_exclusion);
     assert_eq!(
         &witness[..2],
@@ -106,31 +122,24 @@ fn set_timestamp_lets_a_skewed_waiter_delete_a_live_lock_and_set_nx_px_does_not(
 
 #[test]
 fn set_nx_px_deletes_the_next_holders_lock_after_a_pause_at_release_start() {
-    let judged = judge("pause-at-release-start", "set-nx-px");
-    assert_eq!(judged.verdict, Verdict::Violated);
+    let judged = judged_as("pause-at-release-start", "set-nx-px", Verdict::Violated);
     // The two waiters (clients 1 and 2) end up inside together.
-    let witness = witness_ops(&judged, &judged.results.mutual_exclusion);
-    let clients: std::collections::BTreeSet<usize> = witness.iter().map(|w| w.0).collect();
-    assert_eq!(clients, [1, 2].into_iter().collect());
+    assert_eq!(clients_inside_together(&judged), BTreeSet::from([1, 2]));
     assert_eq!(judged.results.damage.resource.lost_updates, Some(1));
     assert_survives("pause-at-release-start", "get-check-del");
 }
 
 #[test]
 fn get_check_del_deletes_the_next_holders_lock_after_a_pause_between_get_and_del() {
-    let judged = judge("pause-at-release-mid", "get-check-del");
-    assert_eq!(judged.verdict, Verdict::Violated);
-    let witness = witness_ops(&judged, &judged.results.mutual_exclusion);
-    let clients: std::collections::BTreeSet<usize> = witness.iter().map(|w| w.0).collect();
-    assert_eq!(clients, [1, 2].into_iter().collect());
+    let judged = judged_as("pause-at-release-mid", "get-check-del", Verdict::Violated);
+    assert_eq!(clients_inside_together(&judged), BTreeSet::from([1, 2]));
     assert_survives("pause-at-release-mid", "lua-release");
 }
 
 #[test]
 fn lua_release_and_reentrant_lose_a_lease_shorter_than_the_work_and_the_watchdog_keeps_it() {
     for rung in ["lua-release", "reentrant"] {
-        let judged = judge("long-critical-section", rung);
-        assert_eq!(judged.verdict, Verdict::Violated, "{rung}");
+        let judged = judged_as("long-critical-section", rung, Verdict::Violated);
         assert!(judged.results.damage.mutual_exclusion.overlap_ms > 0.0);
     }
     assert_survives("long-critical-section", "watchdog");
@@ -138,8 +147,7 @@ fn lua_release_and_reentrant_lose_a_lease_shorter_than_the_work_and_the_watchdog
 
 #[test]
 fn lua_release_blocks_on_its_own_lock_and_reentrant_lets_the_owner_in_again() {
-    let judged = judge("nested-acquire", "lua-release");
-    assert_eq!(judged.verdict, Verdict::Deadlock);
+    let judged = judged_as("nested-acquire", "lua-release", Verdict::Deadlock);
     let witness = witness_ops(&judged, &judged.results.liveness);
     assert!(
         witness.contains(&(0, Op::Acquire, Some(Outcome::Fail))),
@@ -150,37 +158,26 @@ fn lua_release_blocks_on_its_own_lock_and_reentrant_lets_the_owner_in_again() {
 
 #[test]
 fn the_watchdog_pauses_with_its_process_and_redlock_checks_its_validity() {
-    let judged = judge("stop-the-world-pause", "watchdog");
-    assert_eq!(judged.verdict, Verdict::Violated);
+    judged_as("stop-the-world-pause", "watchdog", Verdict::Violated);
     assert_survives("stop-the-world-pause", "redlock");
 }
 
 #[test]
 fn the_watchdog_loses_its_lock_to_a_partition_and_redlock_knows_its_validity() {
-    assert_eq!(
-        judge("partition-from-redis", "watchdog").verdict,
-        Verdict::Violated
-    );
+    judged_as("partition-from-redis", "watchdog", Verdict::Violated);
     assert_survives("partition-from-redis", "redlock");
 }
 
 #[test]
 fn failover_with_asynchronous_replication_loses_the_watchdogs_lock_but_not_redlocks() {
-    assert_eq!(
-        judge("failover-async-replication", "watchdog").verdict,
-        Verdict::Violated
-    );
+    judged_as("failover-async-replication", "watchdog", Verdict::Violated);
     assert_survives("failover-async-replication", "redlock");
 }
 
 #[test]
 fn redlock_breaks_on_a_clock_jump_and_a_fenced_store_refuses_the_stale_write() {
-    assert_eq!(
-        judge("clock-jump-on-majority-node", "redlock").verdict,
-        Verdict::Violated
-    );
-    let fenced = judge("clock-jump-on-majority-node", "fenced");
-    assert_eq!(fenced.verdict, Verdict::Safe);
+    judged_as("clock-jump-on-majority-node", "redlock", Verdict::Violated);
+    let fenced = judged_as("clock-jump-on-majority-node", "fenced", Verdict::Safe);
     // The holders did overlap (information only): the store decided.
     assert!(fenced.results.mutual_exclusion.is_invalid());
     assert!(!fenced.results.decides(Checker::MutualExclusion));
@@ -188,34 +185,26 @@ fn redlock_breaks_on_a_clock_jump_and_a_fenced_store_refuses_the_stale_write() {
 
 #[test]
 fn redlock_breaks_on_a_restart_without_fsync_and_a_delayed_restart_prevents_it() {
-    assert_eq!(
-        judge("restart-without-fsync", "redlock").verdict,
-        Verdict::Violated
-    );
+    judged_as("restart-without-fsync", "redlock", Verdict::Violated);
     assert_survives("delayed-restart", "redlock");
 }
 
 #[test]
 fn a_pause_after_the_validity_check_breaks_redlock_and_fencing_fixes_it() {
-    let judged = judge("pause-before-write", "redlock");
-    assert_eq!(judged.verdict, Verdict::Violated);
+    let judged = judged_as("pause-before-write", "redlock", Verdict::Violated);
     assert_eq!(judged.results.damage.resource.lost_updates, Some(1));
     assert_survives("pause-before-write", "fenced");
 }
 
 #[test]
 fn a_failover_that_loses_the_fence_counter_hands_the_same_token_to_two_holders() {
-    let judged = judge("failover-loses-fence-counter", "fenced");
-    assert_eq!(judged.verdict, Verdict::Violated);
+    let judged = judged_as("failover-loses-fence-counter", "fenced", Verdict::Violated);
     assert_eq!(judged.results.damage.resource.repeated_tokens, Some(1));
 }
 
 #[test]
 fn slow_replies_fool_set_nx_px_and_redlock_subtracts_the_time_its_acquire_took() {
-    assert_eq!(
-        judge("replies-in-flight", "set-nx-px").verdict,
-        Verdict::Violated
-    );
+    judged_as("replies-in-flight", "set-nx-px", Verdict::Violated);
     assert_survives("replies-in-flight", "redlock");
 }
 

@@ -16,6 +16,29 @@ pub fn locklab(args: &[&str]) -> Output {
         .expect("run locklab")
 }
 
+/// Runs `locklab` with the words of `line` (see [`words`]) from the
+/// project's root.
+pub fn locklab_line(line: &str) -> Output {
+    locklab(&words(line))
+}
+
+/// Runs `locklab` with the words of `line` and `--out` a fresh
+/// [`scratch`] folder `name`, from the project's root; the output and the
+/// folder.
+pub fn locklab_out(line: &str, name: &str) -> (Output, PathBuf) {
+    let dir = scratch(name);
+    let mut args = words(line);
+    args.extend(["--out", path(&dir)]);
+    (locklab(&args), dir)
+}
+
+/// The words of a command line, split at white space, so that a test
+/// writes a command as one types it. The folders from [`scratch`] hold no
+/// white space; a path that might is passed on its own.
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
 /// Runs `locklab` with `args` from `dir`.
 pub fn locklab_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_locklab"))
@@ -45,7 +68,17 @@ pub fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("locklab-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
+    assert!(
+        !path(&dir).contains(char::is_whitespace),
+        "{dir:?}: a scratch folder must split as one word"
+    );
     dir
+}
+
+/// Fails, showing `text`, unless it contains `part`.
+#[track_caller]
+pub fn assert_contains(text: &str, part: &str) {
+    assert!(text.contains(part), "expected {part:?} in:\n{text}");
 }
 
 /// A path as a command-line argument.

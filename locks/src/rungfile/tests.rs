@@ -97,6 +97,14 @@ fn placeholders_are_filled_and_braces_escaped() {
     assert!(unknown.contains("unknown placeholder {tokn}"), "{unknown}");
 }
 
+/// The 1-based number of the line of `text` that is exactly `line`.
+fn line_of(text: &str, line: &str) -> usize {
+    text.lines()
+        .position(|l| l == line)
+        .unwrap_or_else(|| panic!("no line {line:?}"))
+        + 1
+}
+
 #[test]
 fn errors_name_the_file_line_and_what_was_expected() {
     let cases: [(&str, usize, &str); 7] = [
@@ -112,47 +120,27 @@ fn errors_name_the_file_line_and_what_was_expected() {
         ),
         (
             &LUA_RELEASE.replace("argv = [\"{token}\"]", "argv = [\"{tokn}\"]"),
-            LUA_RELEASE
-                .lines()
-                .position(|l| l == "argv = [\"{token}\"]")
-                .expect("the release's argv")
-                + 1,
+            line_of(LUA_RELEASE, "argv = [\"{token}\"]"),
             "`release.argv`: \"{tokn}\": unknown placeholder {tokn}",
         ),
         (
             &LUA_RELEASE.replace("taken = \"nil\"", "taken = \"none\""),
-            LUA_RELEASE
-                .lines()
-                .position(|l| l == "taken = \"nil\"")
-                .expect("taken")
-                + 1,
+            line_of(LUA_RELEASE, "taken = \"nil\""),
             "`acquire.taken`: unknown pattern \"none\"",
         ),
         (
             &LUA_RELEASE.replace("taken = \"nil\"", "released = \"nil\""),
-            LUA_RELEASE
-                .lines()
-                .position(|l| l == "taken = \"nil\"")
-                .expect("taken")
-                + 1,
+            line_of(LUA_RELEASE, "taken = \"nil\""),
             "`acquire.released`: acquire has no such outcome",
         ),
         (
             &REENTRANT.replace("token = \"owner\"", "token = \"owner\"\n[reclaim]\ncommand = [\"GET\", \"{key}\"]\ngranted = \"1\"\nnot_mine = \"0\""),
-            REENTRANT
-                .lines()
-                .position(|l| l == "token = \"owner\"")
-                .expect("token")
-                + 2,
+            line_of(REENTRANT, "token = \"owner\"") + 1,
             "`reclaim` needs `token = \"random\"`",
         ),
         (
             &REDLOCK.replace("quorum = \"majority\"", "quorum = \"most\""),
-            REDLOCK
-                .lines()
-                .position(|l| l == "quorum = \"majority\"")
-                .expect("quorum")
-                + 1,
+            line_of(REDLOCK, "quorum = \"majority\""),
             "`nodes.quorum`: expected \"majority\" or a number",
         ),
     ];

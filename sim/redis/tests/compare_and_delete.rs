@@ -52,8 +52,14 @@ fn is_ok(reply: &Result<Value, String>) -> bool {
     matches!(reply, Ok(Value::Okay))
 }
 
-fn is_error_containing(reply: &Result<Value, String>, text: &str) -> bool {
-    matches!(reply, Err(e) if e.to_lowercase().contains(&text.to_lowercase()))
+/// Sends `args` and fails unless the reply is an error whose text
+/// contains `text` (in any case).
+async fn assert_refused(con: &mut redis::aio::MultiplexedConnection, args: &[&str], text: &str) {
+    let reply = send(con, args).await;
+    assert!(
+        matches!(&reply, Err(e) if e.to_lowercase().contains(&text.to_lowercase())),
+        "{args:?}: {reply:?}"
+    );
 }
 
 #[test]
@@ -109,15 +115,10 @@ fn set_conditions_exclude_nx_xx_and_each_other_and_refuse_a_hash() {
             &["SET", "k", "v", "IFEQ"],
             &["SET", "k", "v", "IFDEQ", "0123456789abcdef"],
         ] {
-            let reply = send(&mut c, args).await;
-            assert!(
-                is_error_containing(&reply, "syntax error"),
-                "{args:?}: {reply:?}"
-            );
+            assert_refused(&mut c, args, "syntax error").await;
         }
         assert_eq!(send(&mut c, &["HSET", "h", "f", "1"]).await, int(1));
-        let reply = send(&mut c, &["SET", "h", "v", "IFEQ", "v"]).await;
-        assert!(is_error_containing(&reply, "WRONGTYPE"), "{reply:?}");
+        assert_refused(&mut c, &["SET", "h", "v", "IFEQ", "v"], "WRONGTYPE").await;
     });
 }
 
@@ -143,25 +144,16 @@ fn delex_deletes_on_a_met_condition_or_unconditionally() {
 fn delex_refuses_a_hash_under_a_condition_and_unknown_or_incomplete_options() {
     with_node(|mut c| async move {
         assert_eq!(send(&mut c, &["HSET", "h", "f", "1"]).await, int(1));
-        let reply = send(&mut c, &["DELEX", "h", "IFEQ", "1"]).await;
-        assert!(is_error_containing(&reply, "WRONGTYPE"), "{reply:?}");
+        assert_refused(&mut c, &["DELEX", "h", "IFEQ", "1"], "WRONGTYPE").await;
         for args in [
             &["DELEX", "k", "IFEQ"][..],
             &["DELEX", "k", "IFXX", "v"],
             &["DELEX", "k", "IFEQ", "v", "IFNE", "w"],
             &["DELEX", "k", "IFDEQ", "0123456789abcdef"],
         ] {
-            let reply = send(&mut c, args).await;
-            assert!(
-                is_error_containing(&reply, "syntax error"),
-                "{args:?}: {reply:?}"
-            );
+            assert_refused(&mut c, args, "syntax error").await;
         }
-        let reply = send(&mut c, &["DELEX"]).await;
-        assert!(
-            is_error_containing(&reply, "wrong number of arguments"),
-            "{reply:?}"
-        );
+        assert_refused(&mut c, &["DELEX"], "wrong number of arguments").await;
     });
 }
 
@@ -174,13 +166,8 @@ fn delifeq_deletes_only_the_matching_string() {
         assert_eq!(send(&mut c, &["DELIFEQ", "k", "a"]).await, int(1));
         assert_eq!(send(&mut c, &["DELIFEQ", "k", "a"]).await, int(0));
         assert_eq!(send(&mut c, &["HSET", "h", "f", "1"]).await, int(1));
-        let reply = send(&mut c, &["DELIFEQ", "h", "1"]).await;
-        assert!(is_error_containing(&reply, "WRONGTYPE"), "{reply:?}");
-        let reply = send(&mut c, &["DELIFEQ", "k"]).await;
-        assert!(
-            is_error_containing(&reply, "wrong number of arguments"),
-            "{reply:?}"
-        );
+        assert_refused(&mut c, &["DELIFEQ", "h", "1"], "WRONGTYPE").await;
+        assert_refused(&mut c, &["DELIFEQ", "k"], "wrong number of arguments").await;
     });
 }
 

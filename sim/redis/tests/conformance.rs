@@ -17,6 +17,7 @@ use simredis::resp::{Reply, encode_request, parse_reply, split_args};
 use simredis::{NodeConfig, NodeHandle, serve};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+mod common;
 #[path = "conformance/scripts.rs"]
 mod scripts;
 
@@ -245,13 +246,11 @@ fn real_transcript(cases: &[Case]) -> Option<Vec<String>> {
 }
 
 fn sim_transcript(cases: &[Case]) -> Vec<String> {
-    let mut sim = turmoil::Builder::new()
-        .rng_seed(7)
-        .simulation_duration(Duration::from_secs(3600))
-        .tick_duration(Duration::from_millis(1))
-        .min_message_latency(Duration::from_millis(0))
-        .max_message_latency(Duration::from_millis(0))
-        .build();
+    let mut sim = common::simulation(
+        7,
+        Duration::from_secs(3600),
+        Duration::ZERO..=Duration::ZERO,
+    );
     let handle = NodeHandle::new(NodeConfig::new("redis"));
     let h = handle.clone();
     sim.host("redis", move || serve(h.clone()));

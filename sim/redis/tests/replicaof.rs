@@ -8,20 +8,15 @@ mod real_tcp;
 
 use std::time::Duration;
 
-use common::{connect, connect_to};
+use common::{connect, connect_to, simulation};
 use redis::aio::MultiplexedConnection;
 use simredis::{MasterAddr, NodeConfig, NodeHandle, Role, serve};
 
 const MASTER_PORT: u16 = 7000;
 
 fn sim() -> turmoil::Sim<'static> {
-    turmoil::Builder::new()
-        .rng_seed(1)
-        .simulation_duration(Duration::from_secs(60))
-        .tick_duration(Duration::from_millis(1))
-        .min_message_latency(Duration::from_millis(1))
-        .max_message_latency(Duration::from_millis(1))
-        .build()
+    let one_ms = Duration::from_millis(1);
+    simulation(1, Duration::from_secs(60), one_ms..=one_ms)
 }
 
 async fn query<T: redis::FromRedisValue>(

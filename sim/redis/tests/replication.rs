@@ -10,26 +10,19 @@
 
 mod common;
 
-use common::connect;
+use common::{TICK, connect, simulation};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use simredis::{CrashKind, EventKind, NodeConfig, NodeEvent, NodeHandle, Origin, Role, serve};
 
 const SEEDS: std::ops::RangeInclusive<u64> = 1..=10;
-const TICK: Duration = Duration::from_millis(1);
 const MIN_LATENCY: Duration = Duration::from_millis(1);
 const MAX_LATENCY: Duration = Duration::from_millis(10);
 const DELAY: Duration = Duration::from_millis(200);
 
 fn sim(seed: u64) -> turmoil::Sim<'static> {
-    turmoil::Builder::new()
-        .rng_seed(seed)
-        .simulation_duration(Duration::from_secs(60))
-        .tick_duration(TICK)
-        .min_message_latency(MIN_LATENCY)
-        .max_message_latency(MAX_LATENCY)
-        .build()
+    simulation(seed, Duration::from_secs(60), MIN_LATENCY..=MAX_LATENCY)
 }
 
 type Events = Arc<Mutex<Vec<NodeEvent>>>;

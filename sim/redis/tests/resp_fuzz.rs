@@ -33,6 +33,7 @@ use simredis::resp::{Reply, encode_request, parse_reply};
 use simredis::{NodeConfig, NodeHandle, serve};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+mod common;
 #[path = "common/real_tcp.rs"]
 mod real_tcp;
 
@@ -598,13 +599,11 @@ async fn read_reply<S: AsyncRead + Unpin>(s: &mut S, buf: &mut Vec<u8>) -> Resul
 /// Runs `plan` against a node inside turmoil, beside the well-behaved
 /// client.
 fn run_in_turmoil(plan: &Plan) -> Result<(), String> {
-    let mut sim = turmoil::Builder::new()
-        .rng_seed(SEED)
-        .simulation_duration(Duration::from_secs(600))
-        .tick_duration(Duration::from_millis(1))
-        .min_message_latency(Duration::from_millis(0))
-        .max_message_latency(Duration::from_millis(1))
-        .build();
+    let mut sim = common::simulation(
+        SEED,
+        Duration::from_secs(600),
+        Duration::ZERO..=Duration::from_millis(1),
+    );
     let node = NodeHandle::new(NodeConfig::new("redis"));
     sim.host("redis", move || serve(node.clone()));
     let outcome: Rc<RefCell<Vec<Result<(), String>>>> = Rc::default();

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::connect;
+use common::{connect, simulation};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,13 +14,8 @@ use simredis::{
 };
 
 fn sim(seed: u64) -> turmoil::Sim<'static> {
-    turmoil::Builder::new()
-        .rng_seed(seed)
-        .simulation_duration(Duration::from_secs(600))
-        .tick_duration(Duration::from_millis(1))
-        .min_message_latency(Duration::from_millis(1))
-        .max_message_latency(Duration::from_millis(1))
-        .build()
+    let one_ms = Duration::from_millis(1);
+    simulation(seed, Duration::from_secs(600), one_ms..=one_ms)
 }
 
 async fn set_nx_px(con: &mut MultiplexedConnection, key: &str, val: &str, ms: u64) -> bool {

@@ -1,9 +1,31 @@
-//! What the turmoil tests of the node share: reaching a node the way a
-//! client does.
+//! What the turmoil tests of the node share: the simulation they run in,
+//! and reaching a node the way a client does.
 
+#![allow(dead_code)] // each test file uses its own part of the helpers
+
+use std::ops::RangeInclusive;
 use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
+
+/// The simulation's tick.
+pub const TICK: Duration = Duration::from_millis(1);
+
+/// A turmoil simulation seeded with `seed`, of at most `duration`, ticking
+/// every [`TICK`], whose messages each take a latency within `latency`.
+pub fn simulation(
+    seed: u64,
+    duration: Duration,
+    latency: RangeInclusive<Duration>,
+) -> turmoil::Sim<'static> {
+    turmoil::Builder::new()
+        .rng_seed(seed)
+        .simulation_duration(duration)
+        .tick_duration(TICK)
+        .min_message_latency(*latency.start())
+        .max_message_latency(*latency.end())
+        .build()
+}
 
 /// Connects the unmodified `redis` crate client to the node on `host`
 /// through turmoil's TCP, with one-second connect and response timeouts
