@@ -231,3 +231,6 @@ impl Scenario {
             .unwrap_or(3 * self.lock.ttl_ms + 1_000)
     }
 }
+
+#[cfg(test)]
+mod tests;
