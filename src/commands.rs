@@ -14,10 +14,10 @@ macro_rules! outln {
 
 use model::scenario::Scenario;
 use model::verdict::Verdict;
+use report::output;
 use sim::cell::run_cell;
 use sim::exit::ExitCode;
 use sim::interrupt::Cause;
-use sim::output;
 use sim::run::RunError;
 use std::path::Path;
 
@@ -218,16 +218,16 @@ pub fn replay(dir: &Path) -> (ExitCode, Option<crate::json::ReplayResult>) {
 
 /// Replays the run in `dir`: its identity and the first difference, if any.
 fn replay_inner(dir: &Path) -> Result<crate::json::ReplayResult, String> {
-    use sim::replay::Replayed;
+    use report::replay::Replayed;
     if dir.join(real::cell::MARKER).exists() {
         return recheck_real(dir);
     }
-    let found = sim::replay::replay_adapting(
+    let found = report::replay::replay_adapting(
         dir,
         |scenario, rung| crate::rung_files::recorded(dir, scenario, rung),
         run_cell,
     )?;
-    let cell = sim::replay::recorded(dir)?;
+    let cell = report::replay::recorded(dir)?;
     let difference = match found {
         Replayed::Identical => None,
         Replayed::Differs(diff) => Some(diff),
@@ -246,8 +246,8 @@ fn replay_inner(dir: &Path) -> Result<crate::json::ReplayResult, String> {
 /// recorded history judged again must get the recorded verdict; the run
 /// itself cannot be repeated.
 fn recheck_real(dir: &Path) -> Result<crate::json::ReplayResult, String> {
-    let read = |name: &str| sim::replay::read_run_file(&dir.join(name));
-    let cell = sim::replay::recorded(dir)?;
+    let read = |name: &str| report::replay::read_run_file(&dir.join(name));
+    let cell = report::replay::recorded(dir)?;
     let file = dir.join("scenario.toml").display().to_string();
     let scenario = Scenario::parse(&read("scenario.toml")?, &file, &cell.scenario)
         .map_err(|e| e.to_string())?;
@@ -282,7 +282,7 @@ pub fn suite(
     result: &mut Option<crate::json::SuiteResult>,
     rung_files: &[std::path::PathBuf],
 ) -> ExitCode {
-    use sim::suite::Grid;
+    use judge::matrix::Grid;
     let grid = if all { Grid::All } else { Grid::Named };
     let scenarios = match crate::rung_files::suite_scenarios(dir, rung_files, all) {
         Ok(s) => s,
@@ -294,7 +294,7 @@ pub fn suite(
             .unwrap_or(1)
     });
     for scenario in &scenarios {
-        let rungs = grid.rungs(scenario);
+        let rungs = sim::suite::rungs_of(grid, scenario);
         if let Some(note) = sim::estimate::suite_note(&scenario.name, scenario, &rungs, workers) {
             eprintln!("note: {note}");
         }
@@ -304,7 +304,7 @@ pub fn suite(
         0,
         crate::progress::Unit::Steps,
     );
-    let progress = |cell: &sim::matrix::Cell, done: usize, total: usize| {
+    let progress = |cell: &judge::matrix::Cell, done: usize, total: usize| {
         let judged = match cell.expected {
             None => "(no expectation)".to_string(),
             Some(e) if e == cell.verdict => format!("(expected {e}) ok"),
@@ -332,7 +332,7 @@ pub fn suite(
     // Each cell's run gets its folder and page, which the suite page links.
     let unwritten = std::sync::Mutex::new(Vec::new());
     let keep = |scenario: &Scenario, judged: &sim::cell::Judged| {
-        if let Err(e) = sim::suite::write_cell_run(out, scenario, judged) {
+        if let Err(e) = report::suite::write_cell_run(out, scenario, judged) {
             let dir = output::run_dir(out, judged);
             let mut errors = unwritten.lock().unwrap_or_else(|p| p.into_inner());
             errors.push(format!("{}: {e}", dir.display()));
@@ -350,7 +350,7 @@ pub fn suite(
     let junit_written = junit.is_none_or(|file| {
         write_junit(
             file,
-            &sim::junit::suite_xml(&suite),
+            &report::junit::suite_xml(&suite),
             suite.interrupted.is_some(),
         )
     });
@@ -379,9 +379,9 @@ pub fn suite(
         return code;
     }
     let cells = suite.cells;
-    match sim::suite::write_matrix(out, grid, &cells) {
+    match report::suite::write_matrix(out, grid, &cells) {
         Ok(removed) => {
-            let md = out.join(format!("{}.md", grid.stem()));
+            let md = out.join(format!("{}.md", report::suite::stem(grid)));
             summary.matrix = Some(md.display().to_string());
             for stale in removed {
                 eprintln!(
@@ -401,14 +401,15 @@ pub fn suite(
     }
     eprintln!(
         "suite: report {} (each cell links its run under {})",
-        out.join(sim::html::suite::file_name(grid)).display(),
+        out.join(report::html::suite::file_name(grid)).display(),
         out.join("runs").display()
     );
-    out!("{}", grid.markdown(&cells));
+    out!("{}", report::suite::markdown(grid, &cells));
     let unexpected = cells.iter().filter(|c| c.differs()).count();
     outln!(
         "written to {}",
-        out.join(format!("{}.md", grid.stem())).display()
+        out.join(format!("{}.md", report::suite::stem(grid)))
+            .display()
     );
     if unexpected > 0 {
         ExitCode::Violated
@@ -445,19 +446,19 @@ fn write_junit(file: &Path, xml: &str, partial: bool) -> bool {
 /// returns the partial markdown's path too, when written.
 fn suite_interrupted(
     out: &Path,
-    suite: &sim::suite::SuiteRun,
+    suite: &judge::matrix::SuiteRun,
     cause: Cause,
 ) -> (ExitCode, Option<std::path::PathBuf>) {
     let (done, planned) = (suite.cells.len(), suite.planned.len());
-    match sim::suite::write_partial_matrix(out, suite, cause) {
+    match report::suite::write_partial_matrix(out, suite, cause) {
         Ok(md) => {
-            out!("{}", sim::suite::partial_markdown(suite, cause));
+            out!("{}", report::suite::partial_markdown(suite, cause));
             outln!("written to {}", md.display());
             eprintln!(
                 "suite: interrupted by {cause}: {done} of {planned} cells finished; the matrix is \
                  PARTIAL: {} and .json ({}.md, if any, left as it was)",
                 md.display(),
-                suite.grid.stem()
+                report::suite::stem(suite.grid)
             );
             (ExitCode::Interrupted, Some(md))
         }
@@ -508,7 +509,10 @@ pub fn tour(
         match sim::tour::stop(rung, &scenarios) {
             Ok(Some(stop)) => {
                 let file = files.get(&stop.scenario).map_or("", String::as_str);
-                out!("{}", sim::tour::render_stop(&stop, &scenarios, file));
+                out!(
+                    "{}",
+                    report::tour::render_stop(&crate::present::tour_stop(&stop), &scenarios, file)
+                );
                 summary.stops.push(crate::json::TourStop::of(&stop));
                 shown += 1;
             }
@@ -543,9 +547,12 @@ fn tour_libraries(scenarios: &[Scenario], only: Option<&str>, mut shown: usize) 
         match sim::tour::library_stop(rung, scenarios) {
             Ok(Some(stop)) => {
                 if i == 0 {
-                    outln!("{}", sim::tour::LIBRARIES_HEADING);
+                    outln!("{}", report::tour::LIBRARIES_HEADING);
                 }
-                out!("{}", sim::tour::render_library_stop(&stop));
+                out!(
+                    "{}",
+                    report::tour::render_library_stop(&crate::present::library_stop(&stop))
+                );
                 shown += 1;
             }
             Ok(None) => {}
@@ -932,23 +939,24 @@ pub fn explore(args: ExploreArgs, result: &mut Option<sim::explore::search::Summ
             outcome.stats.cases
         );
     }
-    let page_written =
-        match sim::html::explore::write_pages(&args.out, &config, &outcome, path.as_deref()) {
-            Ok(page) => {
-                eprintln!("explore: report {}", page.display());
-                true
-            }
-            Err(e) => {
-                eprintln!(
-                    "error: cannot write the search's report to {}: {e}",
-                    args.out.display()
-                );
-                false
-            }
-        };
+    let search = crate::present::search(&config, &outcome, path.as_deref());
+    let page_written = match report::html::explore::write_pages(&args.out, &search, path.as_deref())
+    {
+        Ok(page) => {
+            eprintln!("explore: report {}", page.display());
+            true
+        }
+        Err(e) => {
+            eprintln!(
+                "error: cannot write the search's report to {}: {e}",
+                args.out.display()
+            );
+            false
+        }
+    };
     *result = Some(s::summary(&config, &outcome, path.as_deref()));
     if let Some(file) = &args.junit {
-        let xml = sim::junit::explore_xml(&config, &outcome, path.as_deref());
+        let xml = report::junit::explore_xml(&search, path.as_deref());
         if !write_junit(file, &xml, outcome.interrupted.is_some())
             && outcome.exit_code() == ExitCode::Success
         {
@@ -1171,7 +1179,7 @@ pub fn bench_page(out: &Path) -> bool {
         .iter()
         .map(|p| (p.file, p.what))
         .collect();
-    match sim::html::bench::write_page(out, "bench", &plots) {
+    match bench::page::write_page(out, "bench", &plots) {
         Ok(page) => {
             eprintln!("bench: report {}", page.display());
             true

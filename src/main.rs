@@ -12,6 +12,7 @@ use std::path::PathBuf;
 mod builtin;
 mod commands;
 mod json;
+mod present;
 mod progress;
 mod real_cmd;
 mod rung_files;

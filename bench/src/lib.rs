@@ -68,6 +68,7 @@ pub mod markdown;
 mod measure;
 pub mod noise;
 pub mod options;
+pub mod page;
 pub mod physics;
 pub mod placement;
 pub mod plot;

@@ -68,7 +68,7 @@ fn assert_agrees(name: &str, rung: &str, expected: Verdict) {
         "{name} / {rung}: simulator {}, real {}; first real run:\n{}",
         simulated.as_str(),
         real::cell::describe_outcome(&outcome),
-        sim::output::describe(&runs[0])
+        report::output::describe(&runs[0])
     );
 }
 
@@ -131,7 +131,7 @@ fn a_node_clock_jump_staged_by_shifting_deadlines_breaks_redlock_and_not_fenced(
             "{rung}: simulator {}, real {}; first real run:\n{}",
             simulated.as_str(),
             real::cell::describe_outcome(&outcome),
-            sim::output::describe(&runs[0])
+            report::output::describe(&runs[0])
         );
     }
 }
