@@ -10,6 +10,7 @@
 
 use judge::matrix::{Cell, MatrixDoc};
 use model::verdict::Verdict;
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::FontTransform;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -186,15 +187,19 @@ pub fn verdict_color(verdict: Verdict) -> RGBColor {
     }
 }
 
+/// A cell's width in the SVG matrix.
+const CELL_W: i32 = 96;
+/// A cell's height in the SVG matrix.
+const CELL_H: i32 = 28;
+/// The width of a character of the SVG matrix's labels.
+const CHAR_W: i32 = 7;
+
 /// `safety-matrix.svg` (plotters' SVG backend): a coloured grid, rungs down
 /// the side, scenarios (rotated) along the top, each cell coloured by its
 /// verdict and named; a cell that differs from expectation gets a thick
 /// black border and `✗`. A legend runs along the bottom.
 pub fn svg(cells: &[Cell]) -> Result<String, String> {
     let (rows, cols) = axes(cells);
-    const CELL_W: i32 = 96;
-    const CELL_H: i32 = 28;
-    const CHAR_W: i32 = 7;
     let left = 24
         + CHAR_W
             * rows
@@ -272,46 +277,62 @@ pub fn svg(cells: &[Cell]) -> Result<String, String> {
             }
         }
 
-        // Legend.
-        let y = height - 22;
-        let mut x = 16;
-        let legend_style = font(12).pos(Pos::new(HPos::Left, VPos::Center));
-        for v in Verdict::ALL {
-            root.draw(&Rectangle::new(
-                [(x, y - 7), (x + 14, y + 7)],
-                verdict_color(v).filled(),
-            ))
-            .map_err(err)?;
-            root.draw(&Text::new(v.to_string(), (x + 20, y), legend_style.clone()))
-                .map_err(err)?;
-            x += 28 + CHAR_W * v.as_str().len() as i32;
-        }
-        root.draw(&Rectangle::new(
-            [(x, y - 7), (x + 14, y + 7)],
-            BLACK.stroke_width(3),
-        ))
-        .map_err(err)?;
-        root.draw(&Text::new(
-            "✗ differs from expected".to_string(),
-            (x + 20, y),
-            legend_style.clone(),
-        ))
-        .map_err(err)?;
-        if cells.iter().any(|c| c.expected.is_none()) {
-            x += 28 + CHAR_W * 23;
-            root.draw(&Rectangle::new(
-                [(x, y - 7), (x + 14, y + 7)],
-                pale(verdict_color(Verdict::Safe)).filled(),
-            ))
-            .map_err(err)?;
-            root.draw(&Text::new(
-                "pale: no expectation (rung not named)".to_string(),
-                (x + 20, y),
-                legend_style,
-            ))
-            .map_err(err)?;
-        }
+        draw_legend(&root, cells, height)?;
         root.present().map_err(err)?;
     }
     Ok(buf)
+}
+
+/// The matrix's legend along the bottom of a drawing `height` high: each
+/// verdict's colour, the mark of a differing cell, and (when some cell has
+/// no expectation) the pale fill.
+fn draw_legend(
+    root: &DrawingArea<SVGBackend<'_>, Shift>,
+    cells: &[Cell],
+    height: i32,
+) -> Result<(), String> {
+    let err = |e: DrawingAreaErrorKind<_>| e.to_string();
+    let text = RGBColor(30, 30, 30);
+    let legend_style = ("sans-serif", 12)
+        .into_font()
+        .color(&text)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    let y = height - 22;
+    let mut x = 16;
+    for v in Verdict::ALL {
+        root.draw(&Rectangle::new(
+            [(x, y - 7), (x + 14, y + 7)],
+            verdict_color(v).filled(),
+        ))
+        .map_err(err)?;
+        root.draw(&Text::new(v.to_string(), (x + 20, y), legend_style.clone()))
+            .map_err(err)?;
+        x += 28 + CHAR_W * v.as_str().len() as i32;
+    }
+    root.draw(&Rectangle::new(
+        [(x, y - 7), (x + 14, y + 7)],
+        BLACK.stroke_width(3),
+    ))
+    .map_err(err)?;
+    root.draw(&Text::new(
+        "✗ differs from expected".to_string(),
+        (x + 20, y),
+        legend_style.clone(),
+    ))
+    .map_err(err)?;
+    if cells.iter().any(|c| c.expected.is_none()) {
+        x += 28 + CHAR_W * 23;
+        root.draw(&Rectangle::new(
+            [(x, y - 7), (x + 14, y + 7)],
+            pale(verdict_color(Verdict::Safe)).filled(),
+        ))
+        .map_err(err)?;
+        root.draw(&Text::new(
+            "pale: no expectation (rung not named)".to_string(),
+            (x + 20, y),
+            legend_style,
+        ))
+        .map_err(err)?;
+    }
+    Ok(())
 }
