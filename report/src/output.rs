@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 pub const REPORT_FILE: &str = "report.html";
 
 /// Width of the ASCII timeline, in characters of time.
-pub const TIMELINE_WIDTH: usize = 72;
+pub(crate) const TIMELINE_WIDTH: usize = 72;
 
 /// The folder of a run under `root`.
 pub fn run_dir(root: &Path, judged: &Judged) -> PathBuf {
@@ -77,7 +77,7 @@ fn timeline_title(judged: &Judged) -> String {
 
 /// The run's `timeline.svg`, or `None` when it cannot be drawn (then the
 /// run folder has none).
-pub fn timeline_svg(judged: &Judged) -> Option<String> {
+pub(crate) fn timeline_svg(judged: &Judged) -> Option<String> {
     timeline::svg(&judged.history, &timeline_title(judged)).ok()
 }
 

@@ -20,7 +20,7 @@ pub fn stem(grid: Grid) -> &'static str {
 }
 
 /// The markdown matrix's title.
-pub fn title(grid: Grid) -> &'static str {
+pub(crate) fn title(grid: Grid) -> &'static str {
     match grid {
         Grid::Named => matrix::TITLE,
         Grid::All => matrix::TITLE_ALL,
@@ -34,7 +34,7 @@ pub fn markdown(grid: Grid, cells: &[Cell]) -> String {
 
 /// The files of a partial matrix: [`PARTIAL_FILES`] for the named
 /// grid, `safety-matrix-all.partial.{md,json}` for the full one.
-pub fn partial_files(grid: Grid) -> [String; 2] {
+fn partial_files(grid: Grid) -> [String; 2] {
     ["md", "json"].map(|ext| format!("{}.partial.{ext}", stem(grid)))
 }
 
@@ -100,7 +100,7 @@ pub fn partial_markdown(run: &SuiteRun, cause: Cause) -> String {
 /// The JSON of a partial matrix: the cells of `safety-matrix.json` (so
 /// [`matrix::from_json`] reads it), plus `partial`, `interrupted_by`,
 /// `cells_planned` and `not_run`.
-pub fn partial_json(run: &SuiteRun, cause: Cause) -> String {
+fn partial_json(run: &SuiteRun, cause: Cause) -> String {
     let not_run: Vec<serde_json::Value> = run
         .not_run()
         .into_iter()
