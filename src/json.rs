@@ -278,7 +278,7 @@ pub struct SuiteResult {
     /// The grid run.
     pub grid: GridName,
     /// Every finished cell, in matrix order, as in `safety-matrix.json`.
-    pub cells: Vec<sim::matrix::Cell>,
+    pub cells: Vec<judge::matrix::Cell>,
     /// The cells asked for.
     pub cells_planned: usize,
     /// The cells whose verdict differs from their scenario's expectation.

@@ -18,6 +18,7 @@ mod say;
 mod builtin;
 mod commands;
 mod json;
+mod present;
 mod progress;
 mod rung_files;
 mod signals;

@@ -354,7 +354,7 @@ fn a_suite_page_links_every_cell_to_its_run_page() {
         path(&reports)
     ));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let matrix = sim::matrix::from_json(
+    let matrix = report::matrix::from_json(
         &std::fs::read_to_string(reports.join("safety-matrix.json")).unwrap(),
     )
     .unwrap();
@@ -423,7 +423,7 @@ fn the_bench_page_is_built_from_the_stored_bench_json() {
     for (file, _) in &plots {
         std::fs::copy(stored.join(file), dir.join(file)).unwrap();
     }
-    let page = sim::html::bench::write_page(&dir, "bench", &plots).unwrap();
+    let page = bench::page::write_page(&dir, "bench", &plots).unwrap();
     let dom = open_page(&page, "bench");
     for section in [
         "targets",

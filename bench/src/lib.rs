@@ -44,7 +44,8 @@
 //! are thereby only lower bounds (`wait_lower_bounds`), how many waits
 //! were open (`waits_open`) and how many workers starved in the worst
 //! round (`starved_workers`). The report goes to `--out` (`bench.md`,
-//! `bench.json`, SVG plots), each file written whole; a run stopped by
+//! `bench.json`, SVG plots, and [`page`]'s `bench.html`, made from
+//! `bench.json` alone), each file written whole; a run stopped by
 //! Ctrl-C or `SIGTERM` keeps what it measured in `bench-partial.md` and
 //! `bench-partial.json`.
 //!
@@ -68,6 +69,7 @@ pub mod markdown;
 mod measure;
 pub mod noise;
 pub mod options;
+pub mod page;
 pub mod physics;
 pub mod placement;
 pub mod plot;

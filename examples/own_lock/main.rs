@@ -23,7 +23,8 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(3);
         }
     };
-    println!("{}", sim::suite::Grid::Named.markdown(&suite.cells));
+    let grid = sim::suite::Grid::Named;
+    println!("{}", report::suite::markdown(grid, &suite.cells));
     let outcome = lock::explore(64, workers);
     let st = &outcome.stats;
     println!(

@@ -136,17 +136,10 @@ pub fn run_dir(root: &Path, judged: &Judged, k: u32) -> PathBuf {
         .join(format!("run-{k}"))
 }
 
-/// Writes a real run's folder: the simulator's files and the marker
-/// naming `server` ([`ServerBin::description`]).
-pub fn write_run(
-    dir: &Path,
-    judged: &Judged,
-    scenario_text: &str,
-    k: u32,
-    of: u32,
-    server: &str,
-) -> std::io::Result<()> {
-    sim::output::write_run(dir, judged, scenario_text)?;
+/// Writes a real run's marker into its folder `dir` (beside the files
+/// every run folder holds, which the caller writes first), naming `server`
+/// ([`ServerBin::description`]).
+pub fn write_marker(dir: &Path, k: u32, of: u32, server: &str) -> std::io::Result<()> {
     let marker = RealMarker {
         mode: "real".into(),
         run: k,

@@ -70,7 +70,7 @@ fn assert_agrees(name: &str, rung: &str, expected: Verdict) -> Vec<Judged> {
         "{name} / {rung}: simulator {}, real {}; first real run:\n{}",
         simulated.as_str(),
         real::cell::describe_outcome(&outcome),
-        sim::output::describe(&runs[0])
+        report::output::describe(&runs[0])
     );
     runs.clone()
 }

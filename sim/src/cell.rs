@@ -3,29 +3,11 @@
 
 use crate::run::{RunError, RunOutput, run};
 use judge::check::{CheckConfig, CheckResults, check_all};
+pub use judge::judged::Judged;
 use model::history::History;
 use model::scenario::Scenario;
 use model::verdict::Verdict;
 use std::time::Duration;
-
-/// A judged run.
-#[derive(Debug, Clone)]
-pub struct Judged {
-    /// The scenario's name.
-    pub scenario: String,
-    /// The rung.
-    pub rung: String,
-    /// The seed.
-    pub seed: u64,
-    /// What happened.
-    pub history: History,
-    /// What the checkers found.
-    pub results: CheckResults,
-    /// The cell's verdict.
-    pub verdict: Verdict,
-    /// Simulated time the run took.
-    pub sim_elapsed: Duration,
-}
 
 /// What the checkers need to know about a scenario and rung.
 pub fn check_config(scenario: &Scenario, rung: &str) -> CheckConfig {

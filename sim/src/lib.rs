@@ -26,11 +26,12 @@
 //! - [`recorder`], [`mailbox`], [`directory`]: what the hosts share with
 //!   the driver: the history sink, fault requests, and where `master`
 //!   points;
-//! - [`check`], [`verdict`], [`cell`]: the history's judgement;
-//! - [`output`], [`timeline`], [`matrix`], [`suite`], [`tour`],
-//!   [`explore`], [`replay`], [`estimate`], [`exit`]: what the commands
-//!   show and return; [`html`]: the HTML reports of runs, suites, searches
-//!   and benchmarks;
+//! - [`cell`]: one cell run and judged (the checkers and the verdict are
+//!   the `judge` crate's);
+//! - [`suite`], [`tour`], [`explore`], [`estimate`], [`exit`]: the long
+//!   commands' engines (they return typed results: the command line hands
+//!   them to the `report` crate, which renders the pages, matrices,
+//!   timelines and run folders) and the exit code every command returns;
 //!   [`interrupt`]: how a long command learns it was asked to stop;
 //! - [`rung_file`]: rungs from outside the ladder (rung files, or a
 //!   user's own registered lock) and their part in a scenario.
@@ -47,22 +48,16 @@ pub mod exit;
 pub mod explore;
 pub mod freeze;
 pub mod hook;
-pub mod html;
 pub mod interrupt;
-pub mod junit;
 pub mod links;
 pub mod mailbox;
-pub mod matrix;
 pub mod nemesis;
 pub mod nodes;
-pub mod output;
 pub mod recorder;
-pub mod replay;
 pub mod resource;
 pub mod run;
 pub mod rung_file;
 pub mod suite;
-pub mod timeline;
 pub mod tour;
 pub mod workload;
 pub mod world;

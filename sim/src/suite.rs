@@ -2,9 +2,9 @@
 //! compared with what the scenario expects: the safety matrix.
 
 use crate::cell::{Judged, run_cell};
-use crate::interrupt::{self, Cause};
-use crate::matrix::{self, Cell};
+use crate::interrupt;
 use crate::run::RunError;
+pub use judge::matrix::{Cell, Grid, SuiteRun};
 use model::scenario::{Scenario, ScenarioError};
 use model::verdict::Verdict;
 use std::path::{Path, PathBuf};
@@ -98,63 +98,22 @@ fn unique(loaded: Vec<(String, Scenario)>) -> Result<Vec<Scenario>, ScenarioErro
     Ok(loaded.into_iter().map(|(_, s)| s).collect())
 }
 
-/// Which cells a suite runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Grid {
-    /// Each scenario against the rungs it names (`locklab suite`): the
-    /// safety matrix, every cell with its expectation.
-    Named,
-    /// Each scenario against every rung of the ladder and every library
-    /// rung (`suite --all`); a rung the scenario does not name runs on its deployment, faults and
-    /// resource as written, and has no expectation.
-    All,
-}
-
-impl Grid {
-    /// The stem of the matrix files: `safety-matrix` or `safety-matrix-all`.
-    pub fn stem(self) -> &'static str {
-        match self {
-            Grid::Named => "safety-matrix",
-            Grid::All => "safety-matrix-all",
+/// The rungs `grid` runs in `scenario`: the ones it names, or
+/// every rung of the ladder.
+pub fn rungs_of(grid: Grid, scenario: &Scenario) -> Vec<String> {
+    match grid {
+        Grid::Named => scenario.rungs.clone(),
+        // The ladder and the libraries, then any other rung the
+        // scenario names (a registered one).
+        Grid::All => {
+            let ladder = locks::all_ids();
+            let others = scenario
+                .rungs
+                .iter()
+                .filter(|r| !ladder.contains(&r.as_str()))
+                .cloned();
+            ladder.iter().map(|r| r.to_string()).chain(others).collect()
         }
-    }
-
-    /// The markdown matrix's title.
-    pub fn title(self) -> &'static str {
-        match self {
-            Grid::Named => matrix::TITLE,
-            Grid::All => matrix::TITLE_ALL,
-        }
-    }
-
-    /// The rungs this grid runs in `scenario`: the ones it names, or
-    /// every rung of the ladder.
-    pub fn rungs(self, scenario: &Scenario) -> Vec<String> {
-        match self {
-            Grid::Named => scenario.rungs.clone(),
-            // The ladder and the libraries, then any other rung the
-            // scenario names (a registered one).
-            Grid::All => {
-                let ladder = locks::all_ids();
-                let others = scenario
-                    .rungs
-                    .iter()
-                    .filter(|r| !ladder.contains(&r.as_str()))
-                    .cloned();
-                ladder.iter().map(|r| r.to_string()).chain(others).collect()
-            }
-        }
-    }
-
-    /// The complete matrix's markdown.
-    pub fn markdown(self, cells: &[Cell]) -> String {
-        matrix::markdown_titled(self.title(), cells)
-    }
-
-    /// The files of a partial matrix: [`PARTIAL_FILES`] for the named
-    /// grid, `safety-matrix-all.partial.{md,json}` for the full one.
-    pub fn partial_files(self) -> [String; 2] {
-        ["md", "json"].map(|ext| format!("{}.partial.{ext}", self.stem()))
     }
 }
 
@@ -174,7 +133,7 @@ fn jobs(scenarios: &[Scenario], grid: Grid) -> Vec<Job<'_>> {
     use std::borrow::Cow;
     let mut jobs = Vec::new();
     for scenario in scenarios {
-        for rung in grid.rungs(scenario) {
+        for rung in rungs_of(grid, scenario) {
             let scenario = if scenario.rungs.contains(&rung) {
                 Cow::Borrowed(scenario)
             } else {
@@ -208,7 +167,7 @@ enum JobError {
 
 /// What a suite does with the run behind each finished cell (the run of
 /// the seed the cell keeps), given with the scenario it ran: `locklab
-/// suite` writes its folder and page ([`write_cell_run`]).
+/// suite` writes its folder and page (the report crate's `write_cell_run`).
 pub type KeepRun<'a> = &'a (dyn Fn(&Scenario, &Judged) + Sync);
 
 /// Runs one job: every seed; the cell keeps the most severe verdict and the
@@ -236,39 +195,6 @@ fn run_job(job: &Job<'_>, keep: KeepRun<'_>) -> Result<Cell, JobError> {
     keep(&job.scenario, &judged);
     cell.wall_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     Ok(cell)
-}
-
-/// What a suite produced: every cell, or (when interrupted) the cells
-/// finished before the stop.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SuiteRun {
-    /// Which cells were asked for.
-    pub grid: Grid,
-    /// The finished cells, in matrix order (scenario by scenario, each
-    /// scenario's rungs in its own order, or in ladder order for the full
-    /// grid).
-    pub cells: Vec<Cell>,
-    /// Every cell asked for, as (scenario, rung), in the same order.
-    pub planned: Vec<(String, String)>,
-    /// Set when the suite was asked to stop: then some planned cells are
-    /// missing from `cells`.
-    pub interrupted: Option<Cause>,
-}
-
-impl SuiteRun {
-    /// The planned cells that have no result, as (scenario, rung).
-    pub fn not_run(&self) -> Vec<(String, String)> {
-        self.planned
-            .iter()
-            .filter(|(scenario, rung)| {
-                !self
-                    .cells
-                    .iter()
-                    .any(|c| &c.scenario == scenario && &c.rung == rung)
-            })
-            .cloned()
-            .collect()
-    }
 }
 
 /// Runs every cell on `workers` threads (each simulation is independent
@@ -345,119 +271,4 @@ pub fn run_suite_keeping(
             .collect(),
         interrupted,
     })
-}
-
-/// The files of a partial matrix, beside the complete ones: an
-/// interrupted suite never overwrites a complete matrix.
-pub const PARTIAL_FILES: [&str; 2] = ["safety-matrix.partial.md", "safety-matrix.partial.json"];
-
-/// Writes `<stem>.{md,svg,json}` ([`Grid::stem`]) and the suite page
-/// ([`crate::html::suite::file_name`]) into `out`, and removes the partial
-/// matrix an earlier interrupted suite of the same grid may have left
-/// there (it would be older than this one). Returns the partial files
-/// removed.
-pub fn write_matrix(out: &Path, grid: Grid, cells: &[Cell]) -> std::io::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(out)?;
-    let file = |ext: &str| out.join(format!("{}.{ext}", grid.stem()));
-    harness::atomic::write_whole(&file("md"), grid.markdown(cells))?;
-    harness::atomic::write_whole(&file("json"), matrix::json(cells))?;
-    match matrix::svg(cells) {
-        Ok(svg) => harness::atomic::write_whole(&file("svg"), &svg)?,
-        Err(e) => eprintln!("warning: {}.svg not drawn: {e}", grid.stem()),
-    }
-    harness::atomic::write_whole(
-        &out.join(crate::html::suite::file_name(grid)),
-        crate::html::suite_page(grid, cells),
-    )?;
-    let mut removed = Vec::new();
-    for name in grid.partial_files() {
-        let stale = out.join(name);
-        if stale.exists() {
-            std::fs::remove_file(&stale)?;
-            removed.push(stale);
-        }
-    }
-    Ok(removed)
-}
-
-/// The markdown of a partial matrix: the finished cells' table under a
-/// title and a notice that say it is partial and why, then the cells that
-/// were not run.
-pub fn partial_markdown(run: &SuiteRun, cause: Cause) -> String {
-    let title = run.grid.title();
-    let table = matrix::markdown_titled(title, &run.cells);
-    let table = table
-        .strip_prefix(&format!("# {title}\n"))
-        .unwrap_or(&table);
-    let mut out = format!(
-        "# {title} (partial)\n\n**Partial: the suite was interrupted by {cause} after {} \
-         of {} cells.** The cells not run are listed at the end (`—` in the table, or no \
-         column at all); `{}.md`, if there is one, is from an earlier complete \
-         suite and was left as it was.\n",
-        run.cells.len(),
-        run.planned.len(),
-        run.grid.stem()
-    );
-    out.push_str(table);
-    out.push_str("\nNot run:\n\n");
-    for (scenario, rung) in run.not_run() {
-        out.push_str(&format!("- {scenario} / `{rung}`\n"));
-    }
-    out
-}
-
-/// The JSON of a partial matrix: the cells of `safety-matrix.json` (so
-/// [`matrix::from_json`] reads it), plus `partial`, `interrupted_by`,
-/// `cells_planned` and `not_run`.
-pub fn partial_json(run: &SuiteRun, cause: Cause) -> String {
-    let not_run: Vec<serde_json::Value> = run
-        .not_run()
-        .into_iter()
-        .map(|(scenario, rung)| serde_json::json!({ "variant": rung, "scenario": scenario }))
-        .collect();
-    let doc = serde_json::json!({
-        "partial": true,
-        "interrupted_by": cause.name(),
-        "cells_planned": run.planned.len(),
-        "cells": run.cells,
-        "not_run": not_run,
-    });
-    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
-    text.push('\n');
-    text
-}
-
-/// Writes the partial matrix of an interrupted suite to
-/// [`PARTIAL_FILES`] in `out`, leaving any complete matrix alone; returns
-/// the markdown file's path.
-pub fn write_partial_matrix(out: &Path, run: &SuiteRun, cause: Cause) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(out)?;
-    let [md, json] = run.grid.partial_files().map(|name| out.join(name));
-    harness::atomic::write_whole(&md, partial_markdown(run, cause))?;
-    harness::atomic::write_whole(&json, partial_json(run, cause))?;
-    Ok(md)
-}
-
-/// Writes the folder of the run behind a cell, under `out` as `locklab
-/// run` would ([`crate::output::run_dir`]), with its page: the scenario
-/// file in it is the scenario as run (for a rung the scenario does not
-/// name, naming it too), so that `locklab replay` runs it again. Returns
-/// the folder.
-pub fn write_cell_run(
-    out: &Path,
-    scenario: &Scenario,
-    judged: &Judged,
-) -> std::io::Result<PathBuf> {
-    let dir = crate::output::run_dir(out, judged);
-    let header = format!(
-        "Written by locklab suite: scenario {:?} as it ran rung {} with seed {}.\n\
-         Replay: locklab replay {}",
-        scenario.name,
-        judged.rung,
-        judged.seed,
-        dir.display()
-    );
-    let text = crate::explore::case::scenario_toml(scenario, &header);
-    crate::output::write_run(&dir, judged, &text)?;
-    Ok(dir)
 }

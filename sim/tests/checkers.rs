@@ -6,12 +6,13 @@
 use judge::check::{
     self, Check, CheckConfig, CheckResults, Damage, liveness, mutual_exclusion, resource,
 };
+use judge::matrix::Cell;
 use judge::verdict::{VerdictDoc, verdict_json};
 use model::history::{EventKind, FaultName, History, Op, Outcome, Phase};
 use model::resource::{ResourceKind, ResourceSpec};
 use model::verdict::Verdict;
-use sim::matrix::{self, Cell};
-use sim::timeline;
+use report::matrix;
+use report::timeline;
 use std::time::Duration;
 
 const LOCK: &str = "lock";
@@ -1037,7 +1038,7 @@ fn the_markdown_matrix_has_rungs_in_ladder_order_and_marks_surprises() {
         md.ends_with("4 cells, 1 differing from expectation (✗).\n"),
         "{md}"
     );
-    assert!(!matrix::all_as_expected(&some_cells()));
+    assert!(!judge::matrix::all_as_expected(&some_cells()));
 }
 
 #[test]

@@ -9,8 +9,8 @@
 mod common;
 
 use model::scenario::Scenario;
+use report::html::run::RunPage;
 use sim::cell::run_cell;
-use sim::html::run::RunPage;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -21,7 +21,7 @@ fn page_of(name: &str, rung: &str) -> (String, sim::cell::Judged) {
     let path = scenarios_dir().join(format!("{name}.toml"));
     let (scenario, text) = Scenario::load_text(&path).unwrap();
     let judged = run_cell(&scenario, rung, scenario.seeds[0]).unwrap();
-    let html = sim::html::run_page(&RunPage {
+    let html = report::html::run_page(&RunPage {
         judged: &judged,
         scenario: &scenario,
         scenario_text: &text,
@@ -122,7 +122,7 @@ fn every_scenario_survives_the_round_trip_through_toml() {
         let mut scenario = Scenario::load(&path).unwrap();
         // Notes on old spellings are about the file, not the scenario.
         scenario.notes.clear();
-        let text = sim::explore::case::scenario_toml(&scenario, "round trip");
+        let text = model::scenario_text::scenario_toml(&scenario, "round trip");
         let again =
             Scenario::parse(&text, "again.toml", "unused").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(again, scenario, "{}", path.display());

@@ -17,10 +17,11 @@
 
 use judge::check::Check;
 use model::scenario::Scenario;
+use model::scenario_text::scenario_toml;
 use model::verdict::Verdict;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, RngSeed, TestError, TestRunner};
-use sim::explore::case::{Case, scenario_toml};
+use sim::explore::case::Case;
 use sim::explore::search::run_case;
 use sim::explore::strategy::cases;
 use sim::explore::{FaultKind, FaultMode, assumptions};
@@ -81,7 +82,7 @@ fn check_assumed(case: &Case) -> Result<(), TestCaseError> {
         "{} within its assumptions: {}\n{}",
         case.rung,
         judged.verdict,
-        sim::output::describe(&judged)
+        report::output::describe(&judged)
     );
     if judged.verdict == Verdict::Unknown {
         let why = judged.results.liveness.why().unwrap_or_default();
@@ -306,7 +307,7 @@ fn failover_makes_the_fencing_token_go_backwards() {
     assert!(
         r.repeated_tokens.unwrap_or(0) + r.stale_writes_accepted.unwrap_or(0) > 0,
         "{}",
-        sim::output::describe(&judged)
+        report::output::describe(&judged)
     );
     assert_eq!(minimal.fault_names(), ["failover"]);
     assert!(minimal.clients.len() <= MAX_CLIENTS);

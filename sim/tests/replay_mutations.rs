@@ -21,8 +21,8 @@ mod common;
 use model::scenario::Scenario;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
+use report::replay::{MAX_RUN_FILE_BYTES, Replayed, replay_with};
 use sim::cell::run_cell;
-use sim::replay::{MAX_RUN_FILE_BYTES, Replayed, replay};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -88,6 +88,11 @@ fn damage() -> impl Strategy<Value = (usize, usize, Damage)> {
     (0..RUNS.len(), 0..FILES.len(), kind)
 }
 
+/// Replays `dir` on the simulator, as `locklab replay` does.
+fn replay(dir: &Path) -> Result<Replayed, String> {
+    replay_with(dir, run_cell)
+}
+
 fn scratch() -> PathBuf {
     std::env::temp_dir().join(format!("sim-replay-mutations-{}", std::process::id()))
 }
@@ -99,8 +104,8 @@ fn record(root: &Path) -> Vec<(PathBuf, u64)> {
             let (scenario, text) = common::scenario_with_text(name);
             let judged = run_cell(&scenario, rung, scenario.seeds[0])
                 .unwrap_or_else(|e| panic!("{name}/{rung}: {e}"));
-            let dir = sim::output::run_dir(root, &judged);
-            sim::output::write_run(&dir, &judged, &text).unwrap_or_else(|e| panic!("{e}"));
+            let dir = report::output::run_dir(root, &judged);
+            report::output::write_run(&dir, &judged, &text).unwrap_or_else(|e| panic!("{e}"));
             (dir, judged.seed)
         })
         .collect()

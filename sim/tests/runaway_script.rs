@@ -13,14 +13,15 @@
 
 mod common;
 
+use judge::matrix::Cell;
 use model::cut_short::CutShort;
 use model::host::Host;
 use model::scenario::Scenario;
 use model::verdict::Verdict;
+use report::matrix;
+use report::replay::{Replayed, replay_with};
 use sim::cell::{Judged, judge_output};
 use sim::explore::search::{CutShortCase, Outcome, Stats};
-use sim::matrix::{self, Cell};
-use sim::replay::{Replayed, replay_with};
 use sim::run::{RunError, run_world};
 use sim::world::World;
 use std::path::PathBuf;
@@ -103,7 +104,7 @@ fn a_runaway_script_on_the_lock_node_ends_the_run_unknown_naming_the_node_and_th
     assert!(judged.sim_elapsed.as_micros() as u64 <= at_us + 1_000);
     assert!(at_us < 1_000_000, "{at_us}");
     // `locklab run` prints the reason under the verdict.
-    let report = sim::output::describe(&judged);
+    let report = report::output::describe(&judged);
     assert!(
         report.contains(&format!(
             "set-nx-px: unknown\n  cut short: redis-0 {REASON}"
@@ -124,7 +125,7 @@ fn a_run_cut_short_is_written_and_replays_identically_and_its_folder_says_why() 
         |s: &Scenario, rung: &str, seed: u64| run_with_endless_script(s, rung, seed, "redis-0", 30);
     let judged = runner(&s, "set-nx-px", 1).unwrap_or_else(|e| panic!("{e}"));
     let dir = scratch("folder");
-    sim::output::write_run(&dir, &judged, &text).unwrap_or_else(|e| panic!("{e}"));
+    report::output::write_run(&dir, &judged, &text).unwrap_or_else(|e| panic!("{e}"));
     let verdict: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("verdict.json")).unwrap()).unwrap();
     assert_eq!(verdict["verdict"], "unknown");
@@ -138,7 +139,7 @@ fn a_run_cut_short_is_written_and_replays_identically_and_its_folder_says_why() 
     assert_eq!(replay_with(&dir, runner), Ok(Replayed::Identical));
     // ...and replayed from the scenario file alone, which cannot say what
     // the intruder did, the difference is found and named.
-    match sim::replay::replay(&dir) {
+    match replay_with(&dir, sim::cell::run_cell) {
         Ok(Replayed::Differs(diff)) => assert!(diff.contains("first difference"), "{diff}"),
         other => panic!("{other:?}"),
     }
@@ -195,7 +196,7 @@ fn runs_without_a_runaway_script_say_nothing_about_being_cut_short() {
     let (s, _) = scenario("pause-at-release-start");
     let judged = sim::cell::run_cell(&s, "set-nx-px", 1).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(judged.results.cut_short, None);
-    assert!(!sim::output::describe(&judged).contains("cut short"));
-    let text = sim::output::verdict_file_text(&sim::output::verdict_doc(&judged));
+    assert!(!report::output::describe(&judged).contains("cut short"));
+    let text = report::output::verdict_file_text(&report::output::verdict_doc(&judged));
     assert!(!text.contains("cut_short"));
 }

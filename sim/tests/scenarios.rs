@@ -444,7 +444,7 @@ duration_ms = 1500
         judged.verdict,
         Verdict::Safe,
         "{}",
-        sim::output::describe(&judged)
+        report::output::describe(&judged)
     );
     let later = text.replace("nth = 3", "nth = 6");
     let scenario = Scenario::parse(&later, "late.toml", "late").expect("loads");

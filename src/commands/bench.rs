@@ -66,7 +66,7 @@ fn write_page(out: &Path) -> bool {
         .iter()
         .map(|p| (p.file, p.what))
         .collect();
-    match sim::html::bench::write_page(out, "bench", &plots) {
+    match bench::page::write_page(out, "bench", &plots) {
         Ok(page) => {
             eprintln!("bench: report {}", page.display());
             true

@@ -3,10 +3,10 @@
 //! its page, and a JUnit report if asked (`--bench`: the search's speed).
 
 use super::{Outcome, workers, write_junit};
+use report::output;
 use sim::exit::ExitCode;
 use sim::explore::FaultMode;
 use sim::explore::search::{self as s, Limit, SearchConfig, Summary};
-use sim::output;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -322,7 +322,8 @@ fn write_reports(
     outcome: &s::Outcome,
     path: Option<&Path>,
 ) -> ExitCode {
-    let page_written = match sim::html::explore::write_pages(&args.out, config, outcome, path) {
+    let search = crate::present::search(config, outcome, path);
+    let page_written = match report::html::explore::write_pages(&args.out, &search, path) {
         Ok(page) => {
             eprintln!("explore: report {}", page.display());
             true
@@ -336,7 +337,7 @@ fn write_reports(
         }
     };
     if let Some(file) = &args.junit {
-        let xml = sim::junit::explore_xml(config, outcome, path);
+        let xml = report::junit::explore_xml(&search, path);
         if !write_junit(file, &xml, outcome.interrupted.is_some())
             && outcome.exit_code() == ExitCode::Success
         {

@@ -69,9 +69,10 @@ pub fn run(
     for rung in &rungs {
         let mut write = |k: u32, judged: &Judged| {
             say(&format!("real run {k} of {repeat}"));
-            say(&sim::output::describe(judged));
+            say(&report::output::describe(judged));
             let dir = real::cell::run_dir(out, judged, k);
-            let written = real::cell::write_run(&dir, judged, &text, k, repeat, &bin.description)
+            let written = report::output::write_run(&dir, judged, &text)
+                .and_then(|()| real::cell::write_marker(&dir, k, repeat, &bin.description))
                 .and_then(|()| rung_file.map_or(Ok(()), |f| crate::rung_files::keep(&dir, f)));
             match written {
                 Ok(()) => say(&format!("  written to {}\n", dir.display())),
@@ -136,7 +137,7 @@ pub fn suite(
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
-    let quiet = |_: &sim::matrix::Cell, _: usize, _: usize| {};
+    let quiet = |_: &judge::matrix::Cell, _: usize, _: usize| {};
     let simulated =
         match sim::suite::run_suite(&scenarios, sim::suite::Grid::Named, workers, &quiet) {
             Ok(run) => run,

@@ -55,11 +55,11 @@ pub fn execute(args: Args) -> Outcome<ReplayResult> {
 
 /// Replays the run in `dir`: its identity and the first difference, if any.
 fn replay_inner(dir: &Path) -> Result<ReplayResult, String> {
-    use sim::replay::Replayed;
+    use report::replay::Replayed;
     if dir.join(real::cell::MARKER).exists() {
         return recheck_real(dir);
     }
-    let found = sim::replay::replay_adapting(
+    let found = report::replay::replay_adapting(
         dir,
         |scenario, rung| crate::rung_files::recorded(dir, scenario, rung),
         run_cell,
@@ -68,12 +68,16 @@ fn replay_inner(dir: &Path) -> Result<ReplayResult, String> {
         Replayed::Identical => None,
         Replayed::Differs(diff) => Some(diff),
     };
-    Ok(replayed(dir, sim::replay::recorded(dir)?, difference))
+    Ok(replayed(dir, report::replay::recorded(dir)?, difference))
 }
 
 /// The document's result for the run in `dir`, recorded as `cell`, with
 /// the first difference found, if any.
-fn replayed(dir: &Path, cell: sim::replay::Recorded, difference: Option<String>) -> ReplayResult {
+fn replayed(
+    dir: &Path,
+    cell: report::replay::Recorded,
+    difference: Option<String>,
+) -> ReplayResult {
     ReplayResult {
         folder: dir.display().to_string(),
         scenario: cell.scenario,
@@ -88,8 +92,8 @@ fn replayed(dir: &Path, cell: sim::replay::Recorded, difference: Option<String>)
 /// recorded history judged again must get the recorded verdict; the run
 /// itself cannot be repeated.
 fn recheck_real(dir: &Path) -> Result<ReplayResult, String> {
-    let read = |name: &str| sim::replay::read_run_file(&dir.join(name));
-    let cell = sim::replay::recorded(dir)?;
+    let read = |name: &str| report::replay::read_run_file(&dir.join(name));
+    let cell = report::replay::recorded(dir)?;
     let file = dir.join("scenario.toml").display().to_string();
     let scenario = Scenario::parse(&read("scenario.toml")?, &file, &cell.scenario)
         .map_err(|e| e.to_string())?;

@@ -3,9 +3,9 @@
 
 use super::{Outcome, choose_runs, print_notes, run_exit, worst};
 use crate::json::{RunEntry, RunResult};
+use report::output;
 use sim::cell::run_cell;
 use sim::exit::ExitCode;
-use sim::output;
 use sim::run::RunError;
 use std::path::{Path, PathBuf};
 

@@ -5,12 +5,11 @@
 
 use super::{Outcome, workers, write_junit};
 use crate::json::{GridName, NotRun, SuiteResult};
+use judge::matrix::{Cell, Grid, SuiteRun};
 use model::scenario::Scenario;
+use report::output;
 use sim::exit::ExitCode;
 use sim::interrupt::Cause;
-use sim::matrix::Cell;
-use sim::output;
-use sim::suite::{Grid, SuiteRun};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -90,7 +89,7 @@ fn on_simulator(args: &Args, result: &mut Option<SuiteResult>) -> ExitCode {
     };
     let workers = workers(args.jobs.map(|n| n.get()));
     for scenario in &scenarios {
-        let rungs = grid.rungs(scenario);
+        let rungs = sim::suite::rungs_of(grid, scenario);
         if let Some(note) = sim::estimate::suite_note(&scenario.name, scenario, &rungs, workers) {
             eprintln!("note: {note}");
         }
@@ -107,7 +106,7 @@ fn on_simulator(args: &Args, result: &mut Option<SuiteResult>) -> ExitCode {
     let junit_written = junit.is_none_or(|file| {
         write_junit(
             file,
-            &sim::junit::suite_xml(&suite),
+            &report::junit::suite_xml(&suite),
             suite.interrupted.is_some(),
         )
     });
@@ -127,14 +126,15 @@ fn on_simulator(args: &Args, result: &mut Option<SuiteResult>) -> ExitCode {
     }
     eprintln!(
         "suite: report {} (each cell links its run under {})",
-        out.join(sim::html::suite::file_name(grid)).display(),
+        out.join(report::html::suite::file_name(grid)).display(),
         out.join("runs").display()
     );
-    out!("{}", grid.markdown(&cells));
+    out!("{}", report::suite::markdown(grid, &cells));
     let unexpected = cells.iter().filter(|c| c.differs()).count();
     outln!(
         "written to {}",
-        out.join(format!("{}.md", grid.stem())).display()
+        out.join(format!("{}.md", report::suite::stem(grid)))
+            .display()
     );
     if unexpected > 0 {
         ExitCode::Violated
@@ -175,7 +175,7 @@ fn run_cells(
     // Each cell's run gets its folder and page, which the suite page links.
     let unwritten = Mutex::new(Vec::new());
     let keep = |scenario: &Scenario, judged: &sim::cell::Judged| {
-        if let Err(e) = sim::suite::write_cell_run(out, scenario, judged) {
+        if let Err(e) = report::suite::write_cell_run(out, scenario, judged) {
             let dir = output::run_dir(out, judged);
             let mut errors = unwritten.lock().unwrap_or_else(|p| p.into_inner());
             errors.push(format!("{}: {e}", dir.display()));
@@ -234,7 +234,7 @@ fn summarize(suite: &SuiteRun, grid: Grid, junit: Option<&Path>) -> SuiteResult 
 /// partial one, said on standard error): the markdown's path, or `None`
 /// with the error reported.
 fn write_matrix(out: &Path, grid: Grid, cells: &[Cell]) -> Option<PathBuf> {
-    match sim::suite::write_matrix(out, grid, cells) {
+    match report::suite::write_matrix(out, grid, cells) {
         Ok(removed) => {
             for stale in removed {
                 eprintln!(
@@ -242,7 +242,7 @@ fn write_matrix(out: &Path, grid: Grid, cells: &[Cell]) -> Option<PathBuf> {
                     stale.display()
                 );
             }
-            Some(out.join(format!("{}.md", grid.stem())))
+            Some(out.join(format!("{}.md", report::suite::stem(grid))))
         }
         Err(e) => {
             crate::error!("cannot write the matrix to {}: {e}", out.display());
@@ -256,15 +256,15 @@ fn write_matrix(out: &Path, grid: Grid, cells: &[Cell]) -> Option<PathBuf> {
 /// returns the partial markdown's path too, when written.
 fn interrupted(out: &Path, suite: &SuiteRun, cause: Cause) -> (ExitCode, Option<PathBuf>) {
     let (done, planned) = (suite.cells.len(), suite.planned.len());
-    match sim::suite::write_partial_matrix(out, suite, cause) {
+    match report::suite::write_partial_matrix(out, suite, cause) {
         Ok(md) => {
-            out!("{}", sim::suite::partial_markdown(suite, cause));
+            out!("{}", report::suite::partial_markdown(suite, cause));
             outln!("written to {}", md.display());
             eprintln!(
                 "suite: interrupted by {cause}: {done} of {planned} cells finished; the matrix is \
                  PARTIAL: {} and .json ({}.md, if any, left as it was)",
                 md.display(),
-                suite.grid.stem()
+                report::suite::stem(suite.grid)
             );
             (ExitCode::Interrupted, Some(md))
         }

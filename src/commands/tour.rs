@@ -60,7 +60,10 @@ fn show(dir: Option<&Path>, only: Option<&str>, result: &mut Option<TourResult>)
         match sim::tour::stop(rung, &scenarios) {
             Ok(Some(stop)) => {
                 let file = files.get(&stop.scenario).map_or("", String::as_str);
-                out!("{}", sim::tour::render_stop(&stop, &scenarios, file));
+                out!(
+                    "{}",
+                    report::tour::render_stop(&crate::present::tour_stop(&stop), &scenarios, file)
+                );
                 summary.stops.push(TourStop::of(&stop));
                 shown += 1;
             }
@@ -92,9 +95,12 @@ fn tour_libraries(scenarios: &[Scenario], only: Option<&str>, mut shown: usize) 
         match sim::tour::library_stop(rung, scenarios) {
             Ok(Some(stop)) => {
                 if i == 0 {
-                    outln!("{}", sim::tour::LIBRARIES_HEADING);
+                    outln!("{}", report::tour::LIBRARIES_HEADING);
                 }
-                out!("{}", sim::tour::render_library_stop(&stop));
+                out!(
+                    "{}",
+                    report::tour::render_library_stop(&crate::present::library_stop(&stop))
+                );
                 shown += 1;
             }
             Ok(None) => {}

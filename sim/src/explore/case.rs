@@ -102,18 +102,3 @@ impl Case {
         self.faults.len() as u64 * 1_000 + self.clients.len() as u64 * 100 + ops
     }
 }
-
-/// The scenario as a TOML file, with a comment naming how it was found and
-/// how to replay it.
-pub fn scenario_toml(scenario: &Scenario, header: &str) -> String {
-    let body = toml::to_string(scenario).unwrap_or_default();
-    let mut text = String::new();
-    for line in header.lines() {
-        text.push_str("# ");
-        text.push_str(line);
-        text.push('\n');
-    }
-    text.push('\n');
-    text.push_str(&body);
-    text
-}

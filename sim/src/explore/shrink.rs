@@ -9,11 +9,12 @@
 //! [`super::strategy`] walks the same neighbours under proptest's own
 //! shrinking loop.
 
-use super::case::{Case, scenario_toml};
+use super::case::Case;
 use model::fault::CrashKind;
 use model::fault::FaultSpec;
 use model::host::Host;
 use model::scenario::{Scenario, TopologyKind};
+use model::scenario_text::scenario_toml;
 
 /// Renumbers client `host` after client `gone` was removed; `None` when the
 /// host was that client.

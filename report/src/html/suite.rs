@@ -5,8 +5,8 @@
 //! checkers found; the ladder; and the verdict rules.
 
 use super::{page, run_href, text, verdict_badge};
-use crate::matrix::{Cell, axes};
-use crate::suite::Grid;
+use crate::matrix::axes;
+use judge::matrix::{Cell, Grid};
 use std::fmt::Write as _;
 
 /// The verdict rules (`docs/ladder.md`, section 8), as the page states
@@ -104,7 +104,7 @@ fn matrix_table(out: &mut String, cells: &[Cell]) {
 
 /// The suite page of `cells`, run as `grid`.
 pub fn suite_page(grid: Grid, cells: &[Cell]) -> String {
-    let title = grid.title();
+    let title = crate::suite::title(grid);
     let mut body = String::new();
     let _ = writeln!(body, "<header>\n<h1>{}</h1>", text(title));
     let differ: Vec<&Cell> = cells.iter().filter(|c| c.differs()).collect();

@@ -1,6 +1,7 @@
 //! Self-contained HTML reports: a page per run ([`run_page`]), per suite
-//! ([`suite_page`]), per search ([`explore_page`]) and per benchmark
-//! ([`bench_page`]).
+//! ([`suite_page`]) and per search ([`explore_page`]), and the pieces every
+//! page shares ([`page`], [`text`], [`attr`], ...), which the benchmark's
+//! page (the `bench` crate's) uses too.
 //!
 //! Every page is one file that works on its own: its style and its few
 //! lines of plain JavaScript are inline, it loads nothing from the network
@@ -16,14 +17,12 @@
 //! page whose scripts all ran marks its root element `data-ready="yes"`,
 //! so that a headless browser's `--dump-dom` shows both.
 
-pub mod bench;
 pub mod explore;
 pub mod lanes;
 pub mod run;
 pub mod suite;
 mod timeline;
 
-pub use bench::bench_page;
 pub use explore::explore_page;
 pub use run::run_page;
 pub use suite::suite_page;

@@ -5,10 +5,9 @@
 //! file as run), `history.jsonl`, `verdict.json` and `timeline.svg`, and
 //! for people `report.html` ([`crate::html::run_page`]).
 
-use crate::cell::Judged;
 use crate::timeline;
 use harness::atomic::write_whole;
-use judge::check::Check;
+use judge::judged::{Judged, describe_checks};
 use judge::verdict::VerdictDoc;
 use model::scenario::Scenario;
 use std::fmt::Write as _;
@@ -18,43 +17,7 @@ use std::path::{Path, PathBuf};
 pub const REPORT_FILE: &str = "report.html";
 
 /// Width of the ASCII timeline, in characters of time.
-pub const TIMELINE_WIDTH: usize = 72;
-
-/// Each checker's result (with its witness events, one JSON line each)
-/// and the damage figures: [`describe`] without its head and timeline.
-pub fn describe_checks(judged: &Judged) -> String {
-    let mut out = String::new();
-    if let Some(cut) = &judged.results.cut_short {
-        let _ = writeln!(out, "  cut short: {cut}");
-    }
-    for (name, check) in judged.results.all() {
-        let note = if judged.results.decides(name) {
-            ""
-        } else {
-            " (information)"
-        };
-        match check {
-            Check::Valid => {
-                let _ = writeln!(out, "  {name}: valid{note}");
-            }
-            Check::Invalid { witness, why } => {
-                let _ = writeln!(out, "  {name}: INVALID{note}: {why}");
-                for &i in witness {
-                    if let Some(event) = judged.history.events().get(i) {
-                        let line = serde_json::to_string(event).unwrap_or_default();
-                        let _ = writeln!(out, "    {line}");
-                    }
-                }
-            }
-            Check::Unknown { why } => {
-                let _ = writeln!(out, "  {name}: unknown{note}: {why}");
-            }
-        }
-    }
-    let damage = serde_json::to_string(&judged.results.damage).unwrap_or_default();
-    let _ = writeln!(out, "  damage: {damage}");
-    out
-}
+pub(crate) const TIMELINE_WIDTH: usize = 72;
 
 /// The folder of a run under `root`.
 pub fn run_dir(root: &Path, judged: &Judged) -> PathBuf {
@@ -114,7 +77,7 @@ fn timeline_title(judged: &Judged) -> String {
 
 /// The run's `timeline.svg`, or `None` when it cannot be drawn (then the
 /// run folder has none).
-pub fn timeline_svg(judged: &Judged) -> Option<String> {
+pub(crate) fn timeline_svg(judged: &Judged) -> Option<String> {
     timeline::svg(&judged.history, &timeline_title(judged)).ok()
 }
 

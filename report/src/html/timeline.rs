@@ -275,7 +275,20 @@ pub fn svg(lanes: &Lanes, history: &History, witness: &BTreeSet<usize>) -> Strin
         num(PLOT_W),
         num(h)
     );
-    // Lane backgrounds and labels (not clipped, not placed in time).
+    lane_backgrounds(&mut out, lanes, &layout, fault_row_count);
+    axis(&mut out, &scale, h);
+    out.push_str("<g clip-path=\"url(#plot-clip)\" id=\"plot\">\n");
+    fault_bands(&mut out, lanes, &rows, &scale, &layout);
+    client_lanes(&mut out, lanes, &scale, &layout);
+    node_lanes(&mut out, lanes, &scale, &layout);
+    witness_marks(&mut out, lanes, history, witness, &scale, &layout);
+    out.push_str("</g>\n</svg>\n");
+    out
+}
+
+/// Every lane's background and label (not clipped, not placed in time):
+/// the faults' lane first, then each client's, then each node's.
+fn lane_backgrounds(out: &mut String, lanes: &Lanes, layout: &Layout, fault_row_count: usize) {
     let mut lane_tops: Vec<(f64, f64, String, String)> = vec![(
         layout.faults_top,
         FAULT_ROW_H * fault_row_count as f64,
@@ -308,54 +321,54 @@ pub fn svg(lanes: &Lanes, history: &History, witness: &BTreeSet<usize>) -> Strin
             text(label)
         );
     }
-    axis(&mut out, &scale, h);
-    out.push_str("<g clip-path=\"url(#plot-clip)\" id=\"plot\">\n");
-    // Faults: a faint band over every lane, a bar with its label on the
-    // faults' lane.
-    for (band, row) in lanes.faults.iter().zip(&rows) {
+}
+
+/// The faults: a faint band over every lane, a bar with its label on the
+/// faults' lane (in its row, `rows`).
+fn fault_bands(out: &mut String, lanes: &Lanes, rows: &[usize], scale: &Scale, layout: &Layout) {
+    let h = layout.height;
+    for (band, row) in lanes.faults.iter().zip(rows) {
         let class = format!("band f-{}", band.fault);
-        span_rect(&mut out, &scale, &class, &band.span, AXIS_H, h - AXIS_H);
+        span_rect(out, scale, &class, &band.span, AXIS_H, h - AXIS_H);
         let y = layout.faults_top + FAULT_ROW_H * *row as f64;
         let class = format!("fault f-{}", band.fault);
-        span_rect(
-            &mut out,
-            &scale,
-            &class,
-            &band.span,
-            y + 3.0,
-            FAULT_ROW_H - 6.0,
-        );
+        span_rect(out, scale, &class, &band.span, y + 3.0, FAULT_ROW_H - 6.0);
         timed_text(
-            &mut out,
-            &scale,
+            out,
+            scale,
             "fault-label",
             band.span.to_us,
             y + FAULT_ROW_H - 4.0,
             &label_of(band),
         );
     }
+}
+
+/// Each client's lane: its waits, holds, overlaps, pauses, crashes and
+/// operations.
+fn client_lanes(out: &mut String, lanes: &Lanes, scale: &Scale, layout: &Layout) {
     for lane in &lanes.clients {
         let (y, _) = layout.lane(lanes, LaneRef::Client(lane.client));
         for s in &lane.waits {
-            span_rect(&mut out, &scale, "wait", s, y + 9.0, 12.0);
+            span_rect(out, scale, "wait", s, y + 9.0, 12.0);
         }
         for s in &lane.holds {
-            span_rect(&mut out, &scale, "hold", s, y + 5.0, 20.0);
+            span_rect(out, scale, "hold", s, y + 5.0, 20.0);
         }
         for s in &lane.overlaps {
-            span_rect(&mut out, &scale, "overlap", s, y + 5.0, 20.0);
+            span_rect(out, scale, "overlap", s, y + 5.0, 20.0);
         }
         for s in &lane.paused {
-            span_rect(&mut out, &scale, "paused", s, y + 2.0, 6.0);
+            span_rect(out, scale, "paused", s, y + 2.0, 6.0);
         }
         for s in &lane.crashed {
-            span_rect(&mut out, &scale, "crashed", s, y + 2.0, 26.0);
+            span_rect(out, scale, "crashed", s, y + 2.0, 26.0);
         }
         for op in &lane.ops {
             let class = op_class(op.op, op.outcome);
             timed_line(
-                &mut out,
-                &scale,
+                out,
+                scale,
                 &class,
                 (op.span.from_us, op.span.to_us),
                 (y + 29.5, y + 29.5),
@@ -364,6 +377,11 @@ pub fn svg(lanes: &Lanes, history: &History, witness: &BTreeSet<usize>) -> Strin
             );
         }
     }
+}
+
+/// Each node's lane: up and down, its roles, the lock key's changes and
+/// the instant faults that hit it.
+fn node_lanes(out: &mut String, lanes: &Lanes, scale: &Scale, layout: &Layout) {
     for lane in &lanes.nodes {
         let (y, _) = layout.lane(lanes, LaneRef::Node(lane.host));
         let up = Span {
@@ -372,16 +390,16 @@ pub fn svg(lanes: &Lanes, history: &History, witness: &BTreeSet<usize>) -> Strin
             events: Vec::new(),
             note: format!("{} up", lane.host),
         };
-        span_rect(&mut out, &scale, "up", &up, y + 7.0, 20.0);
+        span_rect(out, scale, "up", &up, y + 7.0, 20.0);
         for s in &lane.down {
-            span_rect(&mut out, &scale, "down", s, y + 7.0, 20.0);
+            span_rect(out, scale, "down", s, y + 7.0, 20.0);
         }
         for change in &lane.roles {
             let label = match (change.role, change.event) {
                 (Role::Master, Some(_)) => "promoted: master".to_string(),
                 (role, _) => role.as_str().to_string(),
             };
-            timed_text(&mut out, &scale, "role", change.from_us, y + 21.0, &label);
+            timed_text(out, scale, "role", change.from_us, y + 21.0, &label);
         }
         for mark in &lane.keys {
             let what = match mark.what {
@@ -390,8 +408,8 @@ pub fn svg(lanes: &Lanes, history: &History, witness: &BTreeSet<usize>) -> Strin
                 KeyChange::Deleted => "deleted",
             };
             timed_line(
-                &mut out,
-                &scale,
+                out,
+                scale,
                 key_class(mark.what),
                 (mark.at_us, mark.at_us),
                 (y + 3.0, y + 31.0),
@@ -406,8 +424,8 @@ pub fn svg(lanes: &Lanes, history: &History, witness: &BTreeSet<usize>) -> Strin
         }
         for mark in &lane.instants {
             timed_line(
-                &mut out,
-                &scale,
+                out,
+                scale,
                 &format!("instant f-stroke-{}", mark.fault),
                 (mark.at_us, mark.at_us),
                 (y + 3.0, y + 31.0),
@@ -416,8 +434,19 @@ pub fn svg(lanes: &Lanes, history: &History, witness: &BTreeSet<usize>) -> Strin
             );
         }
     }
-    // The witness: a dashed line across the lanes and a ring on the lane
-    // of each event, linked to its row in the history.
+}
+
+/// The witness: a dashed line across the lanes and a ring on the lane of
+/// each event, linked to its row in the history.
+fn witness_marks(
+    out: &mut String,
+    lanes: &Lanes,
+    history: &History,
+    witness: &BTreeSet<usize>,
+    scale: &Scale,
+    layout: &Layout,
+) {
+    let h = layout.height;
     for &i in witness {
         let Some(event) = history.events().get(i) else {
             continue;
@@ -425,8 +454,8 @@ pub fn svg(lanes: &Lanes, history: &History, witness: &BTreeSet<usize>) -> Strin
         let (y, lh) = layout.lane(lanes, lanes.lane_of(event));
         let tip = format!("witness: event {i} at {}", super::ms(event.at_us));
         timed_line(
-            &mut out,
-            &scale,
+            out,
+            scale,
             "witness-line",
             (event.at_us, event.at_us),
             (AXIS_H, h),
@@ -441,8 +470,6 @@ pub fn svg(lanes: &Lanes, history: &History, witness: &BTreeSet<usize>) -> Strin
             timed(event.at_us, event.at_us, &[i], &tip)
         );
     }
-    out.push_str("</g>\n</svg>\n");
-    out
 }
 
 #[cfg(test)]

@@ -3,7 +3,8 @@
 //!
 //! A run folder ([`crate::output::write_run`]) holds `scenario.toml` (the
 //! input), `history.jsonl`, `verdict.json` and `timeline.svg`. The replay
-//! reads the scenario, the rung and the seed, runs the cell again, and
+//! reads the scenario, the rung and the seed, runs the cell again (on the
+//! engine the caller gives: this crate runs nothing itself), and
 //! requires every file the run wrote to be what it writes now, byte for
 //! byte: the history, then `verdict.json` (all but the `locklab` version
 //! that wrote it), then the timeline. A changed `scenario.toml` shows only
@@ -14,10 +15,10 @@
 //! ([`MAX_RUN_FILE_BYTES`]), so a damaged folder gives an error or a
 //! difference, never a panic or an endless read.
 
-use crate::cell::{Judged, run_cell};
 use crate::output;
-use crate::run::RunError;
+use judge::judged::Judged;
 use model::scenario::Scenario;
+use std::fmt::Display;
 use std::path::Path;
 
 /// The largest run file `replay` reads: far more than any history of an
@@ -31,11 +32,6 @@ pub enum Replayed {
     Identical,
     /// The first difference, for people.
     Differs(String),
-}
-
-/// Replays the run recorded in `dir`.
-pub fn replay(dir: &Path) -> Result<Replayed, String> {
-    replay_with(dir, run_cell)
 }
 
 /// Which cell a run folder recorded, as its `verdict.json` names it.
@@ -79,12 +75,11 @@ fn recorded_cell(verdict: &serde_json::Value, path: &str) -> Result<Recorded, St
     })
 }
 
-/// Replays the run recorded in `dir`, running the cell with `run` (a test
-/// that recorded a run through [`crate::run::run_world`] replays it the
-/// same way).
-pub fn replay_with(
+/// Replays the run recorded in `dir`, running the cell with `run`: the
+/// engine's (`sim::cell::run_cell`), or the way a test recorded it.
+pub fn replay_with<E: Display>(
     dir: &Path,
-    run: impl FnOnce(&Scenario, &str, u64) -> Result<Judged, RunError>,
+    run: impl FnOnce(&Scenario, &str, u64) -> Result<Judged, E>,
 ) -> Result<Replayed, String> {
     replay_adapting(dir, |scenario, _| Ok(scenario), run)
 }
@@ -92,10 +87,10 @@ pub fn replay_with(
 /// [`replay_with`], giving the recorded scenario to `adapt` first (with
 /// the rung): a run of a rung from outside the ladder gives that rung its
 /// part in the scenario again, as the run did.
-pub fn replay_adapting(
+pub fn replay_adapting<E: Display>(
     dir: &Path,
     adapt: impl FnOnce(Scenario, &str) -> Result<Scenario, String>,
-    run: impl FnOnce(&Scenario, &str, u64) -> Result<Judged, RunError>,
+    run: impl FnOnce(&Scenario, &str, u64) -> Result<Judged, E>,
 ) -> Result<Replayed, String> {
     let read = |name: &str| read_run_file(&dir.join(name));
     let scenario_text = read("scenario.toml")?;

@@ -15,6 +15,7 @@ use judge::check::mutual_exclusion::{Overlap, overlaps};
 use model::history::{EventKind, History};
 use model::history::{FaultName, FaultTarget};
 use model::host::Host;
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -256,23 +257,19 @@ fn fault_color(fault: FaultName) -> RGBColor {
     }
 }
 
-/// The SVG timeline of `history` (plotters' SVG backend): the same rows as
-/// [`ascii`], time in ms on the x axis, holds as blue bars, overlaps in red,
-/// faults as coloured bars marked with their letter, and a legend.
-pub fn svg(history: &History, title: &str) -> Result<String, String> {
-    let tl = Timeline::of(history);
-    // Rows top to bottom: (label, client or fault target).
-    enum Row<'a> {
-        Client(usize),
-        Faults(&'a FaultTarget),
-    }
-    let client_targets: Vec<FaultTarget> = tl
-        .clients
-        .iter()
-        .map(|&c| FaultTarget::Host(Host::Client(c)))
-        .collect();
+/// A row of the SVG timeline: a client's holds, or the faults on one
+/// target.
+enum Row<'a> {
+    Client(usize),
+    Faults(&'a FaultTarget),
+}
+
+/// The SVG timeline's rows top to bottom, each with its label: every
+/// client (followed by the faults on it, if any), then every other fault
+/// target. `client_targets` are the clients as fault targets, in order.
+fn svg_rows<'a>(tl: &'a Timeline, client_targets: &'a [FaultTarget]) -> Vec<(String, Row<'a>)> {
     let mut rows: Vec<(String, Row)> = Vec::new();
-    for (&client, target) in tl.clients.iter().zip(&client_targets) {
+    for (&client, target) in tl.clients.iter().zip(client_targets) {
         rows.push((format!("client {client}"), Row::Client(client)));
         if tl.faults.iter().any(|f| &f.target == target) {
             rows.push((format!("faults on client {client}"), Row::Faults(target)));
@@ -281,6 +278,131 @@ pub fn svg(history: &History, title: &str) -> Result<String, String> {
     for target in tl.other_targets() {
         rows.push((target.to_string(), Row::Faults(target)));
     }
+    rows
+}
+
+/// The y range of the part `lo..hi` of row `r` (from the top) of `n`: row
+/// r spans y in [n-1-r, n-r].
+fn band(n: usize, r: usize, lo: f64, hi: f64) -> (f64, f64) {
+    let base = (n - 1 - r) as f64;
+    (base + lo, base + hi)
+}
+
+/// µs as the chart's ms.
+fn chart_ms(us: u64) -> f64 {
+    us as f64 / 1000.0
+}
+
+/// The bars of the SVG timeline's rows, and the marks that name faults.
+type RowBars<'a> = (
+    Vec<Rectangle<(f64, f64)>>,
+    Vec<Text<'a, (f64, f64), String>>,
+);
+
+/// The bars of the SVG timeline's rows (holds, overlaps, faults) and the
+/// marks naming each fault; no bar is narrower than `min_w` ms.
+fn row_bars<'a>(tl: &Timeline, rows: &[(String, Row<'_>)], min_w: f64) -> RowBars<'a> {
+    let n = rows.len().max(1);
+    let ms = chart_ms;
+    let mut bars: Vec<Rectangle<(f64, f64)>> = Vec::new();
+    let mut marks: Vec<Text<'_, (f64, f64), String>> = Vec::new();
+    let mark_style = ("sans-serif", 12)
+        .into_font()
+        .color(&TEXT_COLOR)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    for (r, (_, row)) in rows.iter().enumerate() {
+        match row {
+            Row::Client(client) => {
+                let (y0, y1) = band(n, r, 0.2, 0.8);
+                for hold in tl.holds.iter().filter(|h| h.client == *client) {
+                    let corners = [
+                        (ms(hold.start_us), y0),
+                        (ms(hold.end_us).max(ms(hold.start_us) + min_w), y1),
+                    ];
+                    bars.push(Rectangle::new(corners, HOLD_COLOR.filled()));
+                    // A thin white edge keeps back-to-back holds apart.
+                    bars.push(Rectangle::new(corners, WHITE.stroke_width(1)));
+                }
+                for o in &tl.overlaps {
+                    if o.first.client == *client || o.second.client == *client {
+                        let (from, to) = o.span_us();
+                        let x1 = ms(to).max(ms(from) + min_w);
+                        bars.push(Rectangle::new(
+                            [(ms(from), y0), (x1, y1)],
+                            OVERLAP_COLOR.filled(),
+                        ));
+                    }
+                }
+            }
+            Row::Faults(target) => {
+                let (y0, y1) = band(n, r, 0.3, 0.7);
+                for f in tl.faults.iter().filter(|f| f.target == **target) {
+                    let from = ms(f.start_us);
+                    let to = ms(tl.fault_end_us(f)).max(from + min_w);
+                    bars.push(Rectangle::new(
+                        [(from, y0), (to, y1)],
+                        fault_color(f.fault).filled(),
+                    ));
+                    let (_, ymid) = band(n, r, 0.0, 0.5);
+                    marks.push(Text::new(
+                        format!("{} {}", fault_mark(f.fault), f.fault),
+                        (to + min_w, ymid),
+                        mark_style.clone(),
+                    ));
+                }
+            }
+        }
+    }
+    (bars, marks)
+}
+
+/// The legend along the bottom of the SVG timeline: holds, overlaps, then
+/// each fault kind shown.
+fn draw_legend(lower: &DrawingArea<SVGBackend<'_>, Shift>, tl: &Timeline) -> Result<(), String> {
+    let err = |e: DrawingAreaErrorKind<_>| e.to_string();
+    let mut legend: Vec<(String, RGBColor)> = vec![
+        ("holding (own view)".to_string(), HOLD_COLOR),
+        ("two clients hold at once".to_string(), OVERLAP_COLOR),
+    ];
+    for f in &tl.faults {
+        let name = format!("{} {}", fault_mark(f.fault), f.fault);
+        if !legend.iter().any(|(n, _)| *n == name) {
+            legend.push((name, fault_color(f.fault)));
+        }
+    }
+    let legend_style = ("sans-serif", 12)
+        .into_font()
+        .color(&TEXT_COLOR)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    let y = 12;
+    let mut x = 20;
+    for (name, color) in legend {
+        lower
+            .draw(&Rectangle::new(
+                [(x, y - 6), (x + 14, y + 6)],
+                color.filled(),
+            ))
+            .map_err(err)?;
+        let step = 44 + 7 * name.chars().count() as i32;
+        lower
+            .draw(&Text::new(name, (x + 20, y), legend_style.clone()))
+            .map_err(err)?;
+        x += step;
+    }
+    Ok(())
+}
+
+/// The SVG timeline of `history` (plotters' SVG backend): the same rows as
+/// [`ascii`], time in ms on the x axis, holds as blue bars, overlaps in red,
+/// faults as coloured bars marked with their letter, and a legend.
+pub fn svg(history: &History, title: &str) -> Result<String, String> {
+    let tl = Timeline::of(history);
+    let client_targets: Vec<FaultTarget> = tl
+        .clients
+        .iter()
+        .map(|&c| FaultTarget::Host(Host::Client(c)))
+        .collect();
+    let rows = svg_rows(&tl, &client_targets);
     let n = rows.len().max(1);
     let end_ms = (tl.end_us.max(1) as f64) / 1000.0;
     let (w, h) = (1000u32, 140 + 34 * n as u32);
@@ -310,62 +432,7 @@ pub fn svg(history: &History, title: &str) -> Result<String, String> {
             .draw()
             .map_err(|e| e.to_string())?;
 
-        // Row r (from the top) spans y in [n-1-r, n-r].
-        let band = |r: usize, lo: f64, hi: f64| {
-            let base = (n - 1 - r) as f64;
-            (base + lo, base + hi)
-        };
-        let ms = |us: u64| us as f64 / 1000.0;
-        let min_w = end_ms / 400.0;
-        let mut bars: Vec<Rectangle<(f64, f64)>> = Vec::new();
-        let mut marks: Vec<Text<'_, (f64, f64), String>> = Vec::new();
-        let mark_style = ("sans-serif", 12)
-            .into_font()
-            .color(&TEXT_COLOR)
-            .pos(Pos::new(HPos::Left, VPos::Center));
-        for (r, (_, row)) in rows.iter().enumerate() {
-            match row {
-                Row::Client(client) => {
-                    let (y0, y1) = band(r, 0.2, 0.8);
-                    for hold in tl.holds.iter().filter(|h| h.client == *client) {
-                        let corners = [
-                            (ms(hold.start_us), y0),
-                            (ms(hold.end_us).max(ms(hold.start_us) + min_w), y1),
-                        ];
-                        bars.push(Rectangle::new(corners, HOLD_COLOR.filled()));
-                        // A thin white edge keeps back-to-back holds apart.
-                        bars.push(Rectangle::new(corners, WHITE.stroke_width(1)));
-                    }
-                    for o in &tl.overlaps {
-                        if o.first.client == *client || o.second.client == *client {
-                            let (from, to) = o.span_us();
-                            let x1 = ms(to).max(ms(from) + min_w);
-                            bars.push(Rectangle::new(
-                                [(ms(from), y0), (x1, y1)],
-                                OVERLAP_COLOR.filled(),
-                            ));
-                        }
-                    }
-                }
-                Row::Faults(target) => {
-                    let (y0, y1) = band(r, 0.3, 0.7);
-                    for f in tl.faults.iter().filter(|f| f.target == **target) {
-                        let from = ms(f.start_us);
-                        let to = ms(tl.fault_end_us(f)).max(from + min_w);
-                        bars.push(Rectangle::new(
-                            [(from, y0), (to, y1)],
-                            fault_color(f.fault).filled(),
-                        ));
-                        let (_, ymid) = band(r, 0.0, 0.5);
-                        marks.push(Text::new(
-                            format!("{} {}", fault_mark(f.fault), f.fault),
-                            (to + min_w, ymid),
-                            mark_style.clone(),
-                        ));
-                    }
-                }
-            }
-        }
+        let (bars, marks) = row_bars(&tl, &rows, end_ms / 400.0);
         chart.draw_series(bars).map_err(|e| e.to_string())?;
         chart.draw_series(marks).map_err(|e| e.to_string())?;
 
@@ -375,43 +442,13 @@ pub fn svg(history: &History, title: &str) -> Result<String, String> {
             .color(&TEXT_COLOR)
             .pos(Pos::new(HPos::Right, VPos::Center));
         for (r, (label, _)) in rows.iter().enumerate() {
-            let (_, ymid) = band(r, 0.0, 0.5);
+            let (_, ymid) = band(n, r, 0.0, 0.5);
             let (px, py) = chart.backend_coord(&(0.0, ymid));
             upper
                 .draw(&Text::new(label.clone(), (px - 8, py), label_style.clone()))
                 .map_err(err)?;
         }
-
-        // Legend, along the bottom: holds, overlaps, then each fault kind shown.
-        let mut legend: Vec<(String, RGBColor)> = vec![
-            ("holding (own view)".to_string(), HOLD_COLOR),
-            ("two clients hold at once".to_string(), OVERLAP_COLOR),
-        ];
-        for f in &tl.faults {
-            let name = format!("{} {}", fault_mark(f.fault), f.fault);
-            if !legend.iter().any(|(n, _)| *n == name) {
-                legend.push((name, fault_color(f.fault)));
-            }
-        }
-        let legend_style = ("sans-serif", 12)
-            .into_font()
-            .color(&TEXT_COLOR)
-            .pos(Pos::new(HPos::Left, VPos::Center));
-        let y = 12;
-        let mut x = 20;
-        for (name, color) in legend {
-            lower
-                .draw(&Rectangle::new(
-                    [(x, y - 6), (x + 14, y + 6)],
-                    color.filled(),
-                ))
-                .map_err(err)?;
-            let step = 44 + 7 * name.chars().count() as i32;
-            lower
-                .draw(&Text::new(name, (x + 20, y), legend_style.clone()))
-                .map_err(err)?;
-            x += step;
-        }
+        draw_legend(&lower, &tl)?;
         root.present().map_err(err)?;
     }
     Ok(buf)

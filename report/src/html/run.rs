@@ -7,8 +7,8 @@
 
 use super::lanes::Lanes;
 use super::{key_values, ms, page, text, verdict_badge};
-use crate::cell::Judged;
 use judge::check::Check;
+use judge::judged::Judged;
 use model::scenario::Scenario;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;

@@ -9,10 +9,10 @@
 //! The `time` attributes are wall seconds (JUnit's meaning), so these
 //! files, unlike the matrix, differ from run to run in those figures.
 
-use crate::explore::search::{Outcome, SearchConfig, replay_command, shrink_note};
-use crate::interrupt::Cause;
-use crate::matrix::Cell;
-use crate::suite::{Grid, SuiteRun};
+use crate::search::Search;
+use judge::judged::describe_checks;
+use judge::matrix::{Cell, Grid, SuiteRun};
+use model::interrupt::Cause;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -195,23 +195,23 @@ pub fn suite_xml(run: &SuiteRun) -> String {
 /// deadlock was found; the failure's text is what the checkers found in
 /// the (shrunk) counterexample and the command that replays it. `path` is
 /// where the counterexample was written.
-pub fn explore_xml(config: &SearchConfig, outcome: &Outcome, path: Option<&Path>) -> String {
-    let st = &outcome.stats;
+pub fn explore_xml(search: &Search<'_>, path: Option<&Path>) -> String {
+    let st = &search.stats;
     let mut body = properties(
         &[
-            ("faults", config.mode.to_string()),
-            ("first_seed", config.seed.to_string()),
-            ("shard", format!("{}/{}", config.shard.0, config.shard.1)),
+            ("faults", search.faults.clone()),
+            ("first_seed", search.seed.to_string()),
+            ("shard", format!("{}/{}", search.shard.0, search.shard.1)),
             ("cases", st.cases.to_string()),
             ("violations", st.violations.to_string()),
             ("deadlocks", st.deadlocks.to_string()),
             ("unknown", st.unknown.to_string()),
             ("errors", st.errors.to_string()),
         ],
-        outcome.interrupted,
+        search.interrupted,
     );
     let time_ms = (st.wall_s * 1000.0).round() as u64;
-    let found = st.violations + st.deadlocks > 0 || outcome.first.is_some();
+    let found = st.violations + st.deadlocks > 0 || search.first.is_some();
     let mut inner = String::new();
     if found {
         let mut message = format!(
@@ -219,7 +219,7 @@ pub fn explore_xml(config: &SearchConfig, outcome: &Outcome, path: Option<&Path>
             st.violations, st.deadlocks, st.cases
         );
         let mut text = String::new();
-        if let Some(f) = &outcome.first {
+        if let Some(f) = &search.first {
             let _ = write!(
                 message,
                 "; first counterexample: seed {}, {}",
@@ -232,15 +232,15 @@ pub fn explore_xml(config: &SearchConfig, outcome: &Outcome, path: Option<&Path>
                 f.judged.scenario,
                 f.judged.rung,
                 f.judged.verdict,
-                f.shrunk.fault_names().join(", ")
+                f.shrunk.faults.join(", ")
             );
-            text.push_str(&crate::output::describe_checks(&f.judged));
-            if let Some(note) = shrink_note(f) {
+            text.push_str(&describe_checks(f.judged));
+            if let Some(note) = &f.shrink_note {
                 let _ = writeln!(text, "PARTIAL: {note}");
             }
-            if let Some(p) = path {
+            if let (Some(p), Some(replay)) = (path, &f.replay) {
                 let _ = writeln!(text, "written to {}", p.display());
-                let _ = writeln!(text, "replay: {}", replay_command(p, f));
+                let _ = writeln!(text, "replay: {replay}");
             }
         }
         let kind = if st.violations > 0 {
@@ -255,8 +255,8 @@ pub fn explore_xml(config: &SearchConfig, outcome: &Outcome, path: Option<&Path>
             escape_text(&text)
         );
     }
-    let classname = format!("explore --faults {}", config.mode);
-    testcase(&mut body, &classname, &config.rung, time_ms, &inner);
+    let classname = format!("explore --faults {}", search.faults);
+    testcase(&mut body, &classname, search.rung, time_ms, &inner);
     let counts = Counts {
         tests: 1,
         failures: usize::from(found),

@@ -11,7 +11,7 @@
 //! newer reports alike. The plots are embedded as images (data URIs), so
 //! the file stands alone and nothing in a plot file can run as script.
 
-use super::{page, text};
+use ::report::html::{attr, page, text};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::fmt::{self, Write as _};
 
@@ -366,7 +366,7 @@ pub fn bench_page(json: &str, plots: &[BenchPlot<'_>]) -> Result<String, String>
         let _ = write!(
             body,
             "<a href=\"#{}\">{}</a>",
-            super::attr(field),
+            attr(field),
             text(&heading(field))
         );
     }
@@ -375,7 +375,7 @@ pub fn bench_page(json: &str, plots: &[BenchPlot<'_>]) -> Result<String, String>
         let _ = writeln!(
             body,
             "<section id=\"{}\">\n<h2>{}</h2>",
-            super::attr(field),
+            attr(field),
             text(&heading(field))
         );
         render(&mut body, value);
@@ -388,7 +388,7 @@ pub fn bench_page(json: &str, plots: &[BenchPlot<'_>]) -> Result<String, String>
                 let _ = writeln!(
                     body,
                     "<figure><img alt=\"{}\" src=\"data:image/svg+xml;base64,{}\"><figcaption>{} (<code>{}</code>)</figcaption></figure>",
-                    super::attr(plot.what),
+                    attr(plot.what),
                     base64(svg.as_bytes()),
                     text(plot.what),
                     text(plot.file)

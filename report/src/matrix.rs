@@ -3,99 +3,17 @@
 //! that rung in that scenario, marked `✗` when it differs from what the
 //! scenario expects. A cell whose scenario states no expectation for its
 //! rung (`suite --all` runs rungs a scenario does not name) is shown as
-//! found, in italics (pale in the SVG), and judges nothing. Rendered as markdown ([`markdown`]), SVG ([`svg`],
-//! plotters) and JSON ([`json`]); pure functions of the cells, so the same
-//! cells give the same bytes. The caller writes the files.
+//! found, in italics (pale in the SVG), and judges nothing. Rendered as
+//! markdown ([`markdown`]), SVG ([`svg`], plotters) and JSON ([`json`]);
+//! pure functions of the cells, so the same cells give the same bytes.
+//! [`crate::suite`] writes the files.
 
-use crate::cell::Judged;
-use judge::check::Damage;
-use judge::verdict::CutShortEntry;
+use judge::matrix::{Cell, MatrixDoc};
 use model::verdict::Verdict;
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::FontTransform;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use serde::{Deserialize, Serialize};
-
-/// One cell: one rung in one scenario under one seed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Cell {
-    /// The rung's id (`variant` in schema 1 of the JSON).
-    #[serde(rename = "variant")]
-    pub rung: String,
-    /// The scenario's name.
-    pub scenario: String,
-    /// What the checkers found.
-    pub verdict: Verdict,
-    /// What the scenario expects; `None` when it states nothing for this
-    /// rung (the field is then left out of the JSON).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expected: Option<Verdict>,
-    /// The seed it ran with.
-    pub seed: u64,
-    /// The damage figures.
-    pub damage: Damage,
-    /// Why that seed's run ended before its scenario did, when it did (its
-    /// verdict is then `unknown`); absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cut_short: Option<CutShortEntry>,
-    /// What the checkers found, for people: each checker's result and its
-    /// witness events (as `locklab run` prints them, without the
-    /// timeline). Not part of the JSON.
-    #[serde(skip)]
-    pub findings: String,
-    /// Wall time the cell took (all its seeds), in ms: for reports such as
-    /// JUnit only, never part of the matrix, whose bytes stay the same run
-    /// to run.
-    #[serde(skip)]
-    pub wall_ms: u64,
-}
-
-impl Cell {
-    /// The cell of one judged run, for which the scenario expects
-    /// `expected` (`None`: it states nothing for this rung).
-    pub fn of(judged: &Judged, expected: Option<Verdict>) -> Cell {
-        Cell {
-            rung: judged.rung.clone(),
-            scenario: judged.scenario.clone(),
-            verdict: judged.verdict,
-            expected,
-            seed: judged.seed,
-            damage: judged.results.damage.clone(),
-            cut_short: judged.results.cut_short.clone().map(CutShortEntry::new),
-            findings: format!(
-                "seed {}\n{} / {}: {}\n{}",
-                judged.seed,
-                judged.scenario,
-                judged.rung,
-                judged.verdict,
-                crate::output::describe_checks(judged)
-            ),
-            wall_ms: 0,
-        }
-    }
-
-    /// Whether the verdict differs from a stated expectation.
-    pub fn differs(&self) -> bool {
-        self.expected.is_some_and(|e| e != self.verdict)
-    }
-
-    /// Whether the verdict is the expected one, or nothing is expected.
-    pub fn as_expected(&self) -> bool {
-        !self.differs()
-    }
-}
-
-/// The whole of `safety-matrix.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct MatrixDoc {
-    /// Every cell, in the order given.
-    pub cells: Vec<Cell>,
-}
-
-/// Whether every cell's verdict is the expected one (the suite's exit 0).
-pub fn all_as_expected(cells: &[Cell]) -> bool {
-    cells.iter().all(Cell::as_expected)
-}
 
 /// Rows: the ladder's rungs that occur, in ladder order, then any other
 /// rung in the order first given. Columns: scenarios in the order first
@@ -269,15 +187,19 @@ pub fn verdict_color(verdict: Verdict) -> RGBColor {
     }
 }
 
+/// A cell's width in the SVG matrix.
+const CELL_W: i32 = 96;
+/// A cell's height in the SVG matrix.
+const CELL_H: i32 = 28;
+/// The width of a character of the SVG matrix's labels.
+const CHAR_W: i32 = 7;
+
 /// `safety-matrix.svg` (plotters' SVG backend): a coloured grid, rungs down
 /// the side, scenarios (rotated) along the top, each cell coloured by its
 /// verdict and named; a cell that differs from expectation gets a thick
 /// black border and `✗`. A legend runs along the bottom.
 pub fn svg(cells: &[Cell]) -> Result<String, String> {
     let (rows, cols) = axes(cells);
-    const CELL_W: i32 = 96;
-    const CELL_H: i32 = 28;
-    const CHAR_W: i32 = 7;
     let left = 24
         + CHAR_W
             * rows
@@ -355,46 +277,62 @@ pub fn svg(cells: &[Cell]) -> Result<String, String> {
             }
         }
 
-        // Legend.
-        let y = height - 22;
-        let mut x = 16;
-        let legend_style = font(12).pos(Pos::new(HPos::Left, VPos::Center));
-        for v in Verdict::ALL {
-            root.draw(&Rectangle::new(
-                [(x, y - 7), (x + 14, y + 7)],
-                verdict_color(v).filled(),
-            ))
-            .map_err(err)?;
-            root.draw(&Text::new(v.to_string(), (x + 20, y), legend_style.clone()))
-                .map_err(err)?;
-            x += 28 + CHAR_W * v.as_str().len() as i32;
-        }
-        root.draw(&Rectangle::new(
-            [(x, y - 7), (x + 14, y + 7)],
-            BLACK.stroke_width(3),
-        ))
-        .map_err(err)?;
-        root.draw(&Text::new(
-            "✗ differs from expected".to_string(),
-            (x + 20, y),
-            legend_style.clone(),
-        ))
-        .map_err(err)?;
-        if cells.iter().any(|c| c.expected.is_none()) {
-            x += 28 + CHAR_W * 23;
-            root.draw(&Rectangle::new(
-                [(x, y - 7), (x + 14, y + 7)],
-                pale(verdict_color(Verdict::Safe)).filled(),
-            ))
-            .map_err(err)?;
-            root.draw(&Text::new(
-                "pale: no expectation (rung not named)".to_string(),
-                (x + 20, y),
-                legend_style,
-            ))
-            .map_err(err)?;
-        }
+        draw_legend(&root, cells, height)?;
         root.present().map_err(err)?;
     }
     Ok(buf)
+}
+
+/// The matrix's legend along the bottom of a drawing `height` high: each
+/// verdict's colour, the mark of a differing cell, and (when some cell has
+/// no expectation) the pale fill.
+fn draw_legend(
+    root: &DrawingArea<SVGBackend<'_>, Shift>,
+    cells: &[Cell],
+    height: i32,
+) -> Result<(), String> {
+    let err = |e: DrawingAreaErrorKind<_>| e.to_string();
+    let text = RGBColor(30, 30, 30);
+    let legend_style = ("sans-serif", 12)
+        .into_font()
+        .color(&text)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    let y = height - 22;
+    let mut x = 16;
+    for v in Verdict::ALL {
+        root.draw(&Rectangle::new(
+            [(x, y - 7), (x + 14, y + 7)],
+            verdict_color(v).filled(),
+        ))
+        .map_err(err)?;
+        root.draw(&Text::new(v.to_string(), (x + 20, y), legend_style.clone()))
+            .map_err(err)?;
+        x += 28 + CHAR_W * v.as_str().len() as i32;
+    }
+    root.draw(&Rectangle::new(
+        [(x, y - 7), (x + 14, y + 7)],
+        BLACK.stroke_width(3),
+    ))
+    .map_err(err)?;
+    root.draw(&Text::new(
+        "✗ differs from expected".to_string(),
+        (x + 20, y),
+        legend_style.clone(),
+    ))
+    .map_err(err)?;
+    if cells.iter().any(|c| c.expected.is_none()) {
+        x += 28 + CHAR_W * 23;
+        root.draw(&Rectangle::new(
+            [(x, y - 7), (x + 14, y + 7)],
+            pale(verdict_color(Verdict::Safe)).filled(),
+        ))
+        .map_err(err)?;
+        root.draw(&Text::new(
+            "pale: no expectation (rung not named)".to_string(),
+            (x + 20, y),
+            legend_style,
+        ))
+        .map_err(err)?;
+    }
+    Ok(())
 }

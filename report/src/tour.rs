@@ -1,0 +1,176 @@
+//! The tour's text (`locklab tour`): each rung told from its live runs
+//! (what it fixes, its flaw, the scenario that breaks it, the timeline of
+//! the break, the next rung under the same fault), then each library
+//! rung's chapter. The engine makes the runs; these functions tell them.
+
+use crate::output::TIMELINE_WIDTH;
+use crate::timeline;
+use judge::check::{Check, Checker};
+use judge::judged::Judged;
+use model::history::{EventKind, Op, Outcome};
+use model::scenario::Scenario;
+use std::fmt::Write as _;
+
+/// One stop of the tour, as it is told.
+#[derive(Debug, Clone, Copy)]
+pub struct Stop<'a> {
+    /// The rung.
+    pub rung: &'a locks::Rung,
+    /// The name of the scenario that breaks it.
+    pub scenario: &'a str,
+    /// The rung in that scenario.
+    pub broken: &'a Judged,
+    /// The next rung in the same scenario, when the scenario names it.
+    pub next: Option<&'a Judged>,
+}
+
+/// One library rung's chapter, as it is told.
+#[derive(Debug, Clone, Copy)]
+pub struct LibraryStop<'a> {
+    /// The library rung.
+    pub rung: &'a locks::Rung,
+    /// Each scenario naming it (by name), and the rung judged there.
+    pub runs: &'a [(String, Judged)],
+}
+
+/// The finding to show: the damage to the resource first (what a user
+/// sees), then mutual exclusion, then liveness.
+fn first_finding(judged: &Judged) -> String {
+    let mut checks = judged.results.all();
+    checks.sort_by_key(|(checker, _)| match checker {
+        Checker::Resource => 0,
+        Checker::MutualExclusion => 1,
+        Checker::Liveness => 2,
+    });
+    checks
+        .into_iter()
+        .find_map(|(name, check)| match check {
+            Check::Invalid { why, .. } if judged.results.decides(name) => {
+                Some(format!("{name}: {why}"))
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| survived(judged))
+}
+
+/// How a rung that came out safe got through: what the holders saw, and
+/// what the lock or the store refused.
+fn survived(judged: &Judged) -> String {
+    let (mut refused_writes, mut lost_leases, mut failed_releases) = (0, 0, 0);
+    for event in judged.history.events() {
+        if let EventKind::Complete { op, outcome, .. } = &event.kind
+            && *outcome == Outcome::Fail
+        {
+            match op {
+                Op::Write => refused_writes += 1,
+                Op::Check => lost_leases += 1,
+                Op::Release => failed_releases += 1,
+                _ => {}
+            }
+        }
+    }
+    let mut notes = Vec::new();
+    if judged.results.mutual_exclusion.is_invalid()
+        && !judged.results.decides(Checker::MutualExclusion)
+    {
+        notes.push("holders overlapped (information only)".to_string());
+    }
+    if refused_writes > 0 {
+        notes.push(format!("the store refused {refused_writes} stale write(s)"));
+    }
+    if lost_leases > 0 {
+        notes.push(format!(
+            "{lost_leases} holder(s) found their lease gone before writing and stayed out"
+        ));
+    }
+    if failed_releases > 0 {
+        notes.push(format!(
+            "{failed_releases} release(s) found the lock no longer theirs and left it alone"
+        ));
+    }
+    if notes.is_empty() {
+        "every checker passed".to_string()
+    } else {
+        format!("every checker passed: {}", notes.join("; "))
+    }
+}
+
+/// Renders one stop as text; `file` is the path of the stop's scenario
+/// file as the reader would open it (`scenarios/libraries/NAME.toml` for
+/// one in a subfolder).
+pub fn render_stop(stop: &Stop<'_>, scenarios: &[Scenario], file: &str) -> String {
+    let mut out = String::new();
+    let rung = stop.rung;
+    let _ = writeln!(out, "━━ rung {}: {} ━━", rung.number, rung.id);
+    let _ = writeln!(out, "acquire: {}", rung.acquire);
+    let _ = writeln!(out, "release: {}", rung.release);
+    let _ = writeln!(out, "fixes:   {}", rung.fixes);
+    let _ = writeln!(out, "flaw:    {}", rung.flaw);
+    let description = scenarios
+        .iter()
+        .find(|s| s.name == stop.scenario)
+        .map(|s| {
+            s.description
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default();
+    let _ = writeln!(out, "\nthe fault: {file}");
+    let _ = writeln!(out, "  {description}");
+    let _ = writeln!(
+        out,
+        "\n{} → {} (seed {})\n  {}",
+        rung.id,
+        stop.broken.verdict.as_str().to_uppercase(),
+        stop.broken.seed,
+        first_finding(stop.broken)
+    );
+    out.push_str(&timeline::ascii(&stop.broken.history, TIMELINE_WIDTH));
+    if let Some(next) = stop.next {
+        let _ = writeln!(
+            out,
+            "\nthe next rung, {}, under the same fault → {}\n  {}",
+            next.rung,
+            next.verdict.as_str().to_uppercase(),
+            first_finding(next)
+        );
+        out.push_str(&timeline::ascii(&next.history, TIMELINE_WIDTH));
+    }
+    out.push('\n');
+    out
+}
+
+/// The heading of the libraries chapter.
+pub const LIBRARIES_HEADING: &str = "━━ libraries ━━\n\
+     The locks people deploy, modelled from each library's own algorithm, under the \
+     faults their users reported (scenarios/libraries/) and the ladder's: which \
+     faults each survives, and why.\n";
+
+/// Renders one library's chapter: what it does, then one line per
+/// scenario: the verdict and its reason (the finding, or how it got
+/// through).
+pub fn render_library_stop(stop: &LibraryStop<'_>) -> String {
+    let mut out = String::new();
+    let rung = stop.rung;
+    let _ = writeln!(out, "── {} ──", rung.id);
+    let _ = writeln!(out, "acquire: {}", rung.acquire);
+    let _ = writeln!(out, "release: {}", rung.release);
+    let _ = writeln!(out, "flaw:    {}", rung.flaw);
+    let width = stop
+        .runs
+        .iter()
+        .map(|(name, _)| name.len())
+        .max()
+        .unwrap_or(0);
+    for (name, judged) in stop.runs {
+        let _ = writeln!(
+            out,
+            "  {name:<width$}  {:<8}  {}",
+            judged.verdict.as_str().to_uppercase(),
+            first_finding(judged)
+        );
+    }
+    out.push('\n');
+    out
+}
