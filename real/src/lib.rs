@@ -10,10 +10,15 @@
 //!   partitions, holds, slow links), one link per (client, node) and per
 //!   (replica, master) pair; [`links`] maps the simulator's link faults
 //!   onto it;
-//! - [`nodes`]: the servers (started, killed with `SIGKILL`, restarted on
-//!   the same port and data directory) through `harness`;
-//! - [`node_clock`]: a node's clock jump or drift, staged by shifting the
-//!   deadlines of its keys;
+//! - [`service`]: the real half of each lock service (Redis the first):
+//!   its deployment's servers, started, killed, restarted, promoted, and
+//!   a node's clock moved by the service's own means (for Redis, the
+//!   deadlines of its keys shifted);
+//! - [`nodes`]: `redis-server` processes (started, killed with `SIGKILL`,
+//!   restarted on the same port and data directory) through `harness`:
+//!   the store's and the Redis service's;
+//! - [`node_clock`]: a node's clock jump or drift as an offset that the
+//!   service stages, drift a little at a time;
 //! - [`client`], [`clock`], [`hook`]: a client process as its own thread
 //!   and runtime, frozen whole by a stop-the-world pause; its clock; its
 //!   fault points;
@@ -39,4 +44,5 @@ pub mod proxy;
 mod real_stage;
 pub mod run;
 pub mod server_features;
+pub mod service;
 pub mod stage;

@@ -82,15 +82,6 @@ impl LinkTable {
         }
     }
 
-    /// Sets the latency of every link, both ways (the scenario's base
-    /// latency).
-    pub fn set_all_latency(&self, latency: Duration) {
-        for link in self.links.values() {
-            link.set_latency(Way::Forward, latency);
-            link.set_latency(Way::Back, latency);
-        }
-    }
-
     /// Makes the simulator's link calls on the proxy.
     pub fn make(&self, calls: &[LinkCall]) {
         for &call in calls {

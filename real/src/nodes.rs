@@ -1,7 +1,7 @@
-//! The real `redis-server` processes of one run: one per node the rung's
-//! topology names, plus the store, started through `harness` (loopback
-//! only, stopped by pid when dropped, and by a watcher when locklab dies
-//! however it dies).
+//! Real `redis-server` processes: the Redis service's nodes of one run
+//! (`crate::service::redis`), or its store, each set started through
+//! `harness` (loopback only, stopped by pid when dropped, and by a watcher
+//! when locklab dies however it dies).
 //!
 //! Each node gets its own data directory (removed with the [`Nodes`]) and
 //! the persistence the scenario asks for; a kill is `SIGKILL` (the
@@ -69,7 +69,7 @@ struct Node {
     server: Option<RedisServer>,
 }
 
-/// The run's servers, by host.
+/// A run's servers (its nodes, or its store), by host.
 #[derive(Debug)]
 pub struct Nodes {
     nodes: BTreeMap<Host, Node>,

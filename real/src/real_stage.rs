@@ -5,11 +5,10 @@
 //! A pause blocks a client's whole thread; a crash kills a client's
 //! thread-process or a server by pid (`SIGKILL`); links are the proxy's
 //! cuts, holds and latencies; a node's clock is moved by shifting the
-//! deadlines of its keys ([`crate::node_clock`]); a promotion is
-//! `REPLICAOF NO ONE` and the other replicas re-pointed.
+//! lock service's way ([`crate::node_clock`]), as is a promotion
+//! ([`crate::service::RealDeployment`]).
 
 use crate::hook::RealHook;
-use crate::nodes::command;
 use crate::run::RealWorld;
 use model::fault::CrashKind;
 use model::host::Host;
@@ -47,20 +46,20 @@ impl Stage for RealWorld<'_> {
     }
 
     fn node_hosts(&self) -> Vec<Host> {
-        self.nodes.hosts()
+        self.deployment.hosts()
     }
 
     fn is_running(&mut self, host: Host) -> bool {
         match host.client() {
             Some(c) => self.clients[c].process.running(),
-            None => self.nodes.running(host),
+            None => self.server_running(host),
         }
     }
 
     fn is_down(&mut self, host: Host) -> bool {
         match host.client() {
             Some(c) => self.clients[c].process.killed.load(Ordering::SeqCst),
-            None => !self.nodes.running(host),
+            None => !self.server_running(host),
         }
     }
 
@@ -81,7 +80,12 @@ impl Stage for RealWorld<'_> {
         // machine had not synced is lost only where the scenario's
         // persistence lets a killed process lose it (staging refuses the
         // rest before the run).
-        self.nodes.kill(node);
+        match node {
+            Host::Store => {
+                self.store.kill(node);
+            }
+            _ => self.deployment.kill(node),
+        }
     }
 
     fn lose_unsent_replication(&mut self, master: Host) {
@@ -89,7 +93,7 @@ impl Stage for RealWorld<'_> {
         // links: what it still holds is what the old master had not sent.
         // Cutting those links loses it in flight instead of delivering it
         // to a replica after the kill.
-        for replica in self.nodes.hosts().into_iter().filter(|h| *h != master) {
+        for replica in self.deployment.hosts().into_iter().filter(|h| *h != master) {
             let calls = self.nemesis.links().partition(master, replica, false);
             self.table.make(&calls);
         }
@@ -100,11 +104,14 @@ impl Stage for RealWorld<'_> {
     }
 
     fn restart_node(&mut self, node: Host) -> Result<(), StageError> {
-        self.nodes.restart(node).map_err(failed)?;
-        // The keys it reloads expire by its moved clock, if it has one.
+        if node == Host::Store {
+            return self.store.restart(node).map_err(failed);
+        }
+        self.deployment.restart(node).map_err(failed)?;
+        // What it reloads ages by its moved clock, if it has one.
         let now = self.now();
-        self.node_clocks
-            .sync(node, now, &self.nodes)
+        (self.node_clocks)
+            .sync(node, now, &*self.deployment)
             .map_err(failed)
     }
 
@@ -136,37 +143,33 @@ impl Stage for RealWorld<'_> {
         }
         // Only a node's clock is modelled (nodes with replicas were
         // refused before the run): its deadlines shift.
-        if !(host.is_node() && self.nodes.has(host)) {
+        if !(host.is_node() && self.deployment.hosts().contains(&host)) {
             return Ok(false);
         }
         let now = self.now();
         let clocks = &mut self.node_clocks;
         match change {
-            ClockChange::JumpMs(ms) => clocks.jump(host, ms, now, &self.nodes),
-            ClockChange::DriftPpm(ppm) => clocks.set_drift(host, ppm, now, &self.nodes),
+            ClockChange::JumpMs(ms) => clocks.jump(host, ms, now, &*self.deployment),
+            ClockChange::DriftPpm(ppm) => clocks.set_drift(host, ppm, now, &*self.deployment),
         }
         .map_err(failed)?;
         Ok(true)
     }
 
     fn promote(&mut self, replica: Host, old: Host) -> Result<(), StageError> {
-        let addr = self
-            .nodes
-            .addr(replica)
-            .ok_or_else(|| failed(format!("{replica} has no address")))?;
-        command(addr, &["REPLICAOF", "NO", "ONE"]).map_err(failed)?;
-        for other in self.nodes.hosts() {
-            if other == old || other == replica {
-                continue;
-            }
-            if let (Some(other_addr), Some(link)) =
-                (self.nodes.addr(other), self.table.addr(other, replica))
-            {
-                let port = link.port().to_string();
-                command(other_addr, &["REPLICAOF", "127.0.0.1", &port]).map_err(failed)?;
-            }
+        (self.deployment)
+            .promote(replica, old, &self.table)
+            .map_err(failed)
+    }
+}
+
+impl RealWorld<'_> {
+    /// Whether the server of `host` (a node, or the store) is running.
+    fn server_running(&self, host: Host) -> bool {
+        match host {
+            Host::Store => self.store.running(host),
+            _ => self.deployment.running(host),
         }
-        Ok(())
     }
 }
 

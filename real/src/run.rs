@@ -21,13 +21,14 @@ use crate::links::LinkTable;
 use crate::node_clock::NodeClocks;
 use crate::nodes::{Nodes, ServerBin, command, parse_int_reply};
 use crate::proxy::Proxy;
+use crate::service::{RealDeployment, RealStart, real_service};
 use crate::stage;
 use locks::{LockContext, Owner, ReconnectingConnection};
 use model::history::{EventKind, History};
 use model::host::Host;
 use model::resource::{ResourceKind, STOCK_KEY};
 use model::scenario::Persistence;
-use model::scenario::{Scenario, Topology, TopologyKind};
+use model::scenario::{Scenario, Topology};
 use sim::client_host::{ClientSetup, client_seed};
 use sim::directory::Directory;
 use sim::mailbox::Mailbox;
@@ -35,8 +36,9 @@ use sim::nemesis::{self, Nemesis};
 use sim::recorder::Recorder;
 use sim::resource::Store;
 use sim::run::RunError;
+use sim::service::{LockService, lock_service};
 use sim::workload::Client;
-use sim::world::{client_setup, lock_targets};
+use sim::world::client_setup;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
@@ -84,8 +86,7 @@ pub fn run_real(
             "rung {rung:?} is neither built in nor registered from a rung file"
         )));
     }
-    let mut refused = stage::refusals(scenario, rung);
-    refused.extend(stage::server_refusals(rung, bin).map_err(harness_error)?);
+    let refused = stage::refusals(scenario, rung, bin)?;
     if !refused.is_empty() {
         return Ok(RealOutcome::NotStageable(refused));
     }
@@ -125,7 +126,9 @@ pub(crate) struct RealWorld<'s> {
     pub(crate) clients: Vec<RealClient>,
     // Kept for its drop: the proxy stops after the clients, before the servers.
     _proxy: Proxy,
-    pub(crate) nodes: Nodes,
+    service: &'static dyn LockService,
+    pub(crate) deployment: Box<dyn RealDeployment>,
+    pub(crate) store: Nodes,
     pub(crate) table: Arc<LinkTable>,
     pub(crate) directory: Arc<Directory>,
     pub(crate) recorder: Arc<Recorder>,
@@ -153,86 +156,42 @@ impl<'s> RealWorld<'s> {
         bin: &ServerBin,
     ) -> Result<RealWorld<'s>, RunError> {
         let topology = scenario.topology_of(rung).clone();
-        let mut nodes = Nodes::new(&run_id(), bin.clone()).map_err(harness_error)?;
+        let service = lock_service(&topology)?;
+        let run_id = run_id();
+        let mut store_server =
+            Nodes::new(&format!("{run_id}-store"), bin.clone()).map_err(harness_error)?;
         let proxy = Proxy::start().map_err(harness_error)?;
         let mut table = LinkTable::new();
-        let node_hosts = topology.nodes();
         let client_count = scenario.client_count();
         // The store is never part of a fault's persistence story.
-        let store = nodes
+        let store = store_server
             .start(Host::Store, Persistence::None, &[])
             .map_err(harness_error)?;
-        let open = |table: &mut LinkTable, from: Host, to: Host, addr| {
-            let link = proxy
-                .open(&format!("{from}|{to}"), addr)
-                .map_err(harness_error)?;
-            table.insert(from, to, link);
-            Ok::<_, RunError>(())
-        };
-        let first = node_hosts[0];
-        let first_addr = nodes
-            .start(first, topology.persistence, &[])
+        let base_latency = Duration::from_millis(scenario.network.latency_ms);
+        let deployment = real_service(service)?
+            .start_real(RealStart {
+                topology: &topology,
+                bin,
+                run_id: &run_id,
+                proxy: &proxy,
+                table: &mut table,
+                base_latency,
+            })
             .map_err(harness_error)?;
-        for &host in &node_hosts[1..] {
-            let extra = if topology.kind == TopologyKind::Replicated {
-                // A replica reaches its master through the proxy, so that
-                // the replication stream can be delayed and cut.
-                open(&mut table, host, first, first_addr)?;
-                let port = table.addr(host, first).map(|a| a.port()).unwrap_or(0);
-                vec![
-                    "--replicaof".to_string(),
-                    "127.0.0.1".to_string(),
-                    port.to_string(),
-                ]
-            } else {
-                Vec::new()
-            };
-            nodes
-                .start(host, topology.persistence, &extra)
-                .map_err(harness_error)?;
-        }
-        if topology.kind == TopologyKind::Replicated {
-            // Links between every other pair of nodes, for a promotion
-            // that re-points the remaining replicas.
-            for &from in &node_hosts[1..] {
-                for &to in &node_hosts[1..] {
-                    if from != to
-                        && let Some(addr) = nodes.addr(to)
-                    {
-                        open(&mut table, from, to, addr)?;
-                    }
-                }
-            }
-            for &replica in &node_hosts[1..] {
-                nodes.wait_synced(replica).map_err(harness_error)?;
-            }
-        }
         for i in 0..client_count {
-            for &node in node_hosts.iter().chain([&Host::Store]) {
-                let addr = if node == Host::Store {
-                    store
-                } else {
-                    nodes.addr(node).unwrap_or(store)
-                };
-                open(&mut table, Host::Client(i), node, addr)?;
-            }
-        }
-        table.set_all_latency(Duration::from_millis(scenario.network.latency_ms));
-        if topology.kind == TopologyKind::Replicated && topology.replication_delay_ms > 0 {
-            // The lag is time a write spends on its way to the replica.
-            for &replica in &node_hosts[1..] {
-                table.set_latency_from(
-                    first,
-                    replica,
-                    Duration::from_millis(topology.replication_delay_ms),
-                );
+            for node in deployment.hosts().into_iter().chain([Host::Store]) {
+                let addr = deployment.addr(node).unwrap_or(store);
+                let link = (proxy.open(&format!("{}|{node}", Host::Client(i)), addr))
+                    .map_err(harness_error)?;
+                table.insert(Host::Client(i), node, link);
+                table.set_latency(Host::Client(i), node, base_latency);
             }
         }
         let stock = scenario.resource_of(rung).stock;
         command(store, &["SET", STOCK_KEY, &stock.to_string()]).map_err(harness_error)?;
         let directory = Arc::new(Directory::new());
-        if topology.kind == TopologyKind::Replicated {
-            directory.point(Host::Master, first);
+        for (name, host) in service.aliases(&topology) {
+            directory.point(name, host);
         }
         let origin = Instant::now();
         let origin_wall_ms = machine_wall_ms();
@@ -241,7 +200,9 @@ impl<'s> RealWorld<'s> {
             seed,
             clients: Vec::new(),
             _proxy: proxy,
-            nodes,
+            service,
+            deployment,
+            store: store_server,
             table: Arc::new(table),
             directory,
             recorder: Arc::new(Recorder::real_time(origin)),
@@ -255,7 +216,7 @@ impl<'s> RealWorld<'s> {
             origin,
             topology,
         };
-        let targets = lock_targets(&world.topology);
+        let targets = world.service.lock_targets(&world.topology);
         for i in 0..client_count {
             let setup = client_setup(scenario, rung, seed, i, targets.clone())?;
             let clock = Arc::new(RealClock::new(origin, origin_wall_ms));
@@ -334,7 +295,7 @@ impl<'s> RealWorld<'s> {
                 nemesis::handle_request(self, request).map_err(harness_error)?;
             }
             self.node_clocks
-                .tick(self.now(), &self.nodes)
+                .tick(self.now(), &*self.deployment)
                 .map_err(harness_error)?;
             if (self.all_finished() && self.nemesis.is_idle()) || self.now() >= end {
                 return Ok(());
@@ -373,7 +334,7 @@ impl<'s> RealWorld<'s> {
     /// Reads the stock straight from the store (no proxy) and records it.
     fn audit(&mut self) -> Result<(), RunError> {
         let store = self
-            .nodes
+            .store
             .addr(Host::Store)
             .ok_or_else(|| harness_error("the store has no address"))?;
         let reply = command(store, &["GET", STOCK_KEY]).map_err(harness_error)?;

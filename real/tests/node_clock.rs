@@ -1,12 +1,12 @@
 //! The deadline shift that stages a node's clock jump on a real
-//! redis-server (`real::node_clock`): a forward jump shortens the keys
+//! redis-server (`real::service::redis::deadlines`): a forward jump shortens the keys
 //! already there, one past its new deadline is gone, a backward jump
 //! lengthens them, and keys that are not locklab's are left alone. Needs
 //! redis-server (scripts/setup installs it); takes well under a second.
 
 use harness::RedisServer;
-use real::node_clock::{ShiftCount, shift_deadlines};
 use real::nodes::{command, parse_int_reply};
+use real::service::redis::deadlines::{ShiftCount, shift_deadlines};
 use std::net::SocketAddr;
 
 fn set_px(addr: SocketAddr, key: &str, ttl_ms: u64) {

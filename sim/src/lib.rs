@@ -22,7 +22,9 @@
 //!   engines), how a simulated one is paused, skewed, connected and hit
 //!   at fault points;
 //! - [`workload`], [`resource`]: what a client does, and what it guards;
-//! - [`nodes`]: the simulated Redis nodes and the store;
+//! - [`service`]: lock services, the servers locks run on (Redis's
+//!   simulated nodes the first), behind one trait; the store that holds
+//!   the resource is a Redis node whatever the service (`store_host`);
 //! - [`recorder`], [`mailbox`], [`directory`]: what the hosts share with
 //!   the driver: the history sink, fault requests, and where `master`
 //!   points;
@@ -52,11 +54,12 @@ pub mod interrupt;
 pub mod links;
 pub mod mailbox;
 pub mod nemesis;
-pub mod nodes;
 pub mod recorder;
 pub mod resource;
 pub mod run;
 pub mod rung_file;
+pub mod service;
+mod store_host;
 pub mod suite;
 pub mod tour;
 pub mod workload;

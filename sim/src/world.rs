@@ -1,6 +1,6 @@
-//! The simulated world of one run: turmoil's network with the Redis nodes,
-//! the store and one host per client, built from a scenario for one rung
-//! and one seed.
+//! The simulated world of one run: turmoil's network with the lock
+//! service's nodes ([`crate::service`]), the store and one host per
+//! client, built from a scenario for one rung and one seed.
 //!
 //! Everything random comes from the seed: turmoil's own RNG (message order,
 //! latency jitter), each client's token source, and nothing else.
@@ -13,15 +13,16 @@ use crate::freeze::Freeze;
 use crate::hook::AimedFault;
 use crate::mailbox::Mailbox;
 use crate::nemesis::Nemesis;
-use crate::nodes::Nodes;
 use crate::recorder::Recorder;
 use crate::run::{RunError, TICK, store_requests};
+use crate::service::{self, GroundTruth, LockService, SimDeployment};
+use crate::store_host::StoreHost;
 use locks::{ConnConfig, LockConfig, ReconnectingConnection, WaitStrategy};
 use model::cut_short::CutShort;
 use model::history::EventKind;
 use model::host::Host;
 use model::resource::STOCK_KEY;
-use model::scenario::{Scenario, Topology, TopologyKind};
+use model::scenario::{Scenario, Topology};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, UNIX_EPOCH};
@@ -47,8 +48,12 @@ pub struct World<'s> {
     pub(crate) sim: turmoil::Sim<'static>,
     /// What the hosts share.
     pub(crate) shared: Arc<Shared>,
-    /// The Redis nodes.
-    pub(crate) nodes: Nodes,
+    /// The service the rung's locks run on.
+    service: &'static dyn LockService,
+    /// The service's nodes.
+    pub(crate) nodes: Box<dyn SimDeployment>,
+    /// The node that holds the guarded resource.
+    store: StoreHost,
     /// Every client, by index.
     pub(crate) clients: Vec<Arc<SimClientState>>,
     /// What the rung's faults do, and when.
@@ -64,6 +69,7 @@ impl<'s> World<'s> {
     /// agenda.
     pub fn build(scenario: &'s Scenario, rung: &str, seed: u64) -> Result<World<'s>, RunError> {
         let topology = scenario.topology_of(rung).clone();
+        let service = service::lock_service(&topology)?;
         let latency = Duration::from_millis(scenario.network.latency_ms);
         let trip_ms = scenario.network.latency_ms + scenario.network.jitter_ms;
         let mut sim = turmoil::Builder::new()
@@ -88,9 +94,11 @@ impl<'s> World<'s> {
             .build();
         let shared = Arc::new(Shared::default());
         let watched = vec![scenario.lock.key.clone()];
-        let nodes = Nodes::start(&mut sim, &topology, shared.recorder.clone(), watched);
-        if topology.kind == TopologyKind::Replicated {
-            shared.directory.point(Host::Master, Host::Node(0));
+        let ground_truth = GroundTruth::new(shared.recorder.clone(), watched);
+        let nodes = service.start_sim(&mut sim, &topology, ground_truth);
+        let store = StoreHost::start(&mut sim);
+        for (name, host) in service.aliases(&topology) {
+            shared.directory.point(name, host);
         }
         let nemesis = Nemesis::new(scenario.faults_of(rung).to_vec(), topology.clone(), latency);
         let mut world = World {
@@ -98,7 +106,9 @@ impl<'s> World<'s> {
             topology,
             sim,
             shared,
+            service,
             nodes,
+            store,
             clients: Vec::new(),
             nemesis,
             origin: Duration::ZERO,
@@ -112,13 +122,9 @@ impl<'s> World<'s> {
         Ok(world)
     }
 
-    /// The hosts the rung's connections dial.
-    fn lock_targets(&self) -> Vec<Host> {
-        lock_targets(&self.topology)
-    }
-
     fn add_client(&mut self, i: usize, rung: &str, seed: u64) -> Result<(), RunError> {
-        let setup = client_setup(self.scenario, rung, seed, i, self.lock_targets())?;
+        let targets = self.service.lock_targets(&self.topology);
+        let setup = client_setup(self.scenario, rung, seed, i, targets)?;
         let state = Arc::new(client_host::new_state(i));
         client_host::spawn(&mut self.sim, state.clone(), setup, self.shared.clone());
         self.clients.push(state);
@@ -132,10 +138,12 @@ impl<'s> World<'s> {
         &mut self.sim
     }
 
-    /// Why the run must stop now, if a node cut it short.
+    /// Why the run must stop now, if a node cut it short (the service's
+    /// nodes in host order, then the store).
     pub(crate) fn cut_short(&self) -> Option<CutShort> {
-        self.nodes
-            .aborted_a_script()
+        let store = || (self.store.aborted_a_script()).map(|limit| (Host::Store, limit));
+        (self.nodes.aborted_a_script())
+            .or_else(store)
             .map(|(node, instruction_limit)| CutShort::ScriptAborted {
                 node,
                 instruction_limit,
@@ -238,16 +246,6 @@ impl<'s> World<'s> {
     fn store_requests(&self) -> (ConnConfig, Duration) {
         let network = &self.scenario.network;
         store_requests(network.latency_ms + network.jitter_ms)
-    }
-}
-
-/// The hosts a rung's lock connections dial in a deployment: the node, the
-/// master's name (which failover re-points), or every independent master.
-pub fn lock_targets(topology: &Topology) -> Vec<Host> {
-    match topology.kind {
-        TopologyKind::Standalone => vec![Host::Node(0)],
-        TopologyKind::Replicated => vec![Host::Master],
-        TopologyKind::Independent => topology.nodes(),
     }
 }
 

@@ -3,7 +3,8 @@
 //!
 //! A pause shuts a client's gate until a true simulated instant; a crash
 //! is turmoil's crash of the host (after the node learns how it died, so
-//! that a power loss loses what it had not synced); links are turmoil's
+//! that a power loss loses what it had not synced); a node's clock and a
+//! promotion are the lock service's ([`crate::service::SimDeployment`]); links are turmoil's
 //! partitions, holds and latencies, except one-way holds, which turmoil
 //! cannot make and the clients' own sockets do.
 
@@ -128,10 +129,7 @@ impl Stage for World<'_> {
                 ClockChange::DriftPpm(ppm) => client.clock.set_drift(ppm),
             }
         } else if self.nodes.has(host) {
-            match change {
-                ClockChange::JumpMs(ms) => self.nodes.jump_clock(host, ms),
-                ClockChange::DriftPpm(ppm) => self.nodes.set_drift(host, ppm),
-            }
+            self.nodes.move_clock(host, change);
         } else {
             return Ok(false);
         }

@@ -1,0 +1,136 @@
+//! # Lock services: what the locks run on
+//!
+//! A *lock service* is the kind of server a lock keeps its state on:
+//! Redis today; etcd, ZooKeeper or a database's advisory locks next. The
+//! engines (the simulator's [`World`](crate::world::World), real mode's
+//! world in the `real` crate) and the nemesis know nothing of any one
+//! service: they ask the run's service, through [`LockService`], which
+//! hosts its deployment has, which of them a lock dials, which names
+//! (such as `master`) point where at the start, and how to start its
+//! simulated nodes; and they control the running nodes through
+//! [`SimDeployment`]: move a node's clock, tell it how it is about to
+//! die, promote it. turmoil crashes and restarts the hosts themselves.
+//!
+//! The guarded resource is not the service's: the `store` host is a
+//! simulated Redis node whatever the lock runs on
+//! (`sim/src/store_host.rs`), because the workload's sales speak Redis.
+//!
+//! One service, one file beside this one ([`redis`]), registered in
+//! [`SERVICES`]. Real mode has the other half of each service, its real
+//! servers (`real::service`), so that a service has one API and two
+//! backends, as a madsim crate does.
+
+pub mod redis;
+
+use crate::nemesis::ClockChange;
+use crate::recorder::Recorder;
+use crate::run::RunError;
+use model::fault::CrashKind;
+use model::history::{EventKind, KeyChange};
+use model::host::Host;
+use model::scenario::{Topology, TopologyKind};
+use std::sync::Arc;
+
+/// Every lock service the simulator knows, the default first.
+pub const SERVICES: &[&dyn LockService] = &[&redis::RedisService];
+
+/// A kind of server locks keep their state on, as the simulator sees it.
+pub trait LockService: Sync {
+    /// Its name, as a person would write it (`redis`).
+    fn name(&self) -> &'static str;
+    /// The deployment kinds it can run.
+    fn kinds(&self) -> &'static [TopologyKind];
+    /// The hosts of its nodes in `topology`, in order (the store aside).
+    fn node_hosts(&self, topology: &Topology) -> Vec<Host>;
+    /// The hosts a rung's lock connections dial in `topology`: names such
+    /// as `master` resolve through the directory at each dial.
+    fn lock_targets(&self, topology: &Topology) -> Vec<Host>;
+    /// The names the directory points before the run: (name, host).
+    fn aliases(&self, topology: &Topology) -> Vec<(Host, Host)>;
+    /// Registers its nodes in `sim` as turmoil hosts, in host order,
+    /// each feeding `ground_truth` with its changes to watched keys.
+    fn start_sim(
+        &self,
+        sim: &mut turmoil::Sim<'static>,
+        topology: &Topology,
+        ground_truth: GroundTruth,
+    ) -> Box<dyn SimDeployment>;
+}
+
+/// A service's running simulated nodes: the parts of each that outlive
+/// its host's crashes, through which the driver stages node faults.
+pub trait SimDeployment {
+    /// Its nodes, in order.
+    fn hosts(&self) -> Vec<Host>;
+    /// Whether `host` is one of its nodes.
+    fn has(&self, host: Host) -> bool;
+    /// Jumps or drifts a node's own clock.
+    fn move_clock(&self, host: Host, change: ClockChange);
+    /// Tells a node how it is about to die, before turmoil crashes its
+    /// host (a power loss loses what its disk had not synced).
+    fn prepare_crash(&self, host: Host, how: CrashKind);
+    /// Makes a replica the leader its peers follow.
+    fn promote(&self, host: Host);
+    /// The first node that aborted a runaway script, with its instruction
+    /// limit: such a run is cut short. Never, for a service that runs no
+    /// scripts.
+    fn aborted_a_script(&self) -> Option<(Host, u64)> {
+        None
+    }
+}
+
+/// Where a service's nodes write their ground truth: every change to
+/// the lock's keys becomes a `server` event of the history.
+#[derive(Debug, Clone)]
+pub struct GroundTruth {
+    recorder: Arc<Recorder>,
+    watched: Vec<String>,
+}
+
+impl GroundTruth {
+    /// Records into `recorder` the changes of keys that start with one of
+    /// the `watched` prefixes (the lock key: the lock and its counters).
+    pub fn new(recorder: Arc<Recorder>, watched: Vec<String>) -> GroundTruth {
+        GroundTruth { recorder, watched }
+    }
+
+    /// Whether changes to `key` go into the history.
+    pub fn watches(&self, key: &str) -> bool {
+        self.watched.iter().any(|w| key.starts_with(w.as_str()))
+    }
+
+    /// Records that `node` changed `key` at true time `at_us`.
+    pub fn record(
+        &self,
+        at_us: u64,
+        node: Host,
+        what: KeyChange,
+        key: String,
+        value: Option<String>,
+    ) {
+        let event = EventKind::Server {
+            node,
+            what,
+            key,
+            value,
+        };
+        self.recorder.record_at(at_us, event);
+    }
+}
+
+/// The lock service of runs in `topology`. Every rung of the `locks`
+/// crate speaks Redis's protocol, so it is the default service, the first
+/// of [`SERVICES`]; the error says so when that service cannot run the
+/// deployment's kind.
+pub fn lock_service(topology: &Topology) -> Result<&'static dyn LockService, RunError> {
+    let service = SERVICES[0];
+    if service.kinds().contains(&topology.kind) {
+        Ok(service)
+    } else {
+        Err(RunError::BadInput(format!(
+            "the lock service {} cannot run a {:?} deployment",
+            service.name(),
+            topology.kind
+        )))
+    }
+}
