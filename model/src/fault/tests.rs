@@ -1,7 +1,9 @@
 use super::*;
 
 fn scenario_with(fault: &str) -> Result<Scenario, String> {
-    let text = format!("[[clients]]\ncount = 2\ncycles = 2\n\n[[faults]]\n{fault}\n",);
+    let text = format!(
+        "rungs = [\"setnx\"]\nduration_ms = 60000\n[[clients]]\ncount = 2\ncycles = 2\n\n[[faults]]\n{fault}\n",
+    );
     Scenario::parse(&text, "test.toml", "test").map_err(|e| e.to_string())
 }
 
