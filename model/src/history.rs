@@ -19,6 +19,7 @@
 //! | `outcome` | `ok`, `fail` or `unknown` (complete) |
 //! | `token`, `fence`, `depth`, `valid_for_us`, `value`, `error` | what the completion carried |
 
+use crate::fault::FaultKind;
 use crate::host::{BadHost, Host};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -125,7 +126,7 @@ pub enum EventKind {
     /// A fault began or ended.
     Fault {
         /// The fault's kind as named in scenario files (`pause`, `crash`, ...).
-        fault: FaultName,
+        fault: FaultKind,
         /// What it hit: a host (`client-1`, `redis-0`) or the two sides of
         /// a link fault (`client-0,client-1|redis-0`).
         target: FaultTarget,
@@ -152,50 +153,6 @@ pub enum EventKind {
         /// The stock (inventory) or register value left.
         value: i64,
     },
-}
-
-/// A fault's kind, as scenario files and histories name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FaultName {
-    /// A stop-the-world pause of a client.
-    Pause,
-    /// A process kill or power loss (and, when it ends, the restart).
-    Crash,
-    /// A network partition.
-    Partition,
-    /// Messages held, then delivered at once.
-    Delay,
-    /// A slower link.
-    SlowLink,
-    /// A wall clock jumps.
-    ClockJump,
-    /// A clock starts to drift.
-    ClockDrift,
-    /// The master dies and a replica is promoted.
-    Failover,
-}
-
-impl FaultName {
-    /// The name as scenario files and histories write it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FaultName::Pause => "pause",
-            FaultName::Crash => "crash",
-            FaultName::Partition => "partition",
-            FaultName::Delay => "delay",
-            FaultName::SlowLink => "slow-link",
-            FaultName::ClockJump => "clock-jump",
-            FaultName::ClockDrift => "clock-drift",
-            FaultName::Failover => "failover",
-        }
-    }
-}
-
-impl fmt::Display for FaultName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 /// Where a fault event stands in the fault's life.

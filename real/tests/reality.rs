@@ -108,7 +108,7 @@ fn a_node_clock_jump_staged_by_shifting_deadlines_breaks_redlock_and_not_fenced(
         let runs = assert_agrees("clock-jump-on-majority-node", rung, expected);
         let jumped = runs[0].history.events().iter().any(|e| {
             matches!(&e.kind, model::history::EventKind::Fault { fault, .. }
-                if *fault == model::history::FaultName::ClockJump)
+                if *fault == model::fault::FaultKind::ClockJump)
         });
         assert!(jumped, "{rung}: the history does not record the jump");
     }

@@ -12,8 +12,9 @@
 use judge::check::faults::{FaultSpan, fault_spans};
 use judge::check::holds::{Hold, holds};
 use judge::check::mutual_exclusion::{Overlap, overlaps};
+use model::fault::FaultKind;
+use model::history::FaultTarget;
 use model::history::{EventKind, History};
-use model::history::{FaultName, FaultTarget};
 use model::host::Host;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -85,19 +86,9 @@ impl Timeline {
 
 /// The letter that marks a fault in the ASCII timeline: `P` pause, `C`
 /// crash, `R` restart, `J` clock jump, `D` clock drift, `F` failover, `|`
-/// partition, `d` message delay, `s` slow link; otherwise the fault's first
-/// letter, upper-cased.
-pub fn fault_mark(fault: FaultName) -> char {
-    match fault {
-        FaultName::Partition => '|',
-        FaultName::ClockJump => 'J',
-        FaultName::ClockDrift => 'D',
-        FaultName::Failover => 'F',
-        FaultName::Crash => 'C',
-        FaultName::Pause => 'P',
-        FaultName::Delay => 'd',
-        FaultName::SlowLink => 's',
-    }
+/// partition, `d` message delay, `s` slow link ([`FaultKind::mark`]).
+pub fn fault_mark(fault: FaultKind) -> char {
+    fault.mark()
 }
 
 /// Column arithmetic of the ASCII timeline.
@@ -245,7 +236,7 @@ const OVERLAP_COLOR: RGBColor = RGBColor(220, 40, 40);
 const TEXT_COLOR: RGBColor = RGBColor(30, 30, 30);
 
 /// Fill colour of a fault's span in the SVG timeline.
-fn fault_color(fault: FaultName) -> RGBColor {
+fn fault_color(fault: FaultKind) -> RGBColor {
     match fault_mark(fault) {
         'P' => RGBColor(245, 166, 35),
         'C' => RGBColor(60, 60, 60),

@@ -106,7 +106,7 @@ pub fn expected_simulated_ms(scenario: &Scenario, rung: &str) -> u64 {
     let faults_done = scenario
         .faults_of(rung)
         .iter()
-        .filter_map(|f| f.when().0)
+        .filter_map(|f| f.when.at_ms)
         .map(|at_ms| at_ms as f64)
         .fold(0.0, f64::max);
     let duration = scenario.duration_ms as f64;

@@ -26,9 +26,11 @@ use crate::links::{LinkCall, Links};
 use crate::mailbox::FaultRequest;
 use crate::recorder::Recorder;
 use locks::FaultPoint;
-use model::fault::CrashKind;
-use model::fault::{FaultSpec, crash_name};
-use model::history::{EventKind, FaultName, FaultTarget, Phase};
+use model::fault::{
+    ClockJump, CrashKind, Delay, FaultAction, FaultKind, FaultSpec, Partition, Pause, SlowLink,
+    crash_name,
+};
+use model::history::{EventKind, FaultTarget, Phase};
 use model::host::Host;
 use model::scenario::{Topology, TopologyKind};
 use std::collections::BTreeSet;
@@ -139,7 +141,7 @@ impl Nemesis {
     /// (true time).
     pub fn schedule_timed_faults(&mut self, origin: Duration) {
         for (i, fault) in self.faults.iter().enumerate() {
-            if let (Some(at_ms), None) = fault.when() {
+            if let (Some(at_ms), None) = (fault.when.at_ms, &fault.when.on) {
                 let at = origin + Duration::from_millis(at_ms);
                 self.agenda.schedule(at, Action::Start(i));
             }
@@ -167,7 +169,7 @@ impl Nemesis {
 pub fn record(
     recorder: &Recorder,
     at_us: u64,
-    fault: FaultName,
+    fault: FaultKind,
     target: FaultTarget,
     phase: Phase,
     detail: String,
@@ -199,7 +201,7 @@ pub fn act<S: Stage>(stage: &mut S, action: Action) -> Result<(), StageError> {
         Action::EndPause(target) => {
             record_now(
                 stage,
-                FaultName::Pause,
+                FaultKind::Pause,
                 FaultTarget::Host(target),
                 Phase::End,
                 "",
@@ -217,11 +219,11 @@ pub fn act<S: Stage>(stage: &mut S, action: Action) -> Result<(), StageError> {
 /// Carries out what a client asked for at a fault point.
 pub fn handle_request<S: Stage>(stage: &mut S, request: FaultRequest) -> Result<(), StageError> {
     let spec = stage.nemesis().faults[request.fault].clone();
-    match (&spec, request.started_us) {
+    match (&spec.action, request.started_us) {
         // The client paused itself; only the end is left.
-        (FaultSpec::Pause { duration_ms, .. }, Some(_)) => {
+        (FaultAction::Pause(pause), Some(_)) => {
             if let Some(target) = spec.target_host() {
-                schedule_in(stage, *duration_ms, Action::EndPause(target));
+                schedule_in(stage, pause.duration_ms, Action::EndPause(target));
             }
             Ok(())
         }
@@ -233,102 +235,84 @@ pub fn handle_request<S: Stage>(stage: &mut S, request: FaultRequest) -> Result<
 pub fn apply<S: Stage>(stage: &mut S, i: usize) -> Result<(), StageError> {
     let spec = stage.nemesis().faults[i].clone();
     let target = spec.target_host().map(|t| stage.directory().resolve(t));
-    match &spec {
-        FaultSpec::Pause { duration_ms, .. } => pause(stage, target, *duration_ms),
-        FaultSpec::Crash {
-            how,
-            restart_after_ms,
-            ..
-        } => {
+    match &spec.action {
+        FaultAction::Pause(p) => pause(stage, target, p.duration_ms),
+        FaultAction::Crash(c) => {
             if let Some(target) = target {
-                crash(stage, target, *how, *restart_after_ms);
+                crash(stage, target, c.how, c.restart_after_ms);
             }
         }
-        FaultSpec::Partition {
-            a,
-            b,
-            oneway,
-            duration_ms,
-            ..
-        } => {
-            for (x, y) in host_pairs(stage, a, b) {
-                let calls = stage.nemesis().links.partition(x, y, *oneway);
-                stage.make(calls);
-            }
-            let detail = if *oneway { "one-way" } else { "two-way" };
-            record_now(
-                stage,
-                FaultName::Partition,
-                sides(a, b),
-                Phase::Start,
-                detail,
-            );
-            if let Some(d) = duration_ms {
-                schedule_in(stage, *d, Action::Heal(i));
-            }
-        }
-        FaultSpec::Delay {
-            a,
-            b,
-            duration_ms,
-            oneway,
-            ..
-        } => {
-            let until = stage.now() + Duration::from_millis(*duration_ms);
-            for (x, y) in host_pairs(stage, a, b) {
-                if *oneway {
-                    stage.hold_one_way(x, y, until);
-                } else {
-                    let calls = stage.nemesis().links.hold(x, y);
-                    stage.make(calls);
-                }
-            }
-            let way = if *oneway { " one-way" } else { "" };
-            let detail = format!("{duration_ms} ms{way}");
-            record_now(stage, FaultName::Delay, sides(a, b), Phase::Start, &detail);
-            schedule_in(stage, *duration_ms, Action::Release(i));
-        }
-        FaultSpec::SlowLink {
-            a,
-            b,
-            latency_ms,
-            duration_ms,
-            ..
-        } => {
-            for (x, y) in host_pairs(stage, a, b) {
-                stage.set_latency(x, y, Duration::from_millis(*latency_ms));
-            }
-            let detail = format!("{latency_ms} ms");
-            record_now(
-                stage,
-                FaultName::SlowLink,
-                sides(a, b),
-                Phase::Start,
-                &detail,
-            );
-            if let Some(d) = duration_ms {
-                schedule_in(stage, *d, Action::Unslow(i));
-            }
-        }
-        FaultSpec::ClockJump { jump_ms, .. } => move_clock(
+        FaultAction::Partition(p) => partition(stage, i, p),
+        FaultAction::Delay(d) => delay(stage, i, d),
+        FaultAction::SlowLink(s) => slow_link(stage, i, s),
+        FaultAction::ClockJump(j) => move_clock(
             stage,
             target,
-            FaultName::ClockJump,
-            ClockChange::JumpMs(*jump_ms),
-            &format!("{jump_ms:+} ms"),
+            FaultKind::ClockJump,
+            ClockChange::JumpMs(j.jump_ms),
+            &format!("{:+} ms", j.jump_ms),
         )?,
-        FaultSpec::ClockDrift { ppm, .. } => move_clock(
+        FaultAction::ClockDrift(d) => move_clock(
             stage,
             target,
-            FaultName::ClockDrift,
-            ClockChange::DriftPpm(*ppm),
-            &format!("{ppm:+} ppm"),
+            FaultKind::ClockDrift,
+            ClockChange::DriftPpm(d.ppm),
+            &format!("{:+} ppm", d.ppm),
         )?,
-        FaultSpec::Failover {
-            promote_after_ms, ..
-        } => fail_over(stage, *promote_after_ms),
+        FaultAction::Failover(f) => fail_over(stage, f.promote_after_ms),
     }
     Ok(())
+}
+
+/// Starts partition `i`: messages between its sides are lost until it
+/// heals.
+fn partition<S: Stage>(stage: &mut S, i: usize, p: &Partition) {
+    for (x, y) in host_pairs(stage, &p.a, &p.b) {
+        let calls = stage.nemesis().links.partition(x, y, p.oneway);
+        stage.make(calls);
+    }
+    let detail = if p.oneway { "one-way" } else { "two-way" };
+    let target = sides(&p.a, &p.b);
+    record_now(stage, FaultKind::Partition, target, Phase::Start, detail);
+    if let Some(d) = p.duration_ms {
+        schedule_in(stage, d, Action::Heal(i));
+    }
+}
+
+/// Starts delay `i`: messages between its sides are held until it ends.
+fn delay<S: Stage>(stage: &mut S, i: usize, d: &Delay) {
+    let until = stage.now() + Duration::from_millis(d.duration_ms);
+    for (x, y) in host_pairs(stage, &d.a, &d.b) {
+        if d.oneway {
+            stage.hold_one_way(x, y, until);
+        } else {
+            let calls = stage.nemesis().links.hold(x, y);
+            stage.make(calls);
+        }
+    }
+    let way = if d.oneway { " one-way" } else { "" };
+    let detail = format!("{} ms{way}", d.duration_ms);
+    record_now(
+        stage,
+        FaultKind::Delay,
+        sides(&d.a, &d.b),
+        Phase::Start,
+        &detail,
+    );
+    schedule_in(stage, d.duration_ms, Action::Release(i));
+}
+
+/// Starts slow link `i`: its links take `latency_ms` until it ends.
+fn slow_link<S: Stage>(stage: &mut S, i: usize, s: &SlowLink) {
+    for (x, y) in host_pairs(stage, &s.a, &s.b) {
+        stage.set_latency(x, y, Duration::from_millis(s.latency_ms));
+    }
+    let detail = format!("{} ms", s.latency_ms);
+    let target = sides(&s.a, &s.b);
+    record_now(stage, FaultKind::SlowLink, target, Phase::Start, &detail);
+    if let Some(d) = s.duration_ms {
+        schedule_in(stage, d, Action::Unslow(i));
+    }
 }
 
 /// Pauses a client for `duration_ms`; a host that is not one of the
@@ -342,7 +326,7 @@ fn pause<S: Stage>(stage: &mut S, target: Option<Host>, duration_ms: u64) {
     let detail = format!("{duration_ms} ms");
     record_now(
         stage,
-        FaultName::Pause,
+        FaultKind::Pause,
         FaultTarget::Host(host),
         Phase::Start,
         &detail,
@@ -355,7 +339,7 @@ fn pause<S: Stage>(stage: &mut S, target: Option<Host>, duration_ms: u64) {
 fn move_clock<S: Stage>(
     stage: &mut S,
     target: Option<Host>,
-    fault: FaultName,
+    fault: FaultKind,
     change: ClockChange,
     detail: &str,
 ) -> Result<(), StageError> {
@@ -388,7 +372,7 @@ fn crash<S: Stage>(stage: &mut S, target: Host, how: CrashKind, restart_after_ms
         Phase::Instant
     };
     let target_of = FaultTarget::Host(target);
-    record_now(stage, FaultName::Crash, target_of, phase, crash_name(how));
+    record_now(stage, FaultKind::Crash, target_of, phase, crash_name(how));
     if let Some(index) = client_index(stage, target) {
         stage.crash_client(index, restart_after_ms.is_none());
     } else {
@@ -437,7 +421,7 @@ fn restart<S: Stage>(stage: &mut S, host: Host) -> Result<(), StageError> {
         stage.restart_node(host)?;
     }
     let target = FaultTarget::Host(host);
-    record_now(stage, FaultName::Crash, target, Phase::End, "restarted");
+    record_now(stage, FaultKind::Crash, target, Phase::End, "restarted");
     Ok(())
 }
 
@@ -450,14 +434,14 @@ fn fail_over<S: Stage>(stage: &mut S, promote_after_ms: u64) {
         // the loss of the first master, for good.
         let target = FaultTarget::Host(first);
         let detail = "no replica: master lost";
-        record_now(stage, FaultName::Failover, target, Phase::Instant, detail);
+        record_now(stage, FaultKind::Failover, target, Phase::Instant, detail);
         stage.crash_node(first, CrashKind::ProcessKill);
         return;
     }
     let master = stage.directory().resolve(Host::Master);
     let detail = format!("promote after {promote_after_ms} ms");
     let target = FaultTarget::Host(master);
-    record_now(stage, FaultName::Failover, target, Phase::Start, &detail);
+    record_now(stage, FaultKind::Failover, target, Phase::Start, &detail);
     // Writes still waiting in the old master's replication buffer die with
     // it (docs/ladder.md, `failover`).
     stage.lose_unsent_replication(master);
@@ -476,24 +460,27 @@ fn promote<S: Stage>(stage: &mut S) -> Result<(), StageError> {
     stage.directory().point(Host::Master, replica);
     let detail = format!("{replica} promoted");
     let target = FaultTarget::Host(replica);
-    record_now(stage, FaultName::Failover, target, Phase::End, &detail);
+    record_now(stage, FaultKind::Failover, target, Phase::End, &detail);
     Ok(())
 }
 
 /// Heals the partition of fault `i`.
 fn heal<S: Stage>(stage: &mut S, i: usize) {
-    if let FaultSpec::Partition { a, b, oneway, .. } = stage.nemesis().faults[i].clone() {
+    if let FaultAction::Partition(Partition { a, b, oneway, .. }) =
+        stage.nemesis().faults[i].action.clone()
+    {
         for (x, y) in host_pairs(stage, &a, &b) {
             let calls = stage.nemesis().links.heal(x, y, oneway);
             stage.make(calls);
         }
-        record_now(stage, FaultName::Partition, sides(&a, &b), Phase::End, "");
+        record_now(stage, FaultKind::Partition, sides(&a, &b), Phase::End, "");
     }
 }
 
 /// Ends the delay of fault `i`: what it held moves on.
 fn release<S: Stage>(stage: &mut S, i: usize) {
-    if let FaultSpec::Delay { a, b, oneway, .. } = stage.nemesis().faults[i].clone() {
+    if let FaultAction::Delay(Delay { a, b, oneway, .. }) = stage.nemesis().faults[i].action.clone()
+    {
         for (x, y) in host_pairs(stage, &a, &b) {
             if oneway {
                 stage.release_one_way(x, y);
@@ -502,26 +489,26 @@ fn release<S: Stage>(stage: &mut S, i: usize) {
                 stage.make(calls);
             }
         }
-        record_now(stage, FaultName::Delay, sides(&a, &b), Phase::End, "");
+        record_now(stage, FaultKind::Delay, sides(&a, &b), Phase::End, "");
     }
 }
 
 /// Ends the slow link of fault `i`: the links take the network's latency
 /// again.
 fn unslow<S: Stage>(stage: &mut S, i: usize) {
-    if let FaultSpec::SlowLink { a, b, .. } = stage.nemesis().faults[i].clone() {
+    if let FaultAction::SlowLink(SlowLink { a, b, .. }) = stage.nemesis().faults[i].action.clone() {
         let base = stage.nemesis().base_latency;
         for (x, y) in host_pairs(stage, &a, &b) {
             stage.set_latency(x, y, base);
         }
-        record_now(stage, FaultName::SlowLink, sides(&a, &b), Phase::End, "");
+        record_now(stage, FaultKind::SlowLink, sides(&a, &b), Phase::End, "");
     }
 }
 
 /// Records a fault event now.
 fn record_now<S: Stage>(
     stage: &S,
-    fault: FaultName,
+    fault: FaultKind,
     target: FaultTarget,
     phase: Phase,
     detail: &str,
@@ -621,35 +608,34 @@ pub fn fire_at_point<C: ClientStage>(client: &C, fault: &AimedFault, reached: Fa
             started_us,
         })
     };
-    let record_mine = |fault: FaultName, phase: Phase, detail: String| {
+    let record_mine = |fault: FaultKind, phase: Phase, detail: String| {
         let target = FaultTarget::Host(me);
         record(client.recorder(), now_us, fault, target, phase, detail);
     };
-    match &fault.spec {
-        FaultSpec::Pause { duration_ms, .. } if aimed_at_me => {
+    match &fault.spec.action {
+        FaultAction::Pause(Pause { duration_ms, .. }) if aimed_at_me => {
             let detail = format!("{duration_ms} ms {detail}");
-            record_mine(FaultName::Pause, Phase::Start, detail);
+            record_mine(FaultKind::Pause, Phase::Start, detail);
             client.pause_here(Duration::from_millis(*duration_ms));
             // The driver records the end when the pause is over.
             request(Some(now_us));
             false
         }
-        FaultSpec::ClockJump { jump_ms, .. } if aimed_at_me => {
+        FaultAction::ClockJump(ClockJump { jump_ms, .. }) if aimed_at_me => {
             client.jump_own_clock(*jump_ms);
             record_mine(
-                FaultName::ClockJump,
+                FaultKind::ClockJump,
                 Phase::Instant,
                 format!("{jump_ms:+} ms {detail}"),
             );
             false
         }
-        FaultSpec::Delay {
+        FaultAction::Delay(Delay {
             a,
             b,
             oneway: true,
             duration_ms,
-            ..
-        } => {
+        }) => {
             // This client's own requests must not leave before the driver
             // gets to the hold after this step.
             let until_us = now_us + duration_ms * 1_000;
@@ -665,7 +651,7 @@ pub fn fire_at_point<C: ClientStage>(client: &C, fault: &AimedFault, reached: Fa
             request(None);
             false
         }
-        FaultSpec::Crash { .. } if aimed_at_me => {
+        FaultAction::Crash(_) if aimed_at_me => {
             client.stop_for_good();
             request(None);
             true

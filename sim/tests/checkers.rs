@@ -8,7 +8,8 @@ use judge::check::{
 };
 use judge::matrix::Cell;
 use judge::verdict::{VerdictDoc, verdict_json};
-use model::history::{EventKind, FaultName, History, Op, Outcome, Phase};
+use model::fault::FaultKind;
+use model::history::{EventKind, History, Op, Outcome, Phase};
 use model::resource::{ResourceKind, ResourceSpec};
 use model::verdict::Verdict;
 use report::matrix;
@@ -104,7 +105,7 @@ impl Hist {
         self.complete_with(ms, client, Op::Write, Outcome::Ok, Some(value), fence)
     }
 
-    fn fault(&mut self, ms: u64, fault: FaultName, target: &str, phase: Phase) -> usize {
+    fn fault(&mut self, ms: u64, fault: FaultKind, target: &str, phase: Phase) -> usize {
         self.0.push(
             ms * 1000,
             EventKind::Fault {
@@ -192,7 +193,7 @@ fn releasing_the_inner_of_two_nested_acquires_does_not_end_the_hold() {
 fn a_hold_ended_by_a_crash_lets_another_client_acquire_safely() {
     let mut h = Hist::default();
     h.acquire(0, 1, 0, Outcome::Ok);
-    h.fault(5, FaultName::Crash, "client-0", Phase::Instant);
+    h.fault(5, FaultKind::Crash, "client-0", Phase::Instant);
     h.acquire(6, 7, 1, Outcome::Ok);
     h.release(9, 1);
     assert_eq!(h.mutex().0, Check::Valid);
@@ -202,8 +203,8 @@ fn a_hold_ended_by_a_crash_lets_another_client_acquire_safely() {
 fn a_paused_holder_whose_check_failed_before_the_other_acquired_is_safe() {
     let mut h = Hist::default();
     h.acquire(0, 1, 0, Outcome::Ok);
-    h.fault(2, FaultName::Pause, "client-0", Phase::Start);
-    h.fault(30, FaultName::Pause, "client-0", Phase::End);
+    h.fault(2, FaultKind::Pause, "client-0", Phase::Start);
+    h.fault(30, FaultKind::Pause, "client-0", Phase::End);
     h.invoke(30, 0, Op::Check);
     h.complete(30, 0, Op::Check, Outcome::Fail);
     h.acquire(31, 32, 1, Outcome::Ok);
@@ -215,9 +216,9 @@ fn a_paused_holder_whose_check_failed_before_the_other_acquired_is_safe() {
 fn a_paused_holder_still_holds_so_another_acquiring_during_the_pause_violates_exclusion() {
     let mut h = Hist::default();
     let a = h.acquire(0, 1, 0, Outcome::Ok);
-    h.fault(2, FaultName::Pause, "client-0", Phase::Start);
+    h.fault(2, FaultKind::Pause, "client-0", Phase::Start);
     let b = h.acquire(20, 21, 1, Outcome::Ok);
-    h.fault(30, FaultName::Pause, "client-0", Phase::End);
+    h.fault(30, FaultKind::Pause, "client-0", Phase::End);
     let a_end = h.release(31, 0);
     let b_end = h.release(40, 1);
     let (check, damage) = h.mutex();
@@ -239,9 +240,9 @@ fn a_hold_ends_when_the_validity_the_client_computed_runs_out() {
     let mut h = Hist::default();
     let a = h.acquire(0, 1, 0, Outcome::Ok);
     set_valid_for(&mut h, a, 9);
-    h.fault(2, FaultName::Pause, "client-0", Phase::Start);
+    h.fault(2, FaultKind::Pause, "client-0", Phase::Start);
     h.acquire(12, 13, 1, Outcome::Ok);
-    h.fault(30, FaultName::Pause, "client-0", Phase::End);
+    h.fault(30, FaultKind::Pause, "client-0", Phase::End);
     h.release(31, 0);
     h.release(40, 1);
     assert_eq!(h.mutex().0, Check::Valid);
@@ -628,7 +629,7 @@ const BOUND: Duration = Duration::from_millis(50);
 fn a_crashed_holder_that_nobody_can_replace_is_a_deadlock() {
     let mut h = Hist::default();
     let a = h.acquire(0, 1, 0, Outcome::Ok);
-    let crash = h.fault(5, FaultName::Crash, "client-0", Phase::Instant);
+    let crash = h.fault(5, FaultKind::Crash, "client-0", Phase::Instant);
     let waiter = h.invoke(6, 1, Op::Acquire);
     h.complete(100, 1, Op::Acquire, Outcome::Fail);
     let (check, damage) = liveness::check(&h.0, BOUND);
@@ -641,7 +642,7 @@ fn a_crashed_holder_that_nobody_can_replace_is_a_deadlock() {
 fn a_lock_taken_again_within_the_bound_after_the_crash_is_live() {
     let mut h = Hist::default();
     h.acquire(0, 1, 0, Outcome::Ok);
-    h.fault(5, FaultName::Crash, "client-0", Phase::Instant);
+    h.fault(5, FaultKind::Crash, "client-0", Phase::Instant);
     h.acquire(6, 40, 1, Outcome::Ok);
     h.release(45, 1);
     let (check, damage) = liveness::check(&h.0, BOUND);
@@ -653,7 +654,7 @@ fn a_lock_taken_again_within_the_bound_after_the_crash_is_live() {
 fn a_lock_taken_again_only_after_the_bound_is_a_deadlock() {
     let mut h = Hist::default();
     h.acquire(0, 1, 0, Outcome::Ok);
-    h.fault(5, FaultName::Crash, "client-0", Phase::Instant);
+    h.fault(5, FaultKind::Crash, "client-0", Phase::Instant);
     h.acquire(10, 90, 1, Outcome::Ok);
     let (check, damage) = liveness::check(&h.0, BOUND);
     assert!(check.is_invalid(), "{check:?}");
@@ -664,7 +665,7 @@ fn a_lock_taken_again_only_after_the_bound_is_a_deadlock() {
 fn a_history_that_ends_before_the_bound_with_nobody_acquiring_is_unknown() {
     let mut h = Hist::default();
     h.acquire(0, 1, 0, Outcome::Ok);
-    h.fault(5, FaultName::Crash, "client-0", Phase::Instant);
+    h.fault(5, FaultKind::Crash, "client-0", Phase::Instant);
     h.invoke(6, 1, Op::Acquire);
     h.final_value(20, 10);
     let (check, _) = liveness::check(&h.0, BOUND);
@@ -685,9 +686,9 @@ fn a_holder_blocked_on_itself_is_a_deadlock() {
 #[test]
 fn an_acquire_in_flight_when_the_partition_heals_must_complete_within_the_bound() {
     let mut h = Hist::default();
-    h.fault(0, FaultName::Partition, "client-0|redis-0", Phase::Start);
+    h.fault(0, FaultKind::Partition, "client-0|redis-0", Phase::Start);
     let waiter = h.invoke(1, 0, Op::Acquire);
-    let heal = h.fault(10, FaultName::Partition, "client-0|redis-0", Phase::End);
+    let heal = h.fault(10, FaultKind::Partition, "client-0|redis-0", Phase::End);
     h.final_value(100, 10);
     let (check, damage) = liveness::check(&h.0, BOUND);
     assert_eq!(witness(&check), vec![waiter, heal]);
@@ -698,7 +699,7 @@ fn an_acquire_in_flight_when_the_partition_heals_must_complete_within_the_bound(
 fn the_acquire_of_a_client_that_crashed_no_longer_waits() {
     let mut h = Hist::default();
     h.invoke(0, 0, Op::Acquire);
-    h.fault(5, FaultName::Crash, "client-0", Phase::Instant);
+    h.fault(5, FaultKind::Crash, "client-0", Phase::Instant);
     h.final_value(100, 10);
     let (check, damage) = liveness::check(&h.0, BOUND);
     assert_eq!(check, Check::Valid);
@@ -708,7 +709,7 @@ fn the_acquire_of_a_client_that_crashed_no_longer_waits() {
 #[test]
 fn a_fault_that_never_heals_claims_nothing_about_liveness() {
     let mut h = Hist::default();
-    h.fault(0, FaultName::Partition, "client-0|redis-0", Phase::Start);
+    h.fault(0, FaultKind::Partition, "client-0|redis-0", Phase::Start);
     h.invoke(1, 0, Op::Acquire);
     h.final_value(100, 10);
     let (check, damage) = liveness::check(&h.0, BOUND);
@@ -720,8 +721,8 @@ fn a_fault_that_never_heals_claims_nothing_about_liveness() {
 fn a_failover_that_ends_on_the_promoted_replica_heals_at_the_promotion() {
     let mut h = Hist::default();
     let a = h.acquire(0, 1, 0, Outcome::Ok);
-    h.fault(5, FaultName::Failover, "redis-0", Phase::Start);
-    let promoted = h.fault(20, FaultName::Failover, "redis-1", Phase::End);
+    h.fault(5, FaultKind::Failover, "redis-0", Phase::Start);
+    let promoted = h.fault(20, FaultKind::Failover, "redis-1", Phase::End);
     let waiter = h.invoke(25, 1, Op::Acquire);
     h.final_value(200, 10);
     let (check, damage) = liveness::check(&h.0, BOUND);
@@ -910,10 +911,10 @@ fn overlap_story() -> History {
     h.acquire(0, 0, 0, Outcome::Ok);
     h.acquire(10, 30, 1, Outcome::Ok);
     h.release(50, 0);
-    h.fault(60, FaultName::Pause, "client-1", Phase::Start);
-    h.fault(70, FaultName::Pause, "client-1", Phase::End);
+    h.fault(60, FaultKind::Pause, "client-1", Phase::Start);
+    h.fault(70, FaultKind::Pause, "client-1", Phase::End);
     h.release(80, 1);
-    h.fault(90, FaultName::Crash, "redis-0", Phase::Instant);
+    h.fault(90, FaultKind::Crash, "redis-0", Phase::Instant);
     h.final_value(100, 10);
     h.0
 }
@@ -939,9 +940,9 @@ fn the_ascii_timeline_shows_holds_overlaps_and_faults_column_by_column() {
 #[test]
 fn a_fault_that_ends_on_another_target_is_drawn_as_one_span_on_its_first_row() {
     let mut h = Hist::default();
-    h.fault(20, FaultName::Failover, "redis-0", Phase::Start);
-    h.fault(50, FaultName::Failover, "redis-1", Phase::End);
-    h.fault(70, FaultName::Partition, "client-0|redis-0", Phase::Start);
+    h.fault(20, FaultKind::Failover, "redis-0", Phase::Start);
+    h.fault(50, FaultKind::Failover, "redis-1", Phase::End);
+    h.fault(70, FaultKind::Partition, "client-0|redis-0", Phase::Start);
     h.final_value(100, 10);
     let text = timeline::ascii(&h.0, 10);
     let rows: Vec<&str> = text.lines().skip(1).take(2).collect();

@@ -11,7 +11,8 @@
 //! their effects differ exactly where the engines do.
 
 use model::fault::CrashKind;
-use model::history::{EventKind, FaultName, Phase};
+use model::fault::FaultKind;
+use model::history::{EventKind, Phase};
 use model::host::Host;
 use model::scenario::Scenario;
 use sim::client_state::ClientState;
@@ -392,23 +393,16 @@ fn the_same_schedule_leaves_the_same_fault_records_through_both_stages() {
         .events()
         .iter()
         .filter_map(|e| match &e.kind {
-            EventKind::Fault { fault, .. } => Some(fault.as_str()),
+            EventKind::Fault { fault, .. } => Some(fault.name()),
             _ => None,
         })
         .collect();
-    let every: BTreeSet<&str> = [
-        FaultName::Pause,
-        FaultName::Crash,
-        FaultName::Partition,
-        FaultName::Delay,
-        FaultName::SlowLink,
-        FaultName::ClockJump,
-        FaultName::ClockDrift,
-        FaultName::Failover,
-    ]
-    .iter()
-    .map(|f| f.as_str())
-    .collect();
+    // Every kind a scenario can give (a restart is a crash's end).
+    let every: BTreeSet<&str> = FaultKind::ALL
+        .iter()
+        .filter(|k| **k != FaultKind::Restart)
+        .map(|f| f.name())
+        .collect();
     assert_eq!(named, every);
 }
 
@@ -416,7 +410,7 @@ fn the_same_schedule_leaves_the_same_fault_records_through_both_stages() {
 fn faults_fired_at_points_and_at_times_open_and_close_as_the_nemesis_says() {
     let sim = drive(Engine::Sim);
     let history = sim.recorder.history();
-    let phases = |name: FaultName| -> Vec<(u64, Phase)> {
+    let phases = |name: FaultKind| -> Vec<(u64, Phase)> {
         history
             .events()
             .iter()
@@ -431,7 +425,7 @@ fn faults_fired_at_points_and_at_times_open_and_close_as_the_nemesis_says() {
     // Timed pause 100..150 (its end is on the agenda, which runs before
     // the points reached in the same step), the point pause 150..180.
     assert_eq!(
-        phases(FaultName::Pause),
+        phases(FaultKind::Pause),
         vec![
             (100, Phase::Start),
             (150, Phase::End),
@@ -441,13 +435,13 @@ fn faults_fired_at_points_and_at_times_open_and_close_as_the_nemesis_says() {
     );
     // Failover: the master dies at 800, the replica is promoted at 900.
     assert_eq!(
-        phases(FaultName::Failover),
+        phases(FaultKind::Failover),
         vec![(800, Phase::Start), (900, Phase::End)]
     );
     // client-1 crashes and restarts; redis-1 loses power and restarts;
     // client-1 crashes for good at its point.
     assert_eq!(
-        phases(FaultName::Crash),
+        phases(FaultKind::Crash),
         vec![
             (200, Phase::Start),
             (300, Phase::Start),

@@ -6,7 +6,8 @@
 
 mod common;
 
-use model::history::{Event, EventKind, FaultName, Op, Outcome, Phase};
+use model::fault::FaultKind;
+use model::history::{Event, EventKind, Op, Outcome, Phase};
 use model::scenario::Scenario;
 use sim::cell::run_cell;
 
@@ -19,7 +20,7 @@ fn failover(events: &[Event], phase: Phase) -> u64 {
     events
         .iter()
         .find(|e| {
-            matches!(&e.kind, EventKind::Fault { fault: FaultName::Failover, phase: p, .. } if *p == phase)
+            matches!(&e.kind, EventKind::Fault { fault: FaultKind::Failover, phase: p, .. } if *p == phase)
         })
         .unwrap_or_else(|| panic!("no failover {phase:?} in the history"))
         .at_us

@@ -5,7 +5,8 @@
 mod common;
 
 use judge::check::{Check, Checker};
-use model::history::{EventKind, FaultName, KeyChange, Op, Outcome, Phase};
+use model::fault::FaultKind;
+use model::history::{EventKind, KeyChange, Op, Outcome, Phase};
 use model::scenario::Scenario;
 use model::verdict::Verdict;
 use sim::cell::{Judged, run_cell};
@@ -265,7 +266,7 @@ kind = "fenced"
 stock = 50
 "#;
     let scenario = Scenario::parse(text, "per-rung.toml", "per-rung").expect("loads");
-    let faults_in = |rung: &str| -> Vec<FaultName> {
+    let faults_in = |rung: &str| -> Vec<FaultKind> {
         let judged = sim::cell::run_cell(&scenario, rung, 1).expect("runs");
         judged
             .history
@@ -280,9 +281,9 @@ stock = 50
     assert!(
         faults_in("set-nx-px")
             .iter()
-            .all(|f| *f == FaultName::Pause)
+            .all(|f| *f == FaultKind::Pause)
     );
-    assert_eq!(faults_in("fenced"), [FaultName::ClockJump]);
+    assert_eq!(faults_in("fenced"), [FaultKind::ClockJump]);
     assert_eq!(scenario.resource_of("fenced").stock, 50);
     assert_eq!(scenario.resource_of("set-nx-px").stock, 200);
 
@@ -395,7 +396,7 @@ duration_ms = 1500
         .iter()
         .find_map(|e| match &e.kind {
             EventKind::Fault {
-                fault: FaultName::Pause,
+                fault: FaultKind::Pause,
                 phase: Phase::Start,
                 detail,
                 ..
@@ -492,7 +493,7 @@ restart_after_ms = 100
         .iter()
         .find_map(|e| match &e.kind {
             EventKind::Fault {
-                fault: FaultName::Crash,
+                fault: FaultKind::Crash,
                 phase: Phase::Start,
                 target,
                 ..

@@ -6,13 +6,14 @@
 //! replica); an `instant` is a point. An `end` that closes nothing is kept
 //! as a point too.
 
-use model::history::{EventKind, FaultName, FaultTarget, History, Phase};
+use model::fault::FaultKind;
+use model::history::{EventKind, FaultTarget, History, Phase};
 
 /// A fault as an interval (or an instant) of true time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FaultSpan {
     /// The fault's kind (`pause`, `crash`, ...).
-    pub fault: FaultName,
+    pub fault: FaultKind,
     /// What it hit (the target of its start).
     pub target: FaultTarget,
     /// Index of the event that began it (or of the instant).

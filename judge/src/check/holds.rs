@@ -25,7 +25,8 @@
 //! clients ([`super::mutual_exclusion`]) thereby compare a completion with
 //! an invoke, the real-time rule of [`super::order`].
 
-use model::history::{Event, EventKind, FaultName, History, Op, Outcome, Phase};
+use model::fault::FaultKind;
+use model::history::{Event, EventKind, History, Op, Outcome, Phase};
 use std::collections::BTreeMap;
 
 /// Why a hold ended.
@@ -85,7 +86,7 @@ pub fn crashed_client(event: &Event) -> Option<usize> {
             target,
             phase,
             ..
-        } if *fault == FaultName::Crash && matches!(phase, Phase::Start | Phase::Instant) => {
+        } if *fault == FaultKind::Crash && matches!(phase, Phase::Start | Phase::Instant) => {
             target.client()
         }
         _ => None,

@@ -8,9 +8,8 @@
 use judge::check::faults::fault_spans;
 use judge::check::holds::{HoldEnd, holds};
 use judge::check::mutual_exclusion::overlaps;
-use model::history::{
-    Event, EventKind, FaultName, FaultTarget, History, KeyChange, Op, Outcome, Phase,
-};
+use model::fault::FaultKind;
+use model::history::{Event, EventKind, FaultTarget, History, KeyChange, Op, Outcome, Phase};
 use model::host::Host;
 use model::scenario::{Topology, TopologyKind};
 use std::collections::{BTreeMap, BTreeSet};
@@ -111,7 +110,7 @@ pub struct Instant {
     /// When, µs.
     pub at_us: u64,
     /// The fault.
-    pub fault: FaultName,
+    pub fault: FaultKind,
     /// The event.
     pub event: usize,
     /// What happened, in words.
@@ -137,7 +136,7 @@ pub struct NodeLane {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FaultBand {
     /// Its kind.
-    pub fault: FaultName,
+    pub fault: FaultKind,
     /// What it hit.
     pub target: String,
     /// When, and the events that began and ended it.
@@ -242,8 +241,8 @@ impl Lanes {
             if let Some(client) = f.target.client() {
                 let lane = client_lane(&mut clients, client);
                 match f.fault {
-                    FaultName::Pause => lane.paused.push(span.clone()),
-                    FaultName::Crash => lane.crashed.push(Span {
+                    FaultKind::Pause => lane.paused.push(span.clone()),
+                    FaultKind::Crash => lane.crashed.push(Span {
                         note: if f.instant {
                             format!("client {client} crashed for good")
                         } else {
@@ -473,15 +472,15 @@ fn node_events(history: &History, end_us: u64, nodes: &mut [NodeLane]) {
                 match (fault, phase) {
                     // A crash, a failover's kill of the master, the loss
                     // of a master with no replica: the node goes down.
-                    (FaultName::Crash, Phase::Start | Phase::Instant)
-                    | (FaultName::Failover, Phase::Start | Phase::Instant) => {
+                    (FaultKind::Crash, Phase::Start | Phase::Instant)
+                    | (FaultKind::Failover, Phase::Start | Phase::Instant) => {
                         went_down.entry(*host).or_insert((
                             event.at_us,
                             event.i,
                             format!("{host} down: {fault} ({detail})"),
                         ));
                     }
-                    (FaultName::Crash, Phase::End) => {
+                    (FaultKind::Crash, Phase::End) => {
                         if let Some((from_us, i, note)) = went_down.remove(host) {
                             lane.down.push(Span {
                                 from_us,
@@ -491,7 +490,7 @@ fn node_events(history: &History, end_us: u64, nodes: &mut [NodeLane]) {
                             });
                         }
                     }
-                    (FaultName::Failover, Phase::End) => lane.roles.push(RoleChange {
+                    (FaultKind::Failover, Phase::End) => lane.roles.push(RoleChange {
                         from_us: event.at_us,
                         role: Role::Master,
                         event: Some(event.i),
@@ -552,7 +551,7 @@ mod tests {
         }
     }
 
-    fn fault(fault: FaultName, target: Host, phase: Phase) -> EventKind {
+    fn fault(fault: FaultKind, target: Host, phase: Phase) -> EventKind {
         EventKind::Fault {
             fault,
             target: FaultTarget::Host(target),
@@ -576,11 +575,11 @@ mod tests {
         h.push(1_000, complete(0, Op::Acquire, 1, Outcome::Ok));
         h.push(
             2_000,
-            fault(FaultName::Pause, Host::Client(0), Phase::Start),
+            fault(FaultKind::Pause, Host::Client(0), Phase::Start),
         );
         h.push(2_500, invoke(1, Op::Acquire, 1));
         h.push(3_000, complete(1, Op::Acquire, 1, Outcome::Ok));
-        h.push(5_000, fault(FaultName::Pause, Host::Client(0), Phase::End));
+        h.push(5_000, fault(FaultKind::Pause, Host::Client(0), Phase::End));
         h.push(6_000, invoke(0, Op::Release, 1));
         h.push(7_000, complete(0, Op::Release, 1, Outcome::Fail));
         h.push(8_000, invoke(1, Op::Release, 1));
@@ -609,7 +608,7 @@ mod tests {
         h.push(0, invoke(0, Op::Acquire, 1));
         h.push(
             400,
-            fault(FaultName::Crash, Host::Client(0), Phase::Instant),
+            fault(FaultKind::Crash, Host::Client(0), Phase::Instant),
         );
         h.push(900, invoke(1, Op::Acquire, 1));
         let lanes = Lanes::of(&h, &Topology::default());
@@ -637,9 +636,9 @@ mod tests {
         );
         h.push(
             1_000,
-            fault(FaultName::Failover, Host::Node(0), Phase::Start),
+            fault(FaultKind::Failover, Host::Node(0), Phase::Start),
         );
-        h.push(3_000, fault(FaultName::Failover, Host::Node(1), Phase::End));
+        h.push(3_000, fault(FaultKind::Failover, Host::Node(1), Phase::End));
         h.push(4_000, EventKind::Final { value: 7 });
         let lanes = Lanes::of(&h, &replicated());
         let hosts: Vec<Host> = lanes.nodes.iter().map(|n| n.host).collect();
@@ -660,15 +659,15 @@ mod tests {
     #[test]
     fn a_node_crash_with_a_restart_is_down_between_them() {
         let mut h = History::new();
-        h.push(500, fault(FaultName::Crash, Host::Node(0), Phase::Start));
-        h.push(1_500, fault(FaultName::Crash, Host::Node(0), Phase::End));
+        h.push(500, fault(FaultKind::Crash, Host::Node(0), Phase::Start));
+        h.push(1_500, fault(FaultKind::Crash, Host::Node(0), Phase::End));
         h.push(
             2_000,
-            fault(FaultName::ClockJump, Host::Node(0), Phase::Instant),
+            fault(FaultKind::ClockJump, Host::Node(0), Phase::Instant),
         );
         let lanes = Lanes::of(&h, &Topology::default());
         let n0 = &lanes.nodes[0];
         assert_eq!((n0.down[0].from_us, n0.down[0].to_us), (500, 1_500));
-        assert_eq!(n0.instants[0].fault, FaultName::ClockJump);
+        assert_eq!(n0.instants[0].fault, FaultKind::ClockJump);
     }
 }

@@ -46,7 +46,7 @@
 use super::case::Case;
 use super::kinds::FaultKind;
 use locks::FaultPoint;
-use model::fault::FaultSpec;
+use model::fault::{Bounds, Crash, FaultAction, FaultSpec};
 use model::host::Host;
 use model::scenario::Persistence;
 use model::scenario::TopologyKind;
@@ -307,38 +307,74 @@ impl Assumptions {
         let faults: u64 = case
             .faults
             .iter()
-            .map(|f| match f {
-                FaultSpec::Pause { duration_ms, .. } => *duration_ms,
-                FaultSpec::Delay {
-                    a, b, duration_ms, ..
-                } if link_touches(a, b).0 => *duration_ms,
-                FaultSpec::SlowLink {
-                    a, b, latency_ms, ..
-                } if link_touches(a, b).0 => latency_ms.saturating_sub(1) * 2 * round_trips(writes),
-                // A lost request inside a hold (a nested acquire) stalls the
-                // holder until the reply timeout gives up on it.
-                FaultSpec::Partition {
-                    a, b, duration_ms, ..
-                } if link_touches(a, b).0 && case.clients.iter().any(|c| c.nested) => {
-                    case.lock.response_timeout_ms + duration_ms.unwrap_or(0)
-                }
-                FaultSpec::ClockJump {
-                    target, jump_ms, ..
-                } if target.is_node() && *jump_ms > 0 => *jump_ms as u64,
-                FaultSpec::ClockJump {
-                    target, jump_ms, ..
-                } if is_client(*target) && self.client_wall_clock => jump_ms.unsigned_abs(),
-                _ => 0,
-            })
+            .map(|f| self.fault_spent_ms(case, f, writes))
             .sum();
         // Clock drift (at most 1000 ppm) stretches a hold by 0.1 %: the
         // margin covers it.
         hold + faults
     }
 
+    /// The time fault `f` may add to a hold of a case whose longest cycle
+    /// writes `writes` times.
+    fn fault_spent_ms(&self, case: &Case, f: &FaultSpec, writes: u32) -> u64 {
+        match &f.action {
+            FaultAction::Pause(p) => p.duration_ms,
+            FaultAction::Delay(d) if link_touches(&d.a, &d.b).0 => d.duration_ms,
+            FaultAction::SlowLink(s) if link_touches(&s.a, &s.b).0 => {
+                s.latency_ms.saturating_sub(1) * 2 * round_trips(writes)
+            }
+            // A lost request inside a hold (a nested acquire) stalls the
+            // holder until the reply timeout gives up on it.
+            FaultAction::Partition(p)
+                if link_touches(&p.a, &p.b).0 && case.clients.iter().any(|c| c.nested) =>
+            {
+                case.lock.response_timeout_ms + p.duration_ms.unwrap_or(0)
+            }
+            FaultAction::ClockJump(j) if j.target.is_node() && j.jump_ms > 0 => j.jump_ms as u64,
+            FaultAction::ClockJump(j) if is_client(j.target) && self.client_wall_clock => {
+                j.jump_ms.unsigned_abs()
+            }
+            _ => 0,
+        }
+    }
+
+    /// What these assumptions bound in each fault the generator draws for
+    /// a lock of `ttl_ms`.
+    pub fn bounds(&self, ttl_ms: u64) -> Bounds {
+        Bounds {
+            no_pause_at: self.no_pause_at,
+            client_crashes: self.client_crashes,
+            lossy_client_links: self.client_links == ClientLinks::Any,
+            store_links: self.store_links,
+            node_forward_jumps: self.node_forward_jumps,
+            client_wall_clock: self.client_wall_clock,
+            node_restart_floor_ms: ttl_ms + margin_ms(ttl_ms) + 1,
+            max_drift_ppm: MAX_DRIFT_PPM,
+        }
+    }
+
     /// Whether a case lies within these assumptions; if not, why.
     pub fn admits(&self, case: &Case) -> Result<(), String> {
-        let ttl = case.lock.ttl_ms;
+        self.admits_workload(case)?;
+        let masters = case.topology.node_count();
+        let mut lost_nodes: Vec<Host> = Vec::new();
+        for (i, fault) in case.faults.iter().enumerate() {
+            self.admits_fault(case, fault, &mut lost_nodes)
+                .map_err(|why| format!("faults[{i}] ({}): {why}", fault.name()))?;
+        }
+        if self.nodes == NodeFaults::MinorityLost
+            && lost_nodes.len() > (masters.saturating_sub(1)) / 2
+        {
+            return Err(format!(
+                "{} of {masters} masters lost for good; at most a minority",
+                lost_nodes.len()
+            ));
+        }
+        Ok(())
+    }
+
+    /// The workload and the timing budget.
+    fn admits_workload(&self, case: &Case) -> Result<(), String> {
         if case.rung != self.rung {
             return Err(format!("the case is for {}, not {}", case.rung, self.rung));
         }
@@ -355,150 +391,148 @@ impl Assumptions {
         if locks::rung(self.rung).is_some_and(|r| r.fencing) && !case.fenced {
             return Err("fenced needs a fenced resource".into());
         }
-        if let Some(budget) = self.budget_ms(ttl) {
+        if let Some(budget) = self.budget_ms(case.lock.ttl_ms) {
             let spent = self.spent_ms(case);
             if spent > budget {
                 return Err(format!("timing budget: {spent} ms spent of {budget} ms"));
             }
         }
-        let persistent = case.topology.persistence == Persistence::AofAlways;
-        let masters = case.topology.node_count();
-        let mut lost_nodes: Vec<Host> = Vec::new();
-        for (i, fault) in case.faults.iter().enumerate() {
-            let bad = |why: &str| Err(format!("faults[{i}] ({}): {why}", fault.name()));
-            let (_, on) = fault.when();
-            match fault {
-                FaultSpec::Pause { .. } => {
-                    if let Some(t) = on
-                        && self.no_pause_at.contains(&t.point)
-                    {
-                        return bad("a pause at a point the rung cannot check after");
-                    }
+        Ok(())
+    }
+
+    /// One fault; the nodes it loses for good join `lost_nodes`.
+    fn admits_fault(
+        &self,
+        case: &Case,
+        fault: &FaultSpec,
+        lost_nodes: &mut Vec<Host>,
+    ) -> Result<(), &'static str> {
+        let ttl = case.lock.ttl_ms;
+        let timeout = case.lock.response_timeout_ms;
+        match &fault.action {
+            FaultAction::Pause(_) => match fault.trigger() {
+                Some(t) if self.no_pause_at.contains(&t.point) => {
+                    Err("a pause at a point the rung cannot check after")
                 }
-                FaultSpec::Crash {
-                    restart_after_ms, ..
-                } => {
-                    let Some(target) = fault.target_host() else {
-                        return bad("a crash of no host");
-                    };
-                    if target == Host::Store {
-                        return bad("the store never crashes");
-                    }
-                    if is_client(target) {
-                        if !self.client_crashes {
-                            return bad("no client crashes");
-                        }
-                        continue;
-                    }
-                    match restart_after_ms {
-                        None => {
-                            if self.nodes != NodeFaults::MinorityLost {
-                                return bad("no node lost for good");
-                            }
-                            if !lost_nodes.contains(&target) {
-                                lost_nodes.push(target);
-                            }
-                        }
-                        Some(_) if self.nodes == NodeFaults::Never => {
-                            return bad("no node crashes");
-                        }
-                        Some(after) => {
-                            let delayed = *after >= ttl + margin_ms(ttl);
-                            let ok = persistent
-                                || (delayed && self.nodes != NodeFaults::RestartIfPersistent);
-                            if !ok {
-                                return bad("a node restart that may forget what it granted");
-                            }
-                        }
-                    }
+                _ => Ok(()),
+            },
+            FaultAction::Crash(c) => self.admits_crash(case, fault.target_host(), c, lost_nodes),
+            FaultAction::Failover(_) => {
+                if self.nodes != NodeFaults::MinorityLost
+                    || case.topology.kind != TopologyKind::Independent
+                {
+                    return Err("no failover");
                 }
-                FaultSpec::Failover { .. } => {
-                    if self.nodes != NodeFaults::MinorityLost
-                        || case.topology.kind != TopologyKind::Independent
-                    {
-                        return bad("no failover");
-                    }
-                    if !lost_nodes.contains(&Host::Node(0)) {
-                        lost_nodes.push(Host::Node(0));
-                    }
+                if !lost_nodes.contains(&Host::Node(0)) {
+                    lost_nodes.push(Host::Node(0));
                 }
-                FaultSpec::Partition {
-                    a, b, duration_ms, ..
-                } => {
-                    let (client_node, store) = link_touches(a, b);
-                    if duration_ms.is_none() {
-                        return bad("every partition heals");
-                    }
-                    if store && !self.store_links {
-                        return bad("no faults on the store's links");
-                    }
-                    if client_node && self.client_links != ClientLinks::Any {
-                        return bad("no lost messages between clients and Redis");
-                    }
+                Ok(())
+            }
+            FaultAction::Partition(p) => {
+                let (client_node, store) = link_touches(&p.a, &p.b);
+                if p.duration_ms.is_none() {
+                    return Err("every partition heals");
                 }
-                FaultSpec::Delay {
-                    a, b, duration_ms, ..
-                } => {
-                    let (client_node, store) = link_touches(a, b);
-                    if store && !self.store_links {
-                        return bad("no faults on the store's links");
-                    }
-                    if client_node
-                        && self.client_links != ClientLinks::Any
-                        && *duration_ms + 20 > case.lock.response_timeout_ms
-                    {
-                        return bad("a delay as long as the reply timeout");
-                    }
+                self.admits_store_link(store)?;
+                if client_node && self.client_links != ClientLinks::Any {
+                    return Err("no lost messages between clients and Redis");
                 }
-                FaultSpec::SlowLink {
-                    a,
-                    b,
-                    latency_ms,
-                    duration_ms,
-                    ..
-                } => {
-                    let (client_node, store) = link_touches(a, b);
-                    if duration_ms.is_none() {
-                        return bad("every slow link recovers");
-                    }
-                    if store && !self.store_links {
-                        return bad("no faults on the store's links");
-                    }
-                    if client_node
-                        && self.client_links != ClientLinks::Any
-                        && 2 * latency_ms + 20 > case.lock.response_timeout_ms
-                    {
-                        return bad("a round trip as long as the reply timeout");
-                    }
+                Ok(())
+            }
+            FaultAction::Delay(d) => {
+                let (client_node, store) = link_touches(&d.a, &d.b);
+                self.admits_store_link(store)?;
+                if client_node
+                    && self.client_links != ClientLinks::Any
+                    && d.duration_ms + 20 > timeout
+                {
+                    return Err("a delay as long as the reply timeout");
                 }
-                FaultSpec::ClockJump {
-                    target, jump_ms, ..
-                } => {
-                    if target.is_node() {
-                        if *jump_ms > 0 && !self.node_forward_jumps && *jump_ms as u64 > ttl / 200 {
-                            return bad("a node clock jumps forward beyond TTL/200");
-                        }
-                        if *jump_ms < 0 && jump_ms.unsigned_abs() > ttl / 2 {
-                            return bad("a node clock jumps back beyond TTL/2");
-                        }
-                    } else if self.client_wall_clock && jump_ms.unsigned_abs() > ttl / 200 {
-                        return bad("a client clock jumps beyond TTL/200");
-                    }
+                Ok(())
+            }
+            FaultAction::SlowLink(s) => {
+                let (client_node, store) = link_touches(&s.a, &s.b);
+                if s.duration_ms.is_none() {
+                    return Err("every slow link recovers");
                 }
-                FaultSpec::ClockDrift { ppm, .. } => {
-                    if ppm.abs() > MAX_DRIFT_PPM {
-                        return bad("drift beyond 1000 ppm");
-                    }
+                self.admits_store_link(store)?;
+                if client_node
+                    && self.client_links != ClientLinks::Any
+                    && 2 * s.latency_ms + 20 > timeout
+                {
+                    return Err("a round trip as long as the reply timeout");
+                }
+                Ok(())
+            }
+            FaultAction::ClockJump(j) => self.admits_jump(j.target, j.jump_ms, ttl),
+            FaultAction::ClockDrift(d) if d.ppm.abs() > MAX_DRIFT_PPM => {
+                Err("drift beyond 1000 ppm")
+            }
+            FaultAction::ClockDrift(_) => Ok(()),
+        }
+    }
+
+    /// A fault on the store's links, when `store` says it touches them.
+    fn admits_store_link(&self, store: bool) -> Result<(), &'static str> {
+        if store && !self.store_links {
+            return Err("no faults on the store's links");
+        }
+        Ok(())
+    }
+
+    /// A crash of `target`; a node it loses for good joins `lost_nodes`.
+    fn admits_crash(
+        &self,
+        case: &Case,
+        target: Option<Host>,
+        crash: &Crash,
+        lost_nodes: &mut Vec<Host>,
+    ) -> Result<(), &'static str> {
+        let ttl = case.lock.ttl_ms;
+        let Some(target) = target else {
+            return Err("a crash of no host");
+        };
+        if target == Host::Store {
+            return Err("the store never crashes");
+        }
+        if is_client(target) {
+            return match self.client_crashes {
+                true => Ok(()),
+                false => Err("no client crashes"),
+            };
+        }
+        match crash.restart_after_ms {
+            None => {
+                if self.nodes != NodeFaults::MinorityLost {
+                    return Err("no node lost for good");
+                }
+                if !lost_nodes.contains(&target) {
+                    lost_nodes.push(target);
+                }
+            }
+            Some(_) if self.nodes == NodeFaults::Never => return Err("no node crashes"),
+            Some(after) => {
+                let persistent = case.topology.persistence == Persistence::AofAlways;
+                let delayed = after >= ttl + margin_ms(ttl);
+                if !(persistent || (delayed && self.nodes != NodeFaults::RestartIfPersistent)) {
+                    return Err("a node restart that may forget what it granted");
                 }
             }
         }
-        if self.nodes == NodeFaults::MinorityLost
-            && lost_nodes.len() > (masters.saturating_sub(1)) / 2
-        {
-            return Err(format!(
-                "{} of {masters} masters lost for good; at most a minority",
-                lost_nodes.len()
-            ));
+        Ok(())
+    }
+
+    /// A clock jump of `target` by `jump_ms`.
+    fn admits_jump(&self, target: Host, jump_ms: i64, ttl: u64) -> Result<(), &'static str> {
+        if target.is_node() {
+            if jump_ms > 0 && !self.node_forward_jumps && jump_ms as u64 > ttl / 200 {
+                return Err("a node clock jumps forward beyond TTL/200");
+            }
+            if jump_ms < 0 && jump_ms.unsigned_abs() > ttl / 2 {
+                return Err("a node clock jumps back beyond TTL/2");
+            }
+        } else if self.client_wall_clock && jump_ms.unsigned_abs() > ttl / 200 {
+            return Err("a client clock jumps beyond TTL/200");
         }
         Ok(())
     }

@@ -1,71 +1,7 @@
-//! The fault kinds a swarm search draws from, and `--faults` parsing.
+//! `--faults`: which fault kinds ([`FaultKind`]) a swarm search draws from.
 
+pub use model::fault::FaultKind;
 use std::fmt;
-
-/// One kind of fault, as `--faults` names it. `restart` is a crash that
-/// comes back (`crash` with `restart_after_ms`); `crash` alone never does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum FaultKind {
-    /// Stop-the-world pause of a client.
-    Pause,
-    /// Crash of a client or node, for good.
-    Crash,
-    /// Crash of a client or node that restarts after a while.
-    Restart,
-    /// Network partition (messages lost while it lasts).
-    Partition,
-    /// Messages held, then delivered at once.
-    Delay,
-    /// A link gets slower for a while.
-    SlowLink,
-    /// A wall clock jumps.
-    ClockJump,
-    /// A clock drifts.
-    ClockDrift,
-    /// The master dies and its replica is promoted.
-    Failover,
-}
-
-impl FaultKind {
-    /// Every kind, in a fixed order (the order the generator draws them).
-    pub const ALL: [FaultKind; 9] = [
-        FaultKind::Pause,
-        FaultKind::Crash,
-        FaultKind::Restart,
-        FaultKind::Partition,
-        FaultKind::Delay,
-        FaultKind::SlowLink,
-        FaultKind::ClockJump,
-        FaultKind::ClockDrift,
-        FaultKind::Failover,
-    ];
-
-    /// The name `--faults` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            FaultKind::Pause => "pause",
-            FaultKind::Crash => "crash",
-            FaultKind::Restart => "restart",
-            FaultKind::Partition => "partition",
-            FaultKind::Delay => "delay",
-            FaultKind::SlowLink => "slow-link",
-            FaultKind::ClockJump => "clock-jump",
-            FaultKind::ClockDrift => "clock-drift",
-            FaultKind::Failover => "failover",
-        }
-    }
-
-    /// Looks a kind up by name.
-    pub fn from_name(name: &str) -> Option<FaultKind> {
-        FaultKind::ALL.into_iter().find(|k| k.name() == name)
-    }
-}
-
-impl fmt::Display for FaultKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// What the generator may draw: `--faults all`, `--faults assumed`, or a
 /// comma-separated list of kinds.

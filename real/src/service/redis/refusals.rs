@@ -28,7 +28,7 @@
 
 use crate::nodes::ServerBin;
 use model::fault::CrashKind;
-use model::fault::FaultSpec;
+use model::fault::{ClockDrift, ClockJump, Crash, FaultAction};
 use model::scenario::Persistence;
 use model::scenario::{Scenario, TopologyKind};
 
@@ -39,8 +39,9 @@ pub fn scenario_refusals(scenario: &Scenario, rung: &str) -> Vec<String> {
     let mut refused = Vec::new();
     for (i, fault) in scenario.faults_of(rung).iter().enumerate() {
         let n = i + 1;
-        match fault {
-            FaultSpec::ClockJump { target, .. } | FaultSpec::ClockDrift { target, .. }
+        match &fault.action {
+            FaultAction::ClockJump(ClockJump { target, .. })
+            | FaultAction::ClockDrift(ClockDrift { target, .. })
                 if target.is_node()
                     && topology.kind == TopologyKind::Replicated
                     && topology.replicas > 0 =>
@@ -53,11 +54,11 @@ pub fn scenario_refusals(scenario: &Scenario, rung: &str) -> Vec<String> {
                     fault.name()
                 ));
             }
-            FaultSpec::Crash {
+            FaultAction::Crash(Crash {
                 how: CrashKind::PowerLoss,
                 target,
                 ..
-            } if target.is_some_and(|t| t.client().is_none())
+            }) if target.is_some_and(|t| t.client().is_none())
                 && topology.persistence == Persistence::AofEverysec =>
             {
                 refused.push(format!(
