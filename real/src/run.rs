@@ -37,6 +37,7 @@ use sim::resource::Store;
 use sim::run::RunError;
 use sim::workload::Client;
 use sim::world::{client_setup, lock_targets};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
@@ -145,6 +146,72 @@ pub(crate) fn harness_error(e: impl std::fmt::Display) -> RunError {
     RunError::Simulation(format!("real mode: {e}"))
 }
 
+/// Opens a link `from` → `to` (listening at `addr`) through the proxy.
+fn open_link(
+    proxy: &Proxy,
+    table: &mut LinkTable,
+    from: Host,
+    to: Host,
+    addr: SocketAddr,
+) -> Result<(), RunError> {
+    let link = proxy
+        .open(&format!("{from}|{to}"), addr)
+        .map_err(harness_error)?;
+    table.insert(from, to, link);
+    Ok(())
+}
+
+/// Starts the lock's nodes, the first one first; in a replicated
+/// topology the others are its replicas, each reaching it (and the other
+/// replicas) through the proxy, and in sync before this returns.
+fn start_lock_nodes(
+    topology: &Topology,
+    nodes: &mut Nodes,
+    proxy: &Proxy,
+    table: &mut LinkTable,
+) -> Result<(), RunError> {
+    let node_hosts = topology.nodes();
+    let first = node_hosts[0];
+    let first_addr = nodes
+        .start(first, topology.persistence, &[])
+        .map_err(harness_error)?;
+    for &host in &node_hosts[1..] {
+        let extra = if topology.kind == TopologyKind::Replicated {
+            // A replica reaches its master through the proxy, so that
+            // the replication stream can be delayed and cut.
+            open_link(proxy, table, host, first, first_addr)?;
+            let port = table.addr(host, first).map(|a| a.port()).unwrap_or(0);
+            vec![
+                "--replicaof".to_string(),
+                "127.0.0.1".to_string(),
+                port.to_string(),
+            ]
+        } else {
+            Vec::new()
+        };
+        nodes
+            .start(host, topology.persistence, &extra)
+            .map_err(harness_error)?;
+    }
+    if topology.kind == TopologyKind::Replicated {
+        // Links between every other pair of nodes, for a promotion
+        // that re-points the remaining replicas.
+        for &from in &node_hosts[1..] {
+            for &to in &node_hosts[1..] {
+                if from != to
+                    && let Some(addr) = nodes.addr(to)
+                {
+                    open_link(proxy, table, from, to, addr)?;
+                }
+            }
+        }
+        for &replica in &node_hosts[1..] {
+            nodes.wait_synced(replica).map_err(harness_error)?;
+        }
+    }
+    Ok(())
+}
+
 impl<'s> RealWorld<'s> {
     fn build(
         scenario: &'s Scenario,
@@ -162,51 +229,8 @@ impl<'s> RealWorld<'s> {
         let store = nodes
             .start(Host::Store, Persistence::None, &[])
             .map_err(harness_error)?;
-        let open = |table: &mut LinkTable, from: Host, to: Host, addr| {
-            let link = proxy
-                .open(&format!("{from}|{to}"), addr)
-                .map_err(harness_error)?;
-            table.insert(from, to, link);
-            Ok::<_, RunError>(())
-        };
+        start_lock_nodes(&topology, &mut nodes, &proxy, &mut table)?;
         let first = node_hosts[0];
-        let first_addr = nodes
-            .start(first, topology.persistence, &[])
-            .map_err(harness_error)?;
-        for &host in &node_hosts[1..] {
-            let extra = if topology.kind == TopologyKind::Replicated {
-                // A replica reaches its master through the proxy, so that
-                // the replication stream can be delayed and cut.
-                open(&mut table, host, first, first_addr)?;
-                let port = table.addr(host, first).map(|a| a.port()).unwrap_or(0);
-                vec![
-                    "--replicaof".to_string(),
-                    "127.0.0.1".to_string(),
-                    port.to_string(),
-                ]
-            } else {
-                Vec::new()
-            };
-            nodes
-                .start(host, topology.persistence, &extra)
-                .map_err(harness_error)?;
-        }
-        if topology.kind == TopologyKind::Replicated {
-            // Links between every other pair of nodes, for a promotion
-            // that re-points the remaining replicas.
-            for &from in &node_hosts[1..] {
-                for &to in &node_hosts[1..] {
-                    if from != to
-                        && let Some(addr) = nodes.addr(to)
-                    {
-                        open(&mut table, from, to, addr)?;
-                    }
-                }
-            }
-            for &replica in &node_hosts[1..] {
-                nodes.wait_synced(replica).map_err(harness_error)?;
-            }
-        }
         for i in 0..client_count {
             for &node in node_hosts.iter().chain([&Host::Store]) {
                 let addr = if node == Host::Store {
@@ -214,7 +238,7 @@ impl<'s> RealWorld<'s> {
                 } else {
                     nodes.addr(node).unwrap_or(store)
                 };
-                open(&mut table, Host::Client(i), node, addr)?;
+                open_link(&proxy, &mut table, Host::Client(i), node, addr)?;
             }
         }
         table.set_all_latency(Duration::from_millis(scenario.network.latency_ms));
