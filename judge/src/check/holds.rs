@@ -105,47 +105,9 @@ struct Open {
 
 /// Every hold in `history`, ordered by the index of the event that began it.
 pub fn holds(history: &History) -> Vec<Hold> {
-    let mut open: BTreeMap<(usize, String), Open> = BTreeMap::new();
-    let mut done = Vec::new();
-    let close = |done: &mut Vec<Hold>,
-                 (client, lock): (usize, String),
-                 state: Open,
-                 end: Option<usize>,
-                 end_pos: usize,
-                 end_us: u64,
-                 ended_by: HoldEnd| {
-        done.push(Hold {
-            client,
-            lock,
-            start: state.start,
-            start_us: state.start_us,
-            end,
-            end_pos,
-            end_us,
-            ended_by,
-        });
-    };
+    let mut ledger = Ledger::default();
     for event in history.events() {
-        // Holds whose own validity ran out before this event.
-        let expired: Vec<_> = open
-            .iter()
-            .filter(|(_, s)| s.deadline.is_some_and(|d| d <= event.at_us))
-            .map(|(k, _)| k.clone())
-            .collect();
-        for key in expired {
-            if let Some(state) = open.remove(&key) {
-                let d = state.deadline.unwrap_or(event.at_us);
-                close(
-                    &mut done,
-                    key,
-                    state,
-                    None,
-                    event.i,
-                    d,
-                    HoldEnd::ValidityExpired,
-                );
-            }
-        }
+        ledger.expire_before(event);
         match &event.kind {
             EventKind::Complete {
                 client,
@@ -154,106 +116,164 @@ pub fn holds(history: &History) -> Vec<Hold> {
                 outcome: Outcome::Ok,
                 valid_for_us,
                 ..
-            } => {
-                let key = (*client, lock.clone());
-                // An acquire that completes with no validity left (a pause
-                // after the grant spent it) gives no holding: the client
-                // knows its lease is gone the moment it returns.
-                let spent = *valid_for_us == Some(0) && !open.contains_key(&key);
-                if *op == Op::Acquire && !spent {
-                    open.entry(key.clone()).or_insert(Open {
-                        depth: 0,
-                        start: event.i,
-                        start_us: event.at_us,
-                        deadline: None,
-                    });
-                }
-                if let Some(state) = open.get_mut(&key) {
-                    if *op == Op::Acquire {
-                        state.depth += 1;
-                    }
-                    if let Some(v) = valid_for_us {
-                        state.deadline = Some(event.at_us.saturating_add(*v));
-                    }
-                }
-            }
+            } => ledger.granted(event, (*client, lock.clone()), *op, *valid_for_us),
             EventKind::Invoke {
                 client,
                 op: Op::Release,
                 lock,
                 ..
-            } => {
-                let key = (*client, lock.clone());
-                if let Some(state) = open.get_mut(&key) {
-                    state.depth -= 1;
-                    if state.depth == 0 {
-                        let state = *state;
-                        open.remove(&key);
-                        close(
-                            &mut done,
-                            key,
-                            state,
-                            Some(event.i),
-                            event.i,
-                            event.at_us,
-                            HoldEnd::Release,
-                        );
-                    }
-                }
-            }
+            } => ledger.released(event, (*client, lock.clone())),
             EventKind::Complete {
                 client,
                 op: Op::Check,
                 lock,
                 outcome: Outcome::Fail,
                 ..
-            } => {
-                let key = (*client, lock.clone());
-                if let Some(state) = open.remove(&key) {
-                    close(
-                        &mut done,
-                        key,
-                        state,
-                        Some(event.i),
-                        event.i,
-                        event.at_us,
-                        HoldEnd::CheckFailed,
-                    );
-                }
-            }
+            } => ledger.close_at(event, (*client, lock.clone()), HoldEnd::CheckFailed),
             EventKind::Fault { .. } => {
                 if let Some(c) = crashed_client(event) {
-                    let keys: Vec<_> = open
-                        .range((c, String::new())..)
-                        .map(|(k, _)| k.clone())
-                        .take_while(|k| k.0 == c)
-                        .collect();
-                    for key in keys {
-                        if let Some(state) = open.remove(&key) {
-                            close(
-                                &mut done,
-                                key,
-                                state,
-                                Some(event.i),
-                                event.i,
-                                event.at_us,
-                                HoldEnd::Crash,
-                            );
-                        }
-                    }
+                    ledger.crashed(event, c);
                 }
             }
             _ => {}
         }
     }
-    let end_us = history.end_us();
-    for (key, state) in std::mem::take(&mut open) {
-        let (end_us, ended_by) = match state.deadline {
-            Some(d) if d < end_us => (d, HoldEnd::ValidityExpired),
-            _ => (end_us, HoldEnd::HistoryEnd),
-        };
-        close(&mut done, key, state, None, history.len(), end_us, ended_by);
+    ledger.history_ended(history)
+}
+
+/// A client and a lock: whose hold it is.
+type HoldKey = (usize, String);
+
+/// How a hold ended: [`Hold`]'s `end`, `end_pos`, `end_us` and `ended_by`.
+struct End {
+    event: Option<usize>,
+    pos: usize,
+    us: u64,
+    by: HoldEnd,
+}
+
+/// The holds in progress and those ended, as the history is read.
+#[derive(Default)]
+struct Ledger {
+    open: BTreeMap<HoldKey, Open>,
+    done: Vec<Hold>,
+}
+
+impl Ledger {
+    /// Ends the hold `state` of `key`.
+    fn finish(&mut self, (client, lock): HoldKey, state: Open, end: End) {
+        self.done.push(Hold {
+            client,
+            lock,
+            start: state.start,
+            start_us: state.start_us,
+            end: end.event,
+            end_pos: end.pos,
+            end_us: end.us,
+            ended_by: end.by,
+        });
     }
-    done.sort_by_key(|h| (h.start, h.client));
-    done
+
+    /// Ends the open hold of `key`, if there is one, at `event`.
+    fn close_at(&mut self, event: &Event, key: HoldKey, by: HoldEnd) {
+        if let Some(state) = self.open.remove(&key) {
+            let end = End {
+                event: Some(event.i),
+                pos: event.i,
+                us: event.at_us,
+                by,
+            };
+            self.finish(key, state, end);
+        }
+    }
+
+    /// Ends the holds whose own validity ran out before `event`.
+    fn expire_before(&mut self, event: &Event) {
+        let expired: Vec<_> = self
+            .open
+            .iter()
+            .filter(|(_, s)| s.deadline.is_some_and(|d| d <= event.at_us))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in expired {
+            if let Some(state) = self.open.remove(&key) {
+                let end = End {
+                    event: None,
+                    pos: event.i,
+                    us: state.deadline.unwrap_or(event.at_us),
+                    by: HoldEnd::ValidityExpired,
+                };
+                self.finish(key, state, end);
+            }
+        }
+    }
+
+    /// A successful acquire (a hold begins, or nests) or extend (its
+    /// deadline moves).
+    fn granted(&mut self, event: &Event, key: HoldKey, op: Op, valid_for_us: Option<u64>) {
+        // An acquire that completes with no validity left (a pause after
+        // the grant spent it) gives no holding: the client knows its lease
+        // is gone the moment it returns.
+        let spent = valid_for_us == Some(0) && !self.open.contains_key(&key);
+        if op == Op::Acquire && !spent {
+            self.open.entry(key.clone()).or_insert(Open {
+                depth: 0,
+                start: event.i,
+                start_us: event.at_us,
+                deadline: None,
+            });
+        }
+        if let Some(state) = self.open.get_mut(&key) {
+            if op == Op::Acquire {
+                state.depth += 1;
+            }
+            if let Some(v) = valid_for_us {
+                state.deadline = Some(event.at_us.saturating_add(v));
+            }
+        }
+    }
+
+    /// A release begins: the hold ends when its count is back to 0.
+    fn released(&mut self, event: &Event, key: HoldKey) {
+        if let Some(state) = self.open.get_mut(&key) {
+            state.depth -= 1;
+            if state.depth == 0 {
+                self.close_at(event, key, HoldEnd::Release);
+            }
+        }
+    }
+
+    /// Client `c` crashed: every hold of its ends.
+    fn crashed(&mut self, event: &Event, c: usize) {
+        let keys: Vec<_> = self
+            .open
+            .range((c, String::new())..)
+            .map(|(k, _)| k.clone())
+            .take_while(|k| k.0 == c)
+            .collect();
+        for key in keys {
+            self.close_at(event, key, HoldEnd::Crash);
+        }
+    }
+
+    /// Every hold, once the history is read to its end: those still open
+    /// end there (or at their own deadline, if it came first).
+    fn history_ended(mut self, history: &History) -> Vec<Hold> {
+        let end_us = history.end_us();
+        for (key, state) in std::mem::take(&mut self.open) {
+            let (us, by) = match state.deadline {
+                Some(d) if d < end_us => (d, HoldEnd::ValidityExpired),
+                _ => (end_us, HoldEnd::HistoryEnd),
+            };
+            let end = End {
+                event: None,
+                pos: history.len(),
+                us,
+                by,
+            };
+            self.finish(key, state, end);
+        }
+        self.done.sort_by_key(|h| (h.start, h.client));
+        self.done
+    }
 }

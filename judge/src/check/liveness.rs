@@ -33,9 +33,9 @@
 
 use super::Check;
 use super::faults::last_heal;
-use super::holds::{crashed_client, holds};
+use super::holds::{Hold, crashed_client, holds};
 use super::mutual_exclusion::fmt_ms;
-use model::history::{EventKind, History, Op, Outcome};
+use model::history::{Event, EventKind, History, Op, Outcome};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -58,37 +58,10 @@ pub fn check(history: &History, bound: Duration) -> (Check, LivenessDamage) {
     let events = history.events();
     let mut damage = LivenessDamage::default();
 
-    // A holder blocked on itself.
     let all_holds = holds(history);
-    for event in events {
-        if let EventKind::Complete {
-            client,
-            op: Op::Acquire,
-            lock,
-            outcome: Outcome::Fail,
-            ..
-        } = &event.kind
-            && let Some(hold) = all_holds
-                .iter()
-                .find(|h| h.client == *client && &h.lock == lock && h.covers(event.i))
-        {
-            let invoke = events[..event.i].iter().rev().find(|e| {
-                matches!(&e.kind, EventKind::Invoke { client: c, op: Op::Acquire, lock: l, .. }
-                    if c == client && l == lock)
-            });
-            let mut witness = vec![hold.start, event.i];
-            witness.extend(invoke.map(|e| e.i));
-            let check = Check::invalid(
-                witness,
-                format!(
-                    "client {client} blocked on itself: it holds lock {lock:?} since event {} \
-                     and its nested acquire failed at event {}",
-                    hold.start, event.i
-                ),
-            );
-            damage.healed_at_ms = last_heal(history).map(|(h, _)| h as f64 / 1000.0);
-            return (check, damage);
-        }
+    if let Some(check) = blocked_on_itself(events, &all_holds) {
+        damage.healed_at_ms = last_heal(history).map(|(h, _)| h as f64 / 1000.0);
+        return (check, damage);
     }
 
     let Some((heal, last_heal)) = last_heal(history) else {
@@ -96,54 +69,7 @@ pub fn check(history: &History, bound: Duration) -> (Check, LivenessDamage) {
     };
     damage.healed_at_ms = Some(heal as f64 / 1000.0);
 
-    // Per lock: the first acquire that wanted it after the heal. In flight
-    // at the heal means invoked, not completed and not cancelled by its
-    // client's crash, as of the event that healed.
-    let mut in_flight: BTreeMap<(usize, &str), usize> = BTreeMap::new();
-    let mut wanted: BTreeMap<&str, (u64, usize)> = BTreeMap::new();
-    let mut first_ok: BTreeMap<&str, (u64, usize)> = BTreeMap::new();
-    let mut healed = last_heal.is_none();
-    for event in events {
-        match &event.kind {
-            EventKind::Invoke {
-                client,
-                op: Op::Acquire,
-                lock,
-                ..
-            } => {
-                if healed {
-                    wanted.entry(lock).or_insert((event.at_us, event.i));
-                } else {
-                    in_flight.insert((*client, lock.as_str()), event.i);
-                }
-            }
-            EventKind::Complete {
-                client,
-                op: Op::Acquire,
-                lock,
-                outcome,
-                ..
-            } => {
-                in_flight.remove(&(*client, lock.as_str()));
-                if *outcome == Outcome::Ok && healed {
-                    first_ok.entry(lock).or_insert((event.at_us, event.i));
-                }
-            }
-            EventKind::Fault { .. } => {
-                if let Some(c) = crashed_client(event) {
-                    in_flight.retain(|(client, _), _| *client != c);
-                }
-            }
-            _ => {}
-        }
-        if Some(event.i) == last_heal {
-            healed = true;
-            for ((_, lock), &i) in &in_flight {
-                let w = wanted.entry(lock).or_insert((heal, i));
-                w.1 = w.1.min(i);
-            }
-        }
-    }
+    let (wanted, first_ok) = wanted_after_heal(events, heal, last_heal);
 
     let end = history.end_us();
     let mut unknown: Option<String> = None;
@@ -205,4 +131,99 @@ pub fn check(history: &History, bound: Duration) -> (Check, LivenessDamage) {
     };
     let check = deadlock.unwrap_or_else(|| unknown.map_or(Check::Valid, Check::unknown));
     (check, damage)
+}
+
+/// The first nested acquire that failed while its client held the lock:
+/// a holder blocked on itself.
+fn blocked_on_itself(events: &[Event], holds: &[Hold]) -> Option<Check> {
+    for event in events {
+        if let EventKind::Complete {
+            client,
+            op: Op::Acquire,
+            lock,
+            outcome: Outcome::Fail,
+            ..
+        } = &event.kind
+            && let Some(hold) = holds
+                .iter()
+                .find(|h| h.client == *client && &h.lock == lock && h.covers(event.i))
+        {
+            let invoke = events[..event.i].iter().rev().find(|e| {
+                matches!(&e.kind, EventKind::Invoke { client: c, op: Op::Acquire, lock: l, .. }
+                    if c == client && l == lock)
+            });
+            let mut witness = vec![hold.start, event.i];
+            witness.extend(invoke.map(|e| e.i));
+            let check = Check::invalid(
+                witness,
+                format!(
+                    "client {client} blocked on itself: it holds lock {lock:?} since event {} \
+                     and its nested acquire failed at event {}",
+                    hold.start, event.i
+                ),
+            );
+            return Some(check);
+        }
+    }
+    None
+}
+
+/// Per lock: a time (µs) and the index of the event at it.
+type PerLock<'a> = BTreeMap<&'a str, (u64, usize)>;
+
+/// Per lock: the first acquire that wanted it after the heal (when it
+/// was wanted and the event), and the first that succeeded. In flight at
+/// the heal means invoked, not completed and not cancelled by its
+/// client's crash, as of the event that healed (`last_heal`).
+fn wanted_after_heal(
+    events: &[Event],
+    heal: u64,
+    last_heal: Option<usize>,
+) -> (PerLock<'_>, PerLock<'_>) {
+    let mut in_flight: BTreeMap<(usize, &str), usize> = BTreeMap::new();
+    let mut wanted: PerLock = BTreeMap::new();
+    let mut first_ok: PerLock = BTreeMap::new();
+    let mut healed = last_heal.is_none();
+    for event in events {
+        match &event.kind {
+            EventKind::Invoke {
+                client,
+                op: Op::Acquire,
+                lock,
+                ..
+            } => {
+                if healed {
+                    wanted.entry(lock).or_insert((event.at_us, event.i));
+                } else {
+                    in_flight.insert((*client, lock.as_str()), event.i);
+                }
+            }
+            EventKind::Complete {
+                client,
+                op: Op::Acquire,
+                lock,
+                outcome,
+                ..
+            } => {
+                in_flight.remove(&(*client, lock.as_str()));
+                if *outcome == Outcome::Ok && healed {
+                    first_ok.entry(lock).or_insert((event.at_us, event.i));
+                }
+            }
+            EventKind::Fault { .. } => {
+                if let Some(c) = crashed_client(event) {
+                    in_flight.retain(|(client, _), _| *client != c);
+                }
+            }
+            _ => {}
+        }
+        if Some(event.i) == last_heal {
+            healed = true;
+            for ((_, lock), &i) in &in_flight {
+                let w = wanted.entry(lock).or_insert((heal, i));
+                w.1 = w.1.min(i);
+            }
+        }
+    }
+    (wanted, first_ok)
 }

@@ -117,20 +117,8 @@ fn repeated_count(by_token: &BTreeMap<u64, Vec<(usize, Operation<'_>)>>) -> u64 
 /// Checks the resource against `spec`.
 pub fn check(history: &History, spec: &ResourceSpec) -> (Check, ResourceDamage) {
     let fenced = spec.kind == ResourceKind::Fenced;
-    let mut last_read: BTreeMap<usize, usize> = BTreeMap::new();
-    let mut by_value: BTreeMap<i64, Accepted> = BTreeMap::new();
-    let mut duplicate: Option<(Accepted, Accepted, i64)> = None;
-    let mut accepted: i64 = 0;
-    let mut exceeded_at: Option<usize> = None;
-    let mut final_value: Option<(usize, i64)> = None;
-    // Fencing: every accepted operation with a token, in completion order.
-    let mut seen: Vec<Seen> = Vec::new();
-    let mut writer_of_token: BTreeMap<u64, (usize, usize)> = BTreeMap::new();
-    let mut writes_by_token: BTreeMap<u64, Vec<(usize, Operation<'_>)>> = BTreeMap::new();
-    let mut stale = 0u64;
-    let mut stale_proof: Option<(usize, usize, usize, u64, u64)> = None;
-    let mut repeated_proof: Option<(usize, usize, u64)> = None;
-
+    let mut sales = Sales::default();
+    let mut fencing = Fencing::default();
     for op in operations(history) {
         let event = op.complete;
         let EventKind::Complete {
@@ -145,86 +133,152 @@ pub fn check(history: &History, spec: &ResourceSpec) -> (Check, ResourceDamage) 
             continue;
         };
         if *kind == Op::Read {
-            last_read.insert(*client, event.i);
+            sales.last_read.insert(*client, event.i);
         } else {
-            accepted += 1;
-            if accepted > spec.stock {
-                exceeded_at.get_or_insert(event.i);
-            }
-            let this = Accepted {
-                client: *client,
-                at: event.i,
-                read: last_read.get(client).copied(),
-            };
-            if let Some(v) = value {
-                match by_value.get(v) {
-                    Some(first) if first.client != *client => {
-                        if duplicate.is_none() {
-                            duplicate = Some((*first, this, *v));
-                        }
-                    }
-                    Some(_) => {}
-                    None => {
-                        by_value.insert(*v, this);
-                    }
-                }
-            }
+            sales.write(*client, event.i, *value, spec.stock);
         }
         let (true, Some(token)) = (fenced, *fence) else {
             continue;
         };
         if *kind == Op::Write {
-            // The highest token of the operations that completed before
-            // this write was invoked: the store had seen it before it ran
-            // the write. Later ones may have run after it.
-            let before = seen.partition_point(|s| s.completed < op.invoked);
-            if let Some(s) = before.checked_sub(1).map(|k| seen[k])
-                && token < s.highest
-            {
-                stale += 1;
-                stale_proof.get_or_insert((s.highest_at, op.invoked, event.i, s.highest, token));
-            }
-            match writer_of_token.get(&token) {
-                Some(&(other, at)) if other != *client => {
-                    repeated_proof.get_or_insert((at, event.i, token));
+            fencing.write(*client, op, token);
+        }
+        fencing.seen_at(event.i, token);
+    }
+    let final_value = history
+        .events()
+        .iter()
+        .rev()
+        .find_map(|event| match event.kind {
+            EventKind::Final { value } => Some((event.i, value)),
+            _ => None,
+        });
+    let accepted = sales.accepted;
+    let lost = final_value.map(|(_, f)| (accepted - (spec.stock - f)).max(0));
+    let damage = ResourceDamage {
+        lost_updates: lost,
+        oversold: Some((accepted - spec.stock).max(0)),
+        stale_writes_accepted: fenced.then_some(fencing.stale),
+        repeated_tokens: fenced.then_some(repeated_count(&fencing.writes_by_token)),
+    };
+    (verdict(&sales, &fencing, final_value, spec.stock), damage)
+}
+
+/// The sales, as the history is read: how many the store accepted, and
+/// the proofs of a lost update or of overselling.
+#[derive(Default)]
+struct Sales {
+    /// Each client's last read.
+    last_read: BTreeMap<usize, usize>,
+    /// The first accepted write of each value.
+    by_value: BTreeMap<i64, Accepted>,
+    /// The first two writes of one value by different clients.
+    duplicate: Option<(Accepted, Accepted, i64)>,
+    accepted: i64,
+    /// The write by which more sales were accepted than there was stock.
+    exceeded_at: Option<usize>,
+}
+
+impl Sales {
+    /// An accepted write of `value` by `client`, completed at event `at`.
+    fn write(&mut self, client: usize, at: usize, value: Option<i64>, stock: i64) {
+        self.accepted += 1;
+        if self.accepted > stock {
+            self.exceeded_at.get_or_insert(at);
+        }
+        let this = Accepted {
+            client,
+            at,
+            read: self.last_read.get(&client).copied(),
+        };
+        if let Some(v) = value {
+            match self.by_value.get(&v) {
+                Some(first) if first.client != client => {
+                    if self.duplicate.is_none() {
+                        self.duplicate = Some((*first, this, v));
+                    }
                 }
                 Some(_) => {}
                 None => {
-                    writer_of_token.insert(token, (*client, event.i));
+                    self.by_value.insert(v, this);
                 }
             }
-            writes_by_token
-                .entry(token)
-                .or_default()
-                .push((*client, op));
         }
-        let (highest, highest_at) = match seen.last() {
+    }
+}
+
+/// The fenced store's tokens, as the history is read: the stale writes it
+/// accepted and the tokens two clients wrote with.
+#[derive(Default)]
+struct Fencing<'a> {
+    /// Every accepted operation with a token, in completion order.
+    seen: Vec<Seen>,
+    /// The first writer of each token: its client and write.
+    writer_of_token: BTreeMap<u64, (usize, usize)>,
+    writes_by_token: BTreeMap<u64, Vec<(usize, Operation<'a>)>>,
+    stale: u64,
+    /// The first stale write: the higher token's event, the write's
+    /// invoke and completion, the higher token and the write's.
+    stale_proof: Option<(usize, usize, usize, u64, u64)>,
+    /// The first repeated token: the two writes and the token.
+    repeated_proof: Option<(usize, usize, u64)>,
+}
+
+impl<'a> Fencing<'a> {
+    /// An accepted write by `client` with `token`.
+    fn write(&mut self, client: usize, op: Operation<'a>, token: u64) {
+        let at = op.complete.i;
+        // The highest token of the operations that completed before this
+        // write was invoked: the store had seen it before it ran the
+        // write. Later ones may have run after it.
+        let before = self.seen.partition_point(|s| s.completed < op.invoked);
+        if let Some(s) = before.checked_sub(1).map(|k| self.seen[k])
+            && token < s.highest
+        {
+            self.stale += 1;
+            self.stale_proof
+                .get_or_insert((s.highest_at, op.invoked, at, s.highest, token));
+        }
+        match self.writer_of_token.get(&token) {
+            Some(&(other, first)) if other != client => {
+                self.repeated_proof.get_or_insert((first, at, token));
+            }
+            Some(_) => {}
+            None => {
+                self.writer_of_token.insert(token, (client, at));
+            }
+        }
+        self.writes_by_token
+            .entry(token)
+            .or_default()
+            .push((client, op));
+    }
+
+    /// An accepted operation with `token` completed at event `at`.
+    fn seen_at(&mut self, at: usize, token: u64) {
+        let (highest, highest_at) = match self.seen.last() {
             Some(s) if s.highest >= token => (s.highest, s.highest_at),
-            _ => (token, event.i),
+            _ => (token, at),
         };
-        seen.push(Seen {
-            completed: event.i,
+        self.seen.push(Seen {
+            completed: at,
             highest,
             highest_at,
         });
     }
-    for event in history.events() {
-        if let EventKind::Final { value } = event.kind {
-            final_value = Some((event.i, value));
-        }
-    }
-    let repeated = repeated_count(&writes_by_token);
+}
 
-    let lost = final_value.map(|(_, f)| (accepted - (spec.stock - f)).max(0));
-    let oversold = (accepted - spec.stock).max(0);
-    let damage = ResourceDamage {
-        lost_updates: lost,
-        oversold: Some(oversold),
-        stale_writes_accepted: fenced.then_some(stale),
-        repeated_tokens: fenced.then_some(repeated),
-    };
-
-    let check = if let Some((high_at, invoked, at, high, token)) = stale_proof {
+/// The check's result: the first proof found, in the order of the module
+/// doc's list, or the count of lost updates against the final stock.
+fn verdict(
+    sales: &Sales,
+    fencing: &Fencing<'_>,
+    final_value: Option<(usize, i64)>,
+    stock: i64,
+) -> Check {
+    let accepted = sales.accepted;
+    if let Some((high_at, invoked, at, high, token)) = fencing.stale_proof {
+        let stale = fencing.stale;
         Check::invalid(
             vec![high_at, invoked, at],
             format!(
@@ -233,7 +287,7 @@ pub fn check(history: &History, spec: &ResourceSpec) -> (Check, ResourceDamage) 
                  write(s) accepted)"
             ),
         )
-    } else if let Some((first, second, token)) = repeated_proof {
+    } else if let Some((first, second, token)) = fencing.repeated_proof {
         Check::invalid(
             vec![first, second],
             format!(
@@ -241,7 +295,7 @@ pub fn check(history: &History, spec: &ResourceSpec) -> (Check, ResourceDamage) 
                  wrote with token {token}"
             ),
         )
-    } else if let Some((a, b, v)) = duplicate {
+    } else if let Some((a, b, v)) = sales.duplicate {
         let mut witness: Vec<usize> = vec![a.at, b.at];
         witness.extend(a.read);
         witness.extend(b.read);
@@ -253,27 +307,26 @@ pub fn check(history: &History, spec: &ResourceSpec) -> (Check, ResourceDamage) 
                 a.client, b.client, a.at, b.at
             ),
         )
-    } else if let Some(at) = exceeded_at {
+    } else if let Some(at) = sales.exceeded_at {
+        let oversold = (accepted - stock).max(0);
         let mut witness = vec![at];
         witness.extend(final_value.map(|(i, _)| i));
         Check::invalid(
             witness,
             format!(
-                "oversold: {accepted} sales accepted from a stock of {}; by event {at}, \
+                "oversold: {accepted} sales accepted from a stock of {stock}; by event {at}, \
                  {} had been accepted; {oversold} oversold",
-                spec.stock,
-                spec.stock + 1
+                stock + 1
             ),
         )
     } else if let Some((final_at, final_stock)) = final_value {
-        let lost = lost.unwrap_or(0);
+        let lost = (accepted - (stock - final_stock)).max(0);
         if lost > 0 {
             Check::invalid(
                 vec![final_at],
                 format!(
-                    "{accepted} sales accepted but the stock went from {} to {final_stock}: \
-                     {lost} update(s) lost",
-                    spec.stock
+                    "{accepted} sales accepted but the stock went from {stock} to {final_stock}: \
+                     {lost} update(s) lost"
                 ),
             )
         } else {
@@ -281,6 +334,5 @@ pub fn check(history: &History, spec: &ResourceSpec) -> (Check, ResourceDamage) 
         }
     } else {
         Check::unknown("no final event: the store's final value was not recorded")
-    };
-    (check, damage)
+    }
 }

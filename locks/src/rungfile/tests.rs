@@ -1,4 +1,5 @@
 use super::*;
+use std::time::Duration;
 
 const LUA_RELEASE: &str = include_str!("../../../rungs/lua-release.toml");
 const REENTRANT: &str = include_str!("../../../rungs/reentrant.toml");

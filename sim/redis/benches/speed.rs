@@ -28,12 +28,16 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use simredis::{NodeConfig, NodeHandle, serve};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+#[path = "speed/placement.rs"]
+mod placement;
+
+use placement::{cpu_model, loadavg, pinned_or_noted, where_they_ran};
 
 /// Round trips per measurement of arm 1.
 const ROUND_TRIPS: f64 = 25_000.0;
@@ -217,62 +221,6 @@ fn median(xs: &[f64]) -> f64 {
     }
 }
 
-/// Pins every thread of `pid` to `cpu` with `taskset`; what it did.
-fn pin(pid: u32, cpu: usize) -> Result<(), String> {
-    let out = Command::new("taskset")
-        .args(["-a", "-p", "-c", &cpu.to_string(), &pid.to_string()])
-        .output()
-        .map_err(|e| format!("taskset not runnable: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
-    }
-}
-
-/// `Cpus_allowed_list` of a process, from /proc.
-fn allowed_cpus(pid: u32) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-                .map(|v| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into())
-}
-
-/// The CPU a process last ran on (field 39 of /proc/pid/stat).
-fn last_cpu(pid: u32) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            let rest = s.rsplit_once(')')?.1.to_string();
-            rest.split_whitespace().nth(36).map(str::to_string)
-        })
-        .unwrap_or_else(|| "unknown".into())
-}
-
-/// The 1-minute load average (other work on the machine skews figures).
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().map(str::to_string))
-        .unwrap_or_else(|| "unknown".into())
-}
-
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into())
-}
-
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)
         .ok()
@@ -327,6 +275,34 @@ impl Arm {
     }
 }
 
+/// What one bench run measures, from the environment.
+struct Settings {
+    rounds: usize,
+    /// The CPU to pin to; `None`: placement left to the OS.
+    pin_cpu: Option<usize>,
+    round_trips: u64,
+    cycles: u64,
+}
+
+impl Settings {
+    fn from_env() -> Settings {
+        let rounds: usize = env_or("SPEED_ROUNDS", 15).max(1);
+        let scale: f64 = env_or("SPEED_SCALE", 1.0_f64).max(0.01);
+        let cpu_choice = std::env::var("SPEED_CPU").unwrap_or_else(|_| "0".into());
+        let pin_cpu: Option<usize> = if cpu_choice == "none" {
+            None
+        } else {
+            Some(cpu_choice.parse().unwrap_or(0))
+        };
+        Settings {
+            rounds,
+            pin_cpu,
+            round_trips: (ROUND_TRIPS * scale) as u64,
+            cycles: (LOCK_CYCLES * scale) as u64,
+        }
+    }
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` passes no
     // flag of its own but may pass a filter. Only a real bench run measures.
@@ -335,16 +311,7 @@ fn main() {
         println!("speed: not measuring (run with `cargo bench -p simredis --bench speed`)");
         return;
     }
-    let rounds: usize = env_or("SPEED_ROUNDS", 15).max(1);
-    let scale: f64 = env_or("SPEED_SCALE", 1.0_f64).max(0.01);
-    let cpu_choice = std::env::var("SPEED_CPU").unwrap_or_else(|_| "0".into());
-    let pin_cpu: Option<usize> = if cpu_choice == "none" {
-        None
-    } else {
-        Some(cpu_choice.parse().unwrap_or(0))
-    };
-    let round_trips = (ROUND_TRIPS * scale) as u64;
-    let cycles = (LOCK_CYCLES * scale) as u64;
+    let settings = Settings::from_env();
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(0);
@@ -352,28 +319,15 @@ fn main() {
 
     // For profiling one arm alone (no report): SPEED_ONLY=node|echo|lock.
     if let Ok(only) = std::env::var("SPEED_ONLY") {
-        for _ in 0..rounds {
-            let secs = match only.as_str() {
-                "node" => run_sim(SimServer::Node, Work::Pings(round_trips)).0,
-                "echo" => run_sim(SimServer::Echo, Work::Pings(round_trips)).0,
-                _ => run_sim(SimServer::Node, Work::LockCycles(cycles)).0,
-            };
-            let ops = if only == "lock" { cycles } else { round_trips };
-            eprintln!("{only}: {:.0}/s", ops as f64 / secs);
-        }
+        profile_one_arm(&only, &settings);
         return;
     }
 
     let me = std::process::id();
     let mut placement = Vec::new();
-    let mut pinned = false;
-    if let Some(cpu) = pin_cpu {
-        match pin(me, cpu) {
-            Ok(()) => pinned = true,
-            Err(e) => placement.push(format!("could not pin the benchmark: {e}")),
-        }
-    }
-
+    let pinned = settings
+        .pin_cpu
+        .is_some_and(|cpu| pinned_or_noted(me, cpu, "the benchmark", &mut placement));
     let server = match harness::RedisServer::start() {
         Ok(s) => Some(s),
         Err(e) => {
@@ -382,18 +336,83 @@ fn main() {
             None
         }
     };
-    let mut server_pinned = false;
-    if let (Some(cpu), Some(s)) = (pin_cpu, &server) {
-        match pin(s.pid(), cpu) {
-            Ok(()) => server_pinned = true,
-            Err(e) => placement.push(format!("could not pin redis-server: {e}")),
-        }
+    let server_pinned = match (settings.pin_cpu, &server) {
+        (Some(cpu), Some(s)) => pinned_or_noted(s.pid(), cpu, "redis-server", &mut placement),
+        _ => false,
+    };
+    let server_addr = server.as_ref().map(|s| s.addr());
+    let (arms, measured_secs) = measure(&settings, server_addr);
+
+    let version = match &server {
+        Some(_) => harness::version().unwrap_or_else(|| "unknown".into()),
+        None => "not installed".into(),
+    };
+    let placement_line = match (pinned, server_pinned, server.is_some()) {
+        (true, true, _) => format!(
+            "benchmark and redis-server pinned with `taskset -a -p -c {}` (one CPU, shared)",
+            settings.pin_cpu.unwrap_or(0)
+        ),
+        (true, false, false) => format!(
+            "benchmark pinned with `taskset -a -p -c {}`",
+            settings.pin_cpu.unwrap_or(0)
+        ),
+        _ => "not pinned (placement left to the OS)".into(),
+    };
+    placement.insert(0, placement_line);
+    placement.push(format!(
+        "1-minute load average {load_before} before, {} after (other processes on the \
+         machine share the CPUs)",
+        loadavg()
+    ));
+    placement.push(where_they_ran(me, server.as_ref().map(|s| s.pid())));
+
+    let model = cpu_model();
+    let [node, echo, sim_lock, real_lock] = &arms;
+    let lock_ratio = (!real_lock.secs.is_empty()).then(|| {
+        (
+            sim_lock.median_rate() / real_lock.median_rate(),
+            sim_lock.paired_ratio(real_lock),
+        )
+    });
+    let arms = [node, echo, sim_lock, real_lock];
+    write_report(&Report {
+        model: &model,
+        cores,
+        version: &version,
+        placement: &placement,
+        rounds: settings.rounds,
+        measured_secs,
+        arms: &arms,
+        rtt_ratio: node.median_rate() / echo.median_rate(),
+        rtt_paired: node.paired_ratio(echo),
+        lock_ratio,
+    });
+}
+
+/// `SPEED_ONLY`: runs one arm for every round and prints its rate, for a
+/// profiler; no report.
+fn profile_one_arm(only: &str, settings: &Settings) {
+    let (round_trips, cycles) = (settings.round_trips, settings.cycles);
+    for _ in 0..settings.rounds {
+        let secs = match only {
+            "node" => run_sim(SimServer::Node, Work::Pings(round_trips)).0,
+            "echo" => run_sim(SimServer::Echo, Work::Pings(round_trips)).0,
+            _ => run_sim(SimServer::Node, Work::LockCycles(cycles)).0,
+        };
+        let ops = if only == "lock" { cycles } else { round_trips };
+        eprintln!("{only}: {:.0}/s", ops as f64 / secs);
     }
+}
+
+/// The arms (simulated node, echo host, simulated lock cycles, real lock
+/// cycles) after a warm-up and every round, interleaved; and the wall
+/// seconds the rounds took. The real arm has no rounds without a server.
+fn measure(settings: &Settings, server: Option<std::net::SocketAddr>) -> ([Arm; 4], f64) {
+    let (rounds, round_trips, cycles) = (settings.rounds, settings.round_trips, settings.cycles);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("tokio runtime");
-
     let mut node = Arm::new(
         "sim_node_ping",
         "PING round trips/s, simulated node",
@@ -415,8 +434,8 @@ fn main() {
     run_sim(SimServer::Node, Work::Pings(round_trips / 10));
     run_sim(SimServer::Echo, Work::Pings(round_trips / 10));
     run_sim(SimServer::Node, Work::LockCycles(cycles / 10));
-    if let Some(s) = &server {
-        run_real(&rt, s.addr(), cycles / 10);
+    if let Some(addr) = server {
+        run_real(&rt, addr, cycles / 10);
     }
 
     let total = Instant::now();
@@ -424,8 +443,8 @@ fn main() {
         node.record(run_sim(SimServer::Node, Work::Pings(round_trips)));
         echo.record(run_sim(SimServer::Echo, Work::Pings(round_trips)));
         sim_lock.record(run_sim(SimServer::Node, Work::LockCycles(cycles)));
-        if let Some(s) = &server {
-            let secs = run_real(&rt, s.addr(), cycles);
+        if let Some(addr) = server {
+            let secs = run_real(&rt, addr, cycles);
             real_lock.record((secs, secs));
         }
         eprintln!(
@@ -442,62 +461,11 @@ fn main() {
         );
     }
     let measured_secs = total.elapsed().as_secs_f64();
+    ([node, echo, sim_lock, real_lock], measured_secs)
+}
 
-    let bench_cpus = allowed_cpus(me);
-    let bench_last = last_cpu(me);
-    let (server_cpus, server_last, version) = match &server {
-        Some(s) => (
-            allowed_cpus(s.pid()),
-            last_cpu(s.pid()),
-            harness::version().unwrap_or_else(|| "unknown".into()),
-        ),
-        None => ("-".into(), "-".into(), "not installed".into()),
-    };
-    let placement_line = match (pinned, server_pinned, server.is_some()) {
-        (true, true, _) => format!(
-            "benchmark and redis-server pinned with `taskset -a -p -c {}` (one CPU, shared)",
-            pin_cpu.unwrap_or(0)
-        ),
-        (true, false, false) => format!(
-            "benchmark pinned with `taskset -a -p -c {}`",
-            pin_cpu.unwrap_or(0)
-        ),
-        _ => "not pinned (placement left to the OS)".into(),
-    };
-    placement.insert(0, placement_line);
-    placement.push(format!(
-        "1-minute load average {load_before} before, {} after (other processes on the \
-         machine share the CPUs)",
-        loadavg()
-    ));
-    placement.push(format!(
-        "benchmark allowed CPUs {bench_cpus}, last ran on CPU {bench_last}; \
-         redis-server allowed CPUs {server_cpus}, last ran on CPU {server_last}"
-    ));
-
-    let model = cpu_model();
-    let rtt_ratio = node.median_rate() / echo.median_rate();
-    let rtt_paired = node.paired_ratio(&echo);
-    let lock_ratio = (!real_lock.secs.is_empty()).then(|| {
-        (
-            sim_lock.median_rate() / real_lock.median_rate(),
-            sim_lock.paired_ratio(&real_lock),
-        )
-    });
-
-    let arms = [&node, &echo, &sim_lock, &real_lock];
-    let report = Report {
-        model: &model,
-        cores,
-        version: &version,
-        placement: &placement,
-        rounds,
-        measured_secs,
-        arms: &arms,
-        rtt_ratio,
-        rtt_paired,
-        lock_ratio,
-    };
+/// Writes `reports/sim-speed.md` and `.json`, and prints the markdown.
+fn write_report(report: &Report<'_>) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../reports");
     std::fs::create_dir_all(&dir).expect("reports dir");
     let md = report.markdown();

@@ -13,6 +13,15 @@ use std::sync::Arc;
 
 use mlua::{Function, HookTriggers, Lua, MultiValue, Table, Value as LuaValue, VmState};
 
+mod errors;
+
+pub use errors::error_text;
+pub(crate) use errors::{
+    arg_error, caller_error, error_message, plain_error, type_error, type_name,
+};
+
+use errors::{CallError, call_error, err_table, error_handler, raised_error};
+
 use crate::busy::{Interrupt, ScriptWatch};
 use crate::resp::Reply;
 
@@ -201,20 +210,6 @@ pub fn sha1_hex(body: &[u8]) -> String {
     sha1_smol::Sha1::from(body).digest().to_string()
 }
 
-/// Redis's `luaPushErrorBuff`: splits `-CODE msg` (or `msg`, code `ERR`)
-/// and trims newlines; returns `CODE msg`.
-pub fn error_text(err: &str) -> String {
-    let (code, msg) = match err.strip_prefix('-') {
-        Some(rest) => match rest.find(' ') {
-            Some(sp) => (&rest[..sp], &rest[sp + 1..]),
-            None => ("ERR", rest),
-        },
-        None => ("ERR", err),
-    };
-    let msg = msg.trim_matches(|c| c == '\r' || c == '\n');
-    format!("{code} {msg}")
-}
-
 /// `%.17g`, as Redis formats Lua numbers passed to commands.
 pub fn fmt_g17(n: f64) -> String {
     fmt_g(n, 17)
@@ -253,137 +248,6 @@ fn strip_zeros(s: &str) -> String {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
         s.to_string()
-    }
-}
-
-fn err_table(lua: &Lua, text: &str) -> mlua::Result<Table> {
-    let t = lua.create_table()?;
-    t.raw_set("err", text)?;
-    Ok(t)
-}
-
-/// The error `redis.call` raises: the `err` text of Redis's error table.
-#[derive(Debug)]
-struct CallError(String);
-
-impl std::fmt::Display for CallError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for CallError {}
-
-/// An error raised from Rust as Lua would raise a string: its complete
-/// text (position included, where Lua's C functions put one). A script's
-/// `pcall` sees the string; uncaught, it becomes `ERR <text>`.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-struct RaisedError(String);
-
-/// The `T` an error value `v` carries, if it carries one, mapped by `f`.
-fn external<T: std::error::Error + 'static, R>(v: &LuaValue, f: impl Fn(&T) -> R) -> Option<R> {
-    fn walk<T: std::error::Error + 'static>(e: &mlua::Error) -> Option<&T> {
-        match e {
-            mlua::Error::CallbackError { cause, .. } => walk(cause),
-            mlua::Error::ExternalError(x) => x.downcast_ref::<T>(),
-            mlua::Error::WithContext { cause, .. } => walk(cause),
-            _ => None,
-        }
-    }
-    match v {
-        LuaValue::Error(e) => walk::<T>(e).map(f),
-        _ => None,
-    }
-}
-
-/// The text of a `redis.call` error, if `v` is one.
-fn call_error(v: &LuaValue) -> Option<String> {
-    external::<CallError, _>(v, |c| c.0.clone())
-}
-
-/// The text of a [`RaisedError`], if `v` is one.
-fn raised_error(v: &LuaValue) -> Option<String> {
-    external::<RaisedError, _>(v, |c| c.0.clone())
-}
-
-/// An error raised as a C function raises it with `luaG_runerror` (e.g.
-/// "Attempt to modify a readonly table"): the text alone.
-pub(crate) fn plain_error(text: impl Into<String>) -> mlua::Error {
-    mlua::Error::external(RaisedError(text.into()))
-}
-
-/// An error raised as a C function raises it with `luaL_error`: prefixed
-/// with its caller's position (`user_script:1: `) when the caller is a Lua
-/// function, as `luaL_where(L, 1)` does.
-pub(crate) fn caller_error(lua: &Lua, text: &str) -> mlua::Error {
-    let position = lua
-        .inspect_stack(1, |d| {
-            let line = d.current_line().filter(|l| *l > 0)?;
-            let src = d.source().short_src.map(|s| s.into_owned())?;
-            Some(format!("{src}:{line}: "))
-        })
-        .flatten()
-        .unwrap_or_default();
-    plain_error(format!("{position}{text}"))
-}
-
-/// `luaL_argerror` for the running Rust function: argument `n` is bad
-/// (`bad argument #n to 'name' (why)`), the name being the one its caller
-/// called it by.
-pub(crate) fn arg_error(lua: &Lua, n: usize, why: &str) -> mlua::Error {
-    let (name, method) = lua
-        .inspect_stack(0, |d| {
-            let names = d.names();
-            (
-                names.name.map(|s| s.into_owned()),
-                names.name_what == Some("method"),
-            )
-        })
-        .unwrap_or((None, false));
-    let name = name.unwrap_or_else(|| "?".into());
-    if method {
-        if n == 1 {
-            return caller_error(lua, &format!("calling '{name}' on bad self ({why})"));
-        }
-        return caller_error(lua, &format!("bad argument #{} to '{name}' ({why})", n - 1));
-    }
-    caller_error(lua, &format!("bad argument #{n} to '{name}' ({why})"))
-}
-
-/// Lua's name for a value's type, as `lua_typename` gives it.
-pub(crate) fn type_name(v: &LuaValue) -> &'static str {
-    match v {
-        LuaValue::Nil => "nil",
-        LuaValue::Boolean(_) => "boolean",
-        LuaValue::Integer(_) | LuaValue::Number(_) => "number",
-        LuaValue::String(_) => "string",
-        LuaValue::Table(_) => "table",
-        LuaValue::Function(_) => "function",
-        LuaValue::Thread(_) => "thread",
-        _ => "userdata",
-    }
-}
-
-/// `luaL_typerror` for argument `n` (1-based) of `args`: `<expected>
-/// expected, got <type>` (`no value` past the last argument).
-pub(crate) fn type_error(lua: &Lua, args: &[LuaValue], n: usize, expected: &str) -> mlua::Error {
-    let got = args.get(n - 1).map_or("no value", type_name);
-    arg_error(lua, n, &format!("{expected} expected, got {got}"))
-}
-
-/// The text of an error a Lua function called from Rust raised (for
-/// passing it on unchanged): without the traceback mlua appends.
-pub(crate) fn error_message(e: &mlua::Error) -> String {
-    match e {
-        mlua::Error::RuntimeError(m) => match m.find("\nstack traceback:") {
-            Some(end) => m[..end].to_string(),
-            None => m.clone(),
-        },
-        mlua::Error::CallbackError { cause, .. } => error_message(cause),
-        mlua::Error::WithContext { cause, .. } => error_message(cause),
-        mlua::Error::ExternalError(x) => x.to_string(),
-        other => other.to_string(),
     }
 }
 
@@ -520,71 +384,11 @@ impl LuaEngine {
                 None => v,
             })
         })?;
-        let sha1hex = lua.create_function(|_, args: MultiValue| {
-            if args.len() != 1 {
-                return Err(mlua::Error::RuntimeError(
-                    "wrong number of arguments".into(),
-                ));
-            }
-            let bytes = match &args[0] {
-                LuaValue::String(s) => s.as_bytes().to_vec(),
-                LuaValue::Integer(n) => n.to_string().into_bytes(),
-                LuaValue::Number(n) => fmt_g17(*n).into_bytes(),
-                _ => Vec::new(),
-            };
-            Ok(sha1_hex(&bytes))
-        })?;
+        let sha1hex = sha1hex_function(&lua)?;
         let push_error = lua.create_function(|lua, s: mlua::LuaString| {
             err_table(lua, &error_text(&s.to_string_lossy()))
         })?;
-        let handler = lua.create_function(|lua, err: LuaValue| {
-            type Info = (String, Option<String>, Option<usize>);
-            let frame = |level: usize| -> Option<Info> {
-                lua.inspect_stack(level, |d| {
-                    let s = d.source();
-                    (
-                        s.what.to_string(),
-                        s.source.map(|x| x.to_string()),
-                        d.current_line(),
-                    )
-                })
-            };
-            let mut info = frame(1);
-            if matches!(&info, Some((w, ..)) if w == "C") {
-                info = frame(2);
-            }
-            if matches!(&info, Some((_, Some(src), _)) if src == "@redis_lib") {
-                info = frame(3);
-            }
-            let t = match err {
-                LuaValue::Table(t) => t,
-                ref e if call_error(e).is_some() => {
-                    err_table(lua, &call_error(e).unwrap_or_default())?
-                }
-                ref e if raised_error(e).is_some() => {
-                    err_table(lua, &format!("ERR {}", raised_error(e).unwrap_or_default()))?
-                }
-                other => {
-                    let text = match &other {
-                        LuaValue::String(s) => s.to_string_lossy(),
-                        LuaValue::Integer(n) => n.to_string(),
-                        LuaValue::Number(n) => n.to_string(),
-                        LuaValue::Nil => "nil".into(),
-                        LuaValue::Boolean(b) => b.to_string(),
-                        LuaValue::Error(e) => e.to_string(),
-                        o => o.type_name().to_string(),
-                    };
-                    err_table(lua, &format!("ERR {text}"))?
-                }
-            };
-            if let Some((_, src, line)) = info {
-                if let Some(src) = src {
-                    t.raw_set("source", src)?;
-                }
-                t.raw_set("line", line.map_or(-1, |l| l as i64))?;
-            }
-            Ok(t)
-        })?;
+        let handler = error_handler(&lua)?;
         lua.globals().raw_set("__redis_error_handler", handler)?;
         // The script's `pcall` must not swallow the abort: it raises it on.
         let b = budget.clone();
@@ -601,23 +405,8 @@ impl LuaEngine {
             aborted,
             cjson_module,
         ))?;
-        // A script's xpcall handler gets the error as Redis's would: a
-        // `redis.call` error as its table, others as their text.
         let raw_xpcall: Function = globals.raw_get("xpcall")?;
-        let convert = to_err_table.clone();
-        let xpcall = lua.create_function(move |lua, args: MultiValue| {
-            let mut args = args.into_iter();
-            let (Some(f), Some(handler)) = (args.next(), args.next()) else {
-                return Err(arg_error(lua, 2, "value expected"));
-            };
-            let convert = convert.clone();
-            let handler = lua.create_function(move |_, e: LuaValue| match &handler {
-                LuaValue::Function(h) => h.call::<LuaValue>(convert.call::<LuaValue>(e)?),
-                // Lua's own answer to a handler that is not a function.
-                _ => Err(mlua::Error::runtime("error in error handling")),
-            })?;
-            raw_xpcall.call::<MultiValue>((f, handler))
-        })?;
+        let xpcall = converting_xpcall(&lua, raw_xpcall, to_err_table.clone())?;
         globals.raw_set("xpcall", xpcall)?;
         let protected = crate::sandbox::protect(&lua)?;
         // Scripts (and whatever they load) see the read-only view.
@@ -793,94 +582,43 @@ impl LuaEngine {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn engine() -> LuaEngine {
-        LuaEngine::new(Rc::new(|args: &[Vec<u8>]| match args[0].as_slice() {
-            b"ping" => Reply::Status("PONG".into()),
-            b"get" => Reply::Nil,
-            b"echo" => Reply::Bulk(args[1].clone()),
-            _ => Reply::err("ERR unknown"),
-        }))
-    }
-
-    fn eval(e: &LuaEngine, body: &str) -> Reply {
-        match e.load(body.as_bytes()) {
-            Ok(sha) => e.run(&sha, &[], &[]).unwrap(),
-            Err(r) => r,
+/// `redis.sha1hex`: the SHA1 of its one argument (a number as Lua prints
+/// it with 17 digits).
+fn sha1hex_function(lua: &Lua) -> mlua::Result<Function> {
+    lua.create_function(|_, args: MultiValue| {
+        if args.len() != 1 {
+            return Err(mlua::Error::RuntimeError(
+                "wrong number of arguments".into(),
+            ));
         }
-    }
-
-    #[test]
-    fn lua_values_convert_to_replies_as_in_redis() {
-        let e = engine();
-        assert_eq!(eval(&e, "return 3.99"), Reply::Int(3));
-        assert_eq!(eval(&e, "return true"), Reply::Int(1));
-        assert_eq!(eval(&e, "return false"), Reply::Nil);
-        assert_eq!(
-            eval(&e, "return {1,'a',nil,4}"),
-            Reply::Array(vec![Reply::Int(1), Reply::Bulk(b"a".to_vec())])
-        );
-        assert_eq!(eval(&e, "return redis.call('get','x')"), Reply::Nil);
-        assert_eq!(
-            eval(&e, "return redis.call('ping')"),
-            Reply::Status("PONG".into())
-        );
-    }
-
-    #[test]
-    fn a_runaway_script_is_aborted_after_the_instruction_limit_and_the_engine_goes_on() {
-        let e = engine();
-        e.set_instruction_limit(1_000_000);
-        let before = aborted_scripts();
-        for body in [
-            "while true do end",
-            "while true do pcall(function () while true do end end) end",
-        ] {
-            let sha = sha1_hex(body.as_bytes());
-            assert_eq!(
-                eval(&e, body),
-                Reply::Error(format!("{SCRIPT_ABORTED} (script: {sha})"))
-            );
-            assert!(e.last_aborted());
-        }
-        assert_eq!(eval(&e, "return 1"), Reply::Int(1));
-        assert!(!e.last_aborted());
-        // What a simulation run checks to refuse judging a cut-short run.
-        assert_eq!(aborted_scripts() - before, 2);
-    }
-
-    #[test]
-    fn numbers_passed_to_commands_print_as_percent_17g() {
-        assert_eq!(fmt_g17(30.0), "30");
-        assert_eq!(fmt_g17(0.1), "0.10000000000000001");
-        assert_eq!(fmt_g17(1e20), "1e+20");
-        assert_eq!(fmt_g17(-2.5), "-2.5");
-        let e = engine();
-        assert_eq!(
-            eval(&e, "return redis.call('echo', 1.5)"),
-            Reply::Bulk(b"1.5".to_vec())
-        );
-    }
-
-    #[test]
-    fn script_errors_carry_the_script_sha_and_line() {
-        let e = engine();
-        let body = "error('x')";
-        let sha = sha1_hex(body.as_bytes());
-        assert_eq!(
-            eval(&e, body),
-            Reply::Error(format!(
-                "ERR user_script:1: x script: {sha}, on @user_script:1."
-            ))
-        );
-        let body = "\nreturn redis.call('nope')";
-        let sha = sha1_hex(body.as_bytes());
-        assert_eq!(
-            eval(&e, body),
-            Reply::Error(format!("ERR unknown script: {sha}, on @user_script:2."))
-        );
-    }
+        let bytes = match &args[0] {
+            LuaValue::String(s) => s.as_bytes().to_vec(),
+            LuaValue::Integer(n) => n.to_string().into_bytes(),
+            LuaValue::Number(n) => fmt_g17(*n).into_bytes(),
+            _ => Vec::new(),
+        };
+        Ok(sha1_hex(&bytes))
+    })
 }
+
+/// The scripts' `xpcall`: its handler gets the error as Redis's would, a
+/// `redis.call` error as its table, others as their text (`convert` is
+/// `to_err_table`).
+fn converting_xpcall(lua: &Lua, raw_xpcall: Function, convert: Function) -> mlua::Result<Function> {
+    lua.create_function(move |lua, args: MultiValue| {
+        let mut args = args.into_iter();
+        let (Some(f), Some(handler)) = (args.next(), args.next()) else {
+            return Err(arg_error(lua, 2, "value expected"));
+        };
+        let convert = convert.clone();
+        let handler = lua.create_function(move |_, e: LuaValue| match &handler {
+            LuaValue::Function(h) => h.call::<LuaValue>(convert.call::<LuaValue>(e)?),
+            // Lua's own answer to a handler that is not a function.
+            _ => Err(mlua::Error::runtime("error in error handling")),
+        })?;
+        raw_xpcall.call::<MultiValue>((f, handler))
+    })
+}
+
+#[cfg(test)]
+mod tests;
