@@ -194,6 +194,120 @@ pub enum Progress<'a> {
     },
 }
 
+/// What a search's workers share while it runs.
+#[derive(Default)]
+struct Shared {
+    /// The index of the next case to run.
+    next: AtomicU64,
+    /// The running totals.
+    stats: Mutex<Stats>,
+    /// Simulated time of the cases finished, µs (added under `stats`' lock).
+    sim_us: AtomicU64,
+    /// The earliest violation and deadlock.
+    firsts: Mutex<[Option<Found>; 2]>,
+    /// Set by a worker that stopped for a signal with cases left to run.
+    stopped: Mutex<Option<Cause>>,
+    /// (case index, the case cut short) of the earliest run cut short.
+    first_cut: Mutex<Option<(u64, CutShortCase)>>,
+}
+
+/// A lock on `m`, whether or not a worker panicked while holding it.
+fn held<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Shared {
+    /// One worker: runs cases until the limit, the seeds or a signal says
+    /// stop.
+    fn work(&self, config: &SearchConfig, started: Instant) {
+        loop {
+            if let Limit::Time(t) = config.limit
+                && started.elapsed() >= t
+            {
+                break;
+            }
+            let k = self.next.fetch_add(1, Ordering::SeqCst);
+            if let Limit::Cases(n) = config.limit
+                && k >= n
+            {
+                break;
+            }
+            let Some(seed) = case_seed(config.seed, config.shard, k) else {
+                held(&self.stats).seeds_exhausted = true;
+                break;
+            };
+            if let Some(cause) = interrupt::cause() {
+                *held(&self.stopped) = Some(cause);
+                break;
+            }
+            let case = generate(&config.rung, &config.mode, seed);
+            match attempt(&case) {
+                Err(Unjudged::Interrupted(cause)) => {
+                    *held(&self.stopped) = Some(cause);
+                    break;
+                }
+                Err(_) => {
+                    let mut s = held(&self.stats);
+                    s.cases += 1;
+                    s.errors += 1;
+                }
+                Ok(judged) => self.count(k, case, judged),
+            }
+        }
+    }
+
+    /// Counts the judged case `k`, and keeps it when it is the earliest of
+    /// its kind (violation, deadlock, cut short).
+    fn count(&self, k: u64, case: Case, judged: Judged) {
+        let mut s = held(&self.stats);
+        s.cases += 1;
+        // Summed in whole µs: the same total whatever order the workers
+        // finish in (a sum of floats is not).
+        let us = u64::try_from(judged.sim_elapsed.as_micros()).unwrap_or(u64::MAX);
+        let total = self.sim_us.fetch_add(us, Ordering::SeqCst) + us;
+        s.sim_s = total as f64 / 1e6;
+        let slot = match judged.verdict {
+            Verdict::Violated => {
+                s.violations += 1;
+                Some(0)
+            }
+            Verdict::Deadlock => {
+                s.deadlocks += 1;
+                Some(1)
+            }
+            Verdict::Unknown => {
+                s.unknown += 1;
+                if let Some(cut) = &judged.results.cut_short {
+                    self.keep_cut_short(k, case.seed, cut);
+                }
+                None
+            }
+            Verdict::Safe => None,
+        };
+        drop(s);
+        if let Some(slot) = slot {
+            let mut f = held(&self.firsts);
+            if f[slot].as_ref().is_none_or(|(i, ..)| k < *i) {
+                f[slot] = Some((k, judged.verdict, case, judged));
+            }
+        }
+    }
+
+    /// Keeps case `k` (of `seed`) cut short when it is the earliest so.
+    fn keep_cut_short(&self, k: u64, seed: u64, cut: &CutShort) {
+        let mut f = held(&self.first_cut);
+        if f.as_ref().is_none_or(|(i, _)| k < *i) {
+            *f = Some((
+                k,
+                CutShortCase {
+                    seed,
+                    cut_short: cut.clone(),
+                },
+            ));
+        }
+    }
+}
+
 /// Runs a search; `progress` hears the totals about once a second (and
 /// once at the end), then each step of the shrinking. When
 /// [`crate::interrupt`] asks for a stop, no new case starts, the cases in
@@ -201,119 +315,29 @@ pub enum Progress<'a> {
 /// kept as far as it was shrunk.
 pub fn search(config: &SearchConfig, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Outcome {
     let started = Instant::now();
-    let next = AtomicU64::new(0);
-    let stats = Mutex::new(Stats::default());
-    // Simulated time of the cases finished, µs (added under `stats`' lock).
-    let sim_us = AtomicU64::new(0);
-    // The earliest violation and deadlock.
-    let firsts: Mutex<[Option<Found>; 2]> = Mutex::new([None, None]);
-    // Set by a worker that stopped for a signal with cases left to run.
-    let stopped: Mutex<Option<Cause>> = Mutex::new(None);
-    // (case index, the case cut short) of the earliest run cut short.
-    let first_cut: Mutex<Option<(u64, CutShortCase)>> = Mutex::new(None);
-    let stop = |cause: Cause| *stopped.lock().unwrap_or_else(|p| p.into_inner()) = Some(cause);
-    let lock = |m: &Mutex<Stats>| *m.lock().unwrap_or_else(|p| p.into_inner());
+    let shared = Shared::default();
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..config.workers.max(1))
-            .map(|_| {
-                scope.spawn(|| {
-                    loop {
-                        if let Limit::Time(t) = config.limit
-                            && started.elapsed() >= t
-                        {
-                            break;
-                        }
-                        let k = next.fetch_add(1, Ordering::SeqCst);
-                        if let Limit::Cases(n) = config.limit
-                            && k >= n
-                        {
-                            break;
-                        }
-                        let Some(seed) = case_seed(config.seed, config.shard, k) else {
-                            stats
-                                .lock()
-                                .unwrap_or_else(|p| p.into_inner())
-                                .seeds_exhausted = true;
-                            break;
-                        };
-                        if let Some(cause) = interrupt::cause() {
-                            stop(cause);
-                            break;
-                        }
-                        let case = generate(&config.rung, &config.mode, seed);
-                        let result = attempt(&case);
-                        if let Err(Unjudged::Interrupted(cause)) = result {
-                            stop(cause);
-                            break;
-                        }
-                        let mut s = stats.lock().unwrap_or_else(|p| p.into_inner());
-                        s.cases += 1;
-                        match result {
-                            Ok(judged) => {
-                                // Summed in whole µs: the same total whatever
-                                // order the workers finish in (a sum of
-                                // floats is not).
-                                let us = u64::try_from(judged.sim_elapsed.as_micros())
-                                    .unwrap_or(u64::MAX);
-                                let total = sim_us.fetch_add(us, Ordering::SeqCst) + us;
-                                s.sim_s = total as f64 / 1e6;
-                                let slot = match judged.verdict {
-                                    Verdict::Violated => {
-                                        s.violations += 1;
-                                        Some(0)
-                                    }
-                                    Verdict::Deadlock => {
-                                        s.deadlocks += 1;
-                                        Some(1)
-                                    }
-                                    Verdict::Unknown => {
-                                        s.unknown += 1;
-                                        if let Some(cut) = &judged.results.cut_short {
-                                            let mut f =
-                                                first_cut.lock().unwrap_or_else(|p| p.into_inner());
-                                            if f.as_ref().is_none_or(|(i, _)| k < *i) {
-                                                *f = Some((
-                                                    k,
-                                                    CutShortCase {
-                                                        seed,
-                                                        cut_short: cut.clone(),
-                                                    },
-                                                ));
-                                            }
-                                        }
-                                        None
-                                    }
-                                    Verdict::Safe => None,
-                                };
-                                drop(s);
-                                if let Some(slot) = slot {
-                                    let mut f = firsts.lock().unwrap_or_else(|p| p.into_inner());
-                                    if f[slot].as_ref().is_none_or(|(i, ..)| k < *i) {
-                                        f[slot] = Some((k, judged.verdict, case, judged));
-                                    }
-                                }
-                            }
-                            Err(_) => s.errors += 1,
-                        }
-                    }
-                })
-            })
+            .map(|_| scope.spawn(|| shared.work(config, started)))
             .collect();
         let mut last = Instant::now();
         while workers.iter().any(|w| !w.is_finished()) {
             std::thread::sleep(Duration::from_millis(20));
             if last.elapsed() >= Duration::from_secs(1) {
                 last = Instant::now();
-                let mut s = lock(&stats);
+                let mut s = *held(&shared.stats);
                 s.wall_s = started.elapsed().as_secs_f64();
                 progress(Progress::Searching(&s));
             }
         }
     });
-    let mut totals = lock(&stats);
+    let mut totals = *held(&shared.stats);
     totals.wall_s = started.elapsed().as_secs_f64();
     progress(Progress::Searching(&totals));
-    let [violation, deadlock] = firsts.into_inner().unwrap_or_else(|p| p.into_inner());
+    let [violation, deadlock] = shared
+        .firsts
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner());
     let first = violation.or(deadlock).map(|(_, verdict, case, judged)| {
         if config.shrink {
             shrink_found(case, verdict, judged, config.shrink_runs, progress)
@@ -329,13 +353,17 @@ pub fn search(config: &SearchConfig, progress: &(dyn Fn(Progress<'_>) + Sync)) -
             }
         }
     });
-    let stopped = stopped.into_inner().unwrap_or_else(|p| p.into_inner());
+    let stopped = shared
+        .stopped
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner());
     let interrupted = stopped.or(first.as_ref().and_then(|f| f.shrink_interrupted));
     Outcome {
         stats: totals,
         first,
         interrupted,
-        first_cut_short: first_cut
+        first_cut_short: shared
+            .first_cut
             .into_inner()
             .unwrap_or_else(|p| p.into_inner())
             .map(|(_, c)| c),
