@@ -1,6 +1,6 @@
 //! Generated scenario files, across the whole range of every field the
-//! format has (`scenarios/README.md`, `model/src/scenario.rs`,
-//! `model/src/fault.rs`): every top-level field, client groups, resources,
+//! format has (`scenarios/README.md`, `model/src/scenario/`,
+//! `model/src/fault/`): every top-level field, client groups, resources,
 //! deployments, every fault kind with every field, faults at times and at
 //! fault points (`cycle`, `nth`), per-rung tables, old spellings, odd host
 //! names, and values at and beyond every limit.
