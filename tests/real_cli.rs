@@ -1,8 +1,8 @@
 //! Real mode through the binary leaves nothing behind: every
 //! `redis-server` (and its `sh` watcher) that `locklab run --real` starts
-//! is gone, and its port closed, after a run that ends normally, after
-//! SIGINT in the middle of a run, and after the process is killed with
-//! SIGKILL (its watchers stop the servers). The proxy lives inside the
+//! is gone, and nothing of the run listens on its port, after a run that
+//! ends normally, after SIGINT in the middle of a run, and after the
+//! process is killed with SIGKILL (its watchers stop the servers). The proxy lives inside the
 //! locklab process, so its ports close with it; the test checks that no
 //! process of the run survives; the same on Valkey (`--server-bin`) when
 //! it is installed, skipped with the reason printed when not. A rung file
@@ -109,22 +109,31 @@ fn start_with(out: &std::path::Path, more: &[&str]) -> Child {
         .expect("run locklab")
 }
 
-/// Waits until the run has its servers up, and returns its processes.
+/// Waits until the run has its servers up, each listening on its port,
+/// and returns its processes.
 fn wait_for_servers(child: &Child) -> BTreeMap<u32, String> {
     let deadline = Instant::now() + Duration::from_secs(30);
     while Instant::now() < deadline {
         let procs = descendants(child.id());
-        // The store and redis-0, each under its watcher.
-        if server_ports(&procs).len() >= 2 {
+        // The store and redis-0, each under its watcher. Seeing each one
+        // listen also shows that `listeners` finds a server of the run.
+        let ports = server_ports(&procs);
+        let listening = |port: &u16| listeners(*port).iter().any(|pid| procs.contains_key(pid));
+        if ports.len() >= 2 && ports.iter().all(listening) {
             return procs;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    panic!("locklab --real started no servers within 30 s");
+    panic!("locklab --real started no servers listening on their ports within 30 s");
 }
 
-/// Asserts every process in `procs` is gone and every server port closed.
+/// Asserts every process in `procs` is gone and no process that was
+/// running when locklab ended still listens on one of their ports. Call it as
+/// soon as locklab has ended. A port is checked by who serves it, not by
+/// whether it answers: once a server of the run has stopped, its port is
+/// free, and another test's server may be given it at once.
 fn assert_gone(procs: &BTreeMap<u32, String>) {
+    let at_end = processes();
     let deadline = Instant::now() + Duration::from_secs(5);
     let alive = || {
         let now = processes();
@@ -143,11 +152,46 @@ fn assert_gone(procs: &BTreeMap<u32, String>) {
         alive().iter().map(|p| &procs[p]).collect::<Vec<_>>()
     );
     for port in server_ports(procs) {
-        assert!(
-            std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
-            "port {port} still open"
-        );
+        let left: Vec<&String> = listeners(port)
+            .iter()
+            .filter_map(|pid| at_end.get(pid).map(|(_, cmd)| cmd))
+            .collect();
+        assert!(left.is_empty(), "port {port} still served by {left:?}");
     }
+}
+
+/// The pids of the processes with a socket listening on `port` (from
+/// `/proc/net/tcp{,6}` and each process's open files).
+fn listeners(port: u16) -> Vec<u32> {
+    let mut inodes = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let text = std::fs::read_to_string(table).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            // sl, local address:port (hex), remote, state, ..., inode.
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let local_port = fields
+                .get(1)
+                .and_then(|a| a.rsplit_once(':'))
+                .and_then(|(_, p)| u16::from_str_radix(p, 16).ok());
+            if local_port == Some(port) && fields.get(3) == Some(&"0A") {
+                inodes.extend(fields.get(9).map(|i| format!("socket:[{i}]")));
+            }
+        }
+    }
+    let mut pids = Vec::new();
+    for pid in processes().keys() {
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+            continue;
+        };
+        let holds = fds.flatten().any(|fd| {
+            std::fs::read_link(fd.path())
+                .is_ok_and(|target| inodes.iter().any(|i| target.as_os_str() == i.as_str()))
+        });
+        if holds {
+            pids.push(*pid);
+        }
+    }
+    pids
 }
 
 fn signal(child: &Child, name: &str) {

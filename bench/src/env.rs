@@ -27,13 +27,7 @@ pub struct Machine {
 impl Machine {
     /// Reads `/proc`.
     pub fn detect() -> Machine {
-        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        let cpu_model = cpuinfo
-            .lines()
-            .find_map(|l| l.strip_prefix("model name"))
-            .and_then(|l| l.split(':').nth(1))
-            .map(|m| m.trim().to_string())
-            .unwrap_or_else(|| "unknown".to_string());
+        let cpu_model = harness::procfs::cpu_model().unwrap_or_else(|| "unknown".to_string());
         let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
         let memory_mib = meminfo
             .lines()
@@ -96,22 +90,7 @@ fn taskset(args: &[&str]) -> bool {
 
 /// The CPUs process `pid` may run on, as the kernel reports them.
 pub fn affinity(pid: u32) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-                .map(|l| l.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".to_string())
-}
-
-/// The CPU process `pid` last ran on (field 39 of `/proc/<pid>/stat`).
-pub fn last_cpu(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may contain spaces; fields are counted after ')'.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(36)?.parse().ok()
+    harness::procfs::allowed_cpus(pid).unwrap_or_else(|| "unknown".to_string())
 }
 
 /// The crate versions recorded at build time, as `(name, version)`.

@@ -94,10 +94,7 @@ pub fn cpu_use(
 
 /// The 1-minute load average now (0 where it cannot be read).
 pub fn load_average() -> f64 {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0.0)
+    harness::procfs::load_average().unwrap_or(0.0)
 }
 
 /// One mode of the round trip.

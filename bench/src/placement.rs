@@ -227,7 +227,7 @@ impl Proc {
             role,
             pid,
             cpus_allowed: env::affinity(pid),
-            last_cpu: env::last_cpu(pid),
+            last_cpu: harness::procfs::last_cpu(pid),
         }
     }
 }

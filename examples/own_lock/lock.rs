@@ -101,7 +101,7 @@ impl Lock for LeaseLock {
     ) -> BoxFuture<'a, Result<Lease, LockError>> {
         Box::pin(async move {
             // The wait strategy and budget the scenario configures.
-            let lease = locks::retry_acquire(&self.ctx, &self.config, resource, || {
+            let lease = locks::retry_acquire(&self.ctx, &self.config, &RUNG, resource, || {
                 self.attempt(resource, owner)
             })
             .await?;

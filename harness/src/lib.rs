@@ -23,6 +23,7 @@
 //! ```
 
 pub mod atomic;
+pub mod procfs;
 mod reserved_port;
 
 pub use reserved_port::ReservedPort;

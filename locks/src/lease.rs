@@ -1,5 +1,6 @@
 //! Who holds a lock, and what they know about it.
 
+use crate::error::LockError;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -73,6 +74,18 @@ impl Lease {
     /// Whether a watchdog reported that it could not renew this lease.
     pub fn reported_lost(&self) -> bool {
         self.lost.as_ref().is_some_and(|f| f.is_set())
+    }
+
+    /// `LeaseLost`, saying `why`, once the lease's watchdog (or a library's
+    /// automatic extension) reported that it lost the lease; else `Ok`.
+    pub fn check_not_lost(&self, why: &str) -> Result<(), LockError> {
+        if self.reported_lost() {
+            return Err(LockError::LeaseLost {
+                resource: self.resource.clone(),
+                why: why.to_string(),
+            });
+        }
+        Ok(())
     }
 }
 

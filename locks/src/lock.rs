@@ -5,7 +5,7 @@ use crate::error::LockError;
 use crate::fault::{FaultHook, FaultPoint, NoFaults};
 use crate::ladder::Rung;
 use crate::lease::{Lease, Owner};
-use crate::notify::{ReleaseNotifier, acquire_notified};
+use crate::notify::{Queued, ReleaseNotifier, acquire_notified};
 use crate::token::TokenSource;
 use std::sync::Arc;
 use std::time::Duration;
@@ -201,9 +201,14 @@ impl std::fmt::Debug for LockContext {
 /// out after such an error, the acquire ends with the last one, not with
 /// [`LockError::NotAcquired`]: an attempt that got no answer may have set
 /// the key, so whether this client holds it is unknown.
+///
+/// `rung` is the lock's ladder entry: with the `notify` strategy, a
+/// [reentrant](Rung::reentrant) lock's queued tasks also try while they
+/// wait their turn (see [`crate::notify`]).
 pub async fn retry_acquire<F, Fut>(
     ctx: &LockContext,
     config: &LockConfig,
+    rung: &Rung,
     resource: &str,
     mut attempt: F,
 ) -> Result<Lease, LockError>
@@ -215,7 +220,15 @@ where
     if let (WaitStrategy::Notify { fallback }, Some(notifier)) = (config.wait, &ctx.notifier) {
         // Boxed apart: the notified wait's state is large, and every
         // acquire's future would otherwise carry it (see `Lock::acquire`).
-        return Box::pin(acquire_notified(budget, notifier, fallback, attempt)).await;
+        let queued = if rung.reentrant {
+            Queued::TriesEveryFallback
+        } else {
+            Queued::WaitsItsTurn
+        };
+        return Box::pin(acquire_notified(
+            budget, notifier, fallback, queued, attempt,
+        ))
+        .await;
     }
     loop {
         let outcome = attempt().await;
@@ -383,7 +396,7 @@ mod tests {
     #[tokio::test]
     async fn an_acquire_tries_through_transient_errors_until_it_is_granted() {
         let tries = Cell::new(0);
-        let got = retry_acquire(&ctx(), &config(1_000), "k", || {
+        let got = retry_acquire(&ctx(), &config(1_000), &Rung::PLAIN, "k", || {
             tries.set(tries.get() + 1);
             let n = tries.get();
             async move {
@@ -403,7 +416,7 @@ mod tests {
     async fn an_acquire_that_meets_only_errors_ends_after_max_wait_with_the_last_one() {
         let started = std::time::Instant::now();
         let tries = Cell::new(0);
-        let got = retry_acquire(&ctx(), &config(30), "k", || {
+        let got = retry_acquire(&ctx(), &config(30), &Rung::PLAIN, "k", || {
             tries.set(tries.get() + 1);
             async { Err(refused()) }
         })
@@ -420,7 +433,7 @@ mod tests {
         // others found the lock taken: the acquire cannot say "not
         // acquired" for sure.
         let tries = Cell::new(0);
-        let got = retry_acquire(&ctx(), &config(20), "k", || {
+        let got = retry_acquire(&ctx(), &config(20), &Rung::PLAIN, "k", || {
             tries.set(tries.get() + 1);
             let first = tries.get() == 1;
             async move { if first { Err(refused()) } else { Ok(None) } }
@@ -432,7 +445,7 @@ mod tests {
     #[tokio::test]
     async fn an_error_that_cannot_change_ends_the_acquire_at_once() {
         let tries = Cell::new(0);
-        let got = retry_acquire(&ctx(), &config(1_000), "k", || {
+        let got = retry_acquire(&ctx(), &config(1_000), &Rung::PLAIN, "k", || {
             tries.set(tries.get() + 1);
             async {
                 Err(LockError::Protocol {
@@ -448,7 +461,10 @@ mod tests {
 
     #[tokio::test]
     async fn a_lock_that_stays_taken_without_errors_is_not_acquired() {
-        let got = retry_acquire(&ctx(), &config(10), "k", || async { Ok(None) }).await;
+        let got = retry_acquire(&ctx(), &config(10), &Rung::PLAIN, "k", || async {
+            Ok(None)
+        })
+        .await;
         assert!(matches!(got, Err(LockError::NotAcquired { .. })), "{got:?}");
     }
 

@@ -25,9 +25,13 @@
 //!    expires by its TTL and nobody publishes), Redis down (an attempt that
 //!    meets a connection error or a timeout is tried again after
 //!    `fallback`, within the wait budget, as in
-//!    [`retry_acquire`](crate::retry_acquire)). Queued tasks also try every
-//!    `fallback`, so a holder re-entering its own reentrant lock is not stuck
-//!    behind a waiter who waits for that very holder.
+//!    [`retry_acquire`](crate::retry_acquire)).
+//! 4. Only the head of the queue tries, so a client's tasks take the lock
+//!    strictly in turn, however slow a turn is. The one exception is a
+//!    reentrant lock: there its queued tasks also try every `fallback`, so
+//!    a holder re-entering its own lock is not stuck behind a waiter who
+//!    waits for that very holder (such a try may then also take a turn
+//!    out of order, when the lock is free at that moment).
 //!
 //! The gate orders tasks of one client only; across clients it is the
 //! server's `SET NX` that decides, exactly as without notification. Safety
@@ -294,6 +298,17 @@ impl Drop for Interest {
     }
 }
 
+/// What a task queued behind its client's other waiters does until its
+/// turn comes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Queued {
+    /// Nothing: only the head of the queue tries (turns in order).
+    WaitsItsTurn,
+    /// Tries every `fallback` too (a reentrant lock: the holder's nested
+    /// acquire must not wait behind the holder's own waiters).
+    TriesEveryFallback,
+}
+
 /// The acquire loop of [`WaitStrategy::Notify`](crate::WaitStrategy::Notify)
 /// with a notifier: queue locally, try, wait for a release message or
 /// `fallback`. Same contract as [`retry_acquire`](crate::retry_acquire),
@@ -302,6 +317,7 @@ pub(crate) async fn acquire_notified<F, Fut>(
     mut budget: WaitBudget<'_>,
     notifier: &ReleaseNotifier,
     fallback: Duration,
+    queued: Queued,
     mut attempt: F,
 ) -> Result<Lease, LockError>
 where
@@ -312,18 +328,21 @@ where
     let fallback = fallback.max(Duration::from_micros(100));
     let interest = notifier.interest(resource);
 
-    // 1. Queue behind this client's other waiters, if there are any.
+    // 1. Queue behind this client's other waiters, if there are any. The
+    // wait for the turn still ends with the budget.
     let gate = interest.waiters.gate.clone();
     let _turn = match gate.clone().try_lock_owned() {
         Ok(turn) => turn,
         Err(_) => {
-            let mut queued = std::pin::pin!(gate.lock_owned());
+            let mut waiting = std::pin::pin!(gate.lock_owned());
             loop {
                 let pause = fallback.min(budget.left()?);
                 tokio::select! {
-                    turn = &mut queued => break turn,
+                    turn = &mut waiting => break turn,
                     () = ctx.clock.sleep(pause) => {
-                        if let Some(lease) = budget.attempt(attempt()).await? {
+                        if queued == Queued::TriesEveryFallback
+                            && let Some(lease) = budget.attempt(attempt()).await?
+                        {
                             return Ok(lease);
                         }
                     }

@@ -1,7 +1,8 @@
 //! The `notify` wait strategy against a real `redis-server`: waiters are
 //! woken by the release's pub/sub message (not by their fallback poll),
-//! exclusion holds, turns are fair within a client, a reentrant holder is
-//! not stuck behind its own waiters, and subscriptions end with the waits.
+//! exclusion holds, a client's tasks take turns strictly in order, a
+//! reentrant holder is not stuck behind its own waiters, and subscriptions
+//! end with the waits.
 
 mod common;
 
@@ -77,6 +78,47 @@ async fn waiters_are_woken_by_the_release_message_in_turn_and_exclusively() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(n.subscribed_channels().await, 0);
+}
+
+#[tokio::test]
+async fn a_lock_that_is_not_reentrant_is_taken_by_its_clients_tasks_strictly_in_turn() {
+    // A 1 ms fallback: a queued task that tried on its own would often find
+    // the lock free between a release and the head's try, and take a turn
+    // out of order. Only the head of the queue tries, so the order of the
+    // first round repeats exactly, however the turns are timed.
+    const TASKS: usize = 4;
+    const ROUNDS: usize = 15;
+    let server = server();
+    let ctx = ctx(3).with_notifier(notifier(&server));
+    let lock =
+        Arc::new(locks::build("lua-release", vec![conn(&server)], ctx, notify_config(1)).unwrap());
+    let key = "locklab:test:notify:in-turn";
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut tasks = Vec::new();
+    for task in 0..TASKS {
+        let (lock, order) = (lock.clone(), order.clone());
+        tasks.push(tokio::spawn(async move {
+            let me = owner("client", task as u64);
+            for _ in 0..ROUNDS {
+                let lease = lock.acquire(key, &me).await.expect("acquire");
+                order.lock().unwrap().push(task);
+                tokio::time::sleep(Duration::from_millis(3)).await;
+                lock.release(&lease).await.expect("release");
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let order = order.lock().unwrap().clone();
+    assert_eq!(order.len(), TASKS * ROUNDS);
+    for turn in TASKS..order.len() {
+        assert_eq!(
+            order[turn],
+            order[turn - TASKS],
+            "turn {turn} out of order: {order:?}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -35,7 +35,7 @@ use sim::mailbox::Mailbox;
 use sim::nemesis::{self, Nemesis};
 use sim::recorder::Recorder;
 use sim::resource::Store;
-use sim::run::RunError;
+use sim::run::{RunError, panic_text};
 use sim::service::{LockService, lock_service};
 use sim::workload::Client;
 use sim::world::client_setup;
@@ -324,7 +324,9 @@ impl<'s> RealWorld<'s> {
                 if done(&thread)
                     && let Err(payload) = thread.join()
                 {
-                    panics.push(format!("client {i}: {}", panic_text(payload.as_ref())));
+                    let what =
+                        panic_text(payload.as_ref()).unwrap_or_else(|| "(no message)".to_string());
+                    panics.push(format!("client {i}: {what}"));
                 }
             }
         }
@@ -351,15 +353,6 @@ impl Drop for RealWorld<'_> {
         // the run. The proxy and the servers stop as their fields drop.
         let _ = self.stop_clients();
     }
-}
-
-/// The message of a panic's payload, when it has one.
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "(no message)".to_string())
 }
 
 /// The body of one client process's thread: its own current-thread

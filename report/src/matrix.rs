@@ -200,20 +200,12 @@ const CHAR_W: i32 = 7;
 /// black border and `✗`. A legend runs along the bottom.
 pub fn svg(cells: &[Cell]) -> Result<String, String> {
     let (rows, cols) = axes(cells);
-    let left = 24
-        + CHAR_W
-            * rows
-                .iter()
-                .map(|r| r.chars().count() as i32)
-                .max()
-                .unwrap_or(4);
-    let top = 24
-        + CHAR_W
-            * cols
-                .iter()
-                .map(|c| c.chars().count() as i32)
-                .max()
-                .unwrap_or(4);
+    // Room for the longest label of an axis, in pixels.
+    let margin = |labels: &[String]| {
+        let longest = labels.iter().map(|l| l.chars().count() as i32).max();
+        24 + CHAR_W * longest.unwrap_or(4)
+    };
+    let (left, top) = (margin(rows.as_slice()), margin(cols.as_slice()));
     let width = (left + CELL_W * cols.len() as i32 + 20).max(520);
     let height = top + CELL_H * rows.len() as i32 + 56;
 

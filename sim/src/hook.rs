@@ -30,6 +30,27 @@ pub struct AimedFault {
     pub spec: FaultSpec,
 }
 
+impl AimedFault {
+    /// The faults of `faults` aimed at client `client`'s points, each with
+    /// its index in the list.
+    pub fn at_client(faults: &[FaultSpec], client: usize) -> Vec<AimedFault> {
+        faults
+            .iter()
+            .enumerate()
+            .filter_map(|(index, spec)| {
+                let on = spec.trigger()?;
+                (on.client == client).then(|| AimedFault {
+                    index,
+                    cycle: on.cycle,
+                    point: on.point,
+                    nth: on.nth,
+                    spec: spec.clone(),
+                })
+            })
+            .collect()
+    }
+}
+
 /// The hook of one client.
 pub struct SimHook {
     state: Arc<SimClientState>,

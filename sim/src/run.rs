@@ -78,15 +78,20 @@ pub fn run(scenario: &Scenario, rung: &str, seed: u64) -> Result<RunOutput, RunE
         run_world(World::build(scenario, rung, seed)?)
     }))
     .unwrap_or_else(|panic| {
-        let what = panic
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "no message".into());
+        let what = panic_text(panic.as_ref()).unwrap_or_else(|| "no message".into());
         Err(RunError::Simulation(format!(
             "the simulator panicked (a bug in locklab, not a verdict): {what}"
         )))
     })
+}
+
+/// The message of a panic's payload (a `String` or a `&str`), when it has
+/// one: what a caught panic said, for the error that reports it.
+pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> Option<String> {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
 }
 
 /// Runs a world [`World::build`] made: drives it to its end, reads the

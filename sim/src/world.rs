@@ -262,21 +262,7 @@ pub fn client_setup(
         .group_of(i)
         .cloned()
         .ok_or_else(|| RunError::BadInput(format!("client {i} has no group")))?;
-    let aimed = scenario
-        .faults_of(rung)
-        .iter()
-        .enumerate()
-        .filter_map(|(index, spec)| {
-            let trigger = spec.trigger()?;
-            (trigger.client == i).then(|| AimedFault {
-                index,
-                cycle: trigger.cycle,
-                point: trigger.point,
-                nth: trigger.nth,
-                spec: spec.clone(),
-            })
-        })
-        .collect();
+    let aimed = AimedFault::at_client(scenario.faults_of(rung), i);
     let lock = &scenario.lock;
     Ok(ClientSetup {
         rung: rung.to_string(),

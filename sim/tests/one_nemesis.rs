@@ -319,7 +319,9 @@ fn drive(engine: Engine) -> Standin {
     let states: Vec<ClientState<()>> = (0..stage.clients)
         .map(|i| ClientState::new(i, std::sync::Arc::new(()), ()))
         .collect();
-    let aimed: Vec<Vec<AimedFault>> = (0..stage.clients).map(|c| aimed_at(&faults, c)).collect();
+    let aimed: Vec<Vec<AimedFault>> = (0..stage.clients)
+        .map(|c| AimedFault::at_client(&faults, c))
+        .collect();
     for ms in 0..=scenario.duration_ms {
         stage.now = Duration::from_millis(ms);
         while let Some(action) = stage.nemesis.pop_due(ms * 1_000) {
@@ -349,24 +351,6 @@ fn drive(engine: Engine) -> Standin {
         }
     }
     stage
-}
-
-/// The faults aimed at client `c`'s points.
-fn aimed_at(faults: &[model::fault::FaultSpec], c: usize) -> Vec<AimedFault> {
-    faults
-        .iter()
-        .enumerate()
-        .filter_map(|(index, spec)| {
-            let on = spec.trigger()?;
-            (on.client == c).then(|| AimedFault {
-                index,
-                cycle: on.cycle,
-                point: on.point,
-                nth: on.nth,
-                spec: spec.clone(),
-            })
-        })
-        .collect()
 }
 
 /// The fault records of a history, as JSON lines.

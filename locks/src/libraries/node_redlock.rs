@@ -246,13 +246,7 @@ impl<C: NodeConn> RungSteps for NodeRedlock<C> {
     }
 
     fn check_validity(&self, lease: &Lease) -> Result<(), LockError> {
-        if lease.reported_lost() {
-            return Err(LockError::LeaseLost {
-                resource: lease.resource.clone(),
-                why: "using() aborted the routine: an automatic extension failed".to_string(),
-            });
-        }
-        Ok(())
+        lease.check_not_lost("using() aborted the routine: an automatic extension failed")
     }
 }
 

@@ -144,16 +144,25 @@ async fn unlock<C: NodeConn>(masters: &Masters<C>, resource: &str, token: &str) 
     votes(&replies)
 }
 
-/// The error of an `extend()` that did not keep the lock.
-fn extend_failed(resource: &str, outcome: &Outcome) -> LockError {
-    let why = match outcome {
+/// One `extend()` of `token`'s lock: when its successful try started and
+/// the validity it gave, or the error of an extension that did not keep
+/// the lock.
+async fn extend_call<C: NodeConn>(
+    masters: &Masters<C>,
+    resource: &str,
+    token: &str,
+) -> Result<(Duration, Duration), LockError> {
+    let why = match exec_or_retry(masters, resource, token, Operation::Extend).await {
+        Outcome::Held { started, validity } => return Ok((started, validity)),
         Outcome::TtlExceeded => "TtlExceeded: the extension round outlasted the TTL",
-        _ => "Unavailable: the extension missed the quorum and deleted the lock everywhere",
+        Outcome::Unavailable => {
+            "Unavailable: the extension missed the quorum and deleted the lock everywhere"
+        }
     };
-    LockError::LeaseLost {
+    Err(LockError::LeaseLost {
         resource: resource.to_string(),
         why: why.to_string(),
-    }
+    })
 }
 
 /// `using()`'s extension of one lease.
@@ -179,20 +188,9 @@ impl<C: NodeConn> Extension for Extending<C> {
     }
 
     async fn extend(&mut self) -> Result<(), LockError> {
-        let outcome = exec_or_retry(
-            &self.masters,
-            &self.resource,
-            &self.token,
-            Operation::Extend,
-        )
-        .await;
-        match outcome {
-            Outcome::Held { validity, .. } => {
-                self.due_at = next_extension(self.clock.monotonic(), validity);
-                Ok(())
-            }
-            other => Err(extend_failed(&self.resource, &other)),
-        }
+        let (_, validity) = extend_call(&self.masters, &self.resource, &self.token).await?;
+        self.due_at = next_extension(self.clock.monotonic(), validity);
+        Ok(())
     }
 
     /// `using()` releases the lock when an extension fails.
@@ -266,30 +264,13 @@ impl<C: NodeConn> RungSteps for Rslock<C> {
     }
 
     async fn extend(&self, lease: &mut Lease) -> Result<(), LockError> {
-        let outcome = exec_or_retry(
-            &self.masters,
-            &lease.resource,
-            &lease.token,
-            Operation::Extend,
-        )
-        .await;
-        match outcome {
-            Outcome::Held { started, .. } => {
-                lease.acquired_at = started;
-                Ok(())
-            }
-            other => Err(extend_failed(&lease.resource, &other)),
-        }
+        let (started, _) = extend_call(&self.masters, &lease.resource, &lease.token).await?;
+        lease.acquired_at = started;
+        Ok(())
     }
 
     fn check_validity(&self, lease: &Lease) -> Result<(), LockError> {
-        if lease.reported_lost() {
-            return Err(LockError::LeaseLost {
-                resource: lease.resource.clone(),
-                why: "using() dropped the routine: an extension failed".to_string(),
-            });
-        }
-        Ok(())
+        lease.check_not_lost("using() dropped the routine: an extension failed")
     }
 }
 

@@ -19,7 +19,8 @@ use crate::lease::{Lease, Owner};
 use crate::lock::{Lock, LockConfig, LockContext, Unsettled, retry_acquire};
 use crate::registry::{NodeConnection, RungParts};
 use crate::renewal::{self, Renewals};
-use crate::rungs::common::{self, between_release_points, on_every_node, pass_before_write};
+use crate::rungs::common::{self, between_release_points, pass_before_write};
+use crate::rungs::masters::{on_every_node, redlock_timed_out};
 use redis::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -153,6 +154,24 @@ impl Core {
         ttl.saturating_sub(elapsed).saturating_sub(drift)
     }
 
+    /// The validity a round that began at `started` leaves, now: `None`
+    /// unless at least `quorum` nodes replied `want` and some of the TTL
+    /// is left after the round and the drift allowance.
+    fn quorum_validity(
+        &self,
+        replies: &[Result<(Outcome, Captured), LockError>],
+        want: Outcome,
+        quorum: usize,
+        started: Duration,
+    ) -> Option<Duration> {
+        let agreed = replies
+            .iter()
+            .filter(|r| matches!(r, Ok((outcome, _)) if *outcome == want))
+            .count();
+        let valid_for = self.validity(self.ctx.clock.monotonic().saturating_sub(started));
+        (agreed >= quorum && !valid_for.is_zero()).then_some(valid_for)
+    }
+
     /// One try on a single node; with a `reclaim` operation, an attempt
     /// after one whose outcome is unknown sends the same token and, if the
     /// lock is taken, asks whether it is its own lost grant.
@@ -215,12 +234,7 @@ impl Core {
         let replies = self
             .round(Some(resource), &self.file.acquire, &values)
             .await;
-        let granted = replies
-            .iter()
-            .filter(|r| matches!(r, Ok((Outcome::Granted, _))))
-            .count();
-        let valid_for = self.validity(self.ctx.clock.monotonic().saturating_sub(started));
-        if granted >= quorum && !valid_for.is_zero() {
+        if let Some(valid_for) = self.quorum_validity(&replies, Outcome::Granted, quorum, started) {
             return Ok(Some(Lease {
                 validity: Some(valid_for),
                 ..Lease::new(resource, token, owner, started)
@@ -237,8 +251,11 @@ impl Core {
         op: &Operation,
         values: &Values<'_>,
     ) -> Vec<Result<(Outcome, Captured), LockError>> {
-        let timeout = self.config.node_timeout;
-        on_every_node(&self.ctx, &self.nodes, timeout, reporting, |conn| {
+        let deadline = Some((
+            self.config.node_timeout,
+            redlock_timed_out as fn() -> LockError,
+        ));
+        on_every_node(&self.ctx, &self.nodes, deadline, reporting, |conn| {
             self.call(conn, op, values)
         })
         .await
@@ -292,7 +309,7 @@ impl Lock for ScriptedLock {
         Box::pin(async move {
             let core = &self.core;
             let unsettled = Unsettled::default();
-            let mut lease = retry_acquire(&core.ctx, &core.config, resource, || async {
+            let mut lease = retry_acquire(&core.ctx, &core.config, core.rung, resource, || async {
                 match core.file.nodes {
                     Nodes::Single => core.attempt_single(resource, owner, &unsettled).await,
                     Nodes::Independent { .. } => core.attempt_round(resource, owner).await,
@@ -358,17 +375,13 @@ impl Lock for ScriptedLock {
             let started = core.ctx.clock.monotonic();
             let field = lease.owner.field();
             let replies = core.round(None, extend, &core.values(lease, &field)).await;
-            let extended = replies
-                .iter()
-                .filter(|r| matches!(r, Ok((Outcome::Extended, _))))
-                .count();
-            let valid_for = core.validity(core.ctx.clock.monotonic().saturating_sub(started));
-            if extended >= quorum && !valid_for.is_zero() {
-                lease.acquired_at = started;
-                lease.validity = Some(valid_for);
-                Ok(())
-            } else {
-                Err(common::not_held(&lease.resource))
+            match core.quorum_validity(&replies, Outcome::Extended, quorum, started) {
+                Some(valid_for) => {
+                    lease.acquired_at = started;
+                    lease.validity = Some(valid_for);
+                    Ok(())
+                }
+                None => Err(common::not_held(&lease.resource)),
             }
         })
     }
@@ -376,12 +389,7 @@ impl Lock for ScriptedLock {
     fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
         Box::pin(async move {
             let core = &self.core;
-            if lease.reported_lost() {
-                return Err(LockError::LeaseLost {
-                    resource: lease.resource.clone(),
-                    why: "the watchdog could not renew the lease".to_string(),
-                });
-            }
+            lease.check_not_lost("the watchdog could not renew the lease")?;
             if let Some(valid_for) = lease.validity {
                 let held_for = core.ctx.clock.monotonic().saturating_sub(lease.acquired_at);
                 if held_for >= valid_for {

@@ -141,8 +141,10 @@ impl<R: RungSteps> Lock for R {
                 owner,
                 unsettled: &unsettled,
             };
-            let mut lease =
-                retry_acquire(self.ctx(), self.config(), resource, || self.attempt(&at)).await?;
+            let mut lease = retry_acquire(self.ctx(), self.config(), R::RUNG, resource, || {
+                self.attempt(&at)
+            })
+            .await?;
             self.start_holding(&mut lease);
             self.ctx().point(FaultPoint::AfterAcquire, resource).await;
             Ok(lease)
@@ -221,45 +223,6 @@ pub async fn attempt_set_nx_px<C: NodeConn, const NUMBER: u8>(
     .await;
     at.unsettled.note(&token, &granted);
     Ok(granted?.then(|| at.lease(token, started)))
-}
-
-/// Runs `op` on every node concurrently, each bounded by `timeout`; the
-/// replies come back in node order (a node that does not answer in time
-/// gives a timed-out error). With `reporting` (the lock's key), the
-/// `acquire-reply` fault point is passed as each reply comes in (the round
-/// of a multi-node acquire), so a fault can land between the replies.
-pub async fn on_every_node<C, T, F, Fut>(
-    ctx: &LockContext,
-    nodes: &[C],
-    timeout: Duration,
-    reporting: Option<&str>,
-    op: F,
-) -> Vec<Result<T, LockError>>
-where
-    C: Clone,
-    F: Fn(C) -> Fut,
-    Fut: Future<Output = Result<T, LockError>>,
-{
-    let requests = nodes.iter().map(|conn| {
-        let request = op(conn.clone());
-        async move {
-            let reply = tokio::time::timeout(timeout, request)
-                .await
-                .unwrap_or_else(|_| Err(node_timed_out()));
-            if let Some(resource) = reporting {
-                ctx.point(FaultPoint::AcquireReply, resource).await;
-            }
-            reply
-        }
-    });
-    futures::future::join_all(requests).await
-}
-
-fn node_timed_out() -> LockError {
-    LockError::Redis(redis::RedisError::from(std::io::Error::new(
-        std::io::ErrorKind::TimedOut,
-        "redlock master did not answer within the node timeout",
-    )))
 }
 
 /// The blind release of the rungs that do not look at the owner: one plain

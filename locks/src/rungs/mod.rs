@@ -4,6 +4,7 @@ pub mod common;
 pub mod fenced;
 pub mod get_check_del;
 pub mod lua_release;
+pub mod masters;
 pub mod no_lock;
 pub mod redlock;
 pub mod reentrant;

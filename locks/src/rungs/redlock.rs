@@ -34,6 +34,7 @@ use crate::ladder::Rung;
 use crate::lease::Lease;
 use crate::lock::{LockConfig, LockContext};
 use crate::rungs::common::{self, Attempt, Configured, NodeConn, RungSteps};
+use crate::rungs::masters::{Masters, redlock_timed_out};
 use std::time::Duration;
 
 /// Ladder metadata of `redlock`.
@@ -63,25 +64,27 @@ pub fn validity(ttl: Duration, elapsed: Duration) -> Duration {
 
 /// The `redlock` lock.
 pub struct Redlock<C> {
-    nodes: Vec<C>,
-    ctx: LockContext,
-    config: LockConfig,
+    masters: Masters<C>,
 }
 
 impl<C: NodeConn> Redlock<C> {
     /// A Redlock over `nodes`, one connection per independent master.
     pub fn new(nodes: Vec<C>, ctx: LockContext, config: LockConfig) -> Self {
-        assert!(!nodes.is_empty(), "redlock needs at least one master");
-        Redlock { nodes, ctx, config }
+        Redlock {
+            masters: Masters {
+                late: redlock_timed_out,
+                ..Masters::new(nodes, ctx, config)
+            },
+        }
     }
 
     /// How many masters must grant: N/2+1.
     pub fn quorum(&self) -> usize {
-        self.nodes.len() / 2 + 1
+        self.masters.quorum()
     }
 
-    /// Runs `op` on every master concurrently (see
-    /// [`common::on_every_node`]).
+    /// Runs `op` on every master concurrently, each bounded by the node
+    /// timeout (see [`Masters::round`]).
     async fn on_every_node<T, F, Fut>(
         &self,
         reporting: Option<&str>,
@@ -91,13 +94,13 @@ impl<C: NodeConn> Redlock<C> {
         F: Fn(C) -> Fut,
         Fut: Future<Output = Result<T, LockError>>,
     {
-        let timeout = self.config.node_timeout;
-        common::on_every_node(&self.ctx, &self.nodes, timeout, reporting, op).await
+        let timeout = self.masters.config.node_timeout;
+        self.masters.round(Some(timeout), reporting, op).await
     }
 
     /// The owner-checked release on every master; how many deleted it.
     async fn release_everywhere(&self, resource: &str, token: &str) -> Vec<Result<i64, LockError>> {
-        let notify = self.config.wait.notifies();
+        let notify = self.masters.config.wait.notifies();
         self.on_every_node(None, |mut conn| async move {
             common::release_checked(&mut conn, resource, token, notify).await
         })
@@ -107,11 +110,11 @@ impl<C: NodeConn> Redlock<C> {
 
 impl<C> Configured for Redlock<C> {
     fn ctx(&self) -> &LockContext {
-        &self.ctx
+        &self.masters.ctx
     }
 
     fn config(&self) -> &LockConfig {
-        &self.config
+        &self.masters.config
     }
 }
 
@@ -124,9 +127,9 @@ impl<C: NodeConn> RungSteps for Redlock<C> {
     // is undone on every master (answered or not), so no token is left
     // unsettled and each round draws a fresh one.
     async fn attempt(&self, at: &Attempt<'_>) -> Result<Option<Lease>, LockError> {
-        let token = self.ctx.tokens.token();
-        let (resource, ttl) = (at.resource, self.config.ttl);
-        let started = self.ctx.clock.monotonic();
+        let token = self.masters.ctx.tokens.token();
+        let (resource, ttl) = (at.resource, self.masters.config.ttl);
+        let started = self.masters.ctx.clock.monotonic();
         let replies = self
             .on_every_node(Some(resource), |mut conn| {
                 let token = &token;
@@ -134,7 +137,7 @@ impl<C: NodeConn> RungSteps for Redlock<C> {
             })
             .await;
         let granted = replies.iter().filter(|r| matches!(r, Ok(true))).count();
-        let elapsed = self.ctx.clock.monotonic().saturating_sub(started);
+        let elapsed = self.masters.ctx.clock.monotonic().saturating_sub(started);
         let valid_for = validity(ttl, elapsed);
         if granted >= self.quorum() && !valid_for.is_zero() {
             return Ok(Some(Lease {
@@ -153,7 +156,7 @@ impl<C: NodeConn> RungSteps for Redlock<C> {
         // One concurrent round of single scripts: `release-mid` lands just
         // after it.
         let round = async { Ok(self.release_everywhere(&lease.resource, &lease.token).await) };
-        let replies = common::between_release_points(&self.ctx, lease, round).await?;
+        let replies = common::between_release_points(&self.masters.ctx, lease, round).await?;
         if replies.iter().any(|r| matches!(r, Ok(n) if *n >= 1)) {
             return Ok(());
         }
@@ -168,8 +171,8 @@ impl<C: NodeConn> RungSteps for Redlock<C> {
     async fn extend(&self, lease: &mut Lease) -> Result<(), LockError> {
         // Re-arm on every master with the owner-checked script; held again
         // only with a majority and a fresh positive validity.
-        let ttl = self.config.ttl;
-        let started = self.ctx.clock.monotonic();
+        let ttl = self.masters.config.ttl;
+        let started = self.masters.ctx.clock.monotonic();
         let (resource, token) = (lease.resource.as_str(), lease.token.as_str());
         let replies = self
             .on_every_node(None, |mut conn| async move {
@@ -177,7 +180,7 @@ impl<C: NodeConn> RungSteps for Redlock<C> {
             })
             .await;
         let extended = replies.iter().filter(|r| matches!(r, Ok(1))).count();
-        let elapsed = self.ctx.clock.monotonic().saturating_sub(started);
+        let elapsed = self.masters.ctx.clock.monotonic().saturating_sub(started);
         let valid_for = validity(ttl, elapsed);
         if extended >= self.quorum() && !valid_for.is_zero() {
             lease.acquired_at = started;
@@ -189,7 +192,12 @@ impl<C: NodeConn> RungSteps for Redlock<C> {
     }
 
     fn check_validity(&self, lease: &Lease) -> Result<(), LockError> {
-        let held_for = self.ctx.clock.monotonic().saturating_sub(lease.acquired_at);
+        let held_for = self
+            .masters
+            .ctx
+            .clock
+            .monotonic()
+            .saturating_sub(lease.acquired_at);
         let valid_for = lease.validity.unwrap_or_default();
         if held_for >= valid_for {
             return Err(LockError::LeaseLost {

@@ -183,12 +183,6 @@ impl<C: NodeConn> RungSteps for Watchdog<C> {
     }
 
     fn check_validity(&self, lease: &Lease) -> Result<(), LockError> {
-        if lease.reported_lost() {
-            return Err(LockError::LeaseLost {
-                resource: lease.resource.clone(),
-                why: "the watchdog could not renew the lease".to_string(),
-            });
-        }
-        Ok(())
+        lease.check_not_lost("the watchdog could not renew the lease")
     }
 }

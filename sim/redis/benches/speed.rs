@@ -32,10 +32,13 @@ use std::time::{Duration, Instant};
 
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use simredis::{NodeConfig, NodeHandle, serve};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 #[path = "speed/placement.rs"]
 mod placement;
+
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 use placement::{cpu_model, loadavg, pinned_or_noted, where_they_ran};
 
@@ -45,33 +48,21 @@ const ROUND_TRIPS: f64 = 25_000.0;
 const LOCK_CYCLES: f64 = 5_000.0;
 const PORT: u16 = 6379;
 
+/// The simulation every arm runs in: zero link latency, a 1 ms tick.
 fn sim() -> turmoil::Sim<'static> {
-    turmoil::Builder::new()
-        .rng_seed(7)
-        .simulation_duration(Duration::from_secs(24 * 3600))
-        .tick_duration(Duration::from_millis(1))
-        .min_message_latency(Duration::ZERO)
-        .max_message_latency(Duration::ZERO)
-        .build()
+    common::simulation(
+        7,
+        Duration::from_secs(24 * 3600),
+        Duration::ZERO..=Duration::ZERO,
+    )
 }
 
-async fn client_on<S>(stream: S) -> redis::RedisResult<MultiplexedConnection>
-where
-    S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
-{
-    let (con, driver) = MultiplexedConnection::new_with_config(
-        &redis::RedisConnectionInfo::default(),
-        stream,
-        redis::AsyncConnectionConfig::new().set_response_timeout(Some(Duration::from_secs(5))),
-    )
-    .await?;
-    tokio::spawn(driver);
-    Ok(con)
-}
+/// How long a client of the arms waits for a reply.
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
 
 async fn sim_client(host: &str) -> redis::RedisResult<MultiplexedConnection> {
     let stream = turmoil::net::TcpStream::connect((host, PORT)).await?;
-    client_on(stream).await
+    common::client_on(stream, RESPONSE_TIMEOUT).await
 }
 
 async fn pings<C: ConnectionLike>(con: &mut C, n: u64) -> redis::RedisResult<()> {
@@ -203,7 +194,7 @@ fn run_real(rt: &tokio::runtime::Runtime, addr: std::net::SocketAddr, n: u64) ->
     rt.block_on(async {
         let stream = tokio::net::TcpStream::connect(addr).await?;
         stream.set_nodelay(true)?;
-        let mut con = client_on(stream).await?;
+        let mut con = common::client_on(stream, RESPONSE_TIMEOUT).await?;
         lock_cycles(&mut con, n).await
     })
     .expect("real redis lock cycles");

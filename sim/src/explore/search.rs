@@ -15,7 +15,7 @@ use super::shrink::shrink;
 use crate::cell::{Judged, run_cell};
 use crate::exit::ExitCode;
 use crate::interrupt::{self, Cause};
-use crate::run::RunError;
+use crate::run::{RunError, panic_text};
 use model::cut_short::CutShort;
 use model::scenario_text::scenario_toml;
 pub use model::search::{Limit, Stats};
@@ -159,11 +159,7 @@ fn attempt(case: &Case) -> Result<Judged, Unjudged> {
         Ok(Err(RunError::Interrupted(cause))) => Err(Unjudged::Interrupted(cause)),
         Ok(Err(e)) => Err(Unjudged::Failed(e.to_string())),
         Err(panic) => {
-            let what = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "a panic".into());
+            let what = panic_text(panic.as_ref()).unwrap_or_else(|| "a panic".into());
             Err(Unjudged::Failed(format!(
                 "the simulation panicked (seed {}): {what}",
                 case.seed

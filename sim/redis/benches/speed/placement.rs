@@ -16,48 +16,14 @@ fn pin(pid: u32, cpu: usize) -> Result<(), String> {
     }
 }
 
-/// `Cpus_allowed_list` of a process, from /proc.
-fn allowed_cpus(pid: u32) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-                .map(|v| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into())
-}
-
-/// The CPU a process last ran on (field 39 of /proc/pid/stat).
-fn last_cpu(pid: u32) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            let rest = s.rsplit_once(')')?.1.to_string();
-            rest.split_whitespace().nth(36).map(str::to_string)
-        })
-        .unwrap_or_else(|| "unknown".into())
-}
-
 /// The 1-minute load average (other work on the machine skews figures).
 pub(crate) fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().map(str::to_string))
-        .unwrap_or_else(|| "unknown".into())
+    harness::procfs::load_average().map_or_else(|| "unknown".into(), |l| l.to_string())
 }
 
 /// The CPU's model name, from /proc/cpuinfo.
 pub(crate) fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into())
+    harness::procfs::cpu_model().unwrap_or_else(|| "unknown".into())
 }
 
 /// Pins `pid` (all its threads) to `cpu`; when it cannot, says so in
@@ -90,4 +56,14 @@ pub(crate) fn where_they_ran(me: u32, server: Option<u32>) -> String {
         allowed_cpus(me),
         last_cpu(me)
     )
+}
+
+/// `Cpus_allowed_list` of a process, from /proc.
+fn allowed_cpus(pid: u32) -> String {
+    harness::procfs::allowed_cpus(pid).unwrap_or_else(|| "unknown".into())
+}
+
+/// The CPU a process last ran on, from /proc.
+fn last_cpu(pid: u32) -> String {
+    harness::procfs::last_cpu(pid).map_or_else(|| "unknown".into(), |c| c.to_string())
 }

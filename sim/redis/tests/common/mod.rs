@@ -42,10 +42,23 @@ pub async fn connect_to(host: &str, port: u16) -> redis::RedisResult<Multiplexed
     )
     .await
     .map_err(|_| redis::RedisError::from(std::io::Error::other("connect timeout")))??;
+    client_on(stream, Duration::from_secs(1)).await
+}
+
+/// The `redis` crate's client over `stream` (any byte stream: turmoil's
+/// TCP, or a real socket), each reply awaited at most `response_timeout`;
+/// its driver runs as a task of its own.
+pub async fn client_on<S>(
+    stream: S,
+    response_timeout: Duration,
+) -> redis::RedisResult<MultiplexedConnection>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
     let (con, driver) = MultiplexedConnection::new_with_config(
         &redis::RedisConnectionInfo::default(),
         stream,
-        redis::AsyncConnectionConfig::new().set_response_timeout(Some(Duration::from_secs(1))),
+        redis::AsyncConnectionConfig::new().set_response_timeout(Some(response_timeout)),
     )
     .await?;
     tokio::spawn(driver);
