@@ -83,28 +83,19 @@ impl<C: NodeConn> Redlock<C> {
         self.masters.quorum()
     }
 
-    /// Runs `op` on every master concurrently, each bounded by the node
-    /// timeout (see [`Masters::round`]).
-    async fn on_every_node<T, F, Fut>(
-        &self,
-        reporting: Option<&str>,
-        op: F,
-    ) -> Vec<Result<T, LockError>>
-    where
-        F: Fn(C) -> Fut,
-        Fut: Future<Output = Result<T, LockError>>,
-    {
-        let timeout = self.masters.config.node_timeout;
-        self.masters.round(Some(timeout), reporting, op).await
+    /// Each master's bound in a round: the node timeout.
+    fn node_timeout(&self) -> Option<Duration> {
+        Some(self.masters.config.node_timeout)
     }
 
     /// The owner-checked release on every master; how many deleted it.
     async fn release_everywhere(&self, resource: &str, token: &str) -> Vec<Result<i64, LockError>> {
         let notify = self.masters.config.wait.notifies();
-        self.on_every_node(None, |mut conn| async move {
-            common::release_checked(&mut conn, resource, token, notify).await
-        })
-        .await
+        self.masters
+            .round(self.node_timeout(), None, |mut conn| async move {
+                common::release_checked(&mut conn, resource, token, notify).await
+            })
+            .await
     }
 }
 
@@ -131,7 +122,8 @@ impl<C: NodeConn> RungSteps for Redlock<C> {
         let (resource, ttl) = (at.resource, self.masters.config.ttl);
         let started = self.masters.ctx.clock.monotonic();
         let replies = self
-            .on_every_node(Some(resource), |mut conn| {
+            .masters
+            .round(self.node_timeout(), Some(resource), |mut conn| {
                 let token = &token;
                 async move { common::set_nx_px(&mut conn, resource, token, ttl).await }
             })
@@ -175,7 +167,8 @@ impl<C: NodeConn> RungSteps for Redlock<C> {
         let started = self.masters.ctx.clock.monotonic();
         let (resource, token) = (lease.resource.as_str(), lease.token.as_str());
         let replies = self
-            .on_every_node(None, |mut conn| async move {
+            .masters
+            .round(self.node_timeout(), None, |mut conn| async move {
                 common::extend_script(&mut conn, resource, token, ttl).await
             })
             .await;
