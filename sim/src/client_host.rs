@@ -40,15 +40,16 @@ pub struct SimMachine {
     pub ports: Arc<PortBudget>,
 }
 
-/// A simulated client that has not started yet.
-pub fn new_state(index: usize) -> SimClientState {
+/// A simulated client that has not started yet, on a machine whose
+/// ephemeral ports are `ports`.
+pub fn new_state(index: usize, ports: Arc<PortBudget>) -> SimClientState {
     let freeze = Arc::new(Freeze::new());
     let clock = Arc::new(SimClock::new(freeze.clone()));
     let machine = SimMachine {
         freeze,
         finished: AtomicBool::new(false),
         links: Arc::new(LinkHolds::default()),
-        ports: Arc::new(PortBudget::default()),
+        ports,
     };
     ClientState::new(index, clock, machine)
 }
@@ -101,6 +102,43 @@ pub fn spawn(
             let client = client?;
             client.run().await;
             state.machine.finished.store(true, Ordering::SeqCst);
+            Ok(())
+        }
+    });
+}
+
+/// Registers the machine the clients in `processes` share
+/// ([`crate::machines`]): one turmoil host on which each client's process
+/// runs as a task of its own. No fault crashes or restarts it, so each
+/// process starts once.
+pub fn spawn_shared(
+    sim: &mut turmoil::Sim<'static>,
+    name: &str,
+    processes: Vec<(Arc<SimClientState>, ClientSetup)>,
+    shared: Arc<Shared>,
+) {
+    sim.host(name, move || {
+        let started: Vec<_> = processes
+            .iter()
+            .map(|(state, setup)| {
+                let incarnation = state.incarnation.fetch_add(1, Ordering::SeqCst) + 1;
+                state.machine.freeze.thaw();
+                let client = start_process(state, setup, &shared, incarnation);
+                (state.clone(), client)
+            })
+            .collect();
+        async move {
+            let mut tasks = Vec::with_capacity(started.len());
+            for (state, client) in started {
+                let client = client?;
+                tasks.push(tokio::task::spawn_local(async move {
+                    client.run().await;
+                    state.machine.finished.store(true, Ordering::SeqCst);
+                }));
+            }
+            for task in tasks {
+                task.await?;
+            }
             Ok(())
         }
     });

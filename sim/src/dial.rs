@@ -1,5 +1,6 @@
-//! How a simulated client reaches a node: by name, through turmoil's
-//! network, with a socket that stands still while the client is paused.
+//! How a simulated client reaches a node: by name, at the machine and port
+//! the directory gives, through turmoil's network, with a socket that
+//! stands still while the client is paused.
 
 use crate::directory::Directory;
 use crate::freeze::{Freeze, FrozenStream, LinkHolds};
@@ -7,9 +8,6 @@ use locks::{BoxFuture, Dialer};
 use model::host::Host;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-
-/// The port every simulated node listens on.
-pub const REDIS_PORT: u16 = 6379;
 
 /// A simulated machine's ephemeral ports, as turmoil hands them out:
 /// 49152 to 65535, one per connection. turmoil frees a port only when a
@@ -21,21 +19,44 @@ pub const REDIS_PORT: u16 = 6379;
 /// the ports it lost this way, and once only a few are left its dials fail
 /// at once with `AddrNotAvailable`, as on a real machine out of ports: its
 /// requests then fail, and the run goes on to a verdict.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct PortBudget {
     lost: AtomicU32,
+    /// Ports kept for the connections of the machine's clients.
+    reserve: u32,
+}
+
+impl Default for PortBudget {
+    /// The ports of a machine with one client.
+    fn default() -> Self {
+        PortBudget::for_clients(1)
+    }
 }
 
 impl PortBudget {
     /// Ports in turmoil's ephemeral range.
     pub const PORTS: u32 = 65_535 - 49_152 + 1;
-    /// Ports kept for the connections that are open (one per node and the
+    /// Ports kept for one client's open connections (one per node and the
     /// store, a few redials in flight).
     pub const RESERVE: u32 = 64;
+    /// Ports kept for each further client on a shared machine
+    /// ([`crate::machines`]): one connection per node
+    /// ([`model::scenario::MAX_NODES`]) and the store, and room for
+    /// redials in flight.
+    pub const RESERVE_PER_MORE_CLIENT: u32 = 16;
+
+    /// The ports of a machine that `clients` clients share.
+    pub fn for_clients(clients: u32) -> Self {
+        let more = clients.saturating_sub(1);
+        PortBudget {
+            lost: AtomicU32::new(0),
+            reserve: Self::RESERVE + Self::RESERVE_PER_MORE_CLIENT * more,
+        }
+    }
 
     /// Whether no port can be spared for another dial.
     pub fn exhausted(&self) -> bool {
-        self.lost.load(Ordering::SeqCst) >= Self::PORTS - Self::RESERVE
+        self.lost.load(Ordering::SeqCst) >= Self::PORTS - self.reserve
     }
 
     /// Ports lost so far to dials that failed or were given up.
@@ -109,7 +130,7 @@ impl Dialer for SimDialer {
             .as_ref()
             .map(|l| l.gates(resolved))
             .unwrap_or_default();
-        let host = resolved.to_string();
+        let (machine, port) = self.directory.address(resolved);
         let freeze = self.freeze.clone();
         let ports = self.ports.clone();
         Box::pin(async move {
@@ -121,7 +142,7 @@ impl Dialer for SimDialer {
                 ));
             }
             let dialing = Dialing(ports);
-            let stream = turmoil::net::TcpStream::connect((host.as_str(), REDIS_PORT)).await?;
+            let stream = turmoil::net::TcpStream::connect((machine.as_str(), port)).await?;
             dialing.connected();
             Ok(FrozenStream::new(stream, freeze, link))
         })

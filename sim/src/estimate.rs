@@ -1,45 +1,46 @@
 //! How long a scenario's runs will take, estimated from the file before
 //! they start, so that a run that will take minutes says so first.
 //!
-//! Almost all of a run's time is turmoil's stepping: every 1 ms step
-//! ([`TICK`]), each running host looks through every link of the network
-//! for messages to it. A host is a client, a node or the store; a link is a
-//! pair of hosts that talked, about one per client and node it dials. So a
-//! step costs a little more than clients², and a run that many steps, up
-//! to the moment its clients are done. The model:
+//! A run's time is turmoil's stepping and the work its clients make. At
+//! every 1 ms step ([`TICK`]) turmoil ticks each machine's runtime and
+//! each machine looks through the network's links for messages to it; the
+//! hosts that no fault touches share two machines
+//! ([`crate::machines`]), so that part grows with the faulted hosts, not
+//! with the clients. The clients' work grows with the clients and the
+//! nodes each dials: a waiting client retries every `retry_ms`, a holder
+//! reads, writes and releases. The model:
 //!
-//! wall per run = [`STARTUP_S`] + steps × ([`STEP_US`] + [`CLIENTS_US`] ×
-//! clients^2.5 × (1 + [`PER_NODE`] × (nodes dialed − 1))) µs
+//! wall per run = [`STARTUP_S`] + steps × ([`MACHINE_US`] × machines +
+//! [`CLIENT_US`] × clients × nodes dialed) µs
 //!
-//! fitted to CPU times measured on this project's 2-CPU build machine (an
-//! AMD EPYC guest, one CPU per run) for runs of 1 to 256 clients, 1 to 9
-//! nodes and 0.5 to 8 simulated seconds; it predicts each within a factor
-//! of about 1.6 (256 clients for 0.5 s: 32 s measured, 26 s predicted;
-//! 128 clients on 5 masters for 2 s: 20 s and 26 s; 64 clients for 8 s:
-//! 8.5 s and 13 s; 32 clients on 9 masters for 2 s: 0.9 s and 1.1 s). `sim/tests/estimate.rs` pins its shape, not its
-//! constants. The steps are the simulated time until the clients are done:
-//! their own cycles and think times or, when they contend for the lock,
-//! their holds one after another, each client giving up after
-//! `max_wait_ms` per cycle; never more than `duration_ms`, and never less
-//! than the time of the last timed fault.
+//! fitted to times measured on this project's 2-CPU build machine (an AMD
+//! EPYC guest, one CPU per run); `sim/tests/estimate.rs` pins its shape,
+//! not its constants. Fitted on 2026-11-27 to runs of 2 to 256 clients on
+//! 1 to 9 nodes, 2 to 30 simulated seconds, it predicts each within a
+//! factor of about 2 (256 clients for 5 s: 0.51 s measured, 0.8 s
+//! predicted; 128 clients on 5 masters for 2 s: 1.24 s and 0.78 s; the
+//! standard search case: 1.31 s and 0.9 s). The steps are the simulated
+//! time until the clients are done: their own cycles and think
+//! times or, when they contend for the lock, their holds one after
+//! another, each client giving up after `max_wait_ms` per cycle; never
+//! more than `duration_ms`, and never less than the time of the last
+//! timed fault.
 //!
 //! What it leaves out: requests that time out before their reply can come
 //! (a `response_timeout_ms` shorter than the round trip) make a client
 //! redial at every attempt, which costs up to 4 times as much per step.
 
+use crate::machines::Machines;
 use crate::run::TICK;
 use model::scenario::{Scenario, TopologyKind};
 use std::time::Duration;
 
 /// Fixed cost of one run: building the world, the audit, writing files, s.
 pub const STARTUP_S: f64 = 0.005;
-/// Cost of one step with one client, µs.
-pub const STEP_US: f64 = 8.0;
-/// Cost per step of clients^2.5, µs.
-pub const CLIENTS_US: f64 = 0.05;
-/// What each node a client dials beyond the first adds to a step's cost,
-/// as a fraction.
-pub const PER_NODE: f64 = 0.1;
+/// Cost of one machine per step, µs.
+pub const MACHINE_US: f64 = 3.0;
+/// Cost of one client per node it dials per step, µs.
+pub const CLIENT_US: f64 = 0.6;
 
 /// Runs estimated to take longer than this (in wall time) get a note
 /// before they start.
@@ -125,9 +126,24 @@ pub fn run_wall(scenario: &Scenario, rung: &str) -> Duration {
         TopologyKind::Independent => topology.node_count(),
         TopologyKind::Standalone | TopologyKind::Replicated => 1,
     } as f64;
-    let clients = scenario.client_count() as f64;
-    let step_us = STEP_US + CLIENTS_US * clients.powf(2.5) * (1.0 + PER_NODE * (dialed - 1.0));
+    let clients = scenario.client_count();
+    let machines = machines_of(scenario, rung) as f64;
+    let step_us = MACHINE_US * machines + CLIENT_US * clients as f64 * dialed;
     Duration::try_from_secs_f64(STARTUP_S + steps * step_us / 1e6).unwrap_or(Duration::MAX)
+}
+
+/// How many machines a run of `rung` in `scenario` has
+/// ([`crate::machines`]).
+fn machines_of(scenario: &Scenario, rung: &str) -> usize {
+    let topology = scenario.topology_of(rung);
+    let clients = scenario.client_count();
+    let Ok(service) = crate::service::lock_service(topology) else {
+        // No run: a machine per host is the most it could have.
+        return clients + topology.node_count() + 1;
+    };
+    let nodes = service.node_hosts(topology);
+    let faults = scenario.faults_of(rung);
+    Machines::plan(faults, clients, &nodes, service.nodes_talk(topology)).count()
 }
 
 /// `d` times `n`, saturating.

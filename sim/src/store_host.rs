@@ -3,7 +3,9 @@
 //! sales speak Redis, [`crate::resource`]). It is never faulted by a
 //! scenario's deployment and feeds no ground truth.
 
-use crate::service::redis::node_clock;
+use crate::machines::Machines;
+use crate::service::Software;
+use crate::service::redis::{node_clock, serving};
 use model::host::Host;
 use simredis::{NodeConfig, NodeHandle};
 
@@ -13,14 +15,19 @@ pub(crate) struct StoreHost {
 }
 
 impl StoreHost {
-    /// Registers the store as a turmoil host (after the service's nodes,
-    /// so that host order, and with it the run, stays as it was).
-    pub(crate) fn start(sim: &mut turmoil::Sim<'static>) -> StoreHost {
-        let name = Host::Store.to_string();
-        let store = NodeHandle::new(NodeConfig::new(&name).clock(node_clock()));
-        let handle = store.clone();
-        sim.host(name, move || simredis::serve(store.clone()));
-        StoreHost { handle }
+    /// Builds the store, listening where `machines` puts it, and its
+    /// software (placed after the service's nodes, so that machine order,
+    /// and with it the run, stays as it was).
+    pub(crate) fn new(machines: &Machines) -> (StoreHost, Software) {
+        let mut config = NodeConfig::new(Host::Store.to_string()).clock(node_clock());
+        config.port = machines.address(Host::Store).1;
+        let handle = NodeHandle::new(config);
+        (
+            StoreHost {
+                handle: handle.clone(),
+            },
+            serving(handle),
+        )
     }
 
     /// The store's instruction limit, if it aborted a runaway script.

@@ -1,21 +1,23 @@
 //! The simulated world of one run: turmoil's network with the lock
-//! service's nodes ([`crate::service`]), the store and one host per
-//! client, built from a scenario for one rung and one seed.
+//! service's nodes ([`crate::service`]), the store and the clients'
+//! machines ([`crate::machines`]), built from a scenario for one rung and
+//! one seed.
 //!
 //! Everything random comes from the seed: turmoil's own RNG (message order,
 //! latency jitter), each client's token source, and nothing else.
 
 use crate::client_clock::EPOCH_MS;
 use crate::client_host::{self, ClientSetup, SimClientState};
-use crate::dial::SimDialer;
+use crate::dial::{PortBudget, SimDialer};
 use crate::directory::Directory;
 use crate::freeze::Freeze;
 use crate::hook::AimedFault;
+use crate::machines::{CLIENTS_MACHINE, Machines, SERVERS_MACHINE};
 use crate::mailbox::Mailbox;
 use crate::nemesis::Nemesis;
 use crate::recorder::Recorder;
 use crate::run::{RunError, TICK, store_requests};
-use crate::service::{self, GroundTruth, LockService, SimDeployment};
+use crate::service::{self, GroundTruth, LockService, SimDeployment, Software};
 use crate::store_host::StoreHost;
 use locks::{ConnConfig, LockConfig, ReconnectingConnection, WaitStrategy};
 use model::cut_short::CutShort;
@@ -34,8 +36,52 @@ pub struct Shared {
     pub recorder: Arc<Recorder>,
     /// Faults that hosts ask the driver to carry out.
     pub mailbox: Mailbox,
-    /// Where aliases such as `master` point.
+    /// Where aliases such as `master` point, and where each host listens.
     pub directory: Arc<Directory>,
+}
+
+impl Shared {
+    /// What the hosts on `machines` share, before anything happened.
+    pub fn on(machines: Machines) -> Self {
+        Shared {
+            directory: Arc::new(Directory::with_machines(machines)),
+            ..Shared::default()
+        }
+    }
+}
+
+/// Puts each server's software on its machine: one of its own, in host
+/// order, or, after those, the one the others share
+/// ([`SERVERS_MACHINE`]), where each runs as a task of its own.
+fn place_servers(
+    sim: &mut turmoil::Sim<'static>,
+    machines: &Machines,
+    servers: Vec<(Host, Software)>,
+) {
+    let mut together = Vec::new();
+    for (host, software) in servers {
+        if machines.shares(host) {
+            together.push(software);
+        } else {
+            sim.host(machines.name(host), software);
+        }
+    }
+    if !together.is_empty() {
+        sim.host(SERVERS_MACHINE, move || run_together(&together));
+    }
+}
+
+/// One run of every software in `all`, each a task of its own, until they
+/// have all ended.
+fn run_together(all: &[Software]) -> futures::future::LocalBoxFuture<'static, turmoil::Result> {
+    let started: Vec<_> = all.iter().map(|software| software()).collect();
+    Box::pin(async move {
+        let tasks: Vec<_> = started.into_iter().map(tokio::task::spawn_local).collect();
+        for task in tasks {
+            task.await??;
+        }
+        Ok(())
+    })
 }
 
 /// The world of one run and the driver's view of it.
@@ -56,6 +102,8 @@ pub struct World<'s> {
     store: StoreHost,
     /// Every client, by index.
     pub(crate) clients: Vec<Arc<SimClientState>>,
+    /// Which machine each client runs on.
+    pub(crate) machines: Machines,
     /// What the rung's faults do, and when.
     pub(crate) nemesis: Nemesis,
     /// When the workload starts (the store is stocked): the origin of every
@@ -92,11 +140,19 @@ impl<'s> World<'s> {
             // are byte for byte what they were with the default.
             .tcp_capacity(1024)
             .build();
-        let shared = Arc::new(Shared::default());
+        let machines = Machines::plan(
+            scenario.faults_of(rung),
+            scenario.client_count(),
+            &service.node_hosts(&topology),
+            service.nodes_talk(&topology),
+        );
+        let shared = Arc::new(Shared::on(machines.clone()));
         let watched = vec![scenario.lock.key.clone()];
         let ground_truth = GroundTruth::new(shared.recorder.clone(), watched);
-        let nodes = service.start_sim(&mut sim, &topology, ground_truth);
-        let store = StoreHost::start(&mut sim);
+        let (nodes, mut servers) = service.start_sim(&topology, &machines, ground_truth);
+        let (store, store_software) = StoreHost::new(&machines);
+        servers.push((Host::Store, store_software));
+        place_servers(&mut sim, &machines, servers);
         for (name, host) in service.aliases(&topology) {
             shared.directory.point(name, host);
         }
@@ -110,24 +166,40 @@ impl<'s> World<'s> {
             nodes,
             store,
             clients: Vec::new(),
+            machines,
             nemesis,
             origin: Duration::ZERO,
         };
         world.stock_the_store(scenario.resource_of(rung).stock)?;
         world.origin = world.now();
-        for i in 0..scenario.client_count() {
-            world.add_client(i, rung, seed)?;
-        }
+        world.add_clients(rung, seed)?;
         world.nemesis.schedule_timed_faults(world.origin);
         Ok(world)
     }
 
-    fn add_client(&mut self, i: usize, rung: &str, seed: u64) -> Result<(), RunError> {
+    /// Registers every client: on a machine of its own, or as a process on
+    /// the machine the others share ([`Machines`]).
+    fn add_clients(&mut self, rung: &str, seed: u64) -> Result<(), RunError> {
         let targets = self.service.lock_targets(&self.topology);
-        let setup = client_setup(self.scenario, rung, seed, i, targets)?;
-        let state = Arc::new(client_host::new_state(i));
-        client_host::spawn(&mut self.sim, state.clone(), setup, self.shared.clone());
-        self.clients.push(state);
+        let sharing = self.machines.shared_clients().count() as u32;
+        let shared_ports = Arc::new(PortBudget::for_clients(sharing));
+        let mut on_shared = Vec::new();
+        for i in 0..self.scenario.client_count() {
+            let setup = client_setup(self.scenario, rung, seed, i, targets.clone())?;
+            if self.machines.shares(Host::Client(i)) {
+                let state = Arc::new(client_host::new_state(i, shared_ports.clone()));
+                on_shared.push((state.clone(), setup));
+                self.clients.push(state);
+            } else {
+                let state = Arc::new(client_host::new_state(i, Arc::default()));
+                client_host::spawn(&mut self.sim, state.clone(), setup, self.shared.clone());
+                self.clients.push(state);
+            }
+        }
+        if !on_shared.is_empty() {
+            let shared = self.shared.clone();
+            client_host::spawn_shared(&mut self.sim, CLIENTS_MACHINE, on_shared, shared);
+        }
         Ok(())
     }
 
@@ -136,6 +208,12 @@ impl<'s> World<'s> {
     /// scenario can say, such as a client sending it an endless script.
     pub fn sim(&mut self) -> &mut turmoil::Sim<'static> {
         &mut self.sim
+    }
+
+    /// Where the server `host` listens: its machine and port
+    /// ([`crate::machines`]), for a host a test adds through [`World::sim`].
+    pub fn address(&self, host: Host) -> (String, u16) {
+        self.shared.directory.address(host)
     }
 
     /// Why the run must stop now, if a node cut it short (the service's

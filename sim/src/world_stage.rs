@@ -48,11 +48,11 @@ impl Stage for World<'_> {
     }
 
     fn is_running(&mut self, host: Host) -> bool {
-        self.sim.is_host_running(host.to_string())
+        self.sim.is_host_running(self.machines.name(host))
     }
 
     fn is_down(&mut self, host: Host) -> bool {
-        !self.sim.is_host_running(host.to_string())
+        !self.sim.is_host_running(self.machines.name(host))
     }
 
     fn pause_client(&mut self, index: usize, duration: Duration) {
@@ -66,12 +66,12 @@ impl Stage for World<'_> {
         if for_good {
             client.crashed_for_good.store(true, Ordering::SeqCst);
         }
-        self.sim.crash(client.host().to_string());
+        self.sim.crash(self.machines.name(client.host()));
     }
 
     fn crash_node(&mut self, node: Host, how: CrashKind) {
         self.nodes.prepare_crash(node, how);
-        self.sim.crash(node.to_string());
+        self.sim.crash(self.machines.name(node));
     }
 
     fn lose_unsent_replication(&mut self, _master: Host) {
@@ -80,18 +80,18 @@ impl Stage for World<'_> {
     }
 
     fn restart_client(&mut self, index: usize) -> Result<(), StageError> {
-        self.sim.bounce(Host::Client(index).to_string());
+        self.sim.bounce(self.machines.name(Host::Client(index)));
         Ok(())
     }
 
     fn restart_node(&mut self, node: Host) -> Result<(), StageError> {
-        self.sim.bounce(node.to_string());
+        self.sim.bounce(self.machines.name(node));
         Ok(())
     }
 
     fn make(&mut self, calls: Vec<LinkCall>) {
         for call in calls {
-            let name = |h: Host| h.to_string();
+            let name = |h: Host| self.machines.name(h);
             match call {
                 LinkCall::Partition(x, y) => self.sim.partition(name(x), name(y)),
                 LinkCall::PartitionOneway(x, y) => self.sim.partition_oneway(name(x), name(y)),
@@ -118,8 +118,8 @@ impl Stage for World<'_> {
     }
 
     fn set_latency(&mut self, x: Host, y: Host, latency: Duration) {
-        self.sim
-            .set_link_latency(x.to_string(), y.to_string(), latency);
+        let (x, y) = (self.machines.name(x), self.machines.name(y));
+        self.sim.set_link_latency(x, y, latency);
     }
 
     fn move_clock(&mut self, host: Host, change: ClockChange) -> Result<bool, StageError> {

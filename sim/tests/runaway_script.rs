@@ -49,9 +49,11 @@ fn run_with_endless_script(
     after_ms: u64,
 ) -> Result<Judged, RunError> {
     let mut world = World::build(scenario, rung, seed)?;
+    let host: Host = node.parse().expect("a host name");
+    let (machine, port) = world.address(host);
     world.sim().client("intruder", async move {
         tokio::time::sleep(Duration::from_millis(after_ms)).await;
-        let mut stream = turmoil::net::TcpStream::connect((node, 6379)).await?;
+        let mut stream = turmoil::net::TcpStream::connect((machine.as_str(), port)).await?;
         let request = format!(
             "*3\r\n$4\r\nEVAL\r\n${}\r\n{ENDLESS}\r\n$1\r\n0\r\n",
             ENDLESS.len()

@@ -715,13 +715,13 @@ fn every_rungs_flaw_is_found_with_its_pinned_minimal_witness() {
             "pause-at-release-start",
             "set-nx-px",
             Checker::MutualExclusion,
-            vec![(2, A, OK), (1, A, OK), (2, Rel, None), (1, Rel, None)],
+            vec![(1, A, OK), (2, A, OK), (1, Rel, None), (2, Rel, None)],
         ),
         (
             "pause-at-release-mid",
             "get-check-del",
             Checker::MutualExclusion,
-            vec![(2, A, OK), (1, A, OK), (2, Rel, None), (1, Rel, None)],
+            vec![(1, A, OK), (2, A, OK), (1, Rel, None), (2, Rel, None)],
         ),
         (
             "long-critical-section",

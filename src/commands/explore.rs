@@ -350,6 +350,38 @@ fn write_reports(
     outcome.exit_code()
 }
 
+/// The client sweep's table: how the cost grows with the clients.
+fn sweep_table() -> Result<String, String> {
+    use sim::explore::speed;
+    let points = speed::SWEEP_CLIENTS
+        .iter()
+        .map(|&clients| speed::sweep_point(clients))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut text = format!(
+        "\nClient sweep (standalone Redis, `set-nx-px`, every client one cycle with a 100 ms \
+         critical section, {} simulated s, one thread):\n\n\
+         | clients | wall time | history events | µs per event | µs per client-second |\n\
+         |---|---|---|---|---|\n",
+        speed::SWEEP_SIM_S
+    );
+    for p in &points {
+        text.push_str(&format!(
+            "| {} | {:.3} s | {} | {:.1} | {:.1} |\n",
+            p.clients,
+            p.wall_s,
+            p.events,
+            p.us_per_event(),
+            p.us_per_client_s()
+        ));
+    }
+    if let Some(k) = speed::fitted_exponent(&points) {
+        text.push_str(&format!(
+            "\nWall time grows as clients^{k:.2} (least squares on the logarithms).\n"
+        ));
+    }
+    Ok(text)
+}
+
 /// `locklab explore --bench`: the speed figures, written to
 /// `<out>/explore-speed.md`.
 fn measure_speed(out: &Path, workers: usize) -> ExitCode {
@@ -397,6 +429,13 @@ fn measure_speed(out: &Path, workers: usize) -> ExitCode {
     for rung in ["set-nx-px", "watchdog", "redlock", "fenced"] {
         let (cps, spw) = speed::search_rate(rung, 200, workers);
         text.push_str(&format!("| `{rung}` | {cps:.1} | {spw:.0} |\n"));
+    }
+    match sweep_table() {
+        Ok(table) => text.push_str(&table),
+        Err(e) => {
+            crate::error!("the client sweep failed: {e}");
+            return ExitCode::BadInput;
+        }
     }
     out!("{text}");
     if let Err(e) = std::fs::create_dir_all(out)

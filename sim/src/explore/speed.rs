@@ -4,7 +4,8 @@
 //! The *standard case* is Redlock on 5 independent masters with 8 clients
 //! contending for 30 simulated seconds (short critical sections, so the
 //! lock changes hands all the time). [`standard_case`] measures it;
-//! [`search_rate`] measures a plain search's cases per second.
+//! [`search_rate`] measures a plain search's cases per second; the
+//! [`client_sweep`] measures how the cost grows with the clients.
 
 use super::kinds::FaultMode;
 use super::search::{Limit, SearchConfig, search};
@@ -112,9 +113,149 @@ pub fn search_rate(rung: &str, cases: u64, workers: usize) -> (f64, f64) {
     (outcome.stats.cases_per_s(), outcome.stats.sim_per_wall())
 }
 
+/// The clients of the sweep's points.
+pub const SWEEP_CLIENTS: [usize; 3] = [16, 64, 256];
+
+/// Simulated seconds of each point of the sweep.
+pub const SWEEP_SIM_S: u64 = 5;
+
+/// The sweep's scenario with `clients` clients: standalone Redis,
+/// `set-nx-px` with a 1 s lease, every client one lock cycle with a 100 ms
+/// critical section, all starting at once, for [`SWEEP_SIM_S`] simulated
+/// seconds (most clients are still waiting when it ends: the cost is the
+/// crowd's, not the lock's turns).
+pub fn sweep_scenario(clients: usize) -> Scenario {
+    Scenario {
+        name: format!("speed-sweep-{clients}"),
+        description: format!("set-nx-px on one node, {clients} clients, one cycle each"),
+        rungs: vec!["set-nx-px".into()],
+        seeds: vec![1],
+        duration_ms: SWEEP_SIM_S * 1_000,
+        topology: Topology::default(),
+        topology_for: Default::default(),
+        network: Default::default(),
+        lock: LockSpec {
+            ttl_ms: 1_000,
+            ..LockSpec::default()
+        },
+        clients: vec![ClientGroup {
+            count: clients,
+            cycles: 1,
+            critical_section_ms: 100,
+            think_ms: 0,
+            start_ms: 0,
+            nested: false,
+            writes: 1,
+        }],
+        resource: model::resource::ResourceSpec {
+            kind: model::resource::ResourceKind::Inventory,
+            stock: 1_000_000,
+        },
+        faults: Vec::new(),
+        faults_for: Default::default(),
+        resource_for: Default::default(),
+        expect: Default::default(),
+        liveness_bound_ms: None,
+        notes: Vec::new(),
+    }
+}
+
+/// One point of the sweep.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SweepPoint {
+    /// Clients.
+    pub clients: usize,
+    /// Wall time of the run, s.
+    pub wall_s: f64,
+    /// Simulated seconds.
+    pub sim_s: f64,
+    /// Events in its history.
+    pub events: usize,
+}
+
+impl SweepPoint {
+    /// Wall µs per history event.
+    pub fn us_per_event(&self) -> f64 {
+        self.wall_s * 1e6 / self.events.max(1) as f64
+    }
+
+    /// Wall µs per client per simulated second.
+    pub fn us_per_client_s(&self) -> f64 {
+        self.wall_s * 1e6 / (self.clients as f64 * self.sim_s.max(1e-9))
+    }
+}
+
+/// Runs the sweep's scenario with `clients` clients once (seed 1).
+pub fn sweep_point(clients: usize) -> Result<SweepPoint, String> {
+    let scenario = sweep_scenario(clients);
+    let t0 = Instant::now();
+    let out = crate::run::run(&scenario, "set-nx-px", 1).map_err(|e| e.to_string())?;
+    Ok(SweepPoint {
+        clients,
+        wall_s: t0.elapsed().as_secs_f64(),
+        sim_s: out.sim_elapsed.as_secs_f64(),
+        events: out.history.events().len(),
+    })
+}
+
+/// The exponent `k` of the best fit of wall time ∝ clients^k over the
+/// points (least squares on the logarithms); `None` with fewer than two
+/// distinct client counts.
+pub fn fitted_exponent(points: &[SweepPoint]) -> Option<f64> {
+    let logs: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| p.clients > 0 && p.wall_s > 0.0)
+        .map(|p| ((p.clients as f64).ln(), p.wall_s.ln()))
+        .collect();
+    let n = logs.len() as f64;
+    let mean_x = logs.iter().map(|(x, _)| x).sum::<f64>() / n;
+    let mean_y = logs.iter().map(|(_, y)| y).sum::<f64>() / n;
+    let sxx: f64 = logs.iter().map(|(x, _)| (x - mean_x).powi(2)).sum();
+    let sxy: f64 = logs.iter().map(|(x, y)| (x - mean_x) * (y - mean_y)).sum();
+    (logs.len() >= 2 && sxx > 0.0).then(|| sxy / sxx)
+}
+
 /// Wall time of `f`, for phase timing.
 pub fn time<T>(f: impl FnOnce() -> T) -> (T, Duration) {
     let t = Instant::now();
     let v = f();
     (v, t.elapsed())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(clients: usize, wall_s: f64) -> SweepPoint {
+        SweepPoint {
+            clients,
+            wall_s,
+            sim_s: 5.0,
+            events: 100,
+        }
+    }
+
+    #[test]
+    fn the_fitted_exponent_of_a_square_law_is_two() {
+        let points = [point(16, 1.0), point(64, 16.0), point(256, 256.0)];
+        let k = fitted_exponent(&points).expect("a fit");
+        assert!((k - 2.0).abs() < 1e-9, "{k}");
+    }
+
+    #[test]
+    fn one_client_count_has_no_fitted_exponent() {
+        assert_eq!(fitted_exponent(&[point(16, 1.0), point(16, 2.0)]), None);
+        assert_eq!(fitted_exponent(&[]), None);
+    }
+
+    #[test]
+    fn each_sweep_point_is_a_valid_scenario_with_its_client_count() {
+        for clients in SWEEP_CLIENTS {
+            let text = model::scenario_text::scenario_toml(&sweep_scenario(clients), "sweep");
+            let scenario = Scenario::parse(&text, "sweep.toml", "sweep")
+                .unwrap_or_else(|e| panic!("{clients} clients: {e}"));
+            assert_eq!(scenario.client_count(), clients);
+            assert_eq!(scenario.duration_ms, SWEEP_SIM_S * 1_000);
+        }
+    }
 }

@@ -6,8 +6,9 @@
 //! world in the `real` crate) and the nemesis know nothing of any one
 //! service: they ask the run's service, through [`LockService`], which
 //! hosts its deployment has, which of them a lock dials, which names
-//! (such as `master`) point where at the start, and how to start its
-//! simulated nodes; and they control the running nodes through
+//! (such as `master`) point where at the start, and how to build its
+//! simulated nodes (the world places their software on machines,
+//! [`crate::machines`]); and they control the running nodes through
 //! [`SimDeployment`]: move a node's clock, tell it how it is about to
 //! die, promote it. turmoil crashes and restarts the hosts themselves.
 //!
@@ -22,9 +23,11 @@
 
 pub mod redis;
 
+use crate::machines::Machines;
 use crate::nemesis::ClockChange;
 use crate::recorder::Recorder;
 use crate::run::RunError;
+use futures::future::LocalBoxFuture;
 use model::fault::CrashKind;
 use model::history::{EventKind, KeyChange};
 use model::host::Host;
@@ -47,15 +50,25 @@ pub trait LockService: Sync {
     fn lock_targets(&self, topology: &Topology) -> Vec<Host>;
     /// The names the directory points before the run: (name, host).
     fn aliases(&self, topology: &Topology) -> Vec<(Host, Host)>;
-    /// Registers its nodes in `sim` as turmoil hosts, in host order,
-    /// each feeding `ground_truth` with its changes to watched keys.
+    /// Whether its nodes in `topology` send each other messages (a
+    /// replica following its master): such nodes never share a machine
+    /// ([`crate::machines`]).
+    fn nodes_talk(&self, topology: &Topology) -> bool;
+    /// Builds its nodes, in host order, each listening where `machines`
+    /// puts it and feeding `ground_truth` with its changes to watched
+    /// keys; returns them, and each node's software for the world to run
+    /// on its machine.
     fn start_sim(
         &self,
-        sim: &mut turmoil::Sim<'static>,
         topology: &Topology,
+        machines: &Machines,
         ground_truth: GroundTruth,
-    ) -> Box<dyn SimDeployment>;
+    ) -> (Box<dyn SimDeployment>, Vec<(Host, Software)>);
 }
+
+/// What one simulated server runs: its machine calls it at the start and
+/// again at every restart.
+pub type Software = Box<dyn Fn() -> LocalBoxFuture<'static, turmoil::Result>>;
 
 /// A service's running simulated nodes: the parts of each that outlive
 /// its host's crashes, through which the driver stages node faults.

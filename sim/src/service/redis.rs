@@ -1,7 +1,7 @@
-//! Redis as a lock service in the simulator: `simredis` nodes as turmoil
-//! hosts.
+//! Redis as a lock service in the simulator: `simredis` nodes on turmoil
+//! machines.
 //!
-//! Each node is a turmoil host running `simredis::serve`; its
+//! Each node runs `simredis::serve` on its machine; its
 //! [`simredis::NodeHandle`] outlives restarts (clock, disk, role) and is
 //! how the driver jumps its clock, declares the kind of a crash or
 //! promotes it. The deployments: one node (`standalone`), a master with
@@ -11,14 +11,15 @@
 //! watched key (the lock, its fencing counter) goes into the history as
 //! the server's ground truth.
 
-use super::{GroundTruth, LockService, SimDeployment};
+use super::{GroundTruth, LockService, SimDeployment, Software};
 use crate::client_clock::EPOCH_MS;
+use crate::machines::Machines;
 use crate::nemesis::ClockChange;
 use model::fault::CrashKind;
 use model::history::KeyChange;
 use model::host::Host;
 use model::scenario::{Persistence, Topology, TopologyKind};
-use simredis::{ClockSpec, NodeConfig, NodeEvent, NodeHandle};
+use simredis::{ClockSpec, MasterAddr, NodeConfig, NodeEvent, NodeHandle};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -59,21 +60,27 @@ impl LockService for RedisService {
         }
     }
 
+    fn nodes_talk(&self, topology: &Topology) -> bool {
+        topology.kind == TopologyKind::Replicated
+    }
+
     fn start_sim(
         &self,
-        sim: &mut turmoil::Sim<'static>,
         topology: &Topology,
+        machines: &Machines,
         ground_truth: GroundTruth,
-    ) -> Box<dyn SimDeployment> {
+    ) -> (Box<dyn SimDeployment>, Vec<(Host, Software)>) {
         let mut handles = BTreeMap::new();
+        let mut software: Vec<(Host, Software)> = Vec::new();
         for (i, host) in self.node_hosts(topology).into_iter().enumerate() {
-            let name = host.to_string();
-            let mut config = NodeConfig::new(&name)
+            let mut config = NodeConfig::new(host.to_string())
                 .persistence(node_persistence(topology.persistence))
                 .clock(node_clock());
+            config.port = machines.address(host).1;
             if topology.kind == TopologyKind::Replicated && i > 0 {
+                let (machine, port) = machines.address(Host::Node(0));
                 config = config
-                    .replica_of(Host::Node(0).to_string())
+                    .replica_of(MasterAddr::new(machine, port))
                     .replication_delay(Duration::from_millis(topology.replication_delay_ms));
             }
             let handle = NodeHandle::new(config);
@@ -81,12 +88,17 @@ impl LockService for RedisService {
             handle.set_sink(Arc::new(move |event: &NodeEvent| {
                 record_ground_truth(&feed, event);
             }));
-            let host_handle = handle.clone();
-            sim.host(name.as_str(), move || simredis::serve(host_handle.clone()));
+            software.push((host, serving(handle.clone())));
             handles.insert(host, handle);
         }
-        Box::new(RedisNodes { handles })
+        (Box::new(RedisNodes { handles }), software)
     }
+}
+
+/// The software of a simulated Redis node: `simredis::serve`, which
+/// binds the port of its config.
+pub(crate) fn serving(handle: NodeHandle) -> Software {
+    Box::new(move || Box::pin(simredis::serve(handle.clone())))
 }
 
 /// Every simulated node's clock: it starts at the simulation's epoch.
