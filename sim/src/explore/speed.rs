@@ -129,11 +129,8 @@ pub fn sweep_scenario(clients: usize) -> Scenario {
         name: format!("speed-sweep-{clients}"),
         description: format!("set-nx-px on one node, {clients} clients, one cycle each"),
         rungs: vec!["set-nx-px".into()],
-        seeds: vec![1],
         duration_ms: SWEEP_SIM_S * 1_000,
         topology: Topology::default(),
-        topology_for: Default::default(),
-        network: Default::default(),
         lock: LockSpec {
             ttl_ms: 1_000,
             ..LockSpec::default()
@@ -147,16 +144,7 @@ pub fn sweep_scenario(clients: usize) -> Scenario {
             nested: false,
             writes: 1,
         }],
-        resource: model::resource::ResourceSpec {
-            kind: model::resource::ResourceKind::Inventory,
-            stock: 1_000_000,
-        },
-        faults: Vec::new(),
-        faults_for: Default::default(),
-        resource_for: Default::default(),
-        expect: Default::default(),
-        liveness_bound_ms: None,
-        notes: Vec::new(),
+        ..standard_scenario()
     }
 }
 
