@@ -102,7 +102,8 @@ pub struct World<'s> {
     store: StoreHost,
     /// Every client, by index.
     pub(crate) clients: Vec<Arc<SimClientState>>,
-    /// Which machine each client runs on.
+    /// Which machine each host runs on (the directory keeps a copy, to
+    /// tell dialers where servers listen).
     pub(crate) machines: Machines,
     /// What the rung's faults do, and when.
     pub(crate) nemesis: Nemesis,
