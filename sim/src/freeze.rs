@@ -53,6 +53,11 @@ impl Freeze {
     /// How much longer the gate stays shut, if it is shut now.
     pub fn remaining(&self) -> Option<Duration> {
         let until = self.until_us.load(Ordering::SeqCst);
+        if until == 0 {
+            // Never shut, or opened since: no need to read the clock, which
+            // every read and write of every socket would otherwise do.
+            return None;
+        }
         let now = sim_now().as_micros() as u64;
         (until > now).then(|| Duration::from_micros(until - now))
     }
