@@ -132,3 +132,62 @@ fn sim_server_exits_cleanly_on_sigterm_while_a_script_loops() {
     let status = status.expect("sim-server still running 5 s after SIGTERM");
     assert!(status.success(), "{status}");
 }
+
+/// Runs `etcdctl` against `addr`; returns its standard output, or why not.
+fn etcdctl(addr: SocketAddr, args: &[&str]) -> Result<String, String> {
+    let out = Command::new(harness::etcd::ETCDCTL_BIN)
+        .arg("--endpoints")
+        .arg(addr.to_string())
+        .args(args)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+#[test]
+fn sim_server_speaks_etcd_to_etcdctl_and_stops_on_sigterm() {
+    if !harness::etcd::installed() {
+        eprintln!("etcdctl is not installed; skipping: scripts/setup installs it");
+        return;
+    }
+    let reserved = harness::ReservedPort::new().expect("a free port");
+    let port = reserved.port();
+    let child = Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .args([
+            "sim-server",
+            "--service",
+            "etcd",
+            "--port",
+            &port.to_string(),
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn locklab sim-server");
+    let mut server = Server {
+        child,
+        addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        _port: reserved,
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while etcdctl(server.addr, &["put", "greeting", "hello"]).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "the etcd sim-server never answered"
+        );
+        sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        etcdctl(server.addr, &["get", "greeting"]).unwrap(),
+        "greeting\nhello\n"
+    );
+    let status = server
+        .signal_and_wait("-TERM")
+        .expect("it exits on SIGTERM");
+    assert!(status.success(), "{status:?}");
+}

@@ -1,4 +1,5 @@
-//! Real `redis-server` processes for tests and benchmarks.
+//! Real `redis-server` processes (and, in [`etcd`], etcd members) for tests
+//! and benchmarks.
 //!
 //! Every server this crate starts listens on `127.0.0.1` only, on a free
 //! port, with persistence off, and is stopped (by its pid, never by name)
@@ -23,6 +24,7 @@
 //! ```
 
 pub mod atomic;
+pub mod etcd;
 pub mod procfs;
 mod reserved_port;
 
@@ -113,13 +115,8 @@ impl From<io::Error> for Error {
 /// A `redis-server` process this crate started; killed when dropped.
 #[derive(Debug)]
 pub struct RedisServer {
-    /// The `sh` watcher whose child the server is.
-    watcher: Child,
-    /// The write end of the watcher's standard input: closing it (here, or
-    /// by this process's end) stops the server.
-    lifeline: Option<ChildStdin>,
-    /// The server's own pid, as the watcher printed it.
-    pid: u32,
+    /// The server, under its watcher.
+    process: Watched,
     port: u16,
 }
 
@@ -203,35 +200,9 @@ impl RedisServer {
         // Output goes to a file, not a pipe: a pipe nobody reads would
         // block a long-running server once it fills.
         let log = std::fs::File::create(log_path(port))?;
-        let mut watcher = Command::new("sh")
-            .arg("-c")
-            .arg(WATCHER)
-            .arg("locklab-redis-watcher")
-            .arg(bin)
-            .args(&args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(log)
-            .spawn()?;
-        let lifeline = watcher.stdin.take();
-        // The watcher's first line is the server's pid; nothing else is
-        // ever written to that pipe.
-        let pid = watcher
-            .stdout
-            .take()
-            .and_then(|out| {
-                let mut line = String::new();
-                BufReader::new(out).read_line(&mut line).ok()?;
-                line.trim().parse::<u32>().ok()
-            })
-            .unwrap_or(0);
-        let mut server = RedisServer {
-            watcher,
-            lifeline,
-            pid,
-            port,
-        };
-        if pid == 0 {
+        let process = Watched::spawn(bin, &args, log)?;
+        let mut server = RedisServer { process, port };
+        if server.process.pid == 0 {
             return Err(server.not_ready());
         }
         server.wait_ready()?;
@@ -243,14 +214,14 @@ impl RedisServer {
         while Instant::now() < deadline {
             // A server that could not start (its port was taken) has
             // exited: a zombie, as its watcher waits for end-of-file.
-            if has_exited(self.pid) {
+            if has_exited(self.process.pid) {
                 return Err(self.not_ready());
             }
             // Ready once the server answering on the port is this one: a
             // PING alone would also be answered by another process's
             // server that took the port first (ours then exits, unable to
             // bind), and the caller would talk to a stranger.
-            if answering_pid(self.addr()).is_ok_and(|pid| pid == self.pid) {
+            if answering_pid(self.addr()).is_ok_and(|pid| pid == self.process.pid) {
                 return Ok(());
             }
             thread::sleep(Duration::from_millis(10));
@@ -275,13 +246,13 @@ impl RedisServer {
 
     /// The server's process id (to pin it to a CPU, or to stop it by pid).
     pub fn pid(&self) -> u32 {
-        self.pid
+        self.process.pid
     }
 
     /// The process id of the `sh` watcher that stops the server when this
     /// process ends (see [`WATCHER`]).
     pub fn watcher_pid(&self) -> u32 {
-        self.watcher.id()
+        self.process.watcher.id()
     }
 
     /// `127.0.0.1:port`.
@@ -306,7 +277,7 @@ impl RedisServer {
     /// after [`RedisServer::stop`]. Dropping the server kills it as usual.
     pub fn freeze(&self) -> Result<(), Error> {
         let status = Command::new("kill")
-            .args(["-STOP", &self.pid.to_string()])
+            .args(["-STOP", &self.process.pid.to_string()])
             .stderr(Stdio::null())
             .status()?;
         if status.success() {
@@ -314,7 +285,7 @@ impl RedisServer {
         } else {
             Err(Error::Io(io::Error::other(format!(
                 "kill -STOP {} failed: {status}",
-                self.pid
+                self.process.pid
             ))))
         }
     }
@@ -324,30 +295,8 @@ impl RedisServer {
         self.remove_files();
     }
 
-    /// Closes the lifeline, so the watcher kills and reaps the server, and
-    /// waits for the watcher. Should the watcher not end in time, it is
-    /// killed, and the server by its pid (still ours: unreaped, it keeps
-    /// its pid).
     fn stop_process(&mut self) {
-        drop(self.lifeline.take());
-        let deadline = Instant::now() + Duration::from_millis(STOP_TIMEOUT_MS);
-        let ended = loop {
-            match self.watcher.try_wait() {
-                Ok(Some(_)) | Err(_) => break true,
-                Ok(None) if Instant::now() >= deadline => break false,
-                Ok(None) => thread::sleep(Duration::from_millis(2)),
-            }
-        };
-        if !ended {
-            let _ = self.watcher.kill();
-            let _ = self.watcher.wait();
-            if self.pid != 0 && !has_exited(self.pid) {
-                let _ = Command::new("kill")
-                    .args(["-9", &self.pid.to_string()])
-                    .stderr(Stdio::null())
-                    .status();
-            }
-        }
+        self.process.stop();
     }
 
     fn remove_files(&self) {
@@ -510,7 +459,7 @@ mod tests {
         // end-of-file on its standard input.
         let mut server = RedisServer::start().expect("start redis-server");
         let (addr, pid) = (server.addr(), server.pid());
-        drop(server.lifeline.take());
+        drop(server.process.lifeline.take());
         let deadline = Instant::now() + Duration::from_secs(5);
         while !has_exited(pid) && Instant::now() < deadline {
             thread::sleep(Duration::from_millis(5));
@@ -538,5 +487,88 @@ mod tests {
         ports.sort_unstable();
         ports.dedup();
         assert_eq!(ports.len(), 3);
+    }
+}
+
+/// A server process started under the `sh` watcher ([`WATCHER`]): it ends
+/// when this process ends, however that happens.
+#[derive(Debug)]
+pub struct Watched {
+    /// The `sh` watcher whose child the server is.
+    watcher: Child,
+    /// The write end of the watcher's standard input: closing it (here, or
+    /// by this process's end) stops the server.
+    lifeline: Option<ChildStdin>,
+    /// The server's own pid, as the watcher printed it (0 if it printed
+    /// none).
+    pid: u32,
+}
+
+impl Watched {
+    /// Starts `bin` with `args` under a watcher, its output into `log`.
+    pub fn spawn(bin: &str, args: &[&str], log: std::fs::File) -> io::Result<Watched> {
+        let mut watcher = Command::new("sh")
+            .arg("-c")
+            .arg(WATCHER)
+            .arg("locklab-watcher")
+            .arg(bin)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()?;
+        let lifeline = watcher.stdin.take();
+        // The watcher's first line is the server's pid; nothing else is
+        // ever written to that pipe.
+        let pid = watcher
+            .stdout
+            .take()
+            .and_then(|out| {
+                let mut line = String::new();
+                BufReader::new(out).read_line(&mut line).ok()?;
+                line.trim().parse::<u32>().ok()
+            })
+            .unwrap_or(0);
+        Ok(Watched {
+            watcher,
+            lifeline,
+            pid,
+        })
+    }
+
+    /// The server's pid (0 if the watcher could not start it).
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// The watcher's pid.
+    pub fn watcher_pid(&self) -> u32 {
+        self.watcher.id()
+    }
+
+    /// Closes the lifeline, so the watcher kills and reaps the server, and
+    /// waits for the watcher. Should the watcher not end in time, it is
+    /// killed, and the server by its pid (still ours: unreaped, it keeps
+    /// its pid).
+    pub fn stop(&mut self) {
+        drop(self.lifeline.take());
+        let deadline = Instant::now() + Duration::from_millis(STOP_TIMEOUT_MS);
+        let ended = loop {
+            match self.watcher.try_wait() {
+                Ok(Some(_)) | Err(_) => break true,
+                Ok(None) if Instant::now() >= deadline => break false,
+                Ok(None) => thread::sleep(Duration::from_millis(2)),
+            }
+        };
+        if !ended {
+            let _ = self.watcher.kill();
+            let _ = self.watcher.wait();
+            if self.pid != 0 && !has_exited(self.pid) {
+                let _ = Command::new("kill")
+                    .args(["-9", &self.pid.to_string()])
+                    .stderr(Stdio::null())
+                    .status();
+            }
+        }
     }
 }

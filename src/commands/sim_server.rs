@@ -1,22 +1,68 @@
-//! `locklab sim-server`: one simulated Redis node on a real TCP port.
+//! `locklab sim-server`: one simulated Redis node or etcd member on a real
+//! TCP port, for `redis-cli`, `etcdctl` or any client to talk to.
 
 use super::Outcome;
 use crate::json::SimServerResult;
 use sim::exit::ExitCode;
 
+/// The services `sim-server` can speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Service {
+    /// A Redis 7.0.15 node (RESP, Lua).
+    Redis,
+    /// An etcd member (the v3 gRPC API).
+    Etcd,
+}
+
+impl Service {
+    fn name(self) -> &'static str {
+        match self {
+            Service::Redis => "redis",
+            Service::Etcd => "etcd",
+        }
+    }
+
+    /// The port served when none is given: beside, not on, the real
+    /// server's usual port.
+    fn default_port(self) -> u16 {
+        match self {
+            Service::Redis => 6390,
+            Service::Etcd => 2399,
+        }
+    }
+}
+
+/// Which etcd's Lock service an etcd member imitates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EtcdVersion {
+    /// 3.4: a waiter whose lease expired while it waited is still told it
+    /// holds the lock.
+    #[value(name = "3.4")]
+    V3_4,
+    /// 3.5: the waiter re-reads its own key and gets "session expired".
+    #[value(name = "3.5")]
+    V3_5,
+}
+
 /// The arguments of `locklab sim-server`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
-    /// The port to listen on.
-    #[arg(long, default_value_t = 6390)]
-    pub port: u16,
+    /// The service to speak.
+    #[arg(long, value_enum, default_value_t = Service::Redis)]
+    pub service: Service,
+    /// The port to listen on (default 6390 for redis, 2399 for etcd).
+    #[arg(long)]
+    pub port: Option<u16>,
     /// The address to bind (loopback unless you say otherwise).
     #[arg(long, default_value = "127.0.0.1")]
     pub bind: std::net::IpAddr,
     /// How long a script runs before other clients get `BUSY` (Redis's
-    /// `busy-reply-threshold`, in ms).
+    /// `busy-reply-threshold`, in ms; redis only).
     #[arg(long, default_value_t = 5000, value_name = "MS")]
     pub busy_reply_threshold_ms: u64,
+    /// Which etcd's Lock service to imitate (etcd only).
+    #[arg(long, value_enum, default_value_t = EtcdVersion::V3_4)]
+    pub etcd_version: EtcdVersion,
     /// Print one JSON document on standard output once the server
     /// listens (its address, port and pid; docs/json.md); the human
     /// text goes to standard error.
@@ -24,17 +70,16 @@ pub struct Args {
     pub json: bool,
 }
 
-/// `locklab sim-server --port P`: one simulated node on real TCP, until
-/// Ctrl-C, SIGTERM or a client's `SHUTDOWN` (even while a script runs).
-/// Its document is printed once the server listens, so the outcome carries
-/// no result.
+/// `locklab sim-server`: one simulated node or member on real TCP, until
+/// Ctrl-C, SIGTERM or (Redis) a client's `SHUTDOWN`, even while a script
+/// runs. Its document is printed once the server listens, so the outcome
+/// carries no result.
 pub fn execute(args: Args) -> Outcome<SimServerResult> {
-    Outcome::failed(serve(args.bind, args.port, args.busy_reply_threshold_ms))
+    Outcome::failed(serve(&args))
 }
 
-/// Serves until stopped; `busy_reply_threshold_ms` is Redis's
-/// `busy-reply-threshold`.
-fn serve(bind: std::net::IpAddr, port: u16, busy_reply_threshold_ms: u64) -> ExitCode {
+/// Serves until stopped.
+fn serve(args: &Args) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -45,9 +90,8 @@ fn serve(bind: std::net::IpAddr, port: u16, busy_reply_threshold_ms: u64) -> Exi
             return ExitCode::BadInput;
         }
     };
-    let asked = std::net::SocketAddr::new(bind, port);
-    let mut config = simredis::NodeConfig::new("sim-server");
-    config.busy_reply_threshold = std::time::Duration::from_millis(busy_reply_threshold_ms);
+    let asked =
+        std::net::SocketAddr::new(args.bind, args.port.unwrap_or(args.service.default_port()));
     // Bound here, so that the address said is the one listened on (the
     // system picks the port of `--port 0`).
     let bound = std::net::TcpListener::bind(asked).and_then(|l| Ok((l.local_addr()?, l)));
@@ -59,25 +103,81 @@ fn serve(bind: std::net::IpAddr, port: u16, busy_reply_threshold_ms: u64) -> Exi
         }
     };
     let port = addr.port();
-    eprintln!("simulated Redis node on {addr} (real time); try: redis-cli -p {port} ping");
+    let (what, try_it, busy) = match args.service {
+        Service::Redis => (
+            "Redis node".to_string(),
+            format!("redis-cli -p {port} ping"),
+            Some(args.busy_reply_threshold_ms),
+        ),
+        Service::Etcd => (
+            format!(
+                "etcd member (Lock service of etcd {})",
+                args.etcd_version.label()
+            ),
+            format!("etcdctl --endpoints {addr} put greeting hello"),
+            None,
+        ),
+    };
+    eprintln!("simulated {what} on {addr} (real time); try: {try_it}");
     if crate::json::active() {
         let ready = SimServerResult {
+            service: args.service.name().into(),
             address: addr.to_string(),
             port,
-            busy_reply_threshold_ms,
+            busy_reply_threshold_ms: busy,
             pid: std::process::id(),
         };
         crate::json::print(crate::json::CommandName::SimServer, None, Some(ready));
     }
-    // The signals are awaited on the server's socket thread: a script that
-    // runs long blocks this one (the node's) inside Lua.
-    let served = runtime.block_on(simredis::serve_bound_until(listener, config, stop_signal()));
+    let served = match args.service {
+        Service::Redis => {
+            let mut config = simredis::NodeConfig::new("sim-server");
+            config.busy_reply_threshold =
+                std::time::Duration::from_millis(args.busy_reply_threshold_ms);
+            // The signals are awaited on the server's socket thread: a
+            // script that runs long blocks this one (the node's) inside Lua.
+            runtime
+                .block_on(simredis::serve_bound_until(listener, config, stop_signal()))
+                .map_err(|e| e.to_string())
+        }
+        Service::Etcd => runtime.block_on(serve_etcd(listener, args.etcd_version.recheck())),
+    };
     match served {
         Ok(()) => ExitCode::Success,
         Err(e) => {
             crate::error!("cannot serve on {addr}: {e}");
             ExitCode::BadInput
         }
+    }
+}
+
+impl EtcdVersion {
+    fn label(self) -> &'static str {
+        match self {
+            EtcdVersion::V3_4 => "3.4",
+            EtcdVersion::V3_5 => "3.5",
+        }
+    }
+
+    fn recheck(self) -> simetcd::Recheck {
+        match self {
+            EtcdVersion::V3_4 => simetcd::Recheck::No,
+            EtcdVersion::V3_5 => simetcd::Recheck::OwnKey,
+        }
+    }
+}
+
+/// Serves one etcd member until Ctrl-C or SIGTERM.
+async fn serve_etcd(
+    listener: std::net::TcpListener,
+    recheck: simetcd::Recheck,
+) -> Result<(), String> {
+    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
+    let member = simetcd::Member::default();
+    tokio::select! {
+        served = simetcd::serve_tcp(member, listener, recheck) => served.map_err(|e| e.to_string()),
+        _ = stop_signal() => Ok(()),
     }
 }
 

@@ -1,0 +1,175 @@
+//! The gRPC services, each a thin layer over [`Member`].
+
+use crate::lock::{self, Recheck};
+use crate::member::Member;
+use crate::pb::etcdserverpb::cluster_server::Cluster;
+use crate::pb::etcdserverpb::kv_server::Kv;
+use crate::pb::etcdserverpb::lease_server::Lease;
+use crate::pb::etcdserverpb::maintenance_server::Maintenance;
+use crate::pb::etcdserverpb::watch_server::Watch;
+use crate::pb::etcdserverpb::*;
+use crate::pb::v3lockpb::lock_server::Lock;
+use crate::pb::v3lockpb::{LockRequest, LockResponse, UnlockRequest, UnlockResponse};
+use crate::watch::WatchStream;
+use futures::{Stream, StreamExt};
+use std::pin::Pin;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::UnboundedReceiverStream;
+use tonic::{Request, Response, Status, Streaming};
+
+/// A server-side stream of responses.
+type Outgoing<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
+
+/// Every service of one member, as one value to register.
+#[derive(Debug, Clone)]
+pub struct Services {
+    member: Member,
+    client_url: String,
+    recheck: Recheck,
+}
+
+impl Services {
+    /// The services of `member`, which clients reach at `client_url`
+    /// (what `MemberList` reports), with `recheck` in its Lock service.
+    pub fn new(member: Member, client_url: String, recheck: Recheck) -> Services {
+        Services {
+            member,
+            client_url,
+            recheck,
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl Kv for Services {
+    async fn range(&self, r: Request<RangeRequest>) -> Result<Response<RangeResponse>, Status> {
+        self.member.range(r.get_ref()).map(Response::new)
+    }
+
+    async fn put(&self, r: Request<PutRequest>) -> Result<Response<PutResponse>, Status> {
+        self.member.put(r.get_ref()).map(Response::new)
+    }
+
+    async fn delete_range(
+        &self,
+        r: Request<DeleteRangeRequest>,
+    ) -> Result<Response<DeleteRangeResponse>, Status> {
+        self.member.delete_range(r.get_ref()).map(Response::new)
+    }
+
+    async fn txn(&self, r: Request<TxnRequest>) -> Result<Response<TxnResponse>, Status> {
+        self.member.txn(r.get_ref()).map(Response::new)
+    }
+
+    async fn compact(
+        &self,
+        r: Request<CompactionRequest>,
+    ) -> Result<Response<CompactionResponse>, Status> {
+        self.member.compact(r.get_ref()).map(Response::new)
+    }
+}
+
+#[tonic::async_trait]
+impl Watch for Services {
+    type WatchStream = Outgoing<WatchResponse>;
+
+    async fn watch(
+        &self,
+        r: Request<Streaming<WatchRequest>>,
+    ) -> Result<Response<Self::WatchStream>, Status> {
+        let mut incoming = r.into_inner();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut stream = WatchStream::new(self.member.clone(), tx);
+        tokio::spawn(async move {
+            // The watchers live as long as the client's side of the stream.
+            while let Some(Ok(req)) = incoming.next().await {
+                stream.handle(req);
+            }
+        });
+        Ok(Response::new(Box::pin(UnboundedReceiverStream::new(rx))))
+    }
+}
+
+#[tonic::async_trait]
+impl Lease for Services {
+    type LeaseKeepAliveStream = Outgoing<LeaseKeepAliveResponse>;
+
+    async fn lease_grant(
+        &self,
+        r: Request<LeaseGrantRequest>,
+    ) -> Result<Response<LeaseGrantResponse>, Status> {
+        self.member.lease_grant(r.get_ref()).map(Response::new)
+    }
+
+    async fn lease_revoke(
+        &self,
+        r: Request<LeaseRevokeRequest>,
+    ) -> Result<Response<LeaseRevokeResponse>, Status> {
+        self.member.lease_revoke(r.get_ref().id).map(Response::new)
+    }
+
+    async fn lease_keep_alive(
+        &self,
+        r: Request<Streaming<LeaseKeepAliveRequest>>,
+    ) -> Result<Response<Self::LeaseKeepAliveStream>, Status> {
+        let member = self.member.clone();
+        let answers = r
+            .into_inner()
+            .take_while(|req| futures::future::ready(req.is_ok()))
+            .map(move |req| Ok(member.lease_keep_alive(req.map(|q| q.id).unwrap_or(0))));
+        Ok(Response::new(Box::pin(answers)))
+    }
+
+    async fn lease_time_to_live(
+        &self,
+        r: Request<LeaseTimeToLiveRequest>,
+    ) -> Result<Response<LeaseTimeToLiveResponse>, Status> {
+        Ok(Response::new(self.member.lease_time_to_live(r.get_ref())))
+    }
+
+    async fn lease_leases(
+        &self,
+        _r: Request<LeaseLeasesRequest>,
+    ) -> Result<Response<LeaseLeasesResponse>, Status> {
+        Ok(Response::new(self.member.lease_leases()))
+    }
+}
+
+#[tonic::async_trait]
+impl Cluster for Services {
+    async fn member_list(
+        &self,
+        _r: Request<MemberListRequest>,
+    ) -> Result<Response<MemberListResponse>, Status> {
+        Ok(Response::new(self.member.member_list(&self.client_url)))
+    }
+}
+
+#[tonic::async_trait]
+impl Maintenance for Services {
+    async fn status(&self, _r: Request<StatusRequest>) -> Result<Response<StatusResponse>, Status> {
+        Ok(Response::new(self.member.status()))
+    }
+}
+
+#[tonic::async_trait]
+impl Lock for Services {
+    async fn lock(&self, r: Request<LockRequest>) -> Result<Response<LockResponse>, Status> {
+        let req = r.into_inner();
+        let (header, key) = lock::lock(&self.member, &req.name, req.lease, self.recheck).await?;
+        Ok(Response::new(LockResponse {
+            header: Some(header),
+            key,
+        }))
+    }
+
+    async fn unlock(&self, r: Request<UnlockRequest>) -> Result<Response<UnlockResponse>, Status> {
+        let resp = self.member.delete_range(&DeleteRangeRequest {
+            key: r.into_inner().key,
+            ..DeleteRangeRequest::default()
+        })?;
+        Ok(Response::new(UnlockResponse {
+            header: resp.header,
+        }))
+    }
+}
