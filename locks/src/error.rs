@@ -44,6 +44,16 @@ pub enum LockError {
     /// The outcome on the server is unknown.
     #[error("redis: {0}")]
     Redis(#[from] redis::RedisError),
+    /// An etcd request failed: the gRPC status, and whether the same
+    /// request may succeed later (the member was unreachable, timed out or
+    /// had no leader) rather than being refused for good.
+    #[error("etcd: {message}")]
+    Etcd {
+        /// The status code and message.
+        message: String,
+        /// Whether trying again may work.
+        transient: bool,
+    },
     /// A reply did not have the shape the lock's script promises.
     #[error("unexpected reply from {command}: {reply}")]
     Protocol {
@@ -59,7 +69,14 @@ impl LockError {
     /// saw an error (a timeout or a broken connection): neither success nor
     /// failure can be assumed.
     pub fn outcome_unknown(&self) -> bool {
-        matches!(self, LockError::Redis(_))
+        matches!(
+            self,
+            LockError::Redis(_)
+                | LockError::Etcd {
+                    transient: true,
+                    ..
+                }
+        )
     }
 
     /// Whether the same request may succeed later: a connection refused,
@@ -72,6 +89,7 @@ impl LockError {
     pub fn transient(&self) -> bool {
         match self {
             LockError::Redis(e) => !matches!(e.retry_method(), redis::RetryMethod::NoRetry),
+            LockError::Etcd { transient, .. } => *transient,
             _ => false,
         }
     }

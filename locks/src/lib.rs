@@ -64,6 +64,7 @@
 pub mod clock;
 pub mod conn;
 pub mod error;
+pub mod etcd;
 pub mod fault;
 pub mod ladder;
 pub mod lease;

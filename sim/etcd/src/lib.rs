@@ -36,11 +36,10 @@ pub mod lease;
 pub mod lock;
 pub mod member;
 pub mod mvcc;
-pub mod pb;
 pub mod server;
 pub mod service;
 pub mod watch;
 
 pub use lock::Recheck;
 pub use member::{Identity, Member};
-pub use server::{CLIENT_PORT, serve_tcp};
+pub use server::{CLIENT_PORT, serve_sim, serve_tcp};

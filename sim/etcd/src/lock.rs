@@ -12,12 +12,12 @@
 
 use crate::keys::KeyRange;
 use crate::member::Member;
-use crate::pb::etcdserverpb::compare::{CompareResult, CompareTarget, TargetUnion};
-use crate::pb::etcdserverpb::range_request::{SortOrder, SortTarget};
-use crate::pb::etcdserverpb::request_op::Request;
-use crate::pb::etcdserverpb::response_op::Response;
-use crate::pb::etcdserverpb::*;
-use crate::pb::mvccpb::event::EventType;
+use etcdproto::etcdserverpb::compare::{CompareResult, CompareTarget, TargetUnion};
+use etcdproto::etcdserverpb::range_request::{SortOrder, SortTarget};
+use etcdproto::etcdserverpb::request_op::Request;
+use etcdproto::etcdserverpb::response_op::Response;
+use etcdproto::etcdserverpb::*;
+use etcdproto::mvccpb::event::EventType;
 use tonic::Status;
 
 /// Whether a waiter re-reads its own key once its predecessors are gone.
@@ -126,7 +126,7 @@ fn first_created(prefix: &[u8]) -> RangeRequest {
     }
 }
 
-fn range_kvs(responses: &[ResponseOp], i: usize) -> Vec<crate::pb::mvccpb::KeyValue> {
+fn range_kvs(responses: &[ResponseOp], i: usize) -> Vec<etcdproto::mvccpb::KeyValue> {
     match responses.get(i).and_then(|r| r.response.as_ref()) {
         Some(Response::ResponseRange(r)) => r.kvs.clone(),
         _ => Vec::new(),
@@ -161,7 +161,7 @@ async fn wait_deletes(
 
 /// Waits for a DELETE of `key` at revision `from` or later.
 async fn wait_delete(member: &Member, key: &[u8], from: i64) -> Result<(), Status> {
-    let is_delete = |e: &crate::pb::mvccpb::Event| e.r#type == EventType::Delete as i32;
+    let is_delete = |e: &etcdproto::mvccpb::Event| e.r#type == EventType::Delete as i32;
     let mut sub = member
         .subscribe(KeyRange::One(key.to_vec()), from)
         .map_err(|_| crate::errors::compacted())?;

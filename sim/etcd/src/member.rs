@@ -10,11 +10,11 @@ use crate::errors;
 use crate::keys::KeyRange;
 use crate::lease::Lessor;
 use crate::mvcc::{Store, WriteTxn};
-use crate::pb::etcdserverpb::compare::{CompareResult, CompareTarget, TargetUnion};
-use crate::pb::etcdserverpb::request_op::Request;
-use crate::pb::etcdserverpb::response_op::Response;
-use crate::pb::etcdserverpb::*;
-use crate::pb::mvccpb::{Event, KeyValue};
+use etcdproto::etcdserverpb::compare::{CompareResult, CompareTarget, TargetUnion};
+use etcdproto::etcdserverpb::request_op::Request;
+use etcdproto::etcdserverpb::response_op::Response;
+use etcdproto::etcdserverpb::*;
+use etcdproto::mvccpb::{Event, KeyValue};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::mpsc;
@@ -406,7 +406,7 @@ impl Member {
         let st = self.lock();
         MemberListResponse {
             header: Some(self.header_at(&st, st.store.revision())),
-            members: vec![crate::pb::etcdserverpb::Member {
+            members: vec![etcdproto::etcdserverpb::Member {
                 id: self.id.member_id,
                 name: self.id.name.clone(),
                 peer_ur_ls: vec!["http://localhost:2380".into()],

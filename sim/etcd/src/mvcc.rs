@@ -12,10 +12,10 @@
 
 use crate::errors;
 use crate::keys::KeyRange;
-use crate::pb::etcdserverpb::range_request::{SortOrder, SortTarget};
-use crate::pb::etcdserverpb::{DeleteRangeRequest, PutRequest, RangeRequest};
-use crate::pb::mvccpb::event::EventType;
-use crate::pb::mvccpb::{Event, KeyValue};
+use etcdproto::etcdserverpb::range_request::{SortOrder, SortTarget};
+use etcdproto::etcdserverpb::{DeleteRangeRequest, PutRequest, RangeRequest};
+use etcdproto::mvccpb::event::EventType;
+use etcdproto::mvccpb::{Event, KeyValue};
 use std::collections::{BTreeMap, VecDeque};
 use tonic::Status;
 

@@ -4,13 +4,13 @@
 use crate::lease::REVOKE_CHECK_MS;
 use crate::lock::Recheck;
 use crate::member::Member;
-use crate::pb::etcdserverpb::cluster_server::ClusterServer;
-use crate::pb::etcdserverpb::kv_server::KvServer;
-use crate::pb::etcdserverpb::lease_server::LeaseServer;
-use crate::pb::etcdserverpb::maintenance_server::MaintenanceServer;
-use crate::pb::etcdserverpb::watch_server::WatchServer;
-use crate::pb::v3lockpb::lock_server::LockServer;
 use crate::service::Services;
+use etcdproto::etcdserverpb::cluster_server::ClusterServer;
+use etcdproto::etcdserverpb::kv_server::KvServer;
+use etcdproto::etcdserverpb::lease_server::LeaseServer;
+use etcdproto::etcdserverpb::maintenance_server::MaintenanceServer;
+use etcdproto::etcdserverpb::watch_server::WatchServer;
+use etcdproto::v3lockpb::lock_server::LockServer;
 use std::time::Duration;
 use tonic::transport::Server;
 use tonic::transport::server::Router;
@@ -54,4 +54,69 @@ pub async fn serve_tcp(
         .await;
     revoker.abort();
     result
+}
+
+/// A turmoil TCP stream as tonic's server wants it.
+struct SimStream(turmoil::net::TcpStream);
+
+impl tonic::transport::server::Connected for SimStream {
+    type ConnectInfo = ();
+
+    fn connect_info(&self) -> Self::ConnectInfo {}
+}
+
+impl tokio::io::AsyncRead for SimStream {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for SimStream {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+}
+
+/// Serves `member` on turmoil's network at `port` of the current host: a
+/// turmoil host's body. The member lives outside the host, so it survives
+/// the host's crash with whatever it had committed (etcd fsyncs every
+/// write before answering).
+pub async fn serve_sim(member: Member, port: u16, recheck: Recheck) -> turmoil::Result {
+    let listener = turmoil::net::TcpListener::bind(("0.0.0.0", port)).await?;
+    let incoming = futures::stream::unfold(listener, |l| async move {
+        let next = l.accept().await.map(|(s, _)| SimStream(s));
+        Some((next, l))
+    });
+    let revoker = tokio::spawn(revoke_loop(member.clone()));
+    let served = router(Services::new(
+        member,
+        format!("http://0.0.0.0:{port}"),
+        recheck,
+    ))
+    .serve_with_incoming(incoming)
+    .await;
+    revoker.abort();
+    served.map_err(|e| e.to_string().into())
 }

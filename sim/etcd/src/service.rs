@@ -2,15 +2,15 @@
 
 use crate::lock::{self, Recheck};
 use crate::member::Member;
-use crate::pb::etcdserverpb::cluster_server::Cluster;
-use crate::pb::etcdserverpb::kv_server::Kv;
-use crate::pb::etcdserverpb::lease_server::Lease;
-use crate::pb::etcdserverpb::maintenance_server::Maintenance;
-use crate::pb::etcdserverpb::watch_server::Watch;
-use crate::pb::etcdserverpb::*;
-use crate::pb::v3lockpb::lock_server::Lock;
-use crate::pb::v3lockpb::{LockRequest, LockResponse, UnlockRequest, UnlockResponse};
 use crate::watch::WatchStream;
+use etcdproto::etcdserverpb::cluster_server::Cluster;
+use etcdproto::etcdserverpb::kv_server::Kv;
+use etcdproto::etcdserverpb::lease_server::Lease;
+use etcdproto::etcdserverpb::maintenance_server::Maintenance;
+use etcdproto::etcdserverpb::watch_server::Watch;
+use etcdproto::etcdserverpb::*;
+use etcdproto::v3lockpb::lock_server::Lock;
+use etcdproto::v3lockpb::{LockRequest, LockResponse, UnlockRequest, UnlockResponse};
 use futures::{Stream, StreamExt};
 use std::pin::Pin;
 use tokio::sync::mpsc;

@@ -7,11 +7,11 @@
 
 use crate::keys::KeyRange;
 use crate::member::{Batch, Member};
-use crate::pb::etcdserverpb::watch_create_request::FilterType;
-use crate::pb::etcdserverpb::watch_request::RequestUnion;
-use crate::pb::etcdserverpb::{WatchCreateRequest, WatchRequest, WatchResponse};
-use crate::pb::mvccpb::Event;
-use crate::pb::mvccpb::event::EventType;
+use etcdproto::etcdserverpb::watch_create_request::FilterType;
+use etcdproto::etcdserverpb::watch_request::RequestUnion;
+use etcdproto::etcdserverpb::{WatchCreateRequest, WatchRequest, WatchResponse};
+use etcdproto::mvccpb::Event;
+use etcdproto::mvccpb::event::EventType;
 use std::collections::BTreeMap;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
