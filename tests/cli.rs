@@ -365,20 +365,28 @@ fn run_of_a_big_scenario_says_how_long_to_expect_before_it_starts() {
 }
 
 #[test]
-fn ladder_lists_the_libraries_as_a_group_of_their_own_after_the_ladder() {
+fn ladder_lists_the_libraries_and_the_etcd_locks_as_groups_of_their_own_after_the_ladder() {
     let out = locklab(&["ladder"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    let (ladder, libraries) = text
+    let (ladder, groups) = text
         .split_once("\nlibraries:\n")
         .expect("a libraries group");
+    let (libraries, etcd) = groups.split_once("\netcd:\n").expect("an etcd group");
     for rung in locks::LADDER {
         assert!(ladder.contains(rung.id), "{}", rung.id);
     }
-    let ids: Vec<&str> = libraries
-        .lines()
-        .filter_map(|l| l.split_whitespace().nth(1))
+    let ids = |group: &str| -> Vec<String> {
+        group
+            .lines()
+            .filter_map(|l| l.split_whitespace().nth(1))
+            .map(str::to_string)
+            .collect()
+    };
+    let expected: Vec<String> = locks::LIBRARIES.iter().map(|r| r.id.to_string()).collect();
+    assert_eq!(ids(libraries), expected);
+    let expected: Vec<String> = (locks::etcd::rungs::RUNGS.iter())
+        .map(|r| r.id.to_string())
         .collect();
-    let expected: Vec<&str> = locks::LIBRARIES.iter().map(|r| r.id).collect();
-    assert_eq!(ids, expected);
+    assert_eq!(ids(etcd), expected);
 }

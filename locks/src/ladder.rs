@@ -53,6 +53,10 @@ pub struct Rung {
     /// Whether it renews its own lease while held (a watchdog).
     #[serde(skip)]
     pub renews: bool,
+    /// The lock service it keeps its state on: `redis`, or `etcd` for the
+    /// rungs of [`crate::etcd`].
+    #[serde(skip)]
+    pub service: &'static str,
 }
 
 impl Rung {
@@ -75,6 +79,7 @@ impl Rung {
         publishes: false,
         reentrant: false,
         renews: false,
+        service: "redis",
     };
 
     /// The start of the metadata of a rung registered outside the ladder
@@ -113,16 +118,18 @@ pub(crate) fn built_in(id: &str) -> Option<&'static Rung> {
     LADDER
         .iter()
         .chain(crate::libraries::LIBRARIES.iter())
+        .chain(crate::etcd::rungs::RUNGS.iter())
         .copied()
         .find(|r| r.id == id)
 }
 
 /// Every built-in rung id: the ladder's in ladder order, then the library
-/// rungs'.
+/// rungs', then the etcd rungs'.
 pub fn all_ids() -> Vec<&'static str> {
     LADDER
         .iter()
         .chain(crate::libraries::LIBRARIES.iter())
+        .chain(crate::etcd::rungs::RUNGS.iter())
         .map(|r| r.id)
         .collect()
 }

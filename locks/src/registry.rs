@@ -242,7 +242,9 @@ pub fn registered_source(id: &str, source: &str) -> Option<Registration> {
 /// The registration of `id`: a ladder rung's, or one registered in this
 /// process.
 pub fn registration(id: &str) -> Option<Registration> {
-    if let Some(rung) = crate::ladder::built_in(id) {
+    // An etcd rung is not built from Redis connections: the engines build
+    // it over a channel to its member (`crate::etcd::rungs::EtcdLock`).
+    if let Some(rung) = crate::ladder::built_in(id).filter(|r| r.service == "redis") {
         return Some(Registration::new(rung, move |parts| {
             crate::ladder::construct(rung.id, parts)
         }));

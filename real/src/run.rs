@@ -156,7 +156,7 @@ impl<'s> RealWorld<'s> {
         bin: &ServerBin,
     ) -> Result<RealWorld<'s>, RunError> {
         let topology = scenario.topology_of(rung).clone();
-        let service = lock_service(&topology)?;
+        let service = lock_service(rung, &topology)?;
         let run_id = run_id();
         let mut store_server =
             Nodes::new(&format!("{run_id}-store"), bin.clone()).map_err(harness_error)?;

@@ -152,19 +152,28 @@ fn start_process(
     incarnation: u32,
 ) -> Result<Client, Box<dyn std::error::Error>> {
     let i = state.index;
-    let dial = |host: Host| {
-        ReconnectingConnection::new(
-            SimDialer::new(host, shared.directory.clone(), state.machine.freeze.clone())
-                .with_links(state.machine.links.clone())
-                .with_ports(state.machine.ports.clone()),
-            setup.conn,
-        )
+    let dialer = |host: Host| {
+        SimDialer::new(host, shared.directory.clone(), state.machine.freeze.clone())
+            .with_links(state.machine.links.clone())
+            .with_ports(state.machine.ports.clone())
     };
-    let conns: Vec<_> = setup.targets.iter().map(|&t| dial(t)).collect();
+    let dial = |host: Host| ReconnectingConnection::new(dialer(host), setup.conn);
     let hook = SimHook::new(state.clone(), setup.aimed.clone(), shared.clone());
     let ctx = LockContext::new(state.clock.clone(), client_seed(setup.seed, i, incarnation))
         .with_hook(Arc::new(hook));
-    let lock = locks::build(&setup.rung, conns, ctx, setup.lock)?;
+    // An etcd rung speaks gRPC to its member; every other rung, RESP.
+    let lock = match locks::etcd::rungs::build(
+        &setup.rung,
+        dialer(setup.targets[0]),
+        ctx.clone(),
+        setup.lock,
+    ) {
+        Some(lock) => lock,
+        None => {
+            let conns: Vec<_> = setup.targets.iter().map(|&t| dial(t)).collect();
+            locks::build(&setup.rung, conns, ctx, setup.lock)?
+        }
+    };
     Ok(Client {
         group: setup.group.clone(),
         key: setup.key.clone(),

@@ -137,7 +137,7 @@ pub fn run_wall(scenario: &Scenario, rung: &str) -> Duration {
 fn machines_of(scenario: &Scenario, rung: &str) -> usize {
     let topology = scenario.topology_of(rung);
     let clients = scenario.client_count();
-    let Ok(service) = crate::service::lock_service(topology) else {
+    let Ok(service) = crate::service::lock_service(rung, topology) else {
         // No run: a machine per host is the most it could have.
         return clients + topology.node_count() + 1;
     };

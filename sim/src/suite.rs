@@ -99,7 +99,7 @@ fn unique(loaded: Vec<(String, Scenario)>) -> Result<Vec<Scenario>, ScenarioErro
 }
 
 /// The rungs `grid` runs in `scenario`: the ones it names, or
-/// every rung of the ladder.
+/// every built-in rung whose lock service runs the scenario's deployment.
 pub fn rungs_of(grid: Grid, scenario: &Scenario) -> Vec<String> {
     match grid {
         Grid::Named => scenario.rungs.clone(),
@@ -112,7 +112,14 @@ pub fn rungs_of(grid: Grid, scenario: &Scenario) -> Vec<String> {
                 .iter()
                 .filter(|r| !ladder.contains(&r.as_str()))
                 .cloned();
-            ladder.iter().map(|r| r.to_string()).chain(others).collect()
+            // A rung whose service cannot run the deployment (an etcd
+            // rung in a replicated Redis scenario) has no cell there.
+            let runs_here =
+                |r: &&&str| crate::service::lock_service(r, scenario.topology_of(r)).is_ok();
+            (ladder.iter().filter(runs_here))
+                .map(|r| r.to_string())
+                .chain(others)
+                .collect()
         }
     }
 }

@@ -118,7 +118,7 @@ impl<'s> World<'s> {
     /// agenda.
     pub fn build(scenario: &'s Scenario, rung: &str, seed: u64) -> Result<World<'s>, RunError> {
         let topology = scenario.topology_of(rung).clone();
-        let service = service::lock_service(&topology)?;
+        let service = service::lock_service(rung, &topology)?;
         let latency = Duration::from_millis(scenario.network.latency_ms);
         let trip_ms = scenario.network.latency_ms + scenario.network.jitter_ms;
         let mut sim = turmoil::Builder::new()

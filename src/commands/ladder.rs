@@ -32,6 +32,11 @@ pub fn execute(_args: Args) -> Outcome<LadderResult> {
     for rung in locks::LIBRARIES {
         outln!(" -  {:<14} {:<62} {}", rung.id, rung.fixes, rung.flaw);
     }
+    // The locks on etcd: another service, so another group.
+    outln!("\netcd:");
+    for rung in locks::etcd::rungs::RUNGS {
+        outln!(" -  {:<14} {:<62} {}", rung.id, rung.fixes, rung.flaw);
+    }
     let rungs = locks::LADDER.iter().map(|rung| **rung).collect();
     Outcome::new(ExitCode::Success, Some(LadderResult { rungs }))
 }

@@ -52,9 +52,10 @@ pub const MUTEX_3_4: Rung = Rung {
     id: "etcd-mutex-3.4",
     acquire: "session lease + put <name>/<lease> if absent; the lowest create revision holds; a waiter watches the key just before its own",
     release: "delete the key, revoke the lease",
-    fixes: "a live holder keeps its lease alive, a dead one frees the lock one TTL later, and a release wakes one waiter instead of all",
+    fixes: "no TTL to guess; a release wakes one waiter, not all",
     flaw: "a waiter whose lease expired while it waited is still told it holds the lock (etcd issue 11456)",
     shown_by: "etcd-waiter-lease-expires",
+    service: "etcd",
     ..Rung::OFF_LADDER
 };
 
@@ -63,9 +64,10 @@ pub const MUTEX: Rung = Rung {
     id: "etcd-mutex",
     acquire: "as etcd-mutex-3.4, then read its own key again after the wait",
     release: "as etcd-mutex-3.4",
-    fixes: "a waiter whose lease expired while it waited gets \"session expired\" instead of the lock",
+    fixes: "a waiter whose lease expired gets \"session expired\"",
     flaw: "a holder paused past its lease TTL still believes it holds the lock: the lease problem is not Redis's alone",
     shown_by: "etcd-holder-paused",
+    service: "etcd",
     ..Rung::OFF_LADDER
 };
 
@@ -77,6 +79,7 @@ pub const LOCK_RPC: Rung = Rung {
     fixes: "one request instead of a client-side recipe",
     flaw: "the server runs 3.4's Mutex: a waiter whose lease expired while it waited is told it holds the lock",
     shown_by: "etcd-waiter-lease-expires",
+    service: "etcd",
     ..Rung::OFF_LADDER
 };
 
@@ -85,10 +88,11 @@ pub const FENCED: Rung = Rung {
     id: "etcd-fenced",
     acquire: "as etcd-mutex; the fencing token is the create revision of its own key",
     release: "as etcd-mutex",
-    fixes: "the resource refuses writes with a lower token, so a holder that lost its lease can no longer corrupt it",
+    fixes: "the resource refuses a holder that lost its lease",
     flaw: "needs a resource that checks tokens",
     shown_by: "etcd-holder-paused",
     fencing: true,
+    service: "etcd",
     ..Rung::OFF_LADDER
 };
 
@@ -293,4 +297,16 @@ impl Lock for EtcdLock {
             Ok(())
         })
     }
+}
+
+/// The etcd rung `id` over a channel to the member `dialer` reaches; `None`
+/// if `id` is not an etcd rung.
+pub fn build<D: crate::conn::Dialer>(
+    id: &str,
+    dialer: D,
+    ctx: LockContext,
+    config: LockConfig,
+) -> Option<Box<dyn Lock>> {
+    let channel = crate::etcd::channel::channel(std::sync::Arc::new(dialer));
+    EtcdLock::new(id, channel, ctx, config).map(|l| Box::new(l) as Box<dyn Lock>)
 }

@@ -58,7 +58,12 @@ struct Watcher {
     tx: mpsc::UnboundedSender<Batch>,
 }
 
+/// Told of every change to a key: the event, and whether a lease's
+/// expiry caused it (rather than a request).
+pub type Observer = Arc<dyn Fn(&Event, bool) + Send + Sync>;
+
 struct State {
+    observer: Option<Observer>,
     store: Store,
     lessor: Lessor,
     watchers: BTreeMap<u64, Watcher>,
@@ -105,6 +110,7 @@ impl Member {
         let first_lease = ((id.member_id & 0x7fff) << 48 | 0x7ba1_c3e2_a100) as i64;
         Member {
             state: Arc::new(Mutex::new(State {
+                observer: None,
                 store: Store::new(),
                 lessor: Lessor::new(first_lease),
                 watchers: BTreeMap::new(),
@@ -225,10 +231,24 @@ impl Member {
         })
     }
 
+    /// Tells `observer` of every change to a key from now on.
+    pub fn observe(&self, observer: Observer) {
+        self.lock().observer = Some(observer);
+    }
+
     /// Moves leases and watchers along after a write.
     fn after_write(&self, st: &mut State, events: &[Event]) {
+        self.after_change(st, events, false);
+    }
+
+    fn after_change(&self, st: &mut State, events: &[Event], expiry: bool) {
         if events.is_empty() {
             return;
+        }
+        if let Some(observer) = &st.observer {
+            for e in events {
+                observer(e, expiry);
+            }
         }
         for e in events {
             let kv = e.kv.as_ref();
@@ -271,13 +291,13 @@ impl Member {
     pub fn lease_revoke(&self, id: i64) -> Result<LeaseRevokeResponse, Status> {
         let mut guard = self.lock();
         let st = &mut *guard;
-        self.revoke_locked(st, id)?;
+        self.revoke_locked(st, id, false)?;
         Ok(LeaseRevokeResponse {
             header: Some(self.header_at(st, st.store.revision())),
         })
     }
 
-    fn revoke_locked(&self, st: &mut State, id: i64) -> Result<(), Status> {
+    fn revoke_locked(&self, st: &mut State, id: i64, expiry: bool) -> Result<(), Status> {
         let keys = st.lessor.revoke(id)?;
         let mut w = st.store.write();
         for key in keys {
@@ -287,7 +307,7 @@ impl Member {
             });
         }
         let events = w.commit();
-        self.after_write(st, &events);
+        self.after_change(st, &events, expiry);
         Ok(())
     }
 
@@ -297,7 +317,7 @@ impl Member {
         let st = &mut *guard;
         let expired = st.lessor.expired(Instant::now());
         for id in &expired {
-            let _ = self.revoke_locked(st, *id);
+            let _ = self.revoke_locked(st, *id, true);
         }
         expired
     }

@@ -16,11 +16,12 @@
 //! simulated Redis node whatever the lock runs on
 //! (`sim/src/store_host.rs`), because the workload's sales speak Redis.
 //!
-//! One service, one file beside this one ([`redis`]), registered in
+//! One service, one file beside this one ([`redis`], [`etcd`]), registered in
 //! [`SERVICES`]. Real mode has the other half of each service, its real
 //! servers (`real::service`), so that a service has one API and two
 //! backends, as a madsim crate does.
 
+pub mod etcd;
 pub mod redis;
 
 use crate::machines::Machines;
@@ -35,7 +36,7 @@ use model::scenario::{Topology, TopologyKind};
 use std::sync::Arc;
 
 /// Every lock service the simulator knows, the default first.
-pub const SERVICES: &[&dyn LockService] = &[&redis::RedisService];
+pub const SERVICES: &[&dyn LockService] = &[&redis::RedisService, &etcd::EtcdService];
 
 /// A kind of server locks keep their state on, as the simulator sees it.
 pub trait LockService: Sync {
@@ -131,19 +132,32 @@ impl GroundTruth {
     }
 }
 
-/// The lock service of runs in `topology`. Every rung of the `locks`
-/// crate speaks Redis's protocol, so it is the default service, the first
-/// of [`SERVICES`]; the error says so when that service cannot run the
-/// deployment's kind.
-pub fn lock_service(topology: &Topology) -> Result<&'static dyn LockService, RunError> {
-    let service = SERVICES[0];
+/// The lock service `rung` keeps its state on (its metadata's
+/// `service`), checked against the deployment `topology` asks for.
+pub fn lock_service(rung: &str, topology: &Topology) -> Result<&'static dyn LockService, RunError> {
+    let name = locks::rung(rung).map_or("redis", |r| r.service);
+    let service = SERVICES
+        .iter()
+        .copied()
+        .find(|s| s.name() == name)
+        .ok_or_else(|| {
+            RunError::BadInput(format!(
+                "{rung}: no simulated lock service is named {name:?}"
+            ))
+        })?;
     if service.kinds().contains(&topology.kind) {
         Ok(service)
     } else {
         Err(RunError::BadInput(format!(
-            "the lock service {} cannot run a {:?} deployment",
+            "{rung}: the lock service {} cannot run a {:?} deployment; it runs {}",
             service.name(),
-            topology.kind
+            topology.kind,
+            service
+                .kinds()
+                .iter()
+                .map(|k| format!("{k:?}").to_lowercase())
+                .collect::<Vec<_>>()
+                .join(", ")
         )))
     }
 }
