@@ -20,3 +20,18 @@ pub mod etcdserverpb {
 pub mod v3lockpb {
     tonic::include_proto!("v3lockpb");
 }
+
+/// The end of the range of every key that starts with `prefix` (what
+/// clientv3's `GetPrefixRangeEnd` computes): the prefix with its last byte
+/// below 0xff incremented and what follows dropped; `"\0"` (every key from
+/// `prefix` on) when every byte is 0xff.
+pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    vec![0]
+}

@@ -51,18 +51,6 @@ pub struct Held {
     pub header_revision: i64,
 }
 
-/// The end of the range of keys that start with `prefix`.
-pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return end;
-        }
-    }
-    vec![0]
-}
-
 fn op(r: Request) -> RequestOp {
     RequestOp { request: Some(r) }
 }
@@ -70,7 +58,7 @@ fn op(r: Request) -> RequestOp {
 fn oldest_under(prefix: &str) -> RangeRequest {
     RangeRequest {
         key: prefix.as_bytes().to_vec(),
-        range_end: prefix_end(prefix.as_bytes()),
+        range_end: etcdproto::prefix_end(prefix.as_bytes()),
         limit: 1,
         sort_order: SortOrder::Ascend as i32,
         sort_target: SortTarget::Create as i32,
@@ -205,7 +193,7 @@ async fn wait_deletes(
     loop {
         let newest = RangeRequest {
             key: prefix.as_bytes().to_vec(),
-            range_end: prefix_end(prefix.as_bytes()),
+            range_end: etcdproto::prefix_end(prefix.as_bytes()),
             limit: 1,
             sort_order: SortOrder::Descend as i32,
             sort_target: SortTarget::Create as i32,

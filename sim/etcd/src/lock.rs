@@ -103,22 +103,11 @@ fn op(r: Request) -> RequestOp {
     RequestOp { request: Some(r) }
 }
 
-fn prefix_end(prefix: &[u8]) -> Vec<u8> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return end;
-        }
-    }
-    vec![0]
-}
-
 /// The oldest key under `prefix` (clientv3's `WithFirstCreate`).
 fn first_created(prefix: &[u8]) -> RangeRequest {
     RangeRequest {
         key: prefix.to_vec(),
-        range_end: prefix_end(prefix),
+        range_end: etcdproto::prefix_end(prefix),
         limit: 1,
         sort_order: SortOrder::Ascend as i32,
         sort_target: SortTarget::Create as i32,
@@ -144,7 +133,7 @@ async fn wait_deletes(
     loop {
         let resp = member.range(&RangeRequest {
             key: prefix.to_vec(),
-            range_end: prefix_end(prefix),
+            range_end: etcdproto::prefix_end(prefix),
             limit: 1,
             sort_order: SortOrder::Descend as i32,
             sort_target: SortTarget::Create as i32,

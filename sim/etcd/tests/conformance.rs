@@ -17,6 +17,8 @@ use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+mod common;
+
 const CASES: &str = include_str!("conformance/cases.txt");
 
 /// One line of the cases file.
@@ -389,25 +391,6 @@ fn without_logs(stderr: &str) -> String {
         .collect()
 }
 
-/// The simulated member on a real TCP port, on a thread of its own.
-fn start_simulated() -> SocketAddr {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-    let addr = listener.local_addr().expect("its address");
-    listener.set_nonblocking(true).expect("non-blocking");
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
-            let _ = simetcd::serve_tcp(simetcd::Member::default(), listener, simetcd::Recheck::No)
-                .await;
-        });
-    });
-    addr
-}
-
 #[test]
 fn the_cases_file_parses_and_holds_at_least_sixty_lines() {
     let lines = parse(CASES).unwrap();
@@ -429,7 +412,7 @@ fn etcdctl_prints_the_same_against_real_etcd_and_the_simulated_member() {
         }
     };
     let mut real_arm = Arm::new(real.addr());
-    let mut sim_arm = Arm::new(start_simulated());
+    let mut sim_arm = Arm::new(common::start_simulated());
     let mut differences = Vec::new();
     for line in &lines {
         let a = real_arm.step(&line.step);

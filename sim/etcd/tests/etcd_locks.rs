@@ -51,6 +51,21 @@ fn lock_of(rung: &str, ttl: Duration) -> EtcdLock {
     EtcdLock::new(rung, channel(Arc::new(TurmoilDialer)), ctx, config).expect("an etcd rung")
 }
 
+/// A simulation of at most `secs` seconds, seeded, with one member on
+/// host `etcd` whose Lock service re-checks as `recheck` says.
+fn simulation(secs: u64, recheck: simetcd::Recheck) -> turmoil::Sim<'static> {
+    let mut sim = turmoil::Builder::new()
+        .simulation_duration(Duration::from_secs(secs))
+        .tick_duration(Duration::from_millis(1))
+        .rng_seed(1)
+        .build();
+    let member = simetcd::Member::default();
+    sim.host("etcd", move || {
+        simetcd::serve_sim(member.clone(), PORT, recheck)
+    });
+    sim
+}
+
 /// What a client did, in simulated seconds since the start.
 #[derive(Debug, Clone, PartialEq)]
 enum Did {
@@ -113,16 +128,7 @@ fn client(
 /// its lease expires and its key is deleted; C queues behind; A releases
 /// at 15 s and C takes the lock; B's link comes back at 18 s.
 fn waiter_lease_expires(rung: &'static str) -> Vec<Did> {
-    let mut sim = turmoil::Builder::new()
-        .simulation_duration(Duration::from_secs(120))
-        .tick_duration(Duration::from_millis(1))
-        .rng_seed(1)
-        .build();
-    let member = simetcd::Member::default();
-    let recheck = simetcd::Recheck::No;
-    sim.host("etcd", move || {
-        simetcd::serve_sim(member.clone(), PORT, recheck)
-    });
+    let mut sim = simulation(120, simetcd::Recheck::No);
     let log: Log = Arc::default();
     client(&mut sim, "a", rung, 30, 0.0, 15.0, log.clone());
     client(&mut sim, "b", rung, 3, 1.0, 1.0, log.clone());
@@ -185,15 +191,7 @@ fn etcd_3_5_mutex_tells_the_expired_waiter_its_session_expired() {
 
 #[test]
 fn an_etcd_mutex_hands_the_lock_from_holder_to_waiter_without_overlap() {
-    let mut sim = turmoil::Builder::new()
-        .simulation_duration(Duration::from_secs(60))
-        .tick_duration(Duration::from_millis(1))
-        .rng_seed(1)
-        .build();
-    let member = simetcd::Member::default();
-    sim.host("etcd", move || {
-        simetcd::serve_sim(member.clone(), PORT, simetcd::Recheck::No)
-    });
+    let mut sim = simulation(60, simetcd::Recheck::No);
     let log: Log = Arc::default();
     for (i, name) in ["a", "b", "c", "d"].into_iter().enumerate() {
         client(
@@ -223,15 +221,7 @@ fn an_etcd_mutex_hands_the_lock_from_holder_to_waiter_without_overlap() {
 fn a_holder_cut_off_past_its_lease_still_believes_it_holds_an_etcd_mutex() {
     // A holds with a 3 s lease for 10 s and is cut off from 1 s to 9 s;
     // its key goes with its lease, and B, waiting, takes the lock.
-    let mut sim = turmoil::Builder::new()
-        .simulation_duration(Duration::from_secs(60))
-        .tick_duration(Duration::from_millis(1))
-        .rng_seed(1)
-        .build();
-    let member = simetcd::Member::default();
-    sim.host("etcd", move || {
-        simetcd::serve_sim(member.clone(), PORT, simetcd::Recheck::OwnKey)
-    });
+    let mut sim = simulation(60, simetcd::Recheck::OwnKey);
     let log: Log = Arc::default();
     client(&mut sim, "a", "etcd-mutex", 3, 0.0, 10.0, log.clone());
     client(&mut sim, "b", "etcd-mutex", 3, 0.5, 1.0, log.clone());

@@ -11,23 +11,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-fn start_simulated() -> SocketAddr {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-    let addr = listener.local_addr().expect("its address");
-    listener.set_nonblocking(true).expect("non-blocking");
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
-            let _ = simetcd::serve_tcp(simetcd::Member::default(), listener, simetcd::Recheck::No)
-                .await;
-        });
-    });
-    addr
-}
+mod common;
 
 /// Three clients take `rung`'s lock on one resource twice each; returns
 /// each hold as (start, end, fence), in real time.
@@ -86,7 +70,7 @@ fn check_turns(what: &str, rung: &str, holds: &[(Instant, Instant, Option<u64>)]
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_etcd_rung_takes_turns_on_real_etcd_and_on_the_simulated_member() {
-    let simulated = start_simulated();
+    let simulated = common::start_simulated();
     for rung in RUNGS {
         let holds = take_turns(simulated, rung.id).await;
         check_turns("simulated", rung.id, &holds);
