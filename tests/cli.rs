@@ -146,6 +146,23 @@ fn the_tour_tells_every_rung_from_live_runs() {
 }
 
 #[test]
+fn the_tours_etcd_chapter_shows_3_4_fooled_by_an_expired_waiter_and_3_5_not() {
+    let line = |rung: &str| {
+        let out = locklab(&["tour", "--rung", rung]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.contains("━━ etcd ━━"), "{text}");
+        assert!(text.contains(&format!("── {rung} ──")), "{text}");
+        text.lines()
+            .find(|l| l.trim_start().starts_with("etcd-waiter-lease-expires"))
+            .map(str::to_string)
+            .expect("the waiter-lease scenario's line")
+    };
+    assert!(line("etcd-mutex-3.4").contains("VIOLATED"));
+    assert!(line("etcd-mutex").contains("SAFE"));
+}
+
+#[test]
 fn run_reads_a_piped_scenario_once_and_its_run_folder_replays() {
     let dir = scratch("pipe");
     let source =

@@ -147,6 +147,14 @@ pub const LIBRARIES_HEADING: &str = "━━ libraries ━━\n\
      faults their users reported (scenarios/libraries/) and the ladder's: which \
      faults each survives, and why.\n";
 
+/// The heading of the etcd chapter.
+pub const ETCD_HEADING: &str = "━━ etcd ━━\n\
+     The same question on etcd: a lease that the client keeps alive instead of a TTL \
+     to guess, a revision on every key that only grows, and a watch on the key ahead \
+     instead of polling (scenarios/etcd/). What that fixes, and what it does not: \
+     a lease still ends while its holder is paused or cut off, and etcd 3.4's Mutex \
+     tells a waiter whose lease ended that it holds the lock.\n";
+
 /// Renders one library's chapter: what it does, then one line per
 /// scenario: the verdict and its reason (the finding, or how it got
 /// through).

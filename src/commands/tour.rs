@@ -1,5 +1,5 @@
 //! `locklab tour`: the ladder told rung by rung from live simulator runs,
-//! then the libraries chapter.
+//! then the libraries chapter, then the etcd chapter.
 
 use super::{DEFAULT_SCENARIOS, Outcome, load_all};
 use crate::json::{TourResult, TourStop};
@@ -81,21 +81,51 @@ fn show(dir: Option<&Path>, only: Option<&str>, result: &mut Option<TourResult>)
             }
         }
     }
-    tour_libraries(&scenarios, only, shown)
+    let libraries = Group {
+        rungs: &locks::LIBRARIES,
+        heading: report::tour::LIBRARIES_HEADING,
+    };
+    let etcd = Group {
+        rungs: &locks::etcd::rungs::RUNGS,
+        heading: report::tour::ETCD_HEADING,
+    };
+    match tour_group(&scenarios, only, shown, &libraries) {
+        Ok(more) => shown = more,
+        Err(code) => return code,
+    }
+    match tour_group(&scenarios, only, shown, &etcd) {
+        Ok(_) => ExitCode::Success,
+        Err(code) => code,
+    }
 }
 
-/// The tour's libraries chapter, after the ladder: each library rung (or
-/// only the one asked for) in every scenario that names it.
-fn tour_libraries(scenarios: &[Scenario], only: Option<&str>, mut shown: usize) -> ExitCode {
-    let rungs: Vec<&'static locks::Rung> = locks::LIBRARIES
-        .into_iter()
+/// A chapter of rungs beside the ladder, each shown in every scenario
+/// that names it.
+struct Group {
+    rungs: &'static [&'static locks::Rung],
+    heading: &'static str,
+}
+
+/// One chapter after the ladder (the libraries, then etcd): each of its
+/// rungs (or only the one asked for) in every scenario that names it.
+/// Returns how many stops have been shown in all, or the exit code of a
+/// tour that stops here.
+fn tour_group(
+    scenarios: &[Scenario],
+    only: Option<&str>,
+    mut shown: usize,
+    group: &Group,
+) -> Result<usize, ExitCode> {
+    let rungs: Vec<&'static locks::Rung> = (group.rungs.iter().copied())
         .filter(|r| only.is_none_or(|id| r.id == id))
         .collect();
+    let mut headed = false;
     for (i, rung) in rungs.iter().enumerate() {
         match sim::tour::library_stop(rung, scenarios) {
             Ok(Some(stop)) => {
-                if i == 0 {
-                    outln!("{}", report::tour::LIBRARIES_HEADING);
+                if !headed {
+                    outln!("{}", group.heading);
+                    headed = true;
                 }
                 out!(
                     "{}",
@@ -107,14 +137,14 @@ fn tour_libraries(scenarios: &[Scenario], only: Option<&str>, mut shown: usize) 
             Err(e) => {
                 let left = rungs.len() - i - 1;
                 let abandoned = format!(
-                    "the chapter of `{}` was abandoned and {left} later librar(y/ies) not reached",
+                    "the chapter of `{}` was abandoned and {left} later rung(s) of its group not reached",
                     rung.id
                 );
-                return cannot_show(e, shown, &abandoned);
+                return Err(cannot_show(e, shown, &abandoned));
             }
         }
     }
-    ExitCode::Success
+    Ok(shown)
 }
 
 /// The end of a tour whose next stop could not be run: interrupted (said,
