@@ -144,6 +144,8 @@ impl Drop for WatchStream {
 /// How one watcher wants its events.
 #[derive(Debug, Clone, Copy)]
 struct View {
+    /// The revision the watch starts at: a watch may start in the future.
+    from: i64,
     prev_kv: bool,
     no_put: bool,
     no_delete: bool,
@@ -152,6 +154,7 @@ struct View {
 impl View {
     fn new(c: &WatchCreateRequest) -> View {
         View {
+            from: c.start_revision,
             prev_kv: c.prev_kv,
             no_put: c.filters.contains(&(FilterType::Noput as i32)),
             no_delete: c.filters.contains(&(FilterType::Nodelete as i32)),
@@ -160,6 +163,9 @@ impl View {
 
     /// Sends one revision's events; false once the client is gone.
     fn send(&self, out: &Outbox, member: &Member, id: i64, rev: i64, events: Vec<Event>) -> bool {
+        if rev < self.from {
+            return !out.is_closed();
+        }
         let events: Vec<Event> = events
             .into_iter()
             .filter(|e| {

@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod common;
@@ -174,7 +175,8 @@ struct Arm {
     addr: SocketAddr,
     leases: BTreeMap<String, String>,
     seen_ids: Vec<String>,
-    watch: Option<Child>,
+    /// A background `etcdctl watch` and what it has printed so far.
+    watch: Option<(Child, Arc<Mutex<String>>)>,
 }
 
 impl Arm {
@@ -256,29 +258,78 @@ impl Arm {
             Step::Watch(args) => {
                 let mut all = vec!["watch".to_string()];
                 all.extend(args.iter().cloned());
-                let child = self
+                // A watch pinned to the next revision sees the same events
+                // however long etcdctl takes to start.
+                if !args.iter().any(|a| a.starts_with("--rev")) {
+                    all.push(format!("--rev={}", self.revision() + 1));
+                }
+                let mut child = self
                     .command(&all)
                     .stdout(Stdio::piped())
                     .stderr(Stdio::null())
                     .spawn()
                     .expect("etcdctl watch runs");
-                self.watch = Some(child);
-                // Let the watch be created before the next line writes.
-                std::thread::sleep(Duration::from_millis(300));
+                let printed = Arc::new(Mutex::new(String::new()));
+                if let Some(mut out) = child.stdout.take() {
+                    let printed = printed.clone();
+                    std::thread::spawn(move || {
+                        let mut buf = [0u8; 4096];
+                        while let Ok(n) = out.read(&mut buf) {
+                            if n == 0 {
+                                break;
+                            }
+                            let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+                            printed.lock().unwrap().push_str(&text);
+                        }
+                    });
+                }
+                self.watch = Some((child, printed));
                 None
             }
             Step::EndWatch => {
-                std::thread::sleep(Duration::from_millis(300));
-                let mut child = self.watch.take().expect("`!endwatch` after `!watch`");
-                let _ = child.kill();
-                let mut out = String::new();
-                if let Some(mut o) = child.stdout.take() {
-                    let _ = o.read_to_string(&mut out);
+                let (mut child, printed) = self.watch.take().expect("`!endwatch` after `!watch`");
+                // Done once the output has stood still for a while (or
+                // after a bound): the events come whenever etcdctl is up.
+                let mut last = String::new();
+                let mut still_since = std::time::Instant::now();
+                let started = std::time::Instant::now();
+                while started.elapsed() < Duration::from_secs(10) {
+                    std::thread::sleep(Duration::from_millis(100));
+                    let now = printed.lock().unwrap().clone();
+                    if now != last {
+                        last = now;
+                        still_since = std::time::Instant::now();
+                    } else if !last.is_empty()
+                        && still_since.elapsed() >= Duration::from_millis(700)
+                    {
+                        break;
+                    }
                 }
+                let _ = child.kill();
                 let _ = child.wait();
+                let out = printed.lock().unwrap().clone();
                 Some(self.mask(&out))
             }
         }
+    }
+
+    /// The member's current revision.
+    fn revision(&mut self) -> i64 {
+        let out = self
+            .command(&[
+                "get".to_string(),
+                "revision-probe".to_string(),
+                "-w".to_string(),
+                "json".to_string(),
+            ])
+            .output()
+            .expect("etcdctl get runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.split("\"revision\":")
+            .nth(1)
+            .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|d| d.parse().ok())
+            .expect("a revision in the header")
     }
 
     /// The raw ID of the lease granted last (the last one masked).
@@ -339,7 +390,7 @@ impl Arm {
 
 impl Drop for Arm {
     fn drop(&mut self) {
-        if let Some(mut c) = self.watch.take() {
+        if let Some((mut c, _)) = self.watch.take() {
             let _ = c.kill();
             let _ = c.wait();
         }
