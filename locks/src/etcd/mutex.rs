@@ -9,9 +9,10 @@
 //! etcd 3.4's version stops there: once its predecessors are gone, it
 //! holds the lock. If its own lease expired while it waited (it was
 //! paused, or cut off), its own key is gone too, a later waiter may
-//! already hold the lock, and it is told it holds it as well: etcd issue
-//! 11456. 3.5 reads its own key once more and fails with "session
-//! expired" if the key is gone ([`Recheck::OwnKey`]).
+//! already hold the lock, and it is told it holds it as well (the
+//! expired-waiter bug, docs/ladder.md section 14). 3.5 reads its own key
+//! once more and fails with "session expired" if the key is gone
+//! ([`Recheck::OwnKey`]).
 
 use crate::error::LockError;
 use crate::etcd::status_error;

@@ -8,7 +8,8 @@
 //! waiter), and a holder that dies frees the lock one TTL later.
 //! Flaw: a waiter whose lease expired while it waited (paused, or cut off)
 //! is still told it holds the lock once its predecessors are gone, while
-//! a later waiter holds it too (etcd issue 11456); and, like every lease,
+//! a later waiter holds it too (the expired-waiter bug, docs/ladder.md
+//! section 14); and, like every lease,
 //! a holder paused past its TTL goes on writing after its key is gone.
 //! Shown by: `etcd-waiter-lease-expires`.
 //!
@@ -53,7 +54,7 @@ pub const MUTEX_3_4: Rung = Rung {
     acquire: "session lease + put <name>/<lease> if absent; the lowest create revision holds; a waiter watches the key just before its own",
     release: "delete the key, revoke the lease",
     fixes: "no TTL to guess; a release wakes one waiter, not all",
-    flaw: "a waiter whose lease expired while it waited is still told it holds the lock (etcd issue 11456)",
+    flaw: "a waiter whose lease expired while it waited is still told it holds the lock (the expired-waiter bug)",
     shown_by: "etcd-waiter-lease-expires",
     service: "etcd",
     ..Rung::OFF_LADDER

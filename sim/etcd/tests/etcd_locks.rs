@@ -123,7 +123,8 @@ fn client(
     });
 }
 
-/// The waiter-lease case of etcd issue 11456: A holds for 15 s; B queues
+/// The waiter-lease case (3.4's expired-waiter bug, docs/ladder.md
+/// section 14): A holds for 15 s; B queues
 /// with a 3 s lease and is cut off from the member from 2 s to 18 s, so
 /// its lease expires and its key is deleted; C queues behind; A releases
 /// at 15 s and C takes the lock; B's link comes back at 18 s.
