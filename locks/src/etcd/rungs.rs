@@ -291,12 +291,8 @@ impl Lock for EtcdLock {
     }
 
     fn before_write<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
-        Box::pin(async move {
-            self.ctx
-                .point(FaultPoint::BeforeWrite, &lease.resource)
-                .await;
-            Ok(())
-        })
+        // A session tracks no validity the holder could check.
+        Box::pin(crate::rungs::common::pass_before_write(&self.ctx, lease))
     }
 }
 

@@ -500,7 +500,6 @@ fn compares_hold(store: &Store, req: &TxnRequest) -> bool {
 }
 
 fn compare_holds(store: &Store, c: &Compare) -> bool {
-    let range = KeyRange::new(&c.key, &c.range_end);
     let req = RangeRequest {
         key: c.key.clone(),
         range_end: c.range_end.clone(),
@@ -514,7 +513,6 @@ fn compare_holds(store: &Store, c: &Compare) -> bool {
         if target == CompareTarget::Value {
             return false;
         }
-        let _ = range;
         return compare_kv(c, target, &KeyValue::default());
     }
     kvs.iter().all(|kv| compare_kv(c, target, kv))
