@@ -85,7 +85,7 @@ pub use fault::{FaultHook, FaultPoint, NoFaults};
 pub use ladder::{LADDER, Rung, UnknownRung, all_ids, build, excluding, ids, rung};
 pub use lease::{Lease, Owner};
 pub use libraries::LIBRARIES;
-pub use lock::{Lock, LockConfig, LockContext, Unsettled, WaitStrategy, retry_acquire};
+pub use lock::{Lock, LockConfig, LockContext, Unsettled, WaitStrategy, Wakeups, retry_acquire};
 pub use notify::ReleaseNotifier;
 pub use registry::{
     NodeConnection, RegisterError, Registration, RungFactory, RungParts, register, registered,

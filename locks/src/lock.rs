@@ -8,6 +8,7 @@ use crate::lease::{Lease, Owner};
 use crate::notify::{Queued, ReleaseNotifier, acquire_notified};
 use crate::token::TokenSource;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// One lock design. The methods return boxed futures so that rungs can be
@@ -148,6 +149,29 @@ pub struct LockContext {
     /// Where [`WaitStrategy::Notify`] hears of releases; `None` (the
     /// default, and the simulator's choice) makes it poll.
     pub notifier: Option<Arc<ReleaseNotifier>>,
+    /// Counts this client's wake-ups while it waits for a taken lock;
+    /// shared by every client that should be counted together.
+    pub wakeups: Arc<Wakeups>,
+}
+
+/// How many times waiting clients were woken to look at a taken lock
+/// again: each retry of a polling wait, each release message of a
+/// notified one, each watch response an etcd waiter receives. A
+/// hand-off that wakes one waiter costs one; a herd of N polling waiters
+/// pays about N per hand-off, each poll a request the server answers.
+#[derive(Debug, Default)]
+pub struct Wakeups(AtomicU64);
+
+impl Wakeups {
+    /// Counts one wake-up.
+    pub fn add(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The wake-ups counted so far.
+    pub fn total(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
 impl LockContext {
@@ -158,7 +182,14 @@ impl LockContext {
             hook: Arc::new(NoFaults),
             tokens: Arc::new(TokenSource::seeded(seed)),
             notifier: None,
+            wakeups: Arc::new(Wakeups::default()),
         }
+    }
+
+    /// The same context counting its wake-ups in `wakeups`.
+    pub fn with_wakeups(mut self, wakeups: Arc<Wakeups>) -> Self {
+        self.wakeups = wakeups;
+        self
     }
 
     /// The same context with a release notifier (one subscriber connection
@@ -238,6 +269,7 @@ where
         let left = budget.left()?;
         let pause = config.wait.pause(budget.attempts, &ctx.tokens).min(left);
         ctx.clock.sleep(pause).await;
+        ctx.wakeups.add();
     }
 }
 
@@ -410,6 +442,21 @@ mod tests {
         .await;
         assert!(got.is_ok(), "{got:?}");
         assert_eq!(tries.get(), 4);
+    }
+
+    #[tokio::test]
+    async fn a_polling_waiter_counts_one_wakeup_per_retry() {
+        let wakeups = Arc::new(Wakeups::default());
+        let ctx = ctx().with_wakeups(wakeups.clone());
+        let tries = Cell::new(0);
+        let got = retry_acquire(&ctx, &config(1_000), &Rung::PLAIN, "k", || {
+            tries.set(tries.get() + 1);
+            let n = tries.get();
+            async move { Ok((n == 5).then(lease)) }
+        })
+        .await;
+        assert!(got.is_ok(), "{got:?}");
+        assert_eq!(wakeups.total(), 4, "five tries are four wake-ups");
     }
 
     #[tokio::test]

@@ -378,5 +378,6 @@ where
             () = interest.waiters.wake.notified() => {}
             () = ctx.clock.sleep(pause) => {}
         }
+        ctx.wakeups.add();
     }
 }

@@ -16,6 +16,7 @@
 
 use crate::error::LockError;
 use crate::etcd::status_error;
+use crate::lock::Wakeups;
 use etcdproto::etcdserverpb::compare::{CompareResult, CompareTarget, TargetUnion};
 use etcdproto::etcdserverpb::kv_client::KvClient;
 use etcdproto::etcdserverpb::range_request::{SortOrder, SortTarget};
@@ -84,6 +85,7 @@ pub async fn lock(
     lease: i64,
     recheck: Recheck,
     rpc_timeout: Duration,
+    wakeups: &Wakeups,
 ) -> Result<Held, LockError> {
     let my_key = format!("{prefix}{lease:x}");
     let mut kv = KvClient::new(channel.clone());
@@ -128,7 +130,7 @@ pub async fn lock(
             header_revision,
         });
     }
-    let header_revision = wait_deletes(channel, prefix, my_rev - 1, rpc_timeout).await?;
+    let header_revision = wait_deletes(channel, prefix, my_rev - 1, rpc_timeout, wakeups).await?;
     if recheck == Recheck::OwnKey {
         let mine = timed(
             rpc_timeout,
@@ -189,6 +191,7 @@ async fn wait_deletes(
     prefix: &str,
     max_create: i64,
     rpc_timeout: Duration,
+    wakeups: &Wakeups,
 ) -> Result<i64, LockError> {
     let mut kv = KvClient::new(channel.clone());
     loop {
@@ -206,12 +209,18 @@ async fn wait_deletes(
         let Some(last) = resp.kvs.first() else {
             return Ok(rev);
         };
-        wait_delete(channel, &last.key, rev).await?;
+        wait_delete(channel, &last.key, rev, wakeups).await?;
     }
 }
 
-/// Watches `key` from revision `from` until it is deleted.
-async fn wait_delete(channel: &Channel, key: &[u8], from: i64) -> Result<(), LockError> {
+/// Watches `key` from revision `from` until it is deleted; each response
+/// that carries events is one wake-up of this waiter.
+async fn wait_delete(
+    channel: &Channel,
+    key: &[u8],
+    from: i64,
+    wakeups: &Wakeups,
+) -> Result<(), LockError> {
     let (tx, rx) = futures::channel::mpsc::unbounded();
     let create = WatchRequest {
         request_union: Some(RequestUnion::CreateRequest(WatchCreateRequest {
@@ -236,6 +245,9 @@ async fn wait_delete(channel: &Channel, key: &[u8], from: i64) -> Result<(), Loc
                 message: format!("watch canceled: {}", resp.cancel_reason),
                 transient: true,
             });
+        }
+        if !resp.events.is_empty() {
+            wakeups.add();
         }
         if resp
             .events

@@ -173,6 +173,7 @@ impl EtcdLock {
                     session.lease(),
                     recheck,
                     RPC_TIMEOUT,
+                    &self.ctx.wakeups,
                 )
                 .await?;
                 Ok((held.key, held.create_revision))
