@@ -1,7 +1,10 @@
-//! Real `etcd` members for tests and benchmarks: one member on loopback,
-//! its data in a fresh temporary folder, stopped (by pid, under the same
-//! watcher as every server this crate starts) and its folder removed when
-//! dropped.
+//! Real `etcd` members for tests, real mode and benchmarks: one member on
+//! loopback, its data in a fresh temporary folder, stopped (by pid, under
+//! the same watcher as every server this crate starts) and its folder
+//! removed when dropped. A member can be killed (`SIGKILL`, by its
+//! watcher) and started again on the same ports and data, as a crashed
+//! member restarts: etcd syncs every write to its log before it answers,
+//! so the restarted member has every write it acknowledged.
 
 use crate::{Watched, has_exited};
 use std::io::{self, Read, Write};
@@ -23,8 +26,10 @@ pub const ETCDCTL_BIN: &str = "etcdctl";
 /// A single-member etcd cluster this crate started.
 #[derive(Debug)]
 pub struct EtcdServer {
-    process: Watched,
+    /// The running process; `None` while killed.
+    process: Option<Watched>,
     client_port: u16,
+    peer_port: u16,
     data_dir: PathBuf,
 }
 
@@ -56,10 +61,23 @@ impl EtcdServer {
         let data_dir = std::env::temp_dir().join(format!("locklab-etcd-{client_port}"));
         let _ = std::fs::remove_dir_all(&data_dir);
         std::fs::create_dir_all(&data_dir)?;
-        let client = format!("http://127.0.0.1:{client_port}");
-        let peer = format!("http://127.0.0.1:{peer_port}");
+        let mut server = EtcdServer {
+            process: None,
+            client_port,
+            peer_port,
+            data_dir,
+        };
+        server.launch()?;
+        Ok(server)
+    }
+
+    /// Starts the process on the member's ports and data, and waits until
+    /// it reports itself healthy.
+    fn launch(&mut self) -> io::Result<()> {
+        let client = format!("http://127.0.0.1:{}", self.client_port);
+        let peer = format!("http://127.0.0.1:{}", self.peer_port);
         let cluster = format!("default={peer}");
-        let dir = data_dir.join("member").to_string_lossy().into_owned();
+        let dir = self.data_dir.join("member").to_string_lossy().into_owned();
         let args = [
             "--name",
             "default",
@@ -78,21 +96,40 @@ impl EtcdServer {
             "--log-level",
             "warn",
         ];
-        let log = std::fs::File::create(data_dir.join("etcd.log"))?;
-        let process = Watched::spawn(ETCD_BIN, &args, log)?;
-        let mut server = EtcdServer {
-            process,
-            client_port,
-            data_dir,
-        };
-        server.wait_healthy()?;
-        Ok(server)
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.data_dir.join("etcd.log"))?;
+        self.process = Some(Watched::spawn(ETCD_BIN, &args, log)?);
+        self.wait_healthy()
+    }
+
+    /// Kills the member (`SIGKILL`) and waits until it is gone; its data
+    /// stays for [`restart`](Self::restart).
+    pub fn kill(&mut self) {
+        if let Some(mut process) = self.process.take() {
+            process.stop();
+        }
+    }
+
+    /// Starts a killed member again on its own ports and data.
+    pub fn restart(&mut self) -> io::Result<()> {
+        if self.process.is_some() {
+            return Ok(());
+        }
+        self.launch()
+    }
+
+    /// Whether the member's process is running.
+    pub fn running(&self) -> bool {
+        self.process.as_ref().is_some_and(|p| !has_exited(p.pid()))
     }
 
     fn wait_healthy(&mut self) -> io::Result<()> {
         let deadline = Instant::now() + Duration::from_millis(STARTUP_TIMEOUT_MS);
         while Instant::now() < deadline {
-            if self.process.pid() == 0 || has_exited(self.process.pid()) {
+            let pid = self.pid();
+            if pid == 0 || has_exited(pid) {
                 break;
             }
             if healthy(self.addr()) {
@@ -112,17 +149,29 @@ impl EtcdServer {
         SocketAddr::from(([127, 0, 0, 1], self.client_port))
     }
 
-    /// The member's pid.
+    /// The member's pid (0 while killed).
     pub fn pid(&self) -> u32 {
-        self.process.pid()
+        self.process.as_ref().map_or(0, Watched::pid)
     }
 }
 
 impl Drop for EtcdServer {
     fn drop(&mut self) {
-        self.process.stop();
+        self.kill();
         let _ = std::fs::remove_dir_all(&self.data_dir);
     }
+}
+
+/// What `etcd --version` says it is, as `etcd 3.4.23`; `None` when etcd
+/// cannot be run.
+pub fn version() -> Option<String> {
+    let out = Command::new(ETCD_BIN).arg("--version").output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let version = text
+        .lines()
+        .find_map(|line| line.strip_prefix("etcd Version:"))?
+        .trim();
+    Some(format!("etcd {version}"))
 }
 
 /// Whether `etcd` and `etcdctl` can be run.

@@ -159,7 +159,7 @@ impl Report {
     /// `reality.md`.
     pub fn markdown(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(out, "# Reality: the simulator's verdicts on real Redis\n");
+        let _ = writeln!(out, "# Reality: the simulator's verdicts on real servers\n");
         if let Some(partial) = &self.partial {
             let _ = writeln!(out, "**PARTIAL**: {partial}\n");
         }

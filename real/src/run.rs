@@ -29,7 +29,7 @@ use model::host::Host;
 use model::resource::{ResourceKind, STOCK_KEY};
 use model::scenario::Persistence;
 use model::scenario::{Scenario, Topology};
-use sim::client_host::{ClientSetup, client_seed};
+use sim::client_host::{ClientSetup, build_lock, client_seed};
 use sim::directory::Directory;
 use sim::mailbox::Mailbox;
 use sim::nemesis::{self, Nemesis};
@@ -81,7 +81,7 @@ pub fn run_real(
             scenario.rungs.join(", ")
         )));
     }
-    if locks::registration(rung).is_none() {
+    if locks::rung(rung).is_none() {
         return Err(RunError::BadInput(format!(
             "rung {rung:?} is neither built in nor registered from a rung file"
         )));
@@ -379,19 +379,15 @@ fn run_process(
         return;
     };
     let me = state.host();
-    let dial = |host: Host| {
-        ReconnectingConnection::new(
-            RealDialer::new(
-                me,
-                host,
-                directory.clone(),
-                table.clone(),
-                process.dead.clone(),
-            ),
-            setup.conn,
+    let dialer = |host: Host| {
+        RealDialer::new(
+            me,
+            host,
+            directory.clone(),
+            table.clone(),
+            process.dead.clone(),
         )
     };
-    let conns: Vec<_> = setup.targets.iter().map(|&t| dial(t)).collect();
     let hook = RealHook::new(
         state.clone(),
         process.clone(),
@@ -404,12 +400,19 @@ fn run_process(
         client_seed(seed, state.index, incarnation),
     )
     .with_hook(Arc::new(hook));
-    if let Ok(lock) = locks::build(&setup.rung, conns, ctx, setup.lock) {
+    // An etcd rung's channel starts its worker task as it is built.
+    let entered = runtime.enter();
+    let built = build_lock(&setup, dialer, ctx);
+    drop(entered);
+    if let Ok(lock) = built {
         let client = Client {
             group: setup.group.clone(),
             key: setup.key.clone(),
             lock,
-            store: Store::new(dial(Host::Store), setup.resource == ResourceKind::Fenced),
+            store: Store::new(
+                ReconnectingConnection::new(dialer(Host::Store), setup.conn),
+                setup.resource == ResourceKind::Fenced,
+            ),
             owner: Owner::new(format!("{me}.{incarnation}"), 1),
             index: state.index,
             clock: state.clock.clone(),

@@ -14,7 +14,9 @@ use crate::hook::{AimedFault, SimHook};
 use crate::resource::Store;
 use crate::workload::Client;
 use crate::world::Shared;
-use locks::{ConnConfig, LockConfig, LockContext, Owner, ReconnectingConnection};
+use locks::{
+    ConnConfig, Dialer, Lock, LockConfig, LockContext, Owner, ReconnectingConnection, UnknownRung,
+};
 use model::host::Host;
 use model::resource::ResourceKind;
 use model::scenario::ClientGroup;
@@ -161,19 +163,7 @@ fn start_process(
     let hook = SimHook::new(state.clone(), setup.aimed.clone(), shared.clone());
     let ctx = LockContext::new(state.clock.clone(), client_seed(setup.seed, i, incarnation))
         .with_hook(Arc::new(hook));
-    // An etcd rung speaks gRPC to its member; every other rung, RESP.
-    let lock = match locks::etcd::rungs::build(
-        &setup.rung,
-        dialer(setup.targets[0]),
-        ctx.clone(),
-        setup.lock,
-    ) {
-        Some(lock) => lock,
-        None => {
-            let conns: Vec<_> = setup.targets.iter().map(|&t| dial(t)).collect();
-            locks::build(&setup.rung, conns, ctx, setup.lock)?
-        }
-    };
+    let lock = build_lock(setup, dialer, ctx)?;
     Ok(Client {
         group: setup.group.clone(),
         key: setup.key.clone(),
@@ -186,6 +176,29 @@ fn start_process(
         gate: Some(state.machine.freeze.clone()),
         recorder: shared.recorder.clone(),
     })
+}
+
+/// The lock of `setup.rung` for one client process, each node reached
+/// through `dialer(host)`: an etcd rung speaks gRPC to its member over one
+/// channel, every other rung RESP over a reconnecting connection per node.
+/// The simulator and real mode build their clients' locks here.
+pub fn build_lock<D: Dialer>(
+    setup: &ClientSetup,
+    dialer: impl Fn(Host) -> D,
+    ctx: LockContext,
+) -> Result<Box<dyn Lock>, UnknownRung> {
+    let Some(&member) = setup.targets.first() else {
+        return Err(UnknownRung(format!("{} (no node to reach)", setup.rung)));
+    };
+    if let Some(lock) =
+        locks::etcd::rungs::build(&setup.rung, dialer(member), ctx.clone(), setup.lock)
+    {
+        return Ok(lock);
+    }
+    let conns = (setup.targets.iter())
+        .map(|&host| ReconnectingConnection::new(dialer(host), setup.conn))
+        .collect();
+    locks::build(&setup.rung, conns, ctx, setup.lock)
 }
 
 /// A client's token seed: distinct per run seed, client and incarnation

@@ -115,6 +115,19 @@ pub fn run(
     run_exit(worst(&verdicts), failed)
 }
 
+/// The servers a real suite's cells ran on: `bin`, and etcd when an etcd
+/// cell was run.
+fn servers_of(bin: &ServerBin, rows: &[Row]) -> String {
+    let etcd_ran = rows.iter().any(|row| {
+        row.agreement != real::agreement::Agreement::NotStageable
+            && locks::rung(&row.rung).is_some_and(|r| r.service == "etcd")
+    });
+    match harness::etcd::version() {
+        Some(etcd) if etcd_ran => format!("{}, {etcd}", bin.description),
+        _ => bin.description.clone(),
+    }
+}
+
 /// `locklab suite --real [--repeat R] [--rung-file F] [--server-bin PATH]`:
 /// every cell of the safety matrix (with each rung file's rung where it
 /// has a part) on the simulator and R times on real servers;
@@ -192,7 +205,8 @@ pub fn suite(
         )
     });
     let wall_s = started.elapsed().as_secs();
-    let report = Report::new(repeat, &bin.description, rows, wall_s, partial);
+    let servers = servers_of(&bin, &rows);
+    let report = Report::new(repeat, &servers, rows, wall_s, partial);
     let (md, json) = if report.partial.is_some() {
         ("reality.partial.md", "reality.partial.json")
     } else {

@@ -103,8 +103,15 @@ fn timed_out(what: &str) -> LockError {
 /// breaks, until the member says the lease is gone.
 async fn keep_alive(channel: Channel, lease: i64, ttl_s: i64, expired: Arc<AtomicBool>) {
     let period = Duration::from_millis((ttl_s.max(1) as u64 * 1000) / 3);
+    let ask = LeaseKeepAliveRequest { id: lease };
     loop {
         let (tx, rx) = futures::channel::mpsc::unbounded();
+        // The first keep-alive goes out with the call: etcd sends the
+        // call's response headers only with its first answer, so a
+        // client that waited for them before asking would wait forever.
+        if tx.unbounded_send(ask).is_err() {
+            return;
+        }
         let opened = LeaseClient::new(channel.clone()).lease_keep_alive(rx).await;
         let Ok(response) = opened else {
             tokio::time::sleep(period).await;
@@ -112,18 +119,17 @@ async fn keep_alive(channel: Channel, lease: i64, ttl_s: i64, expired: Arc<Atomi
         };
         let mut answers = response.into_inner();
         loop {
-            if tx
-                .unbounded_send(LeaseKeepAliveRequest { id: lease })
-                .is_err()
-            {
-                break;
-            }
             match answers.next().await {
                 Some(Ok(a)) if a.ttl <= 0 => {
                     expired.store(true, Ordering::SeqCst);
                     return;
                 }
-                Some(Ok(_)) => tokio::time::sleep(period).await,
+                Some(Ok(_)) => {
+                    tokio::time::sleep(period).await;
+                    if tx.unbounded_send(ask).is_err() {
+                        break;
+                    }
+                }
                 // The stream broke: open another after a period.
                 _ => {
                     tokio::time::sleep(period).await;

@@ -10,9 +10,11 @@
 //! holds the resource is a `redis-server` whatever the service, as in
 //! the simulator.
 //!
-//! One service, one folder beside this file ([`redis`]), registered in
+//! One service, one file or folder beside this file ([`redis`], [`etcd`]),
+//! registered in
 //! [`SERVICES`] by the same type that the simulator registers.
 
+pub mod etcd;
 pub mod redis;
 
 use crate::links::LinkTable;
@@ -26,7 +28,10 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 /// Every lock service real mode can start, by the simulator's name.
-pub const SERVICES: &[&dyn RealService] = &[&sim::service::redis::RedisService];
+pub const SERVICES: &[&dyn RealService] = &[
+    &sim::service::redis::RedisService,
+    &sim::service::etcd::EtcdService,
+];
 
 /// A lock service that real mode can run: its real servers.
 pub trait RealService: LockService {

@@ -78,8 +78,14 @@ impl Watch for Services {
         r: Request<Streaming<WatchRequest>>,
     ) -> Result<Response<Self::WatchStream>, Status> {
         let mut incoming = r.into_inner();
+        // etcd sends a stream's response headers with its first answer,
+        // which only a first request brings about; so does this member.
+        let first = incoming.next().await;
         let (tx, rx) = mpsc::unbounded_channel();
         let mut stream = WatchStream::new(self.member.clone(), tx);
+        if let Some(Ok(req)) = first {
+            stream.handle(req);
+        }
         tokio::spawn(async move {
             // The watchers live as long as the client's side of the stream.
             while let Some(Ok(req)) = incoming.next().await {
@@ -113,8 +119,13 @@ impl Lease for Services {
         r: Request<Streaming<LeaseKeepAliveRequest>>,
     ) -> Result<Response<Self::LeaseKeepAliveStream>, Status> {
         let member = self.member.clone();
-        let answers = r
-            .into_inner()
+        let mut incoming = r.into_inner();
+        // As etcd: the response headers come with the first answer, so a
+        // client that waits for them before its first keep-alive waits
+        // for ever.
+        let first = incoming.next().await;
+        let answers = futures::stream::iter(first)
+            .chain(incoming)
             .take_while(|req| futures::future::ready(req.is_ok()))
             .map(move |req| Ok(member.lease_keep_alive(req.map(|q| q.id).unwrap_or(0))));
         Ok(Response::new(Box::pin(answers)))

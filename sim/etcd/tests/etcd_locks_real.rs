@@ -89,3 +89,47 @@ async fn every_etcd_rung_takes_turns_on_real_etcd_and_on_the_simulated_member() 
         check_turns("real etcd", rung.id, &holds);
     }
 }
+
+/// Holds `rung`'s lock for 2.5 times its 2 s lease, then asks for it from
+/// a second client for 300 ms: whether that second client got it.
+async fn taken_while_held_past_the_lease(addr: SocketAddr, rung: &'static str) -> bool {
+    let lock = |client: u64, max_wait_ms: u64| {
+        let config = LockConfig {
+            ttl: Duration::from_secs(2),
+            max_wait: Duration::from_millis(max_wait_ms),
+            ..LockConfig::default()
+        };
+        let ctx = LockContext::new(Arc::new(SystemClock::new()), client);
+        EtcdLock::new(
+            rung,
+            channel(Arc::new(TcpDialer::new(addr.to_string()))),
+            ctx,
+            config,
+        )
+        .expect("an etcd rung")
+    };
+    let (holder, other) = (lock(0, 5_000), lock(1, 300));
+    let lease = (holder.acquire("held", &Owner::new("holder", 0)).await).expect("acquired");
+    tokio::time::sleep(Duration::from_millis(5_000)).await;
+    let taken = (other.acquire("held", &Owner::new("other", 0)).await).is_ok();
+    holder.release(&lease).await.expect("released");
+    taken
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_keeps_its_lease_alive_past_its_ttl_on_real_etcd_and_on_the_simulated_member() {
+    // etcd answers a keep-alive stream's headers only with its first
+    // answer: a session that waited for them before its first keep-alive
+    // would lose its lease after one TTL, and the second client would
+    // get the lock.
+    let simulated = common::start_simulated();
+    assert!(
+        !taken_while_held_past_the_lease(simulated, "etcd-mutex").await,
+        "the simulated member let a second client in"
+    );
+    let real = EtcdServer::start().expect("etcd (scripts/setup installs it)");
+    assert!(
+        !taken_while_held_past_the_lease(real.addr(), "etcd-mutex").await,
+        "real etcd let a second client in"
+    );
+}

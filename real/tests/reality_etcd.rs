@@ -1,0 +1,98 @@
+//! etcd cells of the safety matrix on real etcd (Debian's etcd-server
+//! 3.4.23), with real faults: etcd 3.4's expired-waiter bug (a waiter
+//! whose lease expired while its process was paused is still told it
+//! holds the lock) reproduced for real, and the 3.5 mutex, which reads
+//! its own key again, surviving the same run. A member's clock cannot be
+//! moved (etcd reads it through the vDSO), so such a cell is refused with
+//! the reason. Needs etcd and redis-server (scripts/test installs them).
+
+use model::scenario::Scenario;
+use model::verdict::Verdict;
+use real::agreement::{Agreement, agreement};
+use real::cell::{CellOutcome, describe_outcome, run_real_cell};
+use sim::cell::run_cell;
+use std::path::Path;
+use std::sync::Mutex;
+
+/// Real runs per cell in this test.
+const REPEAT: u32 = 1;
+
+/// Real runs are timed by the machine's clock: one at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn scenario(name: &str) -> Scenario {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios/etcd")
+        .join(format!("{name}.toml"));
+    Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs one cell on the simulator and `REPEAT` times on real servers,
+/// and asserts that the simulator gives `expected` and reality agrees.
+fn assert_agrees(name: &str, rung: &str, expected: Verdict) {
+    assert!(
+        harness::etcd::installed(),
+        "etcd is not installed: run scripts/setup"
+    );
+    let scenario = scenario(name);
+    let seed = scenario.seeds[0];
+    let simulated = run_cell(&scenario, rung, seed)
+        .unwrap_or_else(|e| panic!("{name} / {rung} on the simulator: {e}"))
+        .verdict;
+    assert_eq!(
+        simulated, expected,
+        "{name} / {rung}: the simulator changed"
+    );
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let outcome = run_real_cell(&scenario, rung, seed, REPEAT, &mut |_, _| {})
+        .unwrap_or_else(|e| panic!("{name} / {rung} on real servers: {e}"));
+    eprintln!(
+        "{name} / {rung}: simulator {}, real {}",
+        simulated.as_str(),
+        describe_outcome(&outcome)
+    );
+    let CellOutcome::Runs(runs) = &outcome else {
+        panic!(
+            "{name} / {rung}: not stageable: {}",
+            describe_outcome(&outcome)
+        );
+    };
+    assert_eq!(
+        agreement(simulated, &outcome),
+        Agreement::Agree,
+        "{name} / {rung}: simulator {}, real {}; first real run:\n{}",
+        simulated.as_str(),
+        describe_outcome(&outcome),
+        report::output::describe(&runs[0])
+    );
+}
+
+#[test]
+fn a_waiter_whose_lease_expired_while_paused_holds_etcd_3_4s_mutex_for_real_and_not_3_5s() {
+    assert_agrees(
+        "etcd-waiter-lease-expires",
+        "etcd-mutex-3.4",
+        Verdict::Violated,
+    );
+    assert_agrees("etcd-waiter-lease-expires", "etcd-mutex", Verdict::Safe);
+}
+
+#[test]
+fn a_member_clock_jump_is_not_stageable_and_says_why() {
+    let scenario = scenario("etcd-member-clock-jump");
+    let outcome = run_real_cell(
+        &scenario,
+        "etcd-mutex",
+        scenario.seeds[0],
+        1,
+        &mut |_, _| {},
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let CellOutcome::NotStageable(why) = &outcome else {
+        panic!(
+            "a member's clock jump was staged: {}",
+            describe_outcome(&outcome)
+        );
+    };
+    assert!(why.iter().any(|w| w.contains("vDSO")), "{why:?}");
+}
