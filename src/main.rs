@@ -56,7 +56,8 @@ enum Command {
     /// them out to edit.
     Scenarios(scenarios::Args),
     /// Benchmarks every rung against real redis-server, beside the floor
-    /// and rslock, and writes bench.md, bench.json and SVG plots.
+    /// and rslock, and the etcd rungs on a real etcd member beside Redis;
+    /// writes bench.md, bench.json and SVG plots.
     Bench(bench_cmd::Args),
     /// Swarm search for fault schedules that break a rung; shrinks the
     /// first counterexample and writes it as a scenario file.

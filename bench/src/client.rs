@@ -4,7 +4,7 @@
 use futures::future::join_all;
 use locks::{
     ConnConfig, Lease, Lock, LockConfig, LockContext, Owner, ReconnectingConnection,
-    ReleaseNotifier, SystemClock, TcpDialer, WaitStrategy,
+    ReleaseNotifier, SystemClock, TcpDialer, WaitStrategy, Wakeups,
 };
 use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, RedisConnectionInfo};
@@ -61,6 +61,16 @@ impl Node {
         Node {
             addr: server.addr().to_string(),
             url: server.url(),
+        }
+    }
+
+    /// The client address of an etcd member the harness started, for the
+    /// etcd rungs ([`Impl::Etcd`]); its `url` is the member's HTTP one.
+    pub fn etcd(member: &harness::etcd::EtcdServer) -> Node {
+        let addr = member.addr().to_string();
+        Node {
+            url: format!("http://{addr}"),
+            addr,
         }
     }
 
@@ -138,7 +148,14 @@ pub enum Impl {
     Rslock,
     /// A rung of the ladder with a wait strategy.
     Rung(&'static str, Wait),
+    /// An etcd rung (`service: "etcd"`), on an etcd member: it waits as
+    /// the rung does (a watch, or the member's Lock RPC), never by a
+    /// [`Wait`].
+    Etcd(&'static str),
 }
+
+/// The [`Rung::service`](locks::Rung::service) of the etcd rungs.
+const ETCD_SERVICE: &str = "etcd";
 
 /// The report's name of the `rslock` library rung (the model of the
 /// rslock crate), apart from the crate's own row, `rslock`.
@@ -152,7 +169,7 @@ impl Impl {
             Impl::Floor => "floor",
             Impl::Rslock => "rslock",
             Impl::Rung(id, _) if *id == locks::libraries::rslock::RUNG.id => RSLOCK_MODEL,
-            Impl::Rung(id, _) => id,
+            Impl::Rung(id, _) | Impl::Etcd(id) => id,
         }
     }
 
@@ -163,7 +180,13 @@ impl Impl {
             "floor" => Some(Impl::Floor),
             "rslock" => Some(Impl::Rslock),
             RSLOCK_MODEL => Some(Impl::Rung(locks::libraries::rslock::RUNG.id, Wait::Fixed)),
-            id => locks::rung(id).map(|rung| Impl::Rung(rung.id, Wait::Fixed)),
+            id => locks::rung(id).map(|rung| {
+                if rung.service == ETCD_SERVICE {
+                    Impl::Etcd(rung.id)
+                } else {
+                    Impl::Rung(rung.id, Wait::Fixed)
+                }
+            }),
         }
     }
 
@@ -173,6 +196,8 @@ impl Impl {
             Impl::Floor => "poll-1ms",
             Impl::Rslock => "rslock-default",
             Impl::Rung(_, w) => w.label(),
+            Impl::Etcd(id) if *id == locks::etcd::rungs::LOCK_RPC.id => "in-member",
+            Impl::Etcd(_) => "watch",
         }
     }
 
@@ -181,7 +206,7 @@ impl Impl {
     pub fn multi_node(&self) -> bool {
         match self {
             Impl::Rung(id, _) => locks::rung(id).is_some_and(|r| r.multi_node),
-            Impl::Floor | Impl::Rslock => false,
+            Impl::Floor | Impl::Rslock | Impl::Etcd(_) => false,
         }
     }
 
@@ -232,7 +257,43 @@ impl Client {
         common: Common,
         seed: u64,
     ) -> anyhow::Result<Client> {
+        Client::connect_counting(which, nodes, common, seed, Arc::default()).await
+    }
+
+    /// As [`Client::connect`], a rung counting its waiters' wake-ups in
+    /// `wakeups` (shared by the clients that are counted together). An
+    /// etcd rung ([`Impl::Etcd`]) talks to `nodes[0]` as an etcd member.
+    pub async fn connect_counting(
+        which: Impl,
+        nodes: &[Node],
+        common: Common,
+        seed: u64,
+        wakeups: Arc<Wakeups>,
+    ) -> anyhow::Result<Client> {
+        let config = |wait: Wait| LockConfig {
+            ttl: common.ttl,
+            max_wait: common.max_wait,
+            wait: wait.strategy(),
+            node_timeout: Duration::from_millis(250),
+        };
+        let context =
+            || LockContext::new(Arc::new(SystemClock::new()), seed).with_wakeups(wakeups.clone());
         match which {
+            Impl::Etcd(id) => {
+                let member = nodes
+                    .first()
+                    .ok_or_else(|| anyhow::anyhow!("{id}: no etcd member to connect to"))?;
+                // The wait strategy is the rung's own; the default is
+                // never read.
+                let lock = locks::etcd::rungs::build(
+                    id,
+                    TcpDialer::new(member.addr.clone()),
+                    context(),
+                    config(Wait::Fixed),
+                )
+                .ok_or_else(|| anyhow::anyhow!("{id} is not an etcd rung"))?;
+                Ok(Client::Rung(lock))
+            }
             Impl::Floor => Ok(Client::Floor(Floor::connect(nodes, common.ttl).await?)),
             Impl::Rslock => {
                 let urls: Vec<String> = nodes.iter().map(|n| n.url.clone()).collect();
@@ -256,20 +317,14 @@ impl Client {
                 for c in &conns {
                     c.connect().await?;
                 }
-                let mut ctx = LockContext::new(Arc::new(SystemClock::new()), seed);
+                let mut ctx = context();
                 if wait == Wait::Notify {
                     ctx = ctx.with_notifier(Arc::new(ReleaseNotifier::new(
                         TcpDialer::new(nodes[0].addr.clone()),
                         ConnConfig::default(),
                     )));
                 }
-                let config = LockConfig {
-                    ttl: common.ttl,
-                    max_wait: common.max_wait,
-                    wait: wait.strategy(),
-                    node_timeout: Duration::from_millis(250),
-                };
-                Ok(Client::Rung(locks::build(id, conns, ctx, config)?))
+                Ok(Client::Rung(locks::build(id, conns, ctx, config(wait))?))
             }
         }
     }

@@ -16,7 +16,14 @@
 //!   `rslock-model`, beside the crate it models);
 //! - `native-cad`, whose release no server here answers, on locklab's
 //!   simulated node served over TCP by this process ([`sim_node`]), beside
-//!   the floor and `lua-release` on that node, reported apart.
+//!   the floor and `lua-release` on that node, reported apart;
+//! - the **etcd rungs** on a real etcd member the run starts ([`report::Etcd`];
+//!   skipped, saying why, when etcd is not installed): uncontended beside
+//!   the floor and `lua-release` on redis-server in the same rounds, with
+//!   the member's own count of its log fsyncs per cycle
+//!   ([`etcd_member`]), and a 16-client hand-off beside a polling and a
+//!   pub/sub Redis rung, with the waiters' wake-ups per hand-off as the
+//!   lock code counts them.
 //!
 //! The targets ([`targets`]) compare implementations named in advance,
 //! in pairs measured in a seeded random order, in batches that each take
@@ -64,6 +71,7 @@ pub mod cleanup;
 pub mod client;
 pub mod env;
 pub mod error;
+pub mod etcd_member;
 pub mod interval;
 pub mod markdown;
 mod measure;
@@ -87,4 +95,4 @@ pub mod write;
 pub use error::BenchError;
 pub use measure::{BATCH_ENV, child_main as batch_child_main};
 pub use options::BenchOptions;
-pub use run::{run, run_keeping};
+pub use run::{etcd_rows, run, run_keeping};

@@ -15,6 +15,9 @@ use cells::{batch_ranks, rate, rate_range, wait_cell};
 use std::fmt::Write as _;
 use table::{Table, heading};
 
+/// The heading of the etcd rows.
+const ETCD_TITLE: &str = "etcd beside Redis";
+
 /// The heading of the rows measured on the simulated node: what they are
 /// measured on, so nobody compares them with the redis-server rows.
 const SIMULATED_TITLE: &str = "Uncontended on locklab's simulated node over TCP, not redis-server \
@@ -31,6 +34,7 @@ impl Report {
         self.write_raw_rtt(&mut s);
         self.write_uncontended(&mut s);
         self.write_contention(&mut s);
+        self.write_etcd(&mut s);
         self.write_inventory(&mut s);
         self.write_watchdog(&mut s);
         write_plots(&mut s);
@@ -82,6 +86,7 @@ impl Report {
         let listed: Vec<String> = std::iter::once(&self.placement.client)
             .chain(&self.placement.servers)
             .chain(&self.placement.simulated_node)
+            .chain(&self.placement.etcd)
             .map(|p| {
                 format!(
                     "{} (pid {}) CPUs {} last on {}",
@@ -363,6 +368,101 @@ impl Report {
              lower bound: open waits counted at or below it may in truth have lasted longer. \
              *starved* is the most workers that never got the lock in any one round's slice."
         );
+    }
+
+    /// The etcd rows beside Redis, or the line saying why there are none.
+    fn write_etcd(&self, s: &mut String) {
+        let Some(etcd) = &self.figures.etcd else {
+            return;
+        };
+        if let Some(why) = &etcd.skipped {
+            heading(s, ETCD_TITLE);
+            let _ = writeln!(s, "Skipped: {why}.");
+            return;
+        }
+        let mut table = Table::section(
+            s,
+            &format!("{ETCD_TITLE}: uncontended acquire + release"),
+            &[
+                "impl",
+                "wait",
+                "server",
+                "round trips",
+                "cycles/s [interval]",
+                "WAL fsyncs per cycle",
+                "p50 µs",
+                "p99 µs",
+                "p99.9 µs",
+                "× floor",
+            ],
+        );
+        for row in &etcd.uncontended {
+            let r = &row.figures;
+            let is_etcd = matches!(
+                crate::client::Impl::named(&r.subject.impl_),
+                Some(crate::client::Impl::Etcd(_))
+            );
+            table.row(&[
+                r.subject.impl_.clone(),
+                r.subject.wait.clone(),
+                if is_etcd { "etcd" } else { "redis-server" }.to_string(),
+                r.round_trips.map_or("?".to_string(), |t| t.to_string()),
+                r.cycles_per_s_interval.map_or_else(
+                    || rate_range(r.cycles_per_s, r.cycles_per_s_min, r.cycles_per_s_max),
+                    |e| format!("{} [{}–{}]", rate(e.median), rate(e.low), rate(e.high)),
+                ),
+                row.wal_fsyncs_per_cycle
+                    .map_or("–".to_string(), |f| format!("{f:.2}")),
+                r.p50_us.to_string(),
+                r.p99_us.to_string(),
+                r.p999_us.to_string(),
+                if r.subject.impl_ == "floor" {
+                    "itself".to_string()
+                } else {
+                    cells::ratio(r.ratios.vs_floor)
+                },
+            ]);
+        }
+        let clients = etcd.handoff.first().map_or(0, |r| r.clients);
+        let mut table = Table::section(
+            s,
+            &format!("{ETCD_TITLE}: {clients} clients on one lock, the hand-off"),
+            &[
+                "impl",
+                "wait",
+                "hand-offs/s [interval]",
+                "acq/s",
+                "hand-offs",
+                "wake-ups per hand-off (median of rounds [interval])",
+                "fairness",
+                "errors",
+                "abandoned",
+            ],
+        );
+        for r in &etcd.handoff {
+            table.row(&[
+                r.subject.impl_.clone(),
+                r.subject.wait.clone(),
+                r.handoffs_per_s_interval.map_or_else(
+                    || rate(r.handoffs_per_s),
+                    |e| format!("{} [{}–{}]", rate(e.median), rate(e.low), rate(e.high)),
+                ),
+                rate(r.acq_per_s),
+                r.handoffs.to_string(),
+                match (r.wakeups_per_handoff, r.wakeups_per_handoff_interval) {
+                    (Some(w), Some(e)) => format!("{w:.2} (rounds: {})", figure(&e)),
+                    (Some(w), None) => format!("{w:.2}"),
+                    (None, _) => match r.wakeups {
+                        Some(woken) if woken > 0 => format!("{woken} wake-ups, no hand-off"),
+                        _ => "–".to_string(),
+                    },
+                },
+                format!("{:.2}", r.fairness),
+                r.errors.to_string(),
+                r.abandoned.to_string(),
+            ]);
+        }
+        let _ = writeln!(s, "\n{}", etcd.note);
     }
 
     fn write_inventory(&self, s: &mut String) {

@@ -6,7 +6,9 @@
 //! acquire and its release, after warm-up: scripts are cached, so
 //! `redis::Script` sends one `EVALSHA`); commands sent to several nodes at
 //! once count as one round trip. `bench/tests/round_trips.rs` counts the
-//! commands a real server sees per cycle and holds this table to it.
+//! commands a real server sees per cycle and holds this table to it; for
+//! the etcd rows, whose commands are gRPC requests, `bench/tests/etcd_rows.rs`
+//! counts them in the member's own request counters.
 
 use crate::client::{Impl, RSLOCK_MODEL};
 
@@ -34,7 +36,7 @@ impl Cycle {
 }
 
 /// Every implementation's cycle: the one table of round trips.
-pub const CYCLES: [Cycle; 17] = [
+pub const CYCLES: [Cycle; 21] = [
     Cycle::new("floor", &["SET NX PX", "EVALSHA release"], 2),
     Cycle::new("rslock", &["SET NX PX", "EVALSHA unlock"], 2),
     Cycle::new("setnx", &["SETNX", "DEL"], 2),
@@ -68,7 +70,49 @@ pub const CYCLES: [Cycle; 17] = [
     Cycle::new(RSLOCK_MODEL, &["SET NX PX", "EVALSHA release"], 2),
     // Measured on locklab's simulated node (`SIMULATED_NODE_ROWS`).
     Cycle::new("native-cad", &["SET NX PX", "DELEX IFEQ"], 2),
+    // The etcd rungs (`ETCD_ROWS`), on a real etcd member: every acquire
+    // opens a session (a lease grant) and every release closes it (a
+    // revoke), each one more request, and one more Raft entry, than the
+    // lock itself needs. Uncontended, the Mutex's one transaction (put if
+    // absent + read the oldest key) finds its own key first and neither
+    // watches nor reads its key again. The session's keep-alive stream
+    // (`ETCD_SESSION_ALONGSIDE`) is opened beside the cycle, off its path.
+    Cycle::new(
+        "etcd-mutex-3.4",
+        &["LeaseGrant", "Txn", "DeleteRange", "LeaseRevoke"],
+        4,
+    ),
+    Cycle::new(
+        "etcd-mutex",
+        &["LeaseGrant", "Txn", "DeleteRange", "LeaseRevoke"],
+        4,
+    ),
+    Cycle::new(
+        "etcd-lock-rpc",
+        &["LeaseGrant", "Lock", "Unlock", "LeaseRevoke"],
+        4,
+    ),
+    Cycle::new(
+        "etcd-fenced",
+        &["LeaseGrant", "Txn", "DeleteRange", "LeaseRevoke"],
+        4,
+    ),
 ];
+
+/// The etcd rungs the benchmark measures on a real etcd member, beside
+/// the floor and `lua-release` on redis-server in the same rounds.
+pub const ETCD_ROWS: [&str; 4] = [
+    "etcd-mutex-3.4",
+    "etcd-mutex",
+    "etcd-lock-rpc",
+    "etcd-fenced",
+];
+
+/// The request each etcd session sends beside its cycle, not in turn with
+/// it: the keep-alive stream, opened by a task of its own as the lease is
+/// granted (and at most once per cycle: a cycle that ends first cancels
+/// it before it is sent).
+pub const ETCD_SESSION_ALONGSIDE: &str = "LeaseKeepAlive";
 
 /// The library rungs the benchmark measures on redis-server beside the
 /// floor and rslock (the `rslock` rung as [`RSLOCK_MODEL`], beside the
@@ -140,7 +184,11 @@ mod tests {
         }
         assert_eq!(
             CYCLES.len(),
-            locks::excluding().count() + 2 + LIBRARY_ROWS.len() + SIMULATED_NODE_ROWS.len()
+            locks::excluding().count()
+                + 2
+                + LIBRARY_ROWS.len()
+                + SIMULATED_NODE_ROWS.len()
+                + ETCD_ROWS.len()
         );
     }
 
@@ -158,6 +206,17 @@ mod tests {
         assert_eq!(model.name(), RSLOCK_MODEL);
         assert_ne!(model.name(), Impl::Rslock.name());
         assert_eq!(Impl::named(RSLOCK_MODEL), Some(model));
+    }
+
+    #[test]
+    fn every_etcd_rung_has_a_row_and_is_named_as_an_etcd_implementation() {
+        let etcd: Vec<&str> = locks::etcd::rungs::RUNGS.iter().map(|r| r.id).collect();
+        assert_eq!(ETCD_ROWS.to_vec(), etcd);
+        for id in ETCD_ROWS {
+            let which = Impl::named(id).unwrap_or_else(|| panic!("{id} is not named"));
+            assert_eq!(which, Impl::Etcd(id));
+            assert_eq!(round_trips(which), Some(4), "{id}");
+        }
     }
 
     #[test]

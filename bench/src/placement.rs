@@ -21,6 +21,8 @@ pub struct Placement {
     /// The threads of locklab's simulated node, served by this process for
     /// the rows redis-server cannot run (their ids in `pid`).
     pub simulated_node: Vec<Proc>,
+    /// The etcd member of the etcd rows (null when none was started).
+    pub etcd: Option<Proc>,
     /// Which processes share a CPU, in words.
     pub sharing: String,
 }
@@ -55,7 +57,7 @@ pub fn describe(servers: usize, cpus: usize, pinned: bool) -> (String, String) {
             "unknown".to_string(),
         );
     }
-    let policy = "client (one tokio current-thread runtime, all its tasks) on CPU 0; redis-server i on CPU 1 + i mod (cpus-1), or CPU 0 on a single-CPU machine; the `same-cpu` rows move node 0 onto CPU 0 beside the client; the simulated node's threads on node 0's CPU".to_string();
+    let policy = "client (one tokio current-thread runtime, all its tasks) on CPU 0; redis-server i on CPU 1 + i mod (cpus-1), or CPU 0 on a single-CPU machine; the `same-cpu` rows move node 0 onto CPU 0 beside the client; the simulated node's threads and the etcd member on node 0's CPU".to_string();
     let sharing = if servers == 0 {
         "no servers of ours".to_string()
     } else if cpus <= 1 {
@@ -94,6 +96,8 @@ pub struct Pinning {
     server_pids: Vec<u32>,
     /// The simulated node's threads (see [`crate::sim_node`]).
     simulated_threads: Vec<u32>,
+    /// The etcd member's pid, once started.
+    etcd_pid: Option<u32>,
 }
 
 impl Pinning {
@@ -114,6 +118,7 @@ impl Pinning {
             client_pid,
             server_pids,
             simulated_threads: Vec::new(),
+            etcd_pid: None,
         }
     }
 
@@ -130,6 +135,7 @@ impl Pinning {
             client_pid,
             server_pids,
             simulated_threads: Vec::new(),
+            etcd_pid: None,
         }
     }
 
@@ -148,6 +154,7 @@ impl Pinning {
             client_pid: self.client_pid,
             server_pids,
             simulated_threads: Vec::new(),
+            etcd_pid: None,
         }
     }
 
@@ -174,6 +181,16 @@ impl Pinning {
     /// Notes the simulated node's threads, to read back where they ran.
     pub fn note_simulated_node(&mut self, threads: &[u32]) {
         self.simulated_threads = threads.to_vec();
+    }
+
+    /// Pins the etcd member `pid` (every thread) to node 0's CPU, apart
+    /// from the client's, when this pinning pinned; notes it to read back
+    /// where it ran.
+    pub fn place_etcd(&mut self, pid: u32) {
+        if self.pinned {
+            env::pin(pid, &server_cpu(0, self.cpus).to_string());
+        }
+        self.etcd_pid = Some(pid);
     }
 
     /// Whether node 0 can be moved beside the client: everything is pinned
@@ -216,6 +233,9 @@ impl Pinning {
                 .zip(["simulated node", "simulated node's sockets"])
                 .map(|(tid, role)| Proc::read(format!("{role} (thread)"), *tid))
                 .collect(),
+            etcd: self
+                .etcd_pid
+                .map(|pid| Proc::read("etcd member".to_string(), pid)),
             sharing,
         }
     }

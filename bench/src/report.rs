@@ -147,6 +147,79 @@ pub struct Figures {
     /// The rows measured on locklab's simulated node instead of
     /// redis-server (null when the run did not get that far).
     pub simulated_node: Option<SimulatedNode>,
+    /// The etcd rungs on a real etcd member beside redis-server (null
+    /// when the run did not get that far; skipped, saying why, when no
+    /// member could be started).
+    pub etcd: Option<Etcd>,
+}
+
+/// The etcd rungs measured on one real etcd member started by the run,
+/// beside redis-server node 0 in the same rounds.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Etcd {
+    /// Why there are no etcd rows (etcd not installed, or the member did
+    /// not start); null when they were measured.
+    pub skipped: Option<String>,
+    /// What the rows are, how they were measured, and what etcd pays for.
+    pub note: String,
+    /// Acquire + release back to back on one task: the floor and
+    /// `lua-release` on redis-server and each etcd rung on the member,
+    /// interleaved round by round in a shuffled order.
+    pub uncontended: Vec<EtcdUncontendedRow>,
+    /// Clients of their own taking turns on one key: etcd's mutexes
+    /// beside Redis rungs that poll and that are woken by pub/sub.
+    pub handoff: Vec<HandoffRow>,
+}
+
+/// An uncontended row of the etcd section.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct EtcdUncontendedRow {
+    /// The row's figures, as in the other uncontended tables (no bound:
+    /// no round trip of the member's was measured).
+    #[serde(flatten)]
+    pub figures: UncontendedRow,
+    /// The member's write-ahead log fsyncs per cycle, by its own counter
+    /// over the row's slices (null for the redis-server rows, and when the
+    /// member's counters could not be read).
+    pub wal_fsyncs_per_cycle: Option<f64>,
+}
+
+/// One row of the hand-off: `clients` clients, each with connections of
+/// its own, acquire one key and release it at once, for a slice per round.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct HandoffRow {
+    /// What was measured.
+    #[serde(flatten)]
+    pub subject: Subject,
+    /// Clients contending.
+    pub clients: usize,
+    /// Hand-offs (acquisitions by a client other than the one that held
+    /// the lock last) per second: the median over rounds.
+    pub handoffs_per_s: f64,
+    /// The same with its interval over rounds.
+    pub handoffs_per_s_interval: Option<Estimate>,
+    /// Acquisitions per second, a client taking the lock back included
+    /// (median over rounds).
+    pub acq_per_s: f64,
+    /// Hand-offs counted, over all rounds.
+    pub handoffs: u64,
+    /// Wake-ups counted, over all rounds (null when the client cannot
+    /// count them).
+    pub wakeups: Option<u64>,
+    /// Waiters' wake-ups per hand-off, as the lock code counts them: all
+    /// rounds' wake-ups over all their hand-offs; null when the client
+    /// cannot count them (`etcd-lock-rpc` waits inside the member) or
+    /// nothing was handed off.
+    pub wakeups_per_handoff: Option<f64>,
+    /// The median of the rounds' own ratios (those with a hand-off), with
+    /// its interval over rounds.
+    pub wakeups_per_handoff_interval: Option<Estimate>,
+    /// Fewest / most acquisitions of any client (median over rounds).
+    pub fairness: f64,
+    /// Failed acquires or releases, summed over rounds.
+    pub errors: u64,
+    /// Waits dropped when not served within the drain after a slice.
+    pub abandoned: u64,
 }
 
 /// Rows measured on locklab's simulated node (`simredis`) served on real

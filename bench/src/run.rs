@@ -4,10 +4,10 @@
 
 use crate::assemble::{self, Context};
 use crate::cleanup::delete_own_keys;
-use crate::client;
+use crate::client::{self, Node};
 use crate::env::Machine;
 use crate::error::BenchError;
-use crate::measure::{Asked, Launcher, Session, TTL};
+use crate::measure::{Asked, EtcdAt, Launcher, Session, TTL};
 use crate::noise;
 use crate::options::{BenchOptions, Sizes};
 use crate::placement::Pinning;
@@ -16,6 +16,7 @@ use crate::servers::Servers;
 use crate::sim_node::SimNode;
 use crate::targets::Verdict;
 use crate::write;
+use harness::etcd::EtcdServer;
 use tokio::runtime::Runtime;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
@@ -60,6 +61,7 @@ pub fn run_keeping(options: BenchOptions, kept: &mut Option<Report>) -> Result<R
     // After the pinning: its threads go on node 0's CPU, not the client's.
     let simulated = SimNode::start(pinning.simulated_node_cpu()).map_err(BenchError::Measure)?;
     pinning.note_simulated_node(simulated.threads());
+    let (etcd_member, etcd_at) = start_etcd(&mut pinning);
     let prefix = key_prefix();
     if !servers.are_own() {
         eprintln!(
@@ -79,7 +81,8 @@ pub fn run_keeping(options: BenchOptions, kept: &mut Option<Report>) -> Result<R
         exe,
         asked: Asked::of(&options),
     }))
-    .with_simulated_node(Some(simulated.node().clone()));
+    .with_simulated_node(Some(simulated.node().clone()))
+    .with_etcd(Some(etcd_at));
     let outcome = rt.block_on(async {
         tokio::select! {
             measured = session.measure() => Outcome::Done(measured),
@@ -130,6 +133,7 @@ pub fn run_keeping(options: BenchOptions, kept: &mut Option<Report>) -> Result<R
     *kept = Some(report.clone());
     drop(servers);
     drop(simulated);
+    drop(etcd_member);
     let json = write::json(&report);
     if report.partial.is_some() {
         keep_partial(&options, &report, &json);
@@ -146,6 +150,62 @@ pub fn run_keeping(options: BenchOptions, kept: &mut Option<Report>) -> Result<R
     }
     print_targets(&report);
     Ok(report)
+}
+
+/// Measures the etcd rows alone (see [`crate::report::Etcd`]): starts one
+/// redis-server and one etcd member on loopback, not pinned, and
+/// measures uncontended slices of `slice` in `rounds` rounds and
+/// hand-off slices of `handoff_slice` in `handoff_rounds` rounds. The
+/// full run measures the same rows among the rest; this is for tests and
+/// a quick look. Without etcd, the rows come back skipped, saying why;
+/// without redis-server, the error says so.
+pub fn etcd_rows(
+    slice: std::time::Duration,
+    rounds: u32,
+    handoff_slice: std::time::Duration,
+    handoff_rounds: u32,
+) -> Result<crate::report::Etcd, BenchError> {
+    let options = BenchOptions {
+        slice_ms: Some(slice.as_millis().max(1) as u64),
+        rounds: Some(rounds),
+        pin: false,
+        ..BenchOptions::default()
+    };
+    let mut sizes = Sizes::from(&options);
+    sizes.contention_slice = handoff_slice;
+    sizes.contention_rounds = handoff_rounds.max(1);
+    let rt = runtime()?;
+    let servers = Servers::start_fresh(1)?;
+    let mut pinning = Pinning::apply(false, servers.pids(), Machine::detect().cpus);
+    let (_member, etcd_at) = start_etcd(&mut pinning);
+    let session = Session::new(sizes, servers.nodes().to_vec(), key_prefix(), pinning)
+        .with_etcd(Some(etcd_at));
+    let measured = rt.block_on(session.etcd()).map_err(BenchError::Measure)?;
+    measured.ok_or_else(|| BenchError::Measure(anyhow::anyhow!("the etcd rows were not measured")))
+}
+
+/// Starts the etcd member of the etcd rows and places it as `pinning`
+/// says; when none can be started (etcd not installed, or it failed),
+/// the rows are skipped, saying why, and the run goes on. The member is
+/// stopped, by its pid, when the returned handle drops.
+fn start_etcd(pinning: &mut Pinning) -> (Option<EtcdServer>, EtcdAt) {
+    match EtcdServer::start() {
+        Ok(member) => {
+            eprintln!(
+                "bench: etcd member pid {} on {} for the etcd rows",
+                member.pid(),
+                member.addr()
+            );
+            pinning.place_etcd(member.pid());
+            let node = Node::etcd(&member);
+            (Some(member), EtcdAt::Member(node))
+        }
+        Err(e) => {
+            let why = format!("no etcd member could be started: {e}");
+            eprintln!("bench: etcd rows skipped: {why}");
+            (None, EtcdAt::Skipped(why))
+        }
+    }
 }
 
 /// How long a failed measurement waits for a signal that may have caused

@@ -2,15 +2,18 @@
 //! a fixed time (a target's contention pair: a fixed number of hand-offs);
 //! the measurement interleaves slices of the compared implementations
 //! round after round. One file per kind of slice, as in `measure/`:
-//! uncontended cycles and `PING`s, contention, the inventory sale, long
-//! sections under the watchdog; the task runner they share is here.
+//! uncontended cycles and `PING`s, contention, the hand-off between
+//! clients of their own, the inventory sale, long sections under the
+//! watchdog; the task runner they share is here.
 
 mod contention;
+mod handoff;
 mod inventory;
 mod uncontended;
 mod watchdog;
 
 pub use contention::{ContentionSample, SliceEnd, WorkerCount, contention};
+pub use handoff::{DRAIN_LIMIT, HandoffSample, handoff, warm_up};
 pub use inventory::{INITIAL_STOCK, SaleSample, inventory};
 pub use uncontended::{
     CycleSample, WARMUP_CYCLES, median_time, ping, uncontended, uncontended_interleaved,

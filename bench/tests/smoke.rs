@@ -181,6 +181,7 @@ fn a_tiny_run_writes_the_report_plots_and_json() {
         assert!(impls.contains(&want), "no {want} row");
     }
     every_library_rung_has_a_row_that_ran(&json, &md);
+    the_etcd_rows_ran_or_say_why_not(&json, &md);
     // Whatever excludes never oversells on real Redis.
     for row in arr("inventory") {
         let name = row["impl"].as_str().unwrap();
@@ -236,4 +237,35 @@ fn every_library_rung_has_a_row_that_ran(json: &Value, md: &str) {
             && md.contains("| rslock-model | fixed | 1 | 2 |"),
         "bench.md lacks the new rows"
     );
+}
+
+/// The etcd section is there: with a row of each etcd rung, uncontended
+/// and in the hand-off, when etcd is installed; else saying why not.
+fn the_etcd_rows_ran_or_say_why_not(json: &Value, md: &str) {
+    let etcd = &json["etcd"];
+    assert!(etcd.is_object(), "bench.json lacks the etcd section");
+    assert!(
+        md.contains("## etcd beside Redis"),
+        "bench.md lacks the etcd section"
+    );
+    if !harness::etcd::installed() {
+        assert!(etcd["skipped"].is_string(), "{etcd}");
+        assert!(md.contains("Skipped: no etcd member could be started"));
+        return;
+    }
+    assert!(etcd["skipped"].is_null(), "{}", etcd["skipped"]);
+    for id in bench::physics::ETCD_ROWS {
+        for table in ["uncontended", "handoff"] {
+            assert!(
+                etcd[table]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|r| r["impl"] == id),
+                "no {table} row of {id}"
+            );
+        }
+    }
+    assert!(json["versions"]["etcd"].is_string(), "no etcd version");
+    assert!(json["placement"]["etcd"]["pid"].as_u64().is_some());
 }

@@ -1,12 +1,13 @@
 //! The measurement, in phases: a reference `PING` loop; the targets'
 //! comparisons in pairs ([`paired`]); the descriptive groups, each
-//! interleaving its implementations round by round in a shuffled order;
-//! the reference loop again. Everything measured goes into the session's
+//! interleaving its implementations round by round in a shuffled order
+//! (the etcd rows among them, [`etcd`]); the reference loop again. Everything measured goes into the session's
 //! [`Progress`] as soon as it is measured, so a run stopped half-way still
 //! reports what it has.
 
 mod batch;
 mod contention;
+mod etcd;
 mod inventory;
 mod paired;
 mod reference;
@@ -30,6 +31,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use batch::{Asked, BATCH_ENV, Launcher, child_main};
+pub use etcd::EtcdAt;
 pub use reference::{RefPhase, Reference};
 
 /// Lease TTL of every workload but the watchdog's: far longer than any
@@ -121,6 +123,9 @@ pub struct Session {
     /// Whether each batch of pairs gets fresh servers of its own (the
     /// run's servers are ours).
     fresh_servers: bool,
+    /// Where the etcd rows are measured, or why not (`None`: this session
+    /// has no etcd rows, as a batch of pairs has none).
+    etcd: Option<EtcdAt>,
 }
 
 impl Session {
@@ -137,7 +142,15 @@ impl Session {
             sink: None,
             launcher: None,
             fresh_servers: false,
+            etcd: None,
         }
+    }
+
+    /// The session with its etcd rows measured where `etcd` says (or
+    /// reported skipped, saying why).
+    pub fn with_etcd(mut self, etcd: Option<EtcdAt>) -> Session {
+        self.etcd = etcd;
+        self
     }
 
     /// The session with its progress going to `sink` (`None`: a line per
@@ -176,7 +189,13 @@ impl Session {
     /// half-way.
     pub async fn measure(&self) -> anyhow::Result<()> {
         self.with(|p| p.versions.clear());
-        let versions = env::versions(&self.nodes[0]).await;
+        let mut versions = env::versions(&self.nodes[0]).await;
+        if let Some(EtcdAt::Member(_)) = &self.etcd
+            && let Some(etcd) = harness::etcd::version()
+        {
+            let number = etcd.strip_prefix("etcd ").unwrap_or(&etcd);
+            versions.insert("etcd".to_string(), number.to_string());
+        }
         self.with(|p| p.versions = versions);
         let reference = self.reference_floor().await?;
 
@@ -207,6 +226,13 @@ impl Session {
         let contention = self.contention().await?;
         self.with(|p| p.figures.contention = contention);
         self.completed("contention table");
+
+        if self.etcd.is_some() {
+            self.phase("etcd beside redis");
+            let etcd = self.etcd().await?;
+            self.with(|p| p.figures.etcd = etcd);
+            self.completed("etcd beside redis");
+        }
 
         self.phase("inventory and watchdog");
         let inventory = self.inventory().await?;
@@ -314,9 +340,14 @@ impl Session {
                 * s.rounds;
         let contention_slices = (contention::planned_slices() + inventory::planned_slices()) as u32
             * s.contention_rounds;
+        let etcd = match self.etcd {
+            Some(EtcdAt::Member(_)) => etcd::planned(s),
+            _ => Duration::ZERO,
+        };
         (s.slice + per_slice) * uncontended_slices
             + (s.contention_slice + per_slice * 2) * contention_slices
             + watchdog::planned(s)
+            + etcd
             + (s.reference_slice + per_slice) * s.reference_slices
     }
 }
@@ -344,7 +375,7 @@ impl Baselines {
             match which {
                 Impl::Floor => baselines.floor = Some(rounds.clone()),
                 Impl::Rslock => baselines.rslock = Some(rounds.clone()),
-                Impl::Rung(..) => {}
+                Impl::Rung(..) | Impl::Etcd(_) => {}
             }
         }
         baselines
