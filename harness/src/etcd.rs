@@ -208,3 +208,45 @@ fn free_port() -> io::Result<u16> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     Ok(listener.local_addr()?.port())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One request to the member's JSON gateway (`/v3/kv/...`), the body
+    /// of its answer.
+    fn gateway(addr: SocketAddr, path: &str, body: &str) -> String {
+        let mut s = TcpStream::connect(addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout");
+        let req = format!(
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        s.write_all(req.as_bytes()).expect("send");
+        let mut answer = String::new();
+        let _ = s.read_to_string(&mut answer);
+        answer
+    }
+
+    #[test]
+    fn a_killed_and_restarted_member_keeps_its_acknowledged_writes_and_port() {
+        let mut member = EtcdServer::start().expect("etcd (scripts/setup installs it)");
+        let addr = member.addr();
+        // "a2V5" is "key", "dmFsdWU=" is "value", base64 as the gateway wants.
+        let put = gateway(addr, "/v3/kv/put", r#"{"key":"a2V5","value":"dmFsdWU="}"#);
+        assert!(put.contains("\"revision\""), "{put}");
+        let pid = member.pid();
+        member.kill();
+        assert!(
+            !member.running() && has_exited(pid),
+            "the member still runs"
+        );
+        assert!(TcpStream::connect(addr).is_err(), "a killed member answers");
+        member.restart().expect("restarted");
+        assert_eq!(member.addr(), addr, "the same port");
+        let got = gateway(addr, "/v3/kv/range", r#"{"key":"a2V5"}"#);
+        assert!(got.contains("dmFsdWU="), "the write was lost: {got}");
+    }
+}

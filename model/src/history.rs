@@ -12,12 +12,13 @@
 //! |---|---|
 //! | `i` | position in the history, from 0 |
 //! | `at_us` | true simulated time in µs since the run began |
-//! | `type` | `invoke`, `complete`, `fault`, `server` or `final` |
+//! | `type` | `invoke`, `complete`, `fault`, `server`, `final` or `wakeups` |
 //! | `client` | client index (invoke/complete) |
 //! | `op` | `acquire`, `release`, `extend`, `check`, `read`, `write` |
 //! | `n` | which operation (lock cycle) of that client, from 1 |
 //! | `outcome` | `ok`, `fail` or `unknown` (complete) |
 //! | `token`, `fence`, `depth`, `valid_for_us`, `value`, `error` | what the completion carried |
+//! | `count` | the run's wake-ups of waiting clients (wakeups) |
 
 use crate::fault::FaultKind;
 use crate::host::{BadHost, Host};
@@ -27,7 +28,7 @@ use std::io::{self, Write};
 use std::str::FromStr;
 
 /// Version of the event fields below; bump on any change.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One line of the history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -152,6 +153,14 @@ pub enum EventKind {
     Final {
         /// The stock (inventory) or register value left.
         value: i64,
+    },
+    /// How many times the lock code woke a waiting client to look at a
+    /// taken lock again, over the whole run and every client: each retry
+    /// of a polling wait, each watch response of an etcd waiter. Read
+    /// when the run ended.
+    Wakeups {
+        /// The wake-ups counted.
+        count: u64,
     },
 }
 

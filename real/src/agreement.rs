@@ -360,42 +360,44 @@ mod tests {
         );
     }
 
-    /// The committed report: `reality.md` is what `reality.json` gives,
-    /// and the README quotes its counts and links its matrix.
+    /// The committed reports: each `.md` is what its `.json` gives, and
+    /// the README quotes their counts and links the Redis matrix.
     #[test]
-    fn the_committed_reality_report_and_the_readme_agree_with_reality_json() {
+    fn the_committed_reality_reports_and_the_readme_agree_with_their_json() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let read = |name: &str| {
             std::fs::read_to_string(root.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
         };
-        let report: Report =
-            serde_json::from_str(&read("reports/reality.json")).expect("reality.json");
-        let recounted = Report::new(
-            report.repeat,
-            &report.server,
-            report.rows.clone(),
-            report.wall_s,
-            report.partial.clone(),
-        );
-        assert_eq!(
-            (recounted.agree, recounted.disagree, recounted.not_stageable),
-            (report.agree, report.disagree, report.not_stageable),
-            "reality.json's counts are its rows' counts"
-        );
-        assert!(
-            read("reports/reality.md") == report.markdown(),
-            "reports/reality.md is not the view of reports/reality.json (`locklab suite --real` \
-             writes both)"
-        );
         let readme = read("README.md")
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
-        assert!(
-            readme.contains(&report.counts()),
-            "README.md should quote reality.json's counts: {:?}",
-            report.counts()
-        );
+        for name in ["reality", "reality-valkey", "reality-etcd"] {
+            let report: Report = serde_json::from_str(&read(&format!("reports/{name}.json")))
+                .unwrap_or_else(|e| panic!("{name}.json: {e}"));
+            let recounted = Report::new(
+                report.repeat,
+                &report.server,
+                report.rows.clone(),
+                report.wall_s,
+                report.partial.clone(),
+            );
+            assert_eq!(
+                (recounted.agree, recounted.disagree, recounted.not_stageable),
+                (report.agree, report.disagree, report.not_stageable),
+                "{name}.json's counts are its rows' counts"
+            );
+            assert!(
+                read(&format!("reports/{name}.md")) == report.markdown(),
+                "reports/{name}.md is not the view of reports/{name}.json (`locklab suite \
+                 --real` writes both)"
+            );
+            assert!(
+                readme.contains(&report.counts()),
+                "README.md should quote {name}.json's counts: {:?}",
+                report.counts()
+            );
+        }
         let anchor = MATRIX_HEADING.to_ascii_lowercase().replace(' ', "-");
         assert!(
             readme.contains(&format!("reports/reality.md#{anchor}")),

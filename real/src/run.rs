@@ -23,7 +23,7 @@ use crate::nodes::{Nodes, ServerBin, command, parse_int_reply};
 use crate::proxy::Proxy;
 use crate::service::{RealDeployment, RealStart, real_service};
 use crate::stage;
-use locks::{LockContext, Owner, ReconnectingConnection};
+use locks::{LockContext, Owner, ReconnectingConnection, Wakeups};
 use model::history::{EventKind, History};
 use model::host::Host;
 use model::resource::{ResourceKind, STOCK_KEY};
@@ -132,6 +132,8 @@ pub(crate) struct RealWorld<'s> {
     pub(crate) table: Arc<LinkTable>,
     pub(crate) directory: Arc<Directory>,
     pub(crate) recorder: Arc<Recorder>,
+    /// Every client's wake-ups while waiting for a taken lock.
+    wakeups: Arc<Wakeups>,
     mailbox: Arc<Mailbox>,
     pub(crate) nemesis: Nemesis,
     pub(crate) node_clocks: NodeClocks,
@@ -206,6 +208,7 @@ impl<'s> RealWorld<'s> {
             table: Arc::new(table),
             directory,
             recorder: Arc::new(Recorder::real_time(origin)),
+            wakeups: Arc::new(Wakeups::default()),
             mailbox: Arc::new(Mailbox::new()),
             nemesis: Nemesis::new(
                 scenario.faults_of(rung).to_vec(),
@@ -245,6 +248,7 @@ impl<'s> RealWorld<'s> {
         let mailbox = self.mailbox.clone();
         let directory = self.directory.clone();
         let table = self.table.clone();
+        let wakeups = self.wakeups.clone();
         let seed = self.seed;
         let handle = process.clone();
         let thread = std::thread::Builder::new()
@@ -260,6 +264,7 @@ impl<'s> RealWorld<'s> {
                     mailbox,
                     directory,
                     table,
+                    wakeups,
                 )
             })
             .map_err(harness_error)?;
@@ -340,6 +345,9 @@ impl<'s> RealWorld<'s> {
             .addr(Host::Store)
             .ok_or_else(|| harness_error("the store has no address"))?;
         let reply = command(store, &["GET", STOCK_KEY]).map_err(harness_error)?;
+        self.recorder.record(EventKind::Wakeups {
+            count: self.wakeups.total(),
+        });
         self.recorder.record(EventKind::Final {
             value: parse_int_reply(&reply).unwrap_or(0),
         });
@@ -368,6 +376,7 @@ fn run_process(
     mailbox: Arc<Mailbox>,
     directory: Arc<Directory>,
     table: Arc<LinkTable>,
+    wakeups: Arc<Wakeups>,
 ) {
     let gate = process.freeze.clone();
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -399,7 +408,8 @@ fn run_process(
         state.clock.clone(),
         client_seed(seed, state.index, incarnation),
     )
-    .with_hook(Arc::new(hook));
+    .with_hook(Arc::new(hook))
+    .with_wakeups(wakeups);
     // An etcd rung's channel starts its worker task as it is built.
     let entered = runtime.enter();
     let built = build_lock(&setup, dialer, ctx);

@@ -162,7 +162,8 @@ fn start_process(
     let dial = |host: Host| ReconnectingConnection::new(dialer(host), setup.conn);
     let hook = SimHook::new(state.clone(), setup.aimed.clone(), shared.clone());
     let ctx = LockContext::new(state.clock.clone(), client_seed(setup.seed, i, incarnation))
-        .with_hook(Arc::new(hook));
+        .with_hook(Arc::new(hook))
+        .with_wakeups(shared.wakeups.clone());
     let lock = build_lock(setup, dialer, ctx)?;
     Ok(Client {
         group: setup.group.clone(),

@@ -10,7 +10,7 @@
 use crate::nemesis;
 use crate::world::World;
 use model::cut_short::CutShort;
-use model::history::History;
+use model::history::{EventKind, History};
 use model::scenario::Scenario;
 use std::time::Duration;
 
@@ -99,7 +99,12 @@ pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> Option<String> {
 /// then this; a test that needs something no scenario can say (a host of
 /// its own, through [`World::sim`]) adds it in between.
 pub fn run_world(mut world: World<'_>) -> Result<RunOutput, RunError> {
-    let cut_short = match drive(&mut world)? {
+    let driven = drive(&mut world)?;
+    let shared = &world.shared;
+    (shared.recorder).record(EventKind::Wakeups {
+        count: shared.wakeups.total(),
+    });
+    let cut_short = match driven {
         Some(cut) => Some(cut),
         None => {
             world.audit()?;

@@ -38,6 +38,8 @@ pub struct Shared {
     pub mailbox: Mailbox,
     /// Where aliases such as `master` point, and where each host listens.
     pub directory: Arc<Directory>,
+    /// Every client's wake-ups while waiting for a taken lock.
+    pub wakeups: Arc<locks::Wakeups>,
 }
 
 impl Shared {

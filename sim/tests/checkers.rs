@@ -877,7 +877,7 @@ fn verdict_json_carries_every_checker_with_its_witness_and_the_damage() {
     let results = check::check_all(&h.0, &config);
     let text = verdict_json(&results, "contention", "set-nx-px", 42);
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(v["schema"], 1);
+    assert_eq!(v["schema"], model::history::SCHEMA_VERSION);
     assert_eq!(v["scenario"], "contention");
     assert_eq!(v["variant"], "set-nx-px");
     assert_eq!(v["seed"], 42);
@@ -893,6 +893,9 @@ fn verdict_json_carries_every_checker_with_its_witness_and_the_damage() {
     assert_eq!(v["damage"]["overlap_pairs"], 1);
     assert_eq!(v["damage"]["lost_updates"], 0);
     assert!(v["damage"]["recovery_ms"].is_number());
+    // Client 0 then client 1: one hand-off; no wake-up count recorded.
+    assert_eq!(v["damage"]["handoffs"], 1);
+    assert!(v["damage"]["wakeups_per_handoff"].is_null());
     assert!(v["locklab"].is_string());
     let back: VerdictDoc = serde_json::from_str(&text).unwrap();
     assert_eq!(

@@ -7,6 +7,7 @@ use model::verdict::Verdict;
 use real::agreement::{Report, Row};
 use real::cell::{CellOutcome, describe_outcome, run_real_cell_on};
 use real::nodes::ServerBin;
+use real::service::servers_for;
 use sim::cell::Judged;
 use sim::exit::ExitCode;
 use sim::run::RunError;
@@ -72,7 +73,7 @@ pub fn run(
             say(&report::output::describe(judged));
             let dir = real::cell::run_dir(out, judged, k);
             let written = report::output::write_run(&dir, judged, &text)
-                .and_then(|()| real::cell::write_marker(&dir, k, repeat, &bin.description))
+                .and_then(|()| real::cell::write_marker(&dir, k, repeat, &servers_for(rung, &bin)))
                 .and_then(|()| rung_file.map_or(Ok(()), |f| crate::rung_files::keep(&dir, f)));
             match written {
                 Ok(()) => say(&format!("  written to {}\n", dir.display())),
@@ -88,7 +89,7 @@ pub fn run(
                     "{} / {} on real {}: {}",
                     scenario.name,
                     rung,
-                    bin.description,
+                    servers_for(rung, &bin),
                     describe_outcome(&outcome)
                 ));
                 match outcome {

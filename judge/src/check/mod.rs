@@ -11,7 +11,8 @@
 //! - [`resource`]: the guarded resource's lost updates, overselling, and
 //!   (fenced) stale or repeated tokens accepted;
 //! - [`liveness`]: after the last fault heals, some waiting client acquires
-//!   within a bound; a holder blocked on itself is a deadlock too.
+//!   within a bound; a holder blocked on itself is a deadlock too;
+//! - [`waiting`], a figure and no checker: wake-ups per hand-off.
 //!
 //! [`check_all`] runs them all; [`crate::verdict`] turns the results into a
 //! cell's verdict and `verdict.json`.
@@ -27,6 +28,7 @@ pub mod liveness;
 pub mod mutual_exclusion;
 pub mod order;
 pub mod resource;
+pub mod waiting;
 
 use model::cut_short::CutShort;
 use model::history::History;
@@ -172,6 +174,9 @@ pub struct Damage {
     /// Liveness.
     #[serde(flatten)]
     pub liveness: LivenessDamage,
+    /// What waiting cost (a figure, not a check).
+    #[serde(flatten)]
+    pub waiting: waiting::WaitingDamage,
 }
 
 /// Every checker's result and the damage: all a verdict is made of.
@@ -233,6 +238,7 @@ pub fn check_all(history: &History, config: &CheckConfig) -> CheckResults {
             mutual_exclusion: mutex_damage,
             resource: resource_damage,
             liveness: liveness_damage,
+            waiting: waiting::measure(history),
         },
     }
 }

@@ -106,3 +106,14 @@ pub fn real_service(service: &dyn LockService) -> Result<&'static dyn RealServic
             ))
         })
 }
+
+/// What `rung`'s real runs run on, as reports name it: the servers of its
+/// lock service, and the store's when they differ (`etcd 3.4.23 (store:
+/// redis-server 7.0.15)`).
+pub fn servers_for(rung: &str, bin: &ServerBin) -> String {
+    let etcd = locks::rung(rung).is_some_and(|r| r.service == "etcd");
+    match harness::etcd::version() {
+        Some(version) if etcd => format!("{version} (store: {})", bin.description),
+        _ => bin.description.clone(),
+    }
+}

@@ -272,7 +272,8 @@ impl Lanes {
 
     /// The lane `event` is drawn on: a client's operations and faults on
     /// its lane, a node's records and faults on the node's, the resource's
-    /// final state on the store's, link faults on the faults' lane.
+    /// final state on the store's, link faults and the run's wake-up count
+    /// on the faults' lane.
     pub fn lane_of(&self, event: &Event) -> LaneRef {
         let node = |host: Host| {
             if self.nodes.iter().any(|n| n.host == host) {
@@ -292,6 +293,8 @@ impl Lanes {
             },
             EventKind::Server { node: host, .. } => node(*host),
             EventKind::Final { .. } => node(Host::Store),
+            // A count over the whole run, no host's: beside the faults.
+            EventKind::Wakeups { .. } => LaneRef::Faults,
         }
     }
 }

@@ -106,11 +106,16 @@ fn client(
             Ok(lease) => {
                 let from_s = now_s();
                 tokio::time::sleep(Duration::from_secs_f64(hold_s)).await;
+                // The hold ends as the release begins: once the key is
+                // deleted the next waiter may hold while this client still
+                // waits for its release (the delete, then the lease's
+                // revoke) to answer.
+                let until_s = now_s();
                 let _ = lock.release(&lease).await;
                 log.lock().unwrap().push(Did::Held {
                     client: name,
                     from_s,
-                    until_s: now_s(),
+                    until_s,
                 });
             }
             Err(e) => log.lock().unwrap().push(Did::Refused {
