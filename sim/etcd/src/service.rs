@@ -163,11 +163,21 @@ impl Maintenance for Services {
     }
 }
 
+/// etcd's Lock service calls the member through a client of its own and
+/// hands back that client's error as a plain error: its message, with the
+/// code `Unknown` ("requested lease not found" is `NotFound` from `Txn`,
+/// `Unknown` from `Lock`).
+fn as_lock_service_error(status: Status) -> Status {
+    Status::new(tonic::Code::Unknown, status.message())
+}
+
 #[tonic::async_trait]
 impl Lock for Services {
     async fn lock(&self, r: Request<LockRequest>) -> Result<Response<LockResponse>, Status> {
         let req = r.into_inner();
-        let (header, key) = lock::lock(&self.member, &req.name, req.lease, self.recheck).await?;
+        let (header, key) = lock::lock(&self.member, &req.name, req.lease, self.recheck)
+            .await
+            .map_err(as_lock_service_error)?;
         Ok(Response::new(LockResponse {
             header: Some(header),
             key,
@@ -175,10 +185,12 @@ impl Lock for Services {
     }
 
     async fn unlock(&self, r: Request<UnlockRequest>) -> Result<Response<UnlockResponse>, Status> {
-        let resp = self.member.delete_range(&DeleteRangeRequest {
-            key: r.into_inner().key,
-            ..DeleteRangeRequest::default()
-        })?;
+        let resp = (self.member)
+            .delete_range(&DeleteRangeRequest {
+                key: r.into_inner().key,
+                ..DeleteRangeRequest::default()
+            })
+            .map_err(as_lock_service_error)?;
         Ok(Response::new(UnlockResponse {
             header: resp.header,
         }))
