@@ -229,11 +229,7 @@ impl Session {
                     which.label(),
                     s.rate(),
                     quantile_us(&s.hist, 0.5),
-                    if s.errors > 0 {
-                        format!(" ({} errors)", s.errors)
-                    } else {
-                        String::new()
-                    }
+                    super::uncontended::errors_note(s.errors)
                 ));
                 group.add(i, &s);
             }

@@ -374,19 +374,10 @@ impl Session {
     ) -> anyhow::Result<Group> {
         let clients = self.connect_to(impls, nodes, 1).await?;
         let floor = Floor::connect(&nodes[..1], TTL).await?;
-        let mut group = Group {
-            measured: impls
-                .iter()
-                .map(|which| Measured {
-                    which: *which,
-                    cycles: Cycles::new(),
-                })
-                .collect(),
-            pings: Cycles::new(),
-            server: match pings {
-                Pings::Reference(_) => Server::Redis,
-                Pings::Own => Server::Simulated,
-            },
+        let mut group = Group::of(impls);
+        group.server = match pings {
+            Pings::Reference(_) => Server::Redis,
+            Pings::Own => Server::Simulated,
         };
         let mut rng = Seeded::new(0x756e_636f + nodes.len() as u64 * 2 + pings.seed());
         // `PING` takes a place in the shuffle too.
@@ -422,15 +413,20 @@ impl Session {
                     impls[i].label(),
                     s.rate(),
                     quantile_us(&s.hist, 0.5),
-                    if s.errors > 0 {
-                        format!(" ({} errors)", s.errors)
-                    } else {
-                        String::new()
-                    }
+                    errors_note(s.errors)
                 ));
                 group.measured[i].cycles.add(&s);
             }
         }
         Ok(group)
+    }
+}
+
+/// ` (N errors)` after a slice's figures in a progress line, or nothing.
+pub(super) fn errors_note(errors: u64) -> String {
+    if errors > 0 {
+        format!(" ({errors} errors)")
+    } else {
+        String::new()
     }
 }
