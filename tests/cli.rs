@@ -147,19 +147,29 @@ fn the_tour_tells_every_rung_from_live_runs() {
 
 #[test]
 fn the_tours_etcd_chapter_shows_3_4_fooled_by_an_expired_waiter_and_3_5_not() {
-    let line = |rung: &str| {
+    let tour = |rung: &str| {
         let out = locklab(&["tour", "--rung", rung]);
         assert!(out.status.success(), "{}", stderr(&out));
         let text = stdout(&out);
         assert!(text.contains("━━ etcd ━━"), "{text}");
         assert!(text.contains(&format!("── {rung} ──")), "{text}");
-        text.lines()
-            .find(|l| l.trim_start().starts_with("etcd-waiter-lease-expires"))
-            .map(str::to_string)
-            .expect("the waiter-lease scenario's line")
+        text
     };
-    assert!(line("etcd-mutex-3.4").contains("VIOLATED"));
-    assert!(line("etcd-mutex").contains("SAFE"));
+    let line = |text: &str, scenario: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(scenario))
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("no line for {scenario}:\n{text}"))
+    };
+    let (old, new) = (tour("etcd-mutex-3.4"), tour("etcd-mutex"));
+    assert!(line(&old, "etcd-waiter-lease-expires").contains("VIOLATED"));
+    assert!(line(&new, "etcd-waiter-lease-expires").contains("SAFE"));
+    // The herd: each of the 32 hand-offs wakes one waiter.
+    let herd = line(&new, "etcd-herd");
+    assert!(
+        herd.contains("SAFE") && herd.contains("32 hand-offs, 1.0 wake-up(s) each"),
+        "{herd}"
+    );
 }
 
 #[test]

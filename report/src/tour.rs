@@ -53,6 +53,12 @@ fn first_finding(judged: &Judged) -> String {
         .unwrap_or_else(|| survived(judged))
 }
 
+/// Hand-offs from which a safe stop names what waiting cost: a crowd
+/// waited its turn there, and how many waiters each hand-off woke is the
+/// lesson (one per hand-off, or the whole herd). Below it the figure
+/// would only clutter the line.
+const CROWD_HANDOFFS: u64 = 10;
+
 /// How a rung that came out safe got through: what the holders saw, and
 /// what the lock or the store refused.
 fn survived(judged: &Judged) -> String {
@@ -86,6 +92,15 @@ fn survived(judged: &Judged) -> String {
     if failed_releases > 0 {
         notes.push(format!(
             "{failed_releases} release(s) found the lock no longer theirs and left it alone"
+        ));
+    }
+    let waiting = &judged.results.damage.waiting;
+    if let Some(per) = waiting.wakeups_per_handoff
+        && waiting.handoffs >= CROWD_HANDOFFS
+    {
+        notes.push(format!(
+            "{} hand-offs, {per:.1} wake-up(s) each",
+            waiting.handoffs
         ));
     }
     if notes.is_empty() {
