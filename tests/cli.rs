@@ -71,7 +71,7 @@ fn run_prints_the_seed_first_writes_the_run_folder_and_exits_1_on_a_violation() 
     }
     let verdict: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("verdict.json")).unwrap()).unwrap();
-    assert_eq!(verdict["schema"], 1);
+    assert_eq!(verdict["schema"], model::history::SCHEMA_VERSION);
     assert_eq!(verdict["verdict"], "violated");
     assert_eq!(verdict["variant"], "set-nx-px");
     assert_eq!(verdict["seed"], 1);
