@@ -11,6 +11,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use tokio::time::{Duration, Instant};
 use tonic::Status;
 
+/// What a promoted member adds to every lease's TTL: etcd's lessor is
+/// promoted with the election timeout (1 s by default) as its extension,
+/// which covers renewals the deposed leader may have granted last.
+pub const PROMOTION_EXTEND: Duration = Duration::from_secs(1);
+
 /// The shortest TTL etcd grants with its default timing: 1.5 election
 /// timeouts of 1 s, rounded up to whole seconds.
 pub const MIN_TTL_S: i64 = 2;
@@ -116,11 +121,12 @@ impl Lessor {
         Ok(lease.granted_ttl_s)
     }
 
-    /// Gives every lease a full TTL from now: a new leader does this on
-    /// promotion, since it cannot know how long the old one had counted.
+    /// Gives every lease its full TTL plus [`PROMOTION_EXTEND`] from now:
+    /// a new leader does this on promotion, since it cannot know how long
+    /// the old one had counted.
     pub fn refresh_all(&mut self, now: Instant) {
         for lease in self.leases.values_mut() {
-            lease.expiry = now + Duration::from_secs(lease.granted_ttl_s as u64);
+            lease.expiry = now + PROMOTION_EXTEND + Duration::from_secs(lease.granted_ttl_s as u64);
         }
     }
 
@@ -191,6 +197,20 @@ mod tests {
         l.renew(id, later).unwrap();
         assert!(l.expired(now + Duration::from_secs(15)).is_empty());
         assert_eq!(l.get(id).unwrap().remaining_s(later), 10);
+    }
+
+    #[test]
+    fn a_promotion_gives_every_lease_its_ttl_and_one_second_more() {
+        let mut l = Lessor::new(1);
+        let now = Instant::now();
+        let (id, _) = l.grant(0, 3, now).unwrap();
+        let promoted = now + Duration::from_secs(2);
+        l.refresh_all(promoted);
+        assert!(
+            l.expired(promoted + Duration::from_millis(3_999))
+                .is_empty()
+        );
+        assert_eq!(l.expired(promoted + Duration::from_secs(4)), vec![id]);
     }
 
     #[test]

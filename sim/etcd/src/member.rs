@@ -372,7 +372,8 @@ impl Member {
         }
     }
 
-    /// Gives every lease a full TTL from now (a leader's promotion).
+    /// Gives every lease its TTL plus the promotion's extension from now
+    /// (a leader's promotion).
     pub fn refresh_leases(&self) {
         self.lock().lessor.refresh_all(Instant::now());
     }

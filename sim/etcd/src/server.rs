@@ -105,8 +105,9 @@ impl tokio::io::AsyncWrite for SimStream {
 /// write before answering).
 pub async fn serve_sim(member: Member, port: u16, recheck: Recheck) -> turmoil::Result {
     // A member that (re)starts becomes leader: like etcd's lessor on
-    // promotion, it gives every lease a full TTL, since it cannot know how
-    // long the lease ran before (and its clock restarted with its host).
+    // promotion, it gives every lease its TTL and 1 s more, since it
+    // cannot know how long the lease ran before (and its clock restarted
+    // with its host).
     member.refresh_leases();
     let listener = turmoil::net::TcpListener::bind(("0.0.0.0", port)).await?;
     let incoming = futures::stream::unfold(listener, |l| async move {

@@ -3,8 +3,8 @@
 //!
 //! The member's state lives outside its host, as etcd's does on disk
 //! (etcd syncs every write before it answers), so a crash loses nothing
-//! it acknowledged; a restarted member gives every lease a full TTL, as a
-//! new leader does. Its leases run on its monotonic clock, so a jump or a
+//! it acknowledged; a restarted member gives every lease its TTL and 1 s
+//! more, as a new leader does. Its leases run on its monotonic clock, so a jump or a
 //! drift of its wall clock changes nothing: what Redis's TTLs are exposed
 //! to, etcd's leases are not. Every change it makes to a watched key (a
 //! lock key under the lock's name) goes into the history as ground truth,
