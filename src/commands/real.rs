@@ -4,10 +4,10 @@
 use super::{choose_runs, run_exit, worst};
 use crate::say::emit;
 use model::verdict::Verdict;
-use real::agreement::{Report, Row};
+use real::agreement::{Agreement, Report, Row};
 use real::cell::{CellOutcome, describe_outcome, run_real_cell_on};
 use real::nodes::ServerBin;
-use real::service::servers_for;
+use real::service::{servers_for, servers_of};
 use sim::cell::Judged;
 use sim::exit::ExitCode;
 use sim::run::RunError;
@@ -116,19 +116,6 @@ pub fn run(
     run_exit(worst(&verdicts), failed)
 }
 
-/// The servers a real suite's cells ran on: `bin`, and etcd when an etcd
-/// cell was run.
-fn servers_of(bin: &ServerBin, rows: &[Row]) -> String {
-    let etcd_ran = rows.iter().any(|row| {
-        row.agreement != real::agreement::Agreement::NotStageable
-            && locks::rung(&row.rung).is_some_and(|r| r.service == "etcd")
-    });
-    match harness::etcd::version() {
-        Some(etcd) if etcd_ran => format!("{}, {etcd}", bin.description),
-        _ => bin.description.clone(),
-    }
-}
-
 /// `locklab suite --real [--repeat R] [--rung-file F] [--server-bin PATH]`:
 /// every cell of the safety matrix (with each rung file's rung where it
 /// has a part) on the simulator and R times on real servers;
@@ -206,7 +193,10 @@ pub fn suite(
         )
     });
     let wall_s = started.elapsed().as_secs();
-    let servers = servers_of(&bin, &rows);
+    let run = rows
+        .iter()
+        .filter(|row| row.agreement != Agreement::NotStageable);
+    let servers = servers_of(run.map(|row| row.rung.as_str()), &bin);
     let report = Report::new(repeat, &servers, rows, wall_s, partial);
     let (md, json) = if report.partial.is_some() {
         ("reality.partial.md", "reality.partial.json")

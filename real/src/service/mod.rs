@@ -107,13 +107,27 @@ pub fn real_service(service: &dyn LockService) -> Result<&'static dyn RealServic
         })
 }
 
+/// Whether `rung` runs on etcd's servers (its store is still Redis).
+fn on_etcd(rung: &str) -> bool {
+    locks::rung(rung).is_some_and(|r| r.service == "etcd")
+}
+
 /// What `rung`'s real runs run on, as reports name it: the servers of its
 /// lock service, and the store's when they differ (`etcd 3.4.23 (store:
 /// redis-server 7.0.15)`).
 pub fn servers_for(rung: &str, bin: &ServerBin) -> String {
-    let etcd = locks::rung(rung).is_some_and(|r| r.service == "etcd");
     match harness::etcd::version() {
-        Some(version) if etcd => format!("{version} (store: {})", bin.description),
+        Some(version) if on_etcd(rung) => format!("{version} (store: {})", bin.description),
+        _ => bin.description.clone(),
+    }
+}
+
+/// What a real suite whose runs covered `rungs` ran on: `bin`, and etcd
+/// beside it when one of them is an etcd rung.
+pub fn servers_of<'a>(rungs: impl IntoIterator<Item = &'a str>, bin: &ServerBin) -> String {
+    let etcd_ran = rungs.into_iter().any(on_etcd);
+    match harness::etcd::version() {
+        Some(etcd) if etcd_ran => format!("{}, {etcd}", bin.description),
         _ => bin.description.clone(),
     }
 }
