@@ -124,7 +124,8 @@ pub fn run_wall(scenario: &Scenario, rung: &str) -> Duration {
     let topology = scenario.topology_of(rung);
     let dialed = match topology.kind {
         TopologyKind::Independent => topology.node_count(),
-        TopologyKind::Standalone | TopologyKind::Replicated => 1,
+        // A cluster's client talks to one member at a time.
+        TopologyKind::Standalone | TopologyKind::Replicated | TopologyKind::Cluster => 1,
     } as f64;
     let clients = scenario.client_count();
     let machines = machines_of(scenario, rung) as f64;

@@ -4,12 +4,13 @@
 use crate::host::Host;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// How the Redis nodes are deployed.
+/// How the lock service's nodes are deployed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Topology {
-    /// `standalone`, `replicated` (a master and replicas, failover by name)
-    /// or `independent` (N masters, for Redlock).
+    /// `standalone`, `replicated` (a master and replicas, failover by name),
+    /// `independent` (N masters, for Redlock) or `cluster` (members that
+    /// elect their leader among themselves, as etcd's do).
     #[serde(default = "default_kind")]
     pub kind: TopologyKind,
     /// Number of masters (`independent`).
@@ -24,6 +25,10 @@ pub struct Topology {
     /// Each node's persistence: `none`, `aof-always` or `aof-everysec`.
     #[serde(default, with = "persistence_name")]
     pub persistence: Persistence,
+    /// Number of members (`cluster`; [`Topology::CLUSTER_MEMBERS`] unless
+    /// given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub members: Option<usize>,
 }
 
 /// How a node persists its writes (the simulated node and real
@@ -90,6 +95,7 @@ impl Default for Topology {
             replicas: 0,
             replication_delay_ms: 0,
             persistence: Persistence::None,
+            members: None,
         }
     }
 }
@@ -114,16 +120,29 @@ impl Topology {
                 Some("replication_delay_ms")
             }
             TopologyKind::Replicated if self.masters != 1 => Some("masters"),
+            TopologyKind::Cluster if self.masters != 1 => Some("masters"),
+            TopologyKind::Cluster if self.replicas != 0 => Some("replicas"),
+            TopologyKind::Cluster if self.replication_delay_ms != 0 => Some("replication_delay_ms"),
+            TopologyKind::Standalone | TopologyKind::Replicated | TopologyKind::Independent
+                if self.members.is_some() =>
+            {
+                Some("members")
+            }
             _ => None,
         }
     }
 
-    /// How many Redis nodes the deployment has.
+    /// The members of a `cluster` unless `members` says otherwise: the
+    /// smallest that survives the loss of one.
+    pub const CLUSTER_MEMBERS: usize = 3;
+
+    /// How many nodes the deployment has.
     pub fn node_count(&self) -> usize {
         match self.kind {
             TopologyKind::Standalone => 1,
             TopologyKind::Replicated => self.replicas.saturating_add(1),
             TopologyKind::Independent => self.masters,
+            TopologyKind::Cluster => self.members.unwrap_or(Self::CLUSTER_MEMBERS),
         }
     }
 }
@@ -138,6 +157,9 @@ pub enum TopologyKind {
     Replicated,
     /// Independent masters (Redlock).
     Independent,
+    /// Members that replicate one log by consensus and elect its leader
+    /// among themselves; a client may dial any of them.
+    Cluster,
 }
 
 /// The simulated network.

@@ -248,6 +248,7 @@ fn check_topologies(s: &Scenario) -> Checked {
             let (field, value) = match topo.kind {
                 TopologyKind::Replicated => ("replicas", topo.replicas),
                 TopologyKind::Standalone | TopologyKind::Independent => ("masters", topo.masters),
+                TopologyKind::Cluster => ("members", topo.node_count()),
             };
             let at = path.then(field);
             let message = format!(

@@ -36,6 +36,7 @@ pub mod lease;
 pub mod lock;
 pub mod member;
 pub mod mvcc;
+pub mod raft;
 pub mod server;
 pub mod service;
 pub mod watch;

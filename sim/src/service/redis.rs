@@ -49,14 +49,17 @@ impl LockService for RedisService {
         match topology.kind {
             TopologyKind::Standalone => vec![Host::Node(0)],
             TopologyKind::Replicated => vec![Host::Master],
-            TopologyKind::Independent => topology.nodes(),
+            // Not a Redis deployment (`kinds` refuses it before a run).
+            TopologyKind::Independent | TopologyKind::Cluster => topology.nodes(),
         }
     }
 
     fn aliases(&self, topology: &Topology) -> Vec<(Host, Host)> {
         match topology.kind {
             TopologyKind::Replicated => vec![(Host::Master, Host::Node(0))],
-            TopologyKind::Standalone | TopologyKind::Independent => Vec::new(),
+            TopologyKind::Standalone | TopologyKind::Independent | TopologyKind::Cluster => {
+                Vec::new()
+            }
         }
     }
 
