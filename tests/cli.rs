@@ -146,7 +146,8 @@ fn the_tour_tells_every_rung_from_live_runs() {
 }
 
 #[test]
-fn the_tours_etcd_chapter_shows_3_4_fooled_by_an_expired_waiter_and_3_5_not() {
+fn the_tours_etcd_chapter_shows_3_4_fooled_by_an_expired_waiter_3_5_not_and_the_cluster_failing_over()
+ {
     let tour = |rung: &str| {
         let out = locklab(&["tour", "--rung", rung]);
         assert!(out.status.success(), "{}", stderr(&out));
@@ -164,6 +165,10 @@ fn the_tours_etcd_chapter_shows_3_4_fooled_by_an_expired_waiter_and_3_5_not() {
     let (old, new) = (tour("etcd-mutex-3.4"), tour("etcd-mutex"));
     assert!(line(&old, "etcd-waiter-lease-expires").contains("VIOLATED"));
     assert!(line(&new, "etcd-waiter-lease-expires").contains("SAFE"));
+    // The cluster: its leader's crash is survived, a partition that leaves
+    // the holder with the old leader is not.
+    assert!(line(&new, "etcd-leader-crash").contains("SAFE"));
+    assert!(line(&new, "etcd-leader-partitioned").contains("VIOLATED"));
     // The herd: each of the 32 hand-offs wakes one waiter.
     let herd = line(&new, "etcd-herd");
     assert!(

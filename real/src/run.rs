@@ -219,9 +219,9 @@ impl<'s> RealWorld<'s> {
             origin,
             topology,
         };
-        let targets = world.service.lock_targets(&world.topology);
         for i in 0..client_count {
-            let setup = client_setup(scenario, rung, seed, i, targets.clone())?;
+            let targets = world.service.lock_targets(&world.topology, i);
+            let setup = client_setup(scenario, rung, seed, i, targets)?;
             let clock = Arc::new(RealClock::new(origin, origin_wall_ms));
             let state = Arc::new(RealClientState::new(i, clock, ()));
             world.clients.push(RealClient {

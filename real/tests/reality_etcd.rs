@@ -4,7 +4,10 @@
 //! holds the lock) reproduced for real, and the 3.5 mutex, which reads
 //! its own key again, surviving the same run. A member's clock cannot be
 //! moved (etcd reads it through the vDSO), so such a cell is refused with
-//! the reason. Needs etcd and redis-server (scripts/test installs them).
+//! the reason. A three-member cluster survives its leader's crash for
+//! real, as in the simulator; a partition between members cannot be
+//! staged, and says why. Needs etcd and redis-server (scripts/test
+//! installs them).
 
 use model::scenario::Scenario;
 use model::verdict::Verdict;
@@ -95,4 +98,29 @@ fn a_member_clock_jump_is_not_stageable_and_says_why() {
         );
     };
     assert!(why.iter().any(|w| w.contains("vDSO")), "{why:?}");
+}
+
+#[test]
+fn a_three_member_cluster_survives_its_leaders_crash_for_real() {
+    assert_agrees("etcd-leader-crash", "etcd-mutex", Verdict::Safe);
+}
+
+#[test]
+fn a_partition_between_members_is_not_stageable_and_says_why() {
+    let scenario = scenario("etcd-leader-partitioned");
+    let outcome = run_real_cell(
+        &scenario,
+        "etcd-mutex",
+        scenario.seeds[0],
+        1,
+        &mut |_, _| {},
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let CellOutcome::NotStageable(why) = &outcome else {
+        panic!(
+            "a partition between members was staged: {}",
+            describe_outcome(&outcome)
+        );
+    };
+    assert!(why.iter().any(|w| w.contains("peer URL")), "{why:?}");
 }

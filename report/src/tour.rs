@@ -166,9 +166,11 @@ pub const LIBRARIES_HEADING: &str = "━━ libraries ━━\n\
 pub const ETCD_HEADING: &str = "━━ etcd ━━\n\
      The same question on etcd: a lease that the client keeps alive instead of a TTL \
      to guess, a revision on every key that only grows, and a watch on the key ahead \
-     instead of polling (scenarios/etcd/). What that fixes, and what it does not: \
-     a lease still ends while its holder is paused or cut off, and etcd 3.4's Mutex \
-     tells a waiter whose lease ended that it holds the lock.\n";
+     instead of polling (scenarios/etcd/), on a cluster that survives its leader's \
+     crash. What that fixes, and what it does not: a lease still ends while its \
+     holder is paused or cut off (with its member, when the majority is on the other \
+     side), and etcd 3.4's Mutex tells a waiter whose lease ended that it holds the \
+     lock.\n";
 
 /// Renders one library's chapter: what it does, then one line per
 /// scenario: the verdict and its reason (the finding, or how it got

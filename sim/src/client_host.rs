@@ -14,6 +14,7 @@ use crate::hook::{AimedFault, SimHook};
 use crate::resource::Store;
 use crate::workload::Client;
 use crate::world::Shared;
+use locks::etcd::channel::FailoverDialer;
 use locks::{
     ConnConfig, Dialer, Lock, LockConfig, LockContext, Owner, ReconnectingConnection, UnknownRung,
 };
@@ -180,21 +181,22 @@ fn start_process(
 }
 
 /// The lock of `setup.rung` for one client process, each node reached
-/// through `dialer(host)`: an etcd rung speaks gRPC to its member over one
-/// channel, every other rung RESP over a reconnecting connection per node.
-/// The simulator and real mode build their clients' locks here.
+/// through `dialer(host)`: an etcd rung speaks gRPC over one channel to
+/// one member at a time (the targets in turn when a dial fails), every
+/// other rung RESP over a reconnecting connection per node. The simulator
+/// and real mode build their clients' locks here.
 pub fn build_lock<D: Dialer>(
     setup: &ClientSetup,
     dialer: impl Fn(Host) -> D,
     ctx: LockContext,
 ) -> Result<Box<dyn Lock>, UnknownRung> {
-    let Some(&member) = setup.targets.first() else {
+    if setup.targets.is_empty() {
         return Err(UnknownRung(format!("{} (no node to reach)", setup.rung)));
-    };
-    if let Some(lock) =
-        locks::etcd::rungs::build(&setup.rung, dialer(member), ctx.clone(), setup.lock)
-    {
-        return Ok(lock);
+    }
+    if locks::rung(&setup.rung).is_some_and(|r| r.service == "etcd") {
+        let members = FailoverDialer::new(setup.targets.iter().map(|&h| dialer(h)).collect());
+        return locks::etcd::rungs::build(&setup.rung, members, ctx, setup.lock)
+            .ok_or_else(|| UnknownRung(setup.rung.clone()));
     }
     let conns = (setup.targets.iter())
         .map(|&host| ReconnectingConnection::new(dialer(host), setup.conn))

@@ -152,7 +152,7 @@ impl<'s> World<'s> {
         let shared = Arc::new(Shared::on(machines.clone()));
         let watched = vec![scenario.lock.key.clone()];
         let ground_truth = GroundTruth::new(shared.recorder.clone(), watched);
-        let (nodes, mut servers) = service.start_sim(&topology, &machines, ground_truth);
+        let (nodes, mut servers) = service.start_sim(seed, &topology, &machines, ground_truth);
         let (store, store_software) = StoreHost::new(&machines);
         servers.push((Host::Store, store_software));
         place_servers(&mut sim, &machines, servers);
@@ -183,12 +183,12 @@ impl<'s> World<'s> {
     /// Registers every client: on a machine of its own, or as a process on
     /// the machine the others share ([`Machines`]).
     fn add_clients(&mut self, rung: &str, seed: u64) -> Result<(), RunError> {
-        let targets = self.service.lock_targets(&self.topology);
         let sharing = self.machines.shared_clients().count() as u32;
         let shared_ports = Arc::new(PortBudget::for_clients(sharing));
         let mut on_shared = Vec::new();
         for i in 0..self.scenario.client_count() {
-            let setup = client_setup(self.scenario, rung, seed, i, targets.clone())?;
+            let targets = self.service.lock_targets(&self.topology, i);
+            let setup = client_setup(self.scenario, rung, seed, i, targets)?;
             if self.machines.shares(Host::Client(i)) {
                 let state = Arc::new(client_host::new_state(i, shared_ports.clone()));
                 on_shared.push((state.clone(), setup));

@@ -174,7 +174,7 @@ async fn serve_etcd(
 ) -> Result<(), String> {
     listener.set_nonblocking(true).map_err(|e| e.to_string())?;
     let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
-    let member = simetcd::Member::default();
+    let member = simetcd::Node::alone(simetcd::Member::default());
     tokio::select! {
         served = simetcd::serve_tcp(member, listener, recheck) => served.map_err(|e| e.to_string()),
         _ = stop_signal() => Ok(()),

@@ -72,3 +72,14 @@ pub fn lease_ttl_too_large() -> Status {
 pub fn no_leader() -> Status {
     etcd(Code::Unavailable, "no leader")
 }
+
+/// A request that got no answer in etcd's request timeout: its write did
+/// not reach a majority, or its read found no leader to confirm it.
+pub fn request_timed_out() -> Status {
+    etcd(Code::Unavailable, "request timed out")
+}
+
+/// A request whose member stopped (restarted) before answering it.
+pub fn stopped() -> Status {
+    etcd(Code::Unavailable, "server stopped")
+}

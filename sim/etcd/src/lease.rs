@@ -87,7 +87,8 @@ impl Lessor {
         Ok((id, ttl_s))
     }
 
-    fn fresh_id(&mut self) -> i64 {
+    /// A new ID no lease has, from this lessor's count.
+    pub fn fresh_id(&mut self) -> i64 {
         while self.leases.contains_key(&self.next_id) || self.next_id <= 0 {
             self.next_id = self.next_id.wrapping_add(1);
         }

@@ -30,12 +30,14 @@
 //! and requires the same output. The crate's README.md lists what it
 //! leaves out.
 
+pub mod command;
 pub mod errors;
 pub mod keys;
 pub mod lease;
 pub mod lock;
 pub mod member;
 pub mod mvcc;
+pub mod node;
 pub mod raft;
 pub mod server;
 pub mod service;
@@ -43,4 +45,5 @@ pub mod watch;
 
 pub use lock::Recheck;
 pub use member::{Identity, Member};
+pub use node::{Node, Place};
 pub use server::{CLIENT_PORT, serve_sim, serve_tcp};

@@ -11,7 +11,7 @@
 //! expired" instead; [`Recheck`] chooses which.
 
 use crate::keys::KeyRange;
-use crate::member::Member;
+use crate::node::Node;
 use etcdproto::etcdserverpb::compare::{CompareResult, CompareTarget, TargetUnion};
 use etcdproto::etcdserverpb::range_request::{SortOrder, SortTarget};
 use etcdproto::etcdserverpb::request_op::Request;
@@ -36,7 +36,7 @@ pub fn session_expired() -> Status {
 
 /// `Lock`: returns the header of the last read and the caller's key.
 pub async fn lock(
-    member: &Member,
+    node: &Node,
     name: &[u8],
     lease: i64,
     recheck: Recheck,
@@ -45,30 +45,32 @@ pub async fn lock(
     prefix.push(b'/');
     let mut my_key = prefix.clone();
     my_key.extend_from_slice(format!("{lease:x}").as_bytes());
-    let resp = member.txn(&TxnRequest {
-        compare: vec![Compare {
-            result: CompareResult::Equal as i32,
-            target: CompareTarget::Create as i32,
-            key: my_key.clone(),
-            target_union: Some(TargetUnion::CreateRevision(0)),
-            range_end: Vec::new(),
-        }],
-        success: vec![
-            op(Request::RequestPut(PutRequest {
+    let resp = node
+        .txn(&TxnRequest {
+            compare: vec![Compare {
+                result: CompareResult::Equal as i32,
+                target: CompareTarget::Create as i32,
                 key: my_key.clone(),
-                lease,
-                ..PutRequest::default()
-            })),
-            op(Request::RequestRange(first_created(&prefix))),
-        ],
-        failure: vec![
-            op(Request::RequestRange(RangeRequest {
-                key: my_key.clone(),
-                ..RangeRequest::default()
-            })),
-            op(Request::RequestRange(first_created(&prefix))),
-        ],
-    })?;
+                target_union: Some(TargetUnion::CreateRevision(0)),
+                range_end: Vec::new(),
+            }],
+            success: vec![
+                op(Request::RequestPut(PutRequest {
+                    key: my_key.clone(),
+                    lease,
+                    ..PutRequest::default()
+                })),
+                op(Request::RequestRange(first_created(&prefix))),
+            ],
+            failure: vec![
+                op(Request::RequestRange(RangeRequest {
+                    key: my_key.clone(),
+                    ..RangeRequest::default()
+                })),
+                op(Request::RequestRange(first_created(&prefix))),
+            ],
+        })
+        .await?;
     let header = resp.header.unwrap_or_default();
     let mut my_rev = header.revision;
     if !resp.succeeded {
@@ -82,15 +84,17 @@ pub async fn lock(
     }
     // From here the key is ours to delete if the caller goes away.
     let guard = DeleteOnDrop {
-        member: member.clone(),
+        node: node.clone(),
         key: Some(my_key.clone()),
     };
-    let header = wait_deletes(member, &prefix, my_rev - 1).await?;
+    let header = wait_deletes(node, &prefix, my_rev - 1).await?;
     if recheck == Recheck::OwnKey {
-        let mine = member.range(&RangeRequest {
-            key: my_key.clone(),
-            ..RangeRequest::default()
-        })?;
+        let mine = node
+            .range(&RangeRequest {
+                key: my_key.clone(),
+                ..RangeRequest::default()
+            })
+            .await?;
         if mine.kvs.is_empty() {
             return Err(session_expired());
         }
@@ -126,30 +130,32 @@ fn range_kvs(responses: &[ResponseOp], i: usize) -> Vec<etcdproto::mvccpb::KeyVa
 /// is left, one predecessor at a time, newest first (clientv3's
 /// `waitDeletes`).
 async fn wait_deletes(
-    member: &Member,
+    node: &Node,
     prefix: &[u8],
     max_create: i64,
 ) -> Result<ResponseHeader, Status> {
     loop {
-        let resp = member.range(&RangeRequest {
-            key: prefix.to_vec(),
-            range_end: etcdproto::prefix_end(prefix),
-            limit: 1,
-            sort_order: SortOrder::Descend as i32,
-            sort_target: SortTarget::Create as i32,
-            max_create_revision: max_create,
-            ..RangeRequest::default()
-        })?;
+        let resp = node
+            .range(&RangeRequest {
+                key: prefix.to_vec(),
+                range_end: etcdproto::prefix_end(prefix),
+                limit: 1,
+                sort_order: SortOrder::Descend as i32,
+                sort_target: SortTarget::Create as i32,
+                max_create_revision: max_create,
+                ..RangeRequest::default()
+            })
+            .await?;
         let header = resp.header.unwrap_or_default();
         let Some(last) = resp.kvs.first() else {
             return Ok(header);
         };
-        wait_delete(member, &last.key, header.revision).await?;
+        wait_delete(node.member(), &last.key, header.revision).await?;
     }
 }
 
 /// Waits for a DELETE of `key` at revision `from` or later.
-async fn wait_delete(member: &Member, key: &[u8], from: i64) -> Result<(), Status> {
+async fn wait_delete(member: &crate::member::Member, key: &[u8], from: i64) -> Result<(), Status> {
     let is_delete = |e: &etcdproto::mvccpb::Event| e.r#type == EventType::Delete as i32;
     let mut sub = member
         .subscribe(KeyRange::One(key.to_vec()), from)
@@ -174,7 +180,7 @@ async fn wait_delete(member: &Member, key: &[u8], from: i64) -> Result<(), Statu
 /// Deletes a waiter's key if the wait is abandoned (the caller went away
 /// or the wait failed), as clientv3's `Lock` does on error.
 struct DeleteOnDrop {
-    member: Member,
+    node: Node,
     key: Option<Vec<u8>>,
 }
 
@@ -187,9 +193,15 @@ impl DeleteOnDrop {
 impl Drop for DeleteOnDrop {
     fn drop(&mut self) {
         if let Some(key) = self.key.take() {
-            let _ = self.member.delete_range(&DeleteRangeRequest {
-                key,
-                ..DeleteRangeRequest::default()
+            // The delete goes through the log, which takes a while: it
+            // runs on after the abandoned wait.
+            let node = self.node.clone();
+            tokio::spawn(async move {
+                let delete = DeleteRangeRequest {
+                    key,
+                    ..DeleteRangeRequest::default()
+                };
+                let _ = node.delete_range(&delete).await;
             });
         }
     }

@@ -41,6 +41,23 @@ pub struct Identity {
     pub name: String,
 }
 
+impl Identity {
+    /// The identity of the member with Raft ID `raft_id` in a cluster of
+    /// `size`: a member alone is etcd's `default`; the members of a larger
+    /// cluster are `etcd-0`, `etcd-1`, ..., with IDs of their own.
+    pub fn of_member(raft_id: u64, size: u64) -> Identity {
+        let alone = Identity::default();
+        if size <= 1 {
+            return alone;
+        }
+        Identity {
+            member_id: alone.member_id.wrapping_add(raft_id.wrapping_mul(0x1_0001)),
+            name: format!("etcd-{}", raft_id.saturating_sub(1)),
+            ..alone
+        }
+    }
+}
+
 impl Default for Identity {
     fn default() -> Self {
         // Any fixed numbers will do; these are etcd's for a member named
@@ -170,38 +187,12 @@ impl Member {
 
     /// `Put`.
     pub fn put(&self, req: &PutRequest) -> Result<PutResponse, Status> {
-        let txn = TxnRequest {
-            success: vec![RequestOp {
-                request: Some(Request::RequestPut(req.clone())),
-            }],
-            ..TxnRequest::default()
-        };
-        let resp = self.txn(&txn)?;
-        match resp.responses.into_iter().next().and_then(|r| r.response) {
-            Some(Response::ResponsePut(p)) => Ok(PutResponse {
-                header: resp.header,
-                ..p
-            }),
-            _ => Err(Status::internal("a put answered as something else")),
-        }
+        put_response(self.txn(&put_txn(req))?)
     }
 
     /// `DeleteRange`.
     pub fn delete_range(&self, req: &DeleteRangeRequest) -> Result<DeleteRangeResponse, Status> {
-        let txn = TxnRequest {
-            success: vec![RequestOp {
-                request: Some(Request::RequestDeleteRange(req.clone())),
-            }],
-            ..TxnRequest::default()
-        };
-        let resp = self.txn(&txn)?;
-        match resp.responses.into_iter().next().and_then(|r| r.response) {
-            Some(Response::ResponseDeleteRange(d)) => Ok(DeleteRangeResponse {
-                header: resp.header,
-                ..d
-            }),
-            _ => Err(Status::internal("a delete answered as something else")),
-        }
+        delete_response(self.txn(&delete_txn(req))?)
     }
 
     /// `Txn`: compares on the state before it, then one branch's
@@ -289,9 +280,15 @@ impl Member {
 
     /// `LeaseRevoke`: the lease goes, and its keys with it, in one write.
     pub fn lease_revoke(&self, id: i64) -> Result<LeaseRevokeResponse, Status> {
+        self.revoke(id, false)
+    }
+
+    /// Revokes a lease, because a client asked or because its time ran
+    /// out (`expiry`: the observer is told so).
+    pub fn revoke(&self, id: i64, expiry: bool) -> Result<LeaseRevokeResponse, Status> {
         let mut guard = self.lock();
         let st = &mut *guard;
-        self.revoke_locked(st, id, false)?;
+        self.revoke_locked(st, id, expiry)?;
         Ok(LeaseRevokeResponse {
             header: Some(self.header_at(st, st.store.revision())),
         })
@@ -311,15 +308,20 @@ impl Member {
         Ok(())
     }
 
-    /// Revokes every lease whose time is up; returns their IDs.
-    pub fn revoke_expired(&self) -> Vec<i64> {
-        let mut guard = self.lock();
-        let st = &mut *guard;
-        let expired = st.lessor.expired(Instant::now());
-        for id in &expired {
-            let _ = self.revoke_locked(st, *id, true);
-        }
-        expired
+    /// The IDs of leases whose time is up at `now`, which the leader
+    /// revokes through the log.
+    pub fn expired_leases(&self, now: Instant) -> Vec<i64> {
+        self.lock().lessor.expired(now)
+    }
+
+    /// An ID for a new lease, chosen by this member (its bits on top).
+    pub fn fresh_lease_id(&self) -> i64 {
+        self.lock().lessor.fresh_id()
+    }
+
+    /// Sets the Raft term its headers show.
+    pub fn set_raft_term(&self, term: u64) {
+        self.lock().raft_term = term;
     }
 
     /// One keep-alive: the lease's TTL, or 0 if it is gone.
@@ -438,9 +440,61 @@ impl Member {
     }
 }
 
+/// A `Put` as the one-operation transaction it is applied as.
+pub(crate) fn put_txn(req: &PutRequest) -> TxnRequest {
+    TxnRequest {
+        success: vec![RequestOp {
+            request: Some(Request::RequestPut(req.clone())),
+        }],
+        ..TxnRequest::default()
+    }
+}
+
+/// The `Put` answer inside a transaction's.
+pub(crate) fn put_response(resp: TxnResponse) -> Result<PutResponse, Status> {
+    match resp.responses.into_iter().next().and_then(|r| r.response) {
+        Some(Response::ResponsePut(p)) => Ok(PutResponse {
+            header: resp.header,
+            ..p
+        }),
+        _ => Err(Status::internal("a put answered as something else")),
+    }
+}
+
+/// A `DeleteRange` as the one-operation transaction it is applied as.
+pub(crate) fn delete_txn(req: &DeleteRangeRequest) -> TxnRequest {
+    TxnRequest {
+        success: vec![RequestOp {
+            request: Some(Request::RequestDeleteRange(req.clone())),
+        }],
+        ..TxnRequest::default()
+    }
+}
+
+/// The `DeleteRange` answer inside a transaction's.
+pub(crate) fn delete_response(resp: TxnResponse) -> Result<DeleteRangeResponse, Status> {
+    match resp.responses.into_iter().next().and_then(|r| r.response) {
+        Some(Response::ResponseDeleteRange(d)) => Ok(DeleteRangeResponse {
+            header: resp.header,
+            ..d
+        }),
+        _ => Err(Status::internal("a delete answered as something else")),
+    }
+}
+
+/// Whether a transaction only reads, whichever branch it takes: then it
+/// is served as a read, not through the log.
+pub(crate) fn is_read_only(req: &TxnRequest) -> bool {
+    (req.success.iter().chain(&req.failure)).all(|op| match &op.request {
+        Some(Request::RequestRange(_)) | None => true,
+        Some(Request::RequestTxn(t)) => is_read_only(t),
+        Some(Request::RequestPut(_)) | Some(Request::RequestDeleteRange(_)) => false,
+    })
+}
+
 /// The checks etcd's gRPC layer makes before a transaction reaches the
 /// store: not too many operations, no key written twice.
-fn check_txn(req: &TxnRequest) -> Result<(), Status> {
+pub(crate) fn check_txn(req: &TxnRequest) -> Result<(), Status> {
     if req.success.len() > MAX_TXN_OPS || req.failure.len() > MAX_TXN_OPS {
         return Err(errors::too_many_ops());
     }

@@ -1,9 +1,8 @@
 //! Serving a member: the gRPC server on a real TCP listener or on
-//! turmoil's simulated network, and the loop that revokes expired leases.
+//! turmoil's simulated network, beside the member's Raft driver.
 
-use crate::lease::REVOKE_CHECK_MS;
 use crate::lock::Recheck;
-use crate::member::Member;
+use crate::node::{self, Node, Transport};
 use crate::service::Services;
 use etcdproto::etcdserverpb::cluster_server::ClusterServer;
 use etcdproto::etcdserverpb::kv_server::KvServer;
@@ -11,7 +10,6 @@ use etcdproto::etcdserverpb::lease_server::LeaseServer;
 use etcdproto::etcdserverpb::maintenance_server::MaintenanceServer;
 use etcdproto::etcdserverpb::watch_server::WatchServer;
 use etcdproto::v3lockpb::lock_server::LockServer;
-use std::time::Duration;
 use tonic::transport::Server;
 use tonic::transport::server::Router;
 
@@ -28,18 +26,10 @@ fn router(services: Services) -> Router {
         .add_service(LockServer::new(services))
 }
 
-/// Revokes expired leases every [`REVOKE_CHECK_MS`], for as long as the
-/// member runs.
-pub async fn revoke_loop(member: Member) {
-    loop {
-        tokio::time::sleep(Duration::from_millis(REVOKE_CHECK_MS)).await;
-        member.revoke_expired();
-    }
-}
-
-/// Serves `member` on a real TCP listener until the listener fails.
+/// Serves a member alone (`node`, a cluster of one) on a real TCP
+/// listener until the listener fails.
 pub async fn serve_tcp(
-    member: Member,
+    node: Node,
     listener: tokio::net::TcpListener,
     recheck: Recheck,
 ) -> Result<(), tonic::transport::Error> {
@@ -47,12 +37,12 @@ pub async fn serve_tcp(
         Ok(a) => format!("http://{a}"),
         Err(_) => String::new(),
     };
-    let revoker = tokio::spawn(revoke_loop(member.clone()));
+    let driver = tokio::spawn(node::drive(node.clone(), Transport::Alone));
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
-    let result = router(Services::new(member, url, recheck))
+    let result = router(Services::new(node, url, recheck))
         .serve_with_incoming(incoming)
         .await;
-    revoker.abort();
+    driver.abort();
     result
 }
 
@@ -99,29 +89,34 @@ impl tokio::io::AsyncWrite for SimStream {
     }
 }
 
-/// Serves `member` on turmoil's network at `port` of the current host: a
-/// turmoil host's body. The member lives outside the host, so it survives
-/// the host's crash with whatever it had committed (etcd fsyncs every
-/// write before answering).
-pub async fn serve_sim(member: Member, port: u16, recheck: Recheck) -> turmoil::Result {
-    // A member that (re)starts becomes leader: like etcd's lessor on
-    // promotion, it gives every lease its TTL and 1 s more, since it
-    // cannot know how long the lease ran before (and its clock restarted
-    // with its host).
-    member.refresh_leases();
+/// Serves `node` on turmoil's network at `port` of the current host, and
+/// talks to its peers on [`node::PEER_PORT`]: a turmoil host's body. The
+/// node lives outside the host, so it survives the host's crash with
+/// whatever it had committed (etcd fsyncs every write before answering).
+pub async fn serve_sim(node: Node, port: u16, recheck: Recheck) -> turmoil::Result {
+    let transport = if node.place().peers.is_empty() {
+        Transport::Alone
+    } else {
+        let socket = turmoil::net::UdpSocket::bind(("0.0.0.0", node::PEER_PORT)).await?;
+        let mut peers = std::collections::BTreeMap::new();
+        for (raft_id, (machine, port)) in &node.place().peers {
+            peers.insert(*raft_id, (turmoil::lookup(machine.as_str()), *port).into());
+        }
+        Transport::Sim { socket, peers }
+    };
     let listener = turmoil::net::TcpListener::bind(("0.0.0.0", port)).await?;
     let incoming = futures::stream::unfold(listener, |l| async move {
         let next = l.accept().await.map(|(s, _)| SimStream(s));
         Some((next, l))
     });
-    let revoker = tokio::spawn(revoke_loop(member.clone()));
+    let driver = tokio::spawn(node::drive(node.clone(), transport));
     let served = router(Services::new(
-        member,
+        node,
         format!("http://0.0.0.0:{port}"),
         recheck,
     ))
     .serve_with_incoming(incoming)
     .await;
-    revoker.abort();
+    driver.abort();
     served.map_err(|e| e.to_string().into())
 }

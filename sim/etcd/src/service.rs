@@ -1,7 +1,7 @@
-//! The gRPC services, each a thin layer over [`Member`].
+//! The gRPC services, each a thin layer over [`Node`].
 
 use crate::lock::{self, Recheck};
-use crate::member::Member;
+use crate::node::Node;
 use crate::watch::WatchStream;
 use etcdproto::etcdserverpb::cluster_server::Cluster;
 use etcdproto::etcdserverpb::kv_server::Kv;
@@ -23,17 +23,17 @@ type Outgoing<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static
 /// Every service of one member, as one value to register.
 #[derive(Debug, Clone)]
 pub struct Services {
-    member: Member,
+    node: Node,
     client_url: String,
     recheck: Recheck,
 }
 
 impl Services {
-    /// The services of `member`, which clients reach at `client_url`
+    /// The services of `node`, which clients reach at `client_url`
     /// (what `MemberList` reports), with `recheck` in its Lock service.
-    pub fn new(member: Member, client_url: String, recheck: Recheck) -> Services {
+    pub fn new(node: Node, client_url: String, recheck: Recheck) -> Services {
         Services {
-            member,
+            node,
             client_url,
             recheck,
         }
@@ -43,29 +43,29 @@ impl Services {
 #[tonic::async_trait]
 impl Kv for Services {
     async fn range(&self, r: Request<RangeRequest>) -> Result<Response<RangeResponse>, Status> {
-        self.member.range(r.get_ref()).map(Response::new)
+        self.node.range(r.get_ref()).await.map(Response::new)
     }
 
     async fn put(&self, r: Request<PutRequest>) -> Result<Response<PutResponse>, Status> {
-        self.member.put(r.get_ref()).map(Response::new)
+        self.node.put(r.get_ref()).await.map(Response::new)
     }
 
     async fn delete_range(
         &self,
         r: Request<DeleteRangeRequest>,
     ) -> Result<Response<DeleteRangeResponse>, Status> {
-        self.member.delete_range(r.get_ref()).map(Response::new)
+        self.node.delete_range(r.get_ref()).await.map(Response::new)
     }
 
     async fn txn(&self, r: Request<TxnRequest>) -> Result<Response<TxnResponse>, Status> {
-        self.member.txn(r.get_ref()).map(Response::new)
+        self.node.txn(r.get_ref()).await.map(Response::new)
     }
 
     async fn compact(
         &self,
         r: Request<CompactionRequest>,
     ) -> Result<Response<CompactionResponse>, Status> {
-        self.member.compact(r.get_ref()).map(Response::new)
+        self.node.compact(r.get_ref()).await.map(Response::new)
     }
 }
 
@@ -82,7 +82,7 @@ impl Watch for Services {
         // which only a first request brings about; so does this member.
         let first = incoming.next().await;
         let (tx, rx) = mpsc::unbounded_channel();
-        let mut stream = WatchStream::new(self.member.clone(), tx);
+        let mut stream = WatchStream::new(self.node.member().clone(), tx);
         if let Some(Ok(req)) = first {
             stream.handle(req);
         }
@@ -104,21 +104,24 @@ impl Lease for Services {
         &self,
         r: Request<LeaseGrantRequest>,
     ) -> Result<Response<LeaseGrantResponse>, Status> {
-        self.member.lease_grant(r.get_ref()).map(Response::new)
+        self.node.lease_grant(r.get_ref()).await.map(Response::new)
     }
 
     async fn lease_revoke(
         &self,
         r: Request<LeaseRevokeRequest>,
     ) -> Result<Response<LeaseRevokeResponse>, Status> {
-        self.member.lease_revoke(r.get_ref().id).map(Response::new)
+        self.node
+            .lease_revoke(r.get_ref().id)
+            .await
+            .map(Response::new)
     }
 
     async fn lease_keep_alive(
         &self,
         r: Request<Streaming<LeaseKeepAliveRequest>>,
     ) -> Result<Response<Self::LeaseKeepAliveStream>, Status> {
-        let member = self.member.clone();
+        let node = self.node.clone();
         let mut incoming = r.into_inner();
         // As etcd: the response headers come with the first answer, so a
         // client that waits for them before its first keep-alive waits
@@ -127,7 +130,19 @@ impl Lease for Services {
         let answers = futures::stream::iter(first)
             .chain(incoming)
             .take_while(|req| futures::future::ready(req.is_ok()))
-            .map(move |req| Ok(member.lease_keep_alive(req.map(|q| q.id).unwrap_or(0))));
+            .then(move |req| {
+                let node = node.clone();
+                async move { node.lease_keep_alive(req.map(|q| q.id).unwrap_or(0)).await }
+            })
+            // A keep-alive that fails ends the stream with its error, as
+            // etcd's does.
+            .scan(false, |failed, answer| {
+                let next = (!*failed).then(|| {
+                    *failed = answer.is_err();
+                    answer
+                });
+                futures::future::ready(next)
+            });
         Ok(Response::new(Box::pin(answers)))
     }
 
@@ -135,14 +150,17 @@ impl Lease for Services {
         &self,
         r: Request<LeaseTimeToLiveRequest>,
     ) -> Result<Response<LeaseTimeToLiveResponse>, Status> {
-        Ok(Response::new(self.member.lease_time_to_live(r.get_ref())))
+        self.node
+            .lease_time_to_live(r.get_ref())
+            .await
+            .map(Response::new)
     }
 
     async fn lease_leases(
         &self,
         _r: Request<LeaseLeasesRequest>,
     ) -> Result<Response<LeaseLeasesResponse>, Status> {
-        Ok(Response::new(self.member.lease_leases()))
+        Ok(Response::new(self.node.member().lease_leases()))
     }
 }
 
@@ -152,14 +170,14 @@ impl Cluster for Services {
         &self,
         _r: Request<MemberListRequest>,
     ) -> Result<Response<MemberListResponse>, Status> {
-        Ok(Response::new(self.member.member_list(&self.client_url)))
+        Ok(Response::new(self.node.member_list(&self.client_url)))
     }
 }
 
 #[tonic::async_trait]
 impl Maintenance for Services {
     async fn status(&self, _r: Request<StatusRequest>) -> Result<Response<StatusResponse>, Status> {
-        Ok(Response::new(self.member.status()))
+        Ok(Response::new(self.node.status()))
     }
 }
 
@@ -175,7 +193,7 @@ fn as_lock_service_error(status: Status) -> Status {
 impl Lock for Services {
     async fn lock(&self, r: Request<LockRequest>) -> Result<Response<LockResponse>, Status> {
         let req = r.into_inner();
-        let (header, key) = lock::lock(&self.member, &req.name, req.lease, self.recheck)
+        let (header, key) = lock::lock(&self.node, &req.name, req.lease, self.recheck)
             .await
             .map_err(as_lock_service_error)?;
         Ok(Response::new(LockResponse {
@@ -185,11 +203,12 @@ impl Lock for Services {
     }
 
     async fn unlock(&self, r: Request<UnlockRequest>) -> Result<Response<UnlockResponse>, Status> {
-        let resp = (self.member)
+        let resp = (self.node)
             .delete_range(&DeleteRangeRequest {
                 key: r.into_inner().key,
                 ..DeleteRangeRequest::default()
             })
+            .await
             .map_err(as_lock_service_error)?;
         Ok(Response::new(UnlockResponse {
             header: resp.header,

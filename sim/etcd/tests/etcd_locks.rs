@@ -59,9 +59,9 @@ fn simulation(secs: u64, recheck: simetcd::Recheck) -> turmoil::Sim<'static> {
         .tick_duration(Duration::from_millis(1))
         .rng_seed(1)
         .build();
-    let member = simetcd::Member::default();
+    let node = simetcd::Node::alone(simetcd::Member::default());
     sim.host("etcd", move || {
-        simetcd::serve_sim(member.clone(), PORT, recheck)
+        simetcd::serve_sim(node.clone(), PORT, recheck)
     });
     sim
 }

@@ -1,14 +1,23 @@
-//! etcd as a lock service in the simulator: one `simetcd` member on a
-//! turmoil machine, speaking etcd's gRPC API to the etcd rungs.
+//! etcd as a lock service in the simulator: `simetcd` members on turmoil
+//! machines, speaking etcd's gRPC API to the etcd rungs.
 //!
-//! The member's state lives outside its host, as etcd's does on disk
-//! (etcd syncs every write before it answers), so a crash loses nothing
-//! it acknowledged; a restarted member gives every lease its TTL and 1 s
-//! more, as a new leader does. Its leases run on its monotonic clock, so a jump or a
+//! - `standalone`: one member, its own leader.
+//! - `cluster`: three members (or `members`) that run Raft among
+//!   themselves over turmoil's network, so a partition or a crash between
+//!   them acts on the cluster as it would on etcd's: a write commits on a
+//!   majority, a leader cut off steps down, the others elect a new one,
+//!   and the new leader gives every lease its TTL and 1 s more. `redis-0`
+//!   leads at the start (it stands for election on its first tick); each
+//!   client dials member `client mod members` first and the next one when
+//!   a dial fails, as clientv3 moves along its endpoints.
+//!
+//! A member's state lives outside its host, as etcd's does on disk (etcd
+//! syncs every write before it answers), so a crash loses nothing it
+//! acknowledged. Its leases run on its monotonic clock, so a jump or a
 //! drift of its wall clock changes nothing: what Redis's TTLs are exposed
-//! to, etcd's leases are not. Every change it makes to a watched key (a
-//! lock key under the lock's name) goes into the history as ground truth,
-//! a lease's expiry as `expired`.
+//! to, etcd's leases are not. Every change to a watched key (a lock key
+//! under the lock's name) goes into the history once, when the first
+//! member applies it, as ground truth; a lease's expiry as `expired`.
 
 use super::{GroundTruth, LockService, SimDeployment, Software};
 use crate::machines::Machines;
@@ -19,11 +28,13 @@ use model::fault::CrashKind;
 use model::history::KeyChange;
 use model::host::Host;
 use model::scenario::{Topology, TopologyKind};
-use simetcd::{Member, Recheck};
+use simetcd::node::PEER_PORT;
+use simetcd::{Identity, Member, Node, Place, Recheck};
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-/// etcd: one member (`standalone`).
+/// etcd: one member (`standalone`), or members that elect their leader
+/// (`cluster`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EtcdService;
 
@@ -33,56 +44,107 @@ impl LockService for EtcdService {
     }
 
     fn kinds(&self) -> &'static [TopologyKind] {
-        &[TopologyKind::Standalone]
+        &[TopologyKind::Standalone, TopologyKind::Cluster]
     }
 
     fn node_hosts(&self, topology: &Topology) -> Vec<Host> {
         topology.nodes()
     }
 
-    fn lock_targets(&self, _topology: &Topology) -> Vec<Host> {
-        vec![Host::Node(0)]
+    fn lock_targets(&self, topology: &Topology, client: usize) -> Vec<Host> {
+        let mut members = topology.nodes();
+        let first = client % members.len().max(1);
+        members.rotate_left(first);
+        members
     }
 
     fn aliases(&self, _topology: &Topology) -> Vec<(Host, Host)> {
         Vec::new()
     }
 
-    fn nodes_talk(&self, _topology: &Topology) -> bool {
-        false
+    fn nodes_talk(&self, topology: &Topology) -> bool {
+        topology.kind == TopologyKind::Cluster
     }
 
     fn start_sim(
         &self,
+        seed: u64,
         topology: &Topology,
         machines: &Machines,
         ground_truth: GroundTruth,
     ) -> (Box<dyn SimDeployment>, Vec<(Host, Software)>) {
+        let hosts = self.node_hosts(topology);
+        let size = hosts.len() as u64;
+        let raft_id = |i: usize| i as u64 + 1;
+        let peers: BTreeMap<u64, (String, u16)> = (hosts.iter().enumerate())
+            .map(|(i, &h)| (raft_id(i), (machines.address(h).0, PEER_PORT)))
+            .collect();
+        let first_seen = Arc::new(Mutex::new(FirstSeen::default()));
         let mut members = BTreeMap::new();
         let mut software: Vec<(Host, Software)> = Vec::new();
-        for host in self.node_hosts(topology) {
-            let member = Member::default();
+        for (i, &host) in hosts.iter().enumerate() {
+            let member = Member::new(Identity::of_member(raft_id(i), size));
             let feed = ground_truth.clone();
+            let seen = first_seen.clone();
             member.observe(Arc::new(move |event: &Event, expiry: bool| {
-                record_ground_truth(&feed, host, event, expiry);
+                if seen
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .first(host, event)
+                {
+                    record_ground_truth(&feed, host, event, expiry);
+                }
             }));
+            let place = Place {
+                raft_id: raft_id(i),
+                size,
+                peers: (peers.iter())
+                    .filter(|(id, _)| **id != raft_id(i))
+                    .map(|(id, at)| (*id, at.clone()))
+                    .collect(),
+                seed,
+                first_leader: i == 0,
+            };
+            let node = Node::new(member, place);
             let port = machines.address(host).1;
-            let serving = member.clone();
+            let serving = node.clone();
             // The Lock service the etcd rungs call is 3.4's, as Debian's
             // etcd-server serves it.
             software.push((
                 host,
                 Box::new(move || Box::pin(simetcd::serve_sim(serving.clone(), port, Recheck::No))),
             ));
-            members.insert(host, member);
+            members.insert(host, node);
         }
         (Box::new(EtcdMembers { members }), software)
     }
 }
 
+/// Which member applied each revision first: every member applies every
+/// change, and the history records each once, from the first.
+#[derive(Debug, Default)]
+struct FirstSeen {
+    revision: i64,
+    by: Option<Host>,
+}
+
+impl FirstSeen {
+    /// Whether `host`'s `event` is the first application of its revision
+    /// (or another event of the revision `host` applied first).
+    fn first(&mut self, host: Host, event: &Event) -> bool {
+        let revision = event.kv.as_ref().map_or(0, |kv| kv.mod_revision);
+        if revision > self.revision {
+            self.revision = revision;
+            self.by = Some(host);
+            return true;
+        }
+        revision == self.revision && self.by == Some(host)
+    }
+}
+
 /// The running members of one run, by host.
 struct EtcdMembers {
-    members: BTreeMap<Host, Member>,
+    members: BTreeMap<Host, Node>,
 }
 
 impl SimDeployment for EtcdMembers {
@@ -102,8 +164,18 @@ impl SimDeployment for EtcdMembers {
     /// nothing.
     fn prepare_crash(&self, _host: Host, _how: CrashKind) {}
 
-    /// One member is always its own leader.
-    fn promote(&self, _host: Host) {}
+    /// Asks the leader to hand its leadership to `host` (etcd's
+    /// `move-leader`); a member alone is always its own leader.
+    fn promote(&self, host: Host) {
+        let Some(to) = self.members.get(&host).map(|n| n.place().raft_id) else {
+            return;
+        };
+        for node in self.members.values() {
+            if node.is_leader() {
+                node.transfer_leader(to);
+            }
+        }
+    }
 }
 
 fn record_ground_truth(feed: &GroundTruth, node: Host, event: &Event, expiry: bool) {

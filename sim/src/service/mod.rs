@@ -46,21 +46,24 @@ pub trait LockService: Sync {
     fn kinds(&self) -> &'static [TopologyKind];
     /// The hosts of its nodes in `topology`, in order (the store aside).
     fn node_hosts(&self, topology: &Topology) -> Vec<Host>;
-    /// The hosts a rung's lock connections dial in `topology`: names such
-    /// as `master` resolve through the directory at each dial.
-    fn lock_targets(&self, topology: &Topology) -> Vec<Host>;
+    /// The hosts the lock of client number `client` dials in `topology`:
+    /// names such as `master` resolve through the directory at each dial.
+    /// A lock that talks to one node of a cluster at a time tries them in
+    /// this order.
+    fn lock_targets(&self, topology: &Topology, client: usize) -> Vec<Host>;
     /// The names the directory points before the run: (name, host).
     fn aliases(&self, topology: &Topology) -> Vec<(Host, Host)>;
     /// Whether its nodes in `topology` send each other messages (a
     /// replica following its master): such nodes never share a machine
     /// ([`crate::machines`]).
     fn nodes_talk(&self, topology: &Topology) -> bool;
-    /// Builds its nodes, in host order, each listening where `machines`
+    /// Builds its nodes for a run with `seed`, in host order, each listening where `machines`
     /// puts it and feeding `ground_truth` with its changes to watched
     /// keys; returns them, and each node's software for the world to run
     /// on its machine.
     fn start_sim(
         &self,
+        seed: u64,
         topology: &Topology,
         machines: &Machines,
         ground_truth: GroundTruth,

@@ -45,7 +45,7 @@ impl LockService for RedisService {
         topology.nodes()
     }
 
-    fn lock_targets(&self, topology: &Topology) -> Vec<Host> {
+    fn lock_targets(&self, topology: &Topology, _client: usize) -> Vec<Host> {
         match topology.kind {
             TopologyKind::Standalone => vec![Host::Node(0)],
             TopologyKind::Replicated => vec![Host::Master],
@@ -69,6 +69,7 @@ impl LockService for RedisService {
 
     fn start_sim(
         &self,
+        _seed: u64,
         topology: &Topology,
         machines: &Machines,
         ground_truth: GroundTruth,

@@ -17,8 +17,12 @@ pub fn start_simulated() -> SocketAddr {
             .expect("a runtime");
         rt.block_on(async move {
             let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
-            let _ = simetcd::serve_tcp(simetcd::Member::default(), listener, simetcd::Recheck::No)
-                .await;
+            let _ = simetcd::serve_tcp(
+                simetcd::Node::alone(simetcd::Member::default()),
+                listener,
+                simetcd::Recheck::No,
+            )
+            .await;
         });
     });
     addr
