@@ -10,7 +10,9 @@
 //!   setWatches;
 //! - [`codes`]: operation and error codes, create modes, watch event types
 //!   and states, permissions, special request IDs;
-//! - [`frame`]: the 4-byte length framing, with ZooKeeper's size limit.
+//! - [`frame`]: the 4-byte length framing, with ZooKeeper's size limit;
+//! - [`path`]: the rules a node path must follow, parents and names, and
+//!   sequential names.
 //!
 //! No Rust crate offers these records to a server (the ZooKeeper clients
 //! keep theirs private and open their own sockets), so they are written
@@ -19,6 +21,7 @@
 pub mod codes;
 pub mod frame;
 pub mod jute;
+pub mod path;
 pub mod records;
 
 pub use codes::{CreateMode, ErrorCode, EventType, KeeperState, OpCode};
