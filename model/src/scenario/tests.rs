@@ -72,3 +72,22 @@ fn an_old_spelling_is_noted_at_the_line_of_its_first_use() {
         ]
     );
 }
+
+#[test]
+fn a_member_count_belongs_to_a_cluster_only_and_within_the_node_limit() {
+    let standalone = format!("{SMALL}[topology]\nkind = \"standalone\"\nmembers = 3\n");
+    let said = message(&standalone);
+    assert!(
+        said.contains("`topology.members`: a standalone deployment has no use for it"),
+        "{said}"
+    );
+    let huge = format!("{SMALL}[topology]\nkind = \"cluster\"\nmembers = 10\n");
+    let said = message(&huge);
+    assert!(
+        said.contains("`topology.members` is 10, which makes 10 nodes"),
+        "{said}"
+    );
+    let cluster = format!("{SMALL}[topology]\nkind = \"cluster\"\n");
+    let parsed = Scenario::parse(&cluster, "f.toml", "f").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(parsed.topology.node_count(), 3);
+}
