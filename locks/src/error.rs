@@ -54,6 +54,18 @@ pub enum LockError {
         /// Whether trying again may work.
         transient: bool,
     },
+    /// A ZooKeeper request failed: the error ZooKeeper names (or the
+    /// client's own, such as a lost connection), and whether the same
+    /// request may succeed later (the connection was lost, the server was
+    /// unreachable) rather than being refused for good (the session expired,
+    /// the node is gone).
+    #[error("zookeeper: {message}")]
+    ZooKeeper {
+        /// The error's name and what was asked.
+        message: String,
+        /// Whether trying again may work.
+        transient: bool,
+    },
     /// A reply did not have the shape the lock's script promises.
     #[error("unexpected reply from {command}: {reply}")]
     Protocol {
@@ -76,6 +88,10 @@ impl LockError {
                     transient: true,
                     ..
                 }
+                | LockError::ZooKeeper {
+                    transient: true,
+                    ..
+                }
         )
     }
 
@@ -89,7 +105,7 @@ impl LockError {
     pub fn transient(&self) -> bool {
         match self {
             LockError::Redis(e) => !matches!(e.retry_method(), redis::RetryMethod::NoRetry),
-            LockError::Etcd { transient, .. } => *transient,
+            LockError::Etcd { transient, .. } | LockError::ZooKeeper { transient, .. } => *transient,
             _ => false,
         }
     }

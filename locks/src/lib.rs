@@ -77,6 +77,7 @@ pub mod rungfile;
 pub mod rungs;
 pub mod scripts;
 pub mod token;
+pub mod zookeeper;
 
 pub use clock::{BoxFuture, Clock, SystemClock};
 pub use conn::{ConnConfig, Dialer, ReconnectingConnection, TcpDialer};

@@ -1,0 +1,1 @@
+//! Locks on ZooKeeper (under construction).
