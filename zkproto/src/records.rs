@@ -376,6 +376,84 @@ record! {
     }
 }
 
+record! {
+    /// An authentication packet (`addauth`): a scheme and its credentials.
+    pub struct AuthPacket {
+        /// Always 0.
+        pub r#type: i32,
+        /// The scheme (`digest`).
+        pub scheme: String,
+        /// The credentials (`user:password` for digest).
+        pub auth: Buffer,
+    }
+}
+
+record! {
+    /// `setACL`.
+    pub struct SetAclRequest {
+        /// The node.
+        pub path: String,
+        /// Its new ACL.
+        pub acl: Vec<Acl>,
+        /// Its expected ACL version; -1: any.
+        pub version: i32,
+    }
+}
+
+record! {
+    /// The answer to `getAllChildrenNumber`: how many nodes lie below.
+    pub struct GetAllChildrenNumberResponse {
+        /// The count.
+        pub total_number: i32,
+    }
+}
+
+record! {
+    /// The answer to `getEphemerals`: the session's ephemeral nodes.
+    pub struct GetEphemeralsResponse {
+        /// Their paths.
+        pub ephemerals: Vec<String>,
+    }
+}
+
+record! {
+    /// `addWatch`: a persistent watch on a path.
+    pub struct AddWatchRequest {
+        /// The node.
+        pub path: String,
+        /// 0: persistent, 1: persistent and recursive.
+        pub mode: i32,
+    }
+}
+
+record! {
+    /// `checkWatches` and `removeWatches`.
+    pub struct RemoveWatchesRequest {
+        /// The node.
+        pub path: String,
+        /// 1: child watches, 2: data watches, 3: any.
+        pub r#type: i32,
+    }
+}
+
+record! {
+    /// An authenticated identity, in `whoAmI`'s answer.
+    pub struct ClientInfo {
+        /// The scheme (`ip`, `digest`).
+        pub auth_scheme: String,
+        /// The identity within it.
+        pub user: String,
+    }
+}
+
+record! {
+    /// The answer to `whoAmI`.
+    pub struct WhoAmIResponse {
+        /// The connection's identities.
+        pub client_info: Vec<ClientInfo>,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -412,6 +490,24 @@ mod tests {
             flags: 3,
         };
         assert_eq!(decode::<CreateRequest>(&encode(&create)), Ok(create));
+    }
+
+    #[test]
+    fn an_auth_packet_and_a_set_acl_request_round_trip() {
+        let auth = AuthPacket {
+            r#type: 0,
+            scheme: "digest".into(),
+            auth: Buffer(Some(b"u:p".to_vec())),
+        };
+        let bytes = encode(&auth);
+        assert_eq!(bytes.len(), 4 + 4 + 6 + 4 + 3);
+        assert_eq!(decode::<AuthPacket>(&bytes), Ok(auth));
+        let set = SetAclRequest {
+            path: "/a".into(),
+            acl: open_acl_unsafe(),
+            version: -1,
+        };
+        assert_eq!(decode::<SetAclRequest>(&encode(&set)), Ok(set));
     }
 
     #[test]

@@ -1,0 +1,51 @@
+//! One client connection: frames in, frames out. The reader hands each
+//! frame to the server ([`crate::core`]), which queues whatever this
+//! connection is to be sent (replies, watch notifications, a close) on
+//! one channel, so a notification a write fires leaves before the write's
+//! reply, as in ZooKeeper. A frame whose length is negative or past
+//! `jute.maxbuffer` ends the connection, as ZooKeeper ends it.
+
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use zkproto::frame::{read_frame, write_frame};
+
+use crate::core::{Outbound, Server};
+
+/// Serves one connection until either side closes it.
+pub async fn serve_conn<S>(server: Server, stream: S)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let (conn, mut outbound) = server.open_conn();
+    let (mut reader, mut writer) = tokio::io::split(stream);
+    let read = async {
+        loop {
+            match read_frame(&mut reader).await {
+                Ok(Some(frame)) => {
+                    if !server.handle_frame(conn, &frame) {
+                        // Closing: let the writer send what is queued.
+                        std::future::pending::<()>().await;
+                    }
+                }
+                Ok(None) | Err(_) => return,
+            }
+        }
+    };
+    let write = async {
+        while let Some(out) = outbound.recv().await {
+            match out {
+                Outbound::Frame(body) => {
+                    if write_frame(&mut writer, &body).await.is_err() {
+                        return;
+                    }
+                }
+                Outbound::Close => break,
+            }
+        }
+        let _ = writer.shutdown().await;
+    };
+    tokio::select! {
+        () = read => {}
+        () = write => {}
+    }
+    server.close_conn(conn);
+}

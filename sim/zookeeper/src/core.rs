@@ -1,0 +1,644 @@
+//! The server's state and what it does with each message: the handshake,
+//! requests (writes go through [`crate::prep`] and [`crate::apply`], reads
+//! look at the tree), session expiry, and the frames each connection is
+//! sent. Everything happens under one lock, one message at a time, as
+//! ZooKeeper's single request pipeline orders them; connections
+//! ([`crate::conn`]) only move frames.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::mpsc;
+use zkproto::codes::{ErrorCode, KeeperState, OpCode, perms, xid};
+use zkproto::jute::{Buffer, Jute, Reader, encode};
+use zkproto::records::{
+    AuthPacket, ConnectRequest, ConnectResponse, Create2Response, CreateRequest, CreateResponse,
+    CreateTtlRequest, DeleteRequest, GetAclResponse, GetAllChildrenNumberResponse,
+    GetChildren2Response, GetChildrenResponse, GetDataResponse, GetEphemeralsResponse, PathRequest,
+    PathWatchRequest, ReplyHeader, RequestHeader, SetAclRequest, SetDataRequest, SetWatches,
+    StatResponse, WatcherEvent,
+};
+
+use crate::apply::{Applied, Change, apply};
+use crate::prep::{Write, check_acl, prep};
+use crate::session::{Sessions, password};
+use crate::tree::Tree;
+use crate::txn::{Txn, TxnKind};
+use crate::watch::{ConnId, Notice, Watches};
+
+/// Server settings.
+#[derive(Clone)]
+pub struct Config {
+    /// ZooKeeper's `tickTime`: sessions expire on tick boundaries.
+    pub tick_ms: u64,
+    /// The shortest session timeout granted; `None`: 2 ticks.
+    pub min_session_timeout_ms: Option<u64>,
+    /// The longest session timeout granted; `None`: 20 ticks.
+    pub max_session_timeout_ms: Option<u64>,
+    /// The wall clock a node's ctime and mtime are read from, ms since the
+    /// epoch.
+    pub wall_clock_ms: Arc<dyn Fn() -> i64 + Send + Sync>,
+}
+
+impl Config {
+    /// ZooKeeper's defaults (a 500 ms tick), with `wall_clock_ms` for times.
+    pub fn new(wall_clock_ms: Arc<dyn Fn() -> i64 + Send + Sync>) -> Config {
+        Config {
+            tick_ms: 500,
+            min_session_timeout_ms: None,
+            max_session_timeout_ms: None,
+            wall_clock_ms,
+        }
+    }
+
+    /// The shortest timeout granted.
+    pub fn min_timeout_ms(&self) -> u64 {
+        self.min_session_timeout_ms.unwrap_or(2 * self.tick_ms)
+    }
+
+    /// The longest timeout granted.
+    pub fn max_timeout_ms(&self) -> u64 {
+        self.max_session_timeout_ms.unwrap_or(20 * self.tick_ms)
+    }
+
+    /// The timeout a client asking for `asked_ms` gets.
+    pub fn negotiate(&self, asked_ms: i32) -> i32 {
+        let asked = asked_ms.max(0) as u64;
+        asked.clamp(
+            self.min_timeout_ms(),
+            self.max_timeout_ms().max(self.min_timeout_ms()),
+        ) as i32
+    }
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("tick_ms", &self.tick_ms)
+            .field("min_session_timeout_ms", &self.min_session_timeout_ms)
+            .field("max_session_timeout_ms", &self.max_session_timeout_ms)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a connection's writer is given.
+#[derive(Debug)]
+pub(crate) enum Outbound {
+    /// A frame's body to send.
+    Frame(Vec<u8>),
+    /// Send nothing more: close.
+    Close,
+}
+
+/// A connection as the server knows it.
+struct Conn {
+    tx: mpsc::UnboundedSender<Outbound>,
+    /// Its session, once the handshake is done.
+    session: Option<i64>,
+    /// The timeout it negotiated (each of its packets touches the session
+    /// with it).
+    timeout_ms: i32,
+}
+
+type Observer = Arc<dyn Fn(&Change) + Send + Sync>;
+
+struct State {
+    config: Config,
+    tree: Tree,
+    sessions: Sessions,
+    watches: Watches,
+    conns: BTreeMap<ConnId, Conn>,
+    next_conn: ConnId,
+    observers: Vec<Observer>,
+    /// When the server last started serving: session deadlines count from
+    /// it.
+    clock_base: Option<tokio::time::Instant>,
+}
+
+/// The server's state: its tree, sessions and zxid. Clone = same server.
+/// Outlives its host's crashes (ZooKeeper syncs its log before it
+/// replies).
+#[derive(Clone)]
+pub struct Server {
+    state: Arc<Mutex<State>>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.lock();
+        f.debug_struct("Server")
+            .field("last_zxid", &state.tree.last_zxid)
+            .field("connections", &state.conns.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// A fresh server: the tree of a new ZooKeeper 3.8, no sessions,
+    /// zxid 0.
+    pub fn new(config: Config) -> Server {
+        let sessions = Sessions::new(config.tick_ms);
+        Server {
+            state: Arc::new(Mutex::new(State {
+                config,
+                tree: Tree::new(),
+                sessions,
+                watches: Watches::default(),
+                conns: BTreeMap::new(),
+                next_conn: 1,
+                observers: Vec::new(),
+                clock_base: None,
+            })),
+        }
+    }
+
+    /// Calls `observer` once for every change applied to a node (in zxid
+    /// order).
+    pub fn observe(&self, observer: Arc<dyn Fn(&Change) + Send + Sync>) {
+        self.lock().observers.push(observer);
+    }
+
+    /// The zxid of the last transaction applied.
+    pub fn last_zxid(&self) -> i64 {
+        self.lock().tree.last_zxid
+    }
+
+    /// A copy of the tree as it is now.
+    pub fn tree(&self) -> Tree {
+        self.lock().tree.clone()
+    }
+
+    /// The ids of the live sessions.
+    pub fn session_ids(&self) -> Vec<i64> {
+        self.lock().sessions.ids()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic elsewhere must not take the server down with it: the
+        // state is only changed by whole transactions.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Starts (or restarts) serving: connections from before are gone,
+    /// every session gets its full timeout from now. Returns the tick.
+    pub(crate) fn start_serving(&self) -> std::time::Duration {
+        let mut state = self.lock();
+        state.clock_base = Some(tokio::time::Instant::now());
+        state.sessions.restart(0);
+        for (_, conn) in std::mem::take(&mut state.conns) {
+            let _ = conn.tx.send(Outbound::Close);
+        }
+        let State { watches, .. } = &mut *state;
+        *watches = Watches::default();
+        std::time::Duration::from_millis(state.config.tick_ms.max(1))
+    }
+
+    /// Registers a new connection.
+    pub(crate) fn open_conn(&self) -> (ConnId, mpsc::UnboundedReceiver<Outbound>) {
+        let mut state = self.lock();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let id = state.next_conn;
+        state.next_conn += 1;
+        state.conns.insert(
+            id,
+            Conn {
+                tx,
+                session: None,
+                timeout_ms: 0,
+            },
+        );
+        (id, rx)
+    }
+
+    /// Forgets a connection that ended, and its watches; its session lives
+    /// on until it expires.
+    pub(crate) fn close_conn(&self, conn: ConnId) {
+        let mut state = self.lock();
+        state.conns.remove(&conn);
+        state.watches.remove_conn(conn);
+    }
+
+    /// Handles one frame from `conn`; false when the connection is to be
+    /// closed (whatever was queued for it is still sent).
+    pub(crate) fn handle_frame(&self, conn: ConnId, frame: &[u8]) -> bool {
+        let mut state = self.lock();
+        let Some(entry) = state.conns.get(&conn) else {
+            return false;
+        };
+        match entry.session {
+            None => state.handshake(conn, frame),
+            Some(session) => state.request(conn, session, frame),
+        }
+    }
+
+    /// Expires the sessions whose deadline has come.
+    pub(crate) fn tick(&self) {
+        let mut state = self.lock();
+        let now = state.now_ms();
+        for session in state.sessions.expire(now) {
+            state.commit(session, &Write::CloseSession { by_expiry: true });
+        }
+    }
+}
+
+impl State {
+    fn now_ms(&self) -> u64 {
+        self.clock_base
+            .map_or(0, |base| base.elapsed().as_millis() as u64)
+    }
+
+    fn send(&self, conn: ConnId, body: Vec<u8>) {
+        if let Some(c) = self.conns.get(&conn) {
+            let _ = c.tx.send(Outbound::Frame(body));
+        }
+    }
+
+    fn close(&self, conn: ConnId) {
+        if let Some(c) = self.conns.get(&conn) {
+            let _ = c.tx.send(Outbound::Close);
+        }
+    }
+
+    fn reply(&self, conn: ConnId, xid: i32, err: ErrorCode, body: Option<Vec<u8>>) {
+        self.reply_at(conn, xid, self.tree.last_zxid, err, body);
+    }
+
+    fn reply_at(&self, conn: ConnId, xid: i32, zxid: i64, err: ErrorCode, body: Option<Vec<u8>>) {
+        let mut out = encode(&ReplyHeader {
+            xid,
+            zxid,
+            err: err.code(),
+        });
+        if err == ErrorCode::Ok
+            && let Some(body) = body
+        {
+            out.extend_from_slice(&body);
+        }
+        self.send(conn, out);
+    }
+
+    fn notify(&self, notice: &Notice) {
+        let mut out = encode(&ReplyHeader {
+            xid: xid::NOTIFICATION,
+            zxid: -1,
+            err: 0,
+        });
+        WatcherEvent {
+            r#type: notice.event.code(),
+            state: KeeperState::SyncConnected.code(),
+            path: notice.path.clone(),
+        }
+        .put(&mut out);
+        self.send(notice.conn, out);
+    }
+
+    /// Prepares, applies and publishes one write from `session`: the
+    /// watches it fires are sent before any reply to it.
+    fn commit(&mut self, session: i64, write: &Write) -> Applied {
+        let kind = prep(&self.tree, session, write);
+        let txn = Txn {
+            zxid: self.tree.last_zxid + 1,
+            session_id: session,
+            time_ms: (self.config.wall_clock_ms)(),
+            kind,
+        };
+        let applied = apply(&mut self.tree, &txn);
+        if let TxnKind::CloseSession { .. } = txn.kind {
+            self.sessions.remove(session);
+            let conns: Vec<ConnId> = self
+                .conns
+                .iter()
+                .filter(|(_, c)| c.session == Some(session))
+                .map(|(id, _)| *id)
+                .collect();
+            for conn in conns {
+                self.close(conn);
+            }
+        }
+        for trigger in &applied.triggers {
+            for notice in self.watches.fire(trigger) {
+                self.notify(&notice);
+            }
+        }
+        for change in &applied.changes {
+            for observer in &self.observers {
+                observer(change);
+            }
+        }
+        applied
+    }
+
+    /// The first frame of a connection: a `ConnectRequest`.
+    fn handshake(&mut self, conn: ConnId, frame: &[u8]) -> bool {
+        let Ok(request) = ConnectRequest::take(&mut Reader::new(frame)) else {
+            self.close(conn);
+            return false;
+        };
+        // A client that has seen more than this server must find another.
+        if request.last_zxid_seen > self.tree.last_zxid {
+            self.close(conn);
+            return false;
+        }
+        let timeout_ms = self.config.negotiate(request.time_out);
+        let now = self.now_ms();
+        let read_only = request.read_only.map(|_| false);
+        let session = if request.session_id == 0 {
+            let id = self.sessions.create(timeout_ms, now);
+            self.commit(id, &Write::CreateSession { timeout_ms });
+            Some(id)
+        } else {
+            let id = request.session_id;
+            // ZooKeeper closes the session's other connections before it
+            // checks the password.
+            let others: Vec<ConnId> = self
+                .conns
+                .iter()
+                .filter(|(c, e)| **c != conn && e.session == Some(id))
+                .map(|(c, _)| *c)
+                .collect();
+            for other in others {
+                self.close(other);
+                self.conns.remove(&other);
+                self.watches.remove_conn(other);
+            }
+            let valid = request.passwd.bytes() == password(id).as_slice()
+                && self.sessions.touch(id, timeout_ms, now);
+            valid.then_some(id)
+        };
+        let response = match session {
+            Some(id) => ConnectResponse {
+                protocol_version: 0,
+                time_out: timeout_ms,
+                session_id: id,
+                passwd: Buffer(Some(password(id))),
+                read_only,
+            },
+            None => ConnectResponse {
+                protocol_version: 0,
+                time_out: 0,
+                session_id: 0,
+                passwd: Buffer(Some(vec![0; 16])),
+                read_only,
+            },
+        };
+        self.send(conn, encode(&response));
+        match session {
+            Some(id) => {
+                if let Some(entry) = self.conns.get_mut(&conn) {
+                    entry.session = Some(id);
+                    entry.timeout_ms = timeout_ms;
+                }
+                true
+            }
+            None => {
+                self.close(conn);
+                false
+            }
+        }
+    }
+
+    /// A request after the handshake.
+    fn request(&mut self, conn: ConnId, session: i64, frame: &[u8]) -> bool {
+        let mut r = Reader::new(frame);
+        let Ok(header) = RequestHeader::take(&mut r) else {
+            self.close(conn);
+            return false;
+        };
+        let xid = header.xid;
+        if header.r#type == OpCode::Auth.code() {
+            return self.auth(conn, xid, &mut r);
+        }
+        let op = OpCode::from_code(header.r#type).filter(|op| is_valid(*op));
+        let Some(op) = op else {
+            // An unknown operation: Unimplemented, then the connection
+            // closes (`UnimplementedRequestProcessor`).
+            self.reply_at(conn, xid, -1, ErrorCode::Unimplemented, None);
+            self.close(conn);
+            return false;
+        };
+        let timeout_ms = self.conns.get(&conn).map_or(0, |c| c.timeout_ms);
+        let now = self.now_ms();
+        if !self.sessions.touch(session, timeout_ms, now) {
+            // A session being closed drops its requests unanswered.
+            return true;
+        }
+        match op {
+            OpCode::Ping => {
+                self.reply(conn, xid::PING, ErrorCode::Ok, None);
+                true
+            }
+            OpCode::CloseSession => {
+                // This connection gets the reply before it closes: the
+                // close transaction closes the session's other ones.
+                if let Some(entry) = self.conns.get_mut(&conn) {
+                    entry.session = None;
+                }
+                self.commit(session, &Write::CloseSession { by_expiry: false });
+                self.reply(conn, xid, ErrorCode::Ok, None);
+                self.close(conn);
+                false
+            }
+            OpCode::Create | OpCode::Create2 | OpCode::CreateContainer => {
+                let write = CreateRequest::take(&mut r)
+                    .ok()
+                    .map(|request| Write::Create { op, request });
+                self.write(conn, session, xid, op, write);
+                true
+            }
+            OpCode::CreateTtl => {
+                let write = CreateTtlRequest::take(&mut r)
+                    .ok()
+                    .map(|t| Write::CreateTtl {
+                        request: CreateRequest {
+                            path: t.path,
+                            data: t.data,
+                            acl: t.acl,
+                            flags: t.flags,
+                        },
+                        ttl_ms: t.ttl,
+                    });
+                self.write(conn, session, xid, op, write);
+                true
+            }
+            OpCode::Delete => {
+                let write = DeleteRequest::take(&mut r).ok().map(Write::Delete);
+                self.write(conn, session, xid, op, write);
+                true
+            }
+            OpCode::SetData => {
+                let write = SetDataRequest::take(&mut r).ok().map(Write::SetData);
+                self.write(conn, session, xid, op, write);
+                true
+            }
+            OpCode::SetAcl => {
+                let write = SetAclRequest::take(&mut r).ok().map(Write::SetAcl);
+                self.write(conn, session, xid, op, write);
+                true
+            }
+            _ => {
+                let answer = self.read(conn, session, op, &mut r);
+                match answer {
+                    Ok(body) => self.reply(conn, xid, ErrorCode::Ok, body),
+                    Err(err) => self.reply(conn, xid, err, None),
+                }
+                true
+            }
+        }
+    }
+
+    /// A write: prep, apply, reply. `write` is `None` when its record could
+    /// not be read (a MarshallingError transaction, as ZooKeeper logs).
+    fn write(&mut self, conn: ConnId, session: i64, xid: i32, op: OpCode, write: Option<Write>) {
+        let applied = match write {
+            Some(write) => self.commit(session, &write),
+            None => {
+                let txn = Txn {
+                    zxid: self.tree.last_zxid + 1,
+                    session_id: session,
+                    time_ms: (self.config.wall_clock_ms)(),
+                    kind: TxnKind::Error {
+                        err: ErrorCode::MarshallingError.code(),
+                    },
+                };
+                apply(&mut self.tree, &txn)
+            }
+        };
+        let err = ErrorCode::from_code(applied.err).unwrap_or(ErrorCode::SystemError);
+        let body = match op {
+            OpCode::Create => applied.path.map(|path| encode(&CreateResponse { path })),
+            OpCode::Create2 | OpCode::CreateContainer | OpCode::CreateTtl => {
+                applied.path.map(|path| {
+                    encode(&Create2Response {
+                        path,
+                        stat: applied.stat.unwrap_or_default(),
+                    })
+                })
+            }
+            OpCode::SetData | OpCode::SetAcl => {
+                applied.stat.map(|stat| encode(&StatResponse { stat }))
+            }
+            _ => None,
+        };
+        self.reply(conn, xid, err, body);
+    }
+
+    /// A read: its answer's body, or its error.
+    fn read(
+        &mut self,
+        conn: ConnId,
+        session: i64,
+        op: OpCode,
+        r: &mut Reader<'_>,
+    ) -> Result<Option<Vec<u8>>, ErrorCode> {
+        let bad = |_| ErrorCode::MarshallingError;
+        match op {
+            OpCode::Exists => {
+                let request = PathWatchRequest::take(r).map_err(bad)?;
+                if request.path.contains('\0') {
+                    return Err(ErrorCode::BadArguments);
+                }
+                if request.watch {
+                    self.watches.add_data(&request.path, conn);
+                }
+                let node = self.tree.get(&request.path).ok_or(ErrorCode::NoNode)?;
+                Ok(Some(encode(&StatResponse {
+                    stat: node.client_stat(),
+                })))
+            }
+            OpCode::GetData => {
+                let request = PathWatchRequest::take(r).map_err(bad)?;
+                let node = self.tree.get(&request.path).ok_or(ErrorCode::NoNode)?;
+                check_acl(node, perms::READ)?;
+                let body = encode(&GetDataResponse {
+                    data: Buffer(node.data.clone()),
+                    stat: node.client_stat(),
+                });
+                if request.watch {
+                    self.watches.add_data(&request.path, conn);
+                }
+                Ok(Some(body))
+            }
+            OpCode::GetChildren | OpCode::GetChildren2 => {
+                let request = PathWatchRequest::take(r).map_err(bad)?;
+                let node = self.tree.get(&request.path).ok_or(ErrorCode::NoNode)?;
+                check_acl(node, perms::READ)?;
+                let children: Vec<String> = node.children.iter().map(str::to_string).collect();
+                let body = if op == OpCode::GetChildren {
+                    encode(&GetChildrenResponse { children })
+                } else {
+                    encode(&GetChildren2Response {
+                        children,
+                        stat: node.client_stat(),
+                    })
+                };
+                if request.watch {
+                    self.watches.add_child(&request.path, conn);
+                }
+                Ok(Some(body))
+            }
+            OpCode::GetAcl => {
+                let request = PathRequest::take(r).map_err(bad)?;
+                let node = self.tree.get(&request.path).ok_or(ErrorCode::NoNode)?;
+                Ok(Some(encode(&GetAclResponse {
+                    acl: node.acl.clone(),
+                    stat: node.client_stat(),
+                })))
+            }
+            OpCode::Sync => {
+                let request = PathRequest::take(r).map_err(bad)?;
+                Ok(Some(encode(&request)))
+            }
+            OpCode::GetAllChildrenNumber => {
+                let request = PathRequest::take(r).map_err(bad)?;
+                let node = self.tree.get(&request.path).ok_or(ErrorCode::NoNode)?;
+                check_acl(node, perms::READ)?;
+                Ok(Some(encode(&GetAllChildrenNumberResponse {
+                    total_number: self.tree.descendants(&request.path) as i32,
+                })))
+            }
+            OpCode::GetEphemerals => {
+                let request = PathRequest::take(r).map_err(bad)?;
+                let prefix = request.path.trim();
+                let ephemerals = self
+                    .tree
+                    .ephemerals_of(session)
+                    .into_iter()
+                    .filter(|p| prefix.is_empty() || prefix == "/" || p.starts_with(prefix))
+                    .collect();
+                Ok(Some(encode(&GetEphemeralsResponse { ephemerals })))
+            }
+            OpCode::SetWatches => {
+                let request = SetWatches::take(r).map_err(bad)?;
+                let State { watches, tree, .. } = self;
+                for notice in watches.set_again(tree, &request, conn) {
+                    self.notify(&notice);
+                }
+                Ok(None)
+            }
+            _ => Err(ErrorCode::Unimplemented),
+        }
+    }
+
+    /// An authentication packet: `digest` and `ip` are accepted (no ACL
+    /// here names them); any other scheme fails and closes the connection.
+    fn auth(&mut self, conn: ConnId, xid: i32, r: &mut Reader<'_>) -> bool {
+        let scheme = AuthPacket::take(r).map(|p| p.scheme).unwrap_or_default();
+        if scheme == "digest" || scheme == "ip" {
+            self.reply_at(conn, xid, 0, ErrorCode::Ok, None);
+            true
+        } else {
+            self.reply_at(conn, xid, 0, ErrorCode::AuthFailed, None);
+            self.close(conn);
+            false
+        }
+    }
+}
+
+/// The operations ZooKeeper 3.8 accepts from a client (`Request.isValid`);
+/// any other gets Unimplemented and loses its connection.
+fn is_valid(op: OpCode) -> bool {
+    !matches!(
+        op,
+        OpCode::Notification | OpCode::Auth | OpCode::Sasl | OpCode::Error
+    )
+}

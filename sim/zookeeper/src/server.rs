@@ -1,0 +1,72 @@
+//! Serving: the accept loop on turmoil's simulated network or on a real
+//! TCP listener, beside the session expirer that runs on the server's
+//! tick (`tokio::time`: turmoil's clock inside turmoil).
+
+use std::future::Future;
+use std::io;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::task::JoinSet;
+
+use crate::conn::serve_conn;
+use crate::core::Server;
+
+/// The port ZooKeeper serves clients on.
+pub const CLIENT_PORT: u16 = 2181;
+
+/// Serves on turmoil's network on `port` until the host crashes; called
+/// again at each restart, with the same `server`: the tree and sessions
+/// survive, connections do not, and every session's timer starts over.
+pub async fn serve_sim(server: Server, port: u16) -> turmoil::Result {
+    let listener = turmoil::net::TcpListener::bind(("0.0.0.0", port)).await?;
+    let accept = || async { listener.accept().await.map(|(s, _)| s) };
+    serve(server, accept, std::future::pending()).await?;
+    Ok(())
+}
+
+/// Serves on a real TCP listener (for `locklab sim-server` and tests)
+/// until `stop` resolves.
+pub async fn serve_tcp(
+    server: Server,
+    listener: tokio::net::TcpListener,
+    stop: impl Future<Output = ()>,
+) -> io::Result<()> {
+    let accept = || async {
+        let (stream, _) = listener.accept().await?;
+        // Small frames both ways: waiting to fill a segment only adds
+        // latency.
+        let _ = stream.set_nodelay(true);
+        Ok(stream)
+    };
+    serve(server, accept, stop).await
+}
+
+/// The accept loop, the expirer, and the connections, all ended when
+/// `stop` resolves or this future is dropped.
+async fn serve<S, F, A>(
+    server: Server,
+    mut accept: F,
+    stop: impl Future<Output = ()>,
+) -> io::Result<()>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    F: FnMut() -> A,
+    A: Future<Output = io::Result<S>>,
+{
+    let tick = server.start_serving();
+    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + tick, tick);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut conns = JoinSet::new();
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            () = &mut stop => return Ok(()),
+            _ = ticker.tick() => server.tick(),
+            accepted = accept() => {
+                let stream = accepted?;
+                conns.spawn(serve_conn(server.clone(), stream));
+            }
+            Some(_) = conns.join_next() => {}
+        }
+    }
+}

@@ -1,0 +1,240 @@
+//! Watches, as ZooKeeper's two `WatchManager`s keep them: one-shot, per
+//! connection (a session that reconnects sets them again with
+//! `setWatches`), data watches (left by `exists` and `getData`) and child
+//! watches (left by `getChildren`).
+//!
+//! Which operation fires which: a create fires the node's data watches
+//! (`NodeCreated`) and its parent's child watches (`NodeChildrenChanged`);
+//! a delete fires the node's data and child watches (`NodeDeleted`, once
+//! per connection) and its parent's child watches; a setData fires the
+//! node's data watches (`NodeDataChanged`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use zkproto::codes::EventType;
+use zkproto::records::SetWatches;
+
+use crate::tree::Tree;
+
+/// A connection's number on its server.
+pub type ConnId = u64;
+
+/// Which watches of a path a change fires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    /// Data watches.
+    Data,
+    /// Child watches.
+    Child,
+    /// Both, each connection told once (a delete).
+    Both,
+}
+
+/// A change's effect on the watches of one path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trigger {
+    /// The path.
+    pub path: String,
+    /// The event sent.
+    pub event: EventType,
+    /// The watches it fires.
+    pub which: Which,
+}
+
+impl Trigger {
+    /// Fires `path`'s data watches.
+    pub fn data(path: &str, event: EventType) -> Trigger {
+        Trigger {
+            path: path.to_string(),
+            event,
+            which: Which::Data,
+        }
+    }
+
+    /// Fires `path`'s child watches.
+    pub fn child(path: &str, event: EventType) -> Trigger {
+        Trigger {
+            path: path.to_string(),
+            event,
+            which: Which::Child,
+        }
+    }
+
+    /// `path` was deleted: its data and child watches fire.
+    pub fn deleted(path: &str) -> Trigger {
+        Trigger {
+            path: path.to_string(),
+            event: EventType::NodeDeleted,
+            which: Which::Both,
+        }
+    }
+}
+
+/// A notification for one connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    /// The connection.
+    pub conn: ConnId,
+    /// What happened.
+    pub event: EventType,
+    /// To which node.
+    pub path: String,
+}
+
+/// Every watch of a server.
+#[derive(Debug, Default, Clone)]
+pub struct Watches {
+    data: BTreeMap<String, BTreeSet<ConnId>>,
+    child: BTreeMap<String, BTreeSet<ConnId>>,
+}
+
+impl Watches {
+    /// Leaves a data watch (from `exists` or `getData`).
+    pub fn add_data(&mut self, path: &str, conn: ConnId) {
+        self.data.entry(path.to_string()).or_default().insert(conn);
+    }
+
+    /// Leaves a child watch (from `getChildren`).
+    pub fn add_child(&mut self, path: &str, conn: ConnId) {
+        self.child.entry(path.to_string()).or_default().insert(conn);
+    }
+
+    /// Fires (and removes) the watches `trigger` names.
+    pub fn fire(&mut self, trigger: &Trigger) -> Vec<Notice> {
+        let mut conns: Vec<ConnId> = Vec::new();
+        if matches!(trigger.which, Which::Data | Which::Both) {
+            conns.extend(self.data.remove(&trigger.path).unwrap_or_default());
+        }
+        if matches!(trigger.which, Which::Child | Which::Both) {
+            for conn in self.child.remove(&trigger.path).unwrap_or_default() {
+                if !conns.contains(&conn) {
+                    conns.push(conn);
+                }
+            }
+        }
+        conns
+            .into_iter()
+            .map(|conn| Notice {
+                conn,
+                event: trigger.event,
+                path: trigger.path.clone(),
+            })
+            .collect()
+    }
+
+    /// Forgets a closed connection's watches.
+    pub fn remove_conn(&mut self, conn: ConnId) {
+        for map in [&mut self.data, &mut self.child] {
+            map.retain(|_, conns| {
+                conns.remove(&conn);
+                !conns.is_empty()
+            });
+        }
+    }
+
+    /// How many watches a connection has (data and child).
+    pub fn count(&self, conn: ConnId) -> usize {
+        self.data
+            .values()
+            .chain(self.child.values())
+            .filter(|c| c.contains(&conn))
+            .count()
+    }
+
+    /// `setWatches` after a reconnect: each watch whose node changed after
+    /// `relative_zxid` (the last zxid the client saw) fires at once, the
+    /// others are set again (`DataTree.setWatches`).
+    pub fn set_again(&mut self, tree: &Tree, request: &SetWatches, conn: ConnId) -> Vec<Notice> {
+        let mut fired = Vec::new();
+        let mut fire = |event, path: &str| {
+            fired.push(Notice {
+                conn,
+                event,
+                path: path.to_string(),
+            })
+        };
+        for path in &request.data_watches {
+            match tree.get(path) {
+                None => fire(EventType::NodeDeleted, path),
+                Some(n) if n.stat.mzxid > request.relative_zxid => {
+                    fire(EventType::NodeDataChanged, path)
+                }
+                Some(_) => self.add_data(path, conn),
+            }
+        }
+        for path in &request.exist_watches {
+            match tree.get(path) {
+                Some(_) => fire(EventType::NodeCreated, path),
+                None => self.add_data(path, conn),
+            }
+        }
+        for path in &request.child_watches {
+            match tree.get(path) {
+                None => fire(EventType::NodeDeleted, path),
+                Some(n) if n.stat.pzxid > request.relative_zxid => {
+                    fire(EventType::NodeChildrenChanged, path)
+                }
+                Some(_) => self.add_child(path, conn),
+            }
+        }
+        fired
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_watch_fires_once() {
+        let mut watches = Watches::default();
+        watches.add_data("/a", 1);
+        let trigger = Trigger::data("/a", EventType::NodeDataChanged);
+        assert_eq!(watches.fire(&trigger).len(), 1);
+        assert!(watches.fire(&trigger).is_empty());
+    }
+
+    #[test]
+    fn a_delete_tells_a_connection_with_both_watches_once() {
+        let mut watches = Watches::default();
+        watches.add_data("/a", 1);
+        watches.add_child("/a", 1);
+        watches.add_child("/a", 2);
+        let notices = watches.fire(&Trigger::deleted("/a"));
+        let conns: Vec<ConnId> = notices.iter().map(|n| n.conn).collect();
+        assert_eq!(conns, [1, 2]);
+        assert!(notices.iter().all(|n| n.event == EventType::NodeDeleted));
+    }
+
+    #[test]
+    fn a_closed_connections_watches_are_forgotten() {
+        let mut watches = Watches::default();
+        watches.add_data("/a", 1);
+        watches.add_child("/b", 1);
+        watches.remove_conn(1);
+        assert_eq!(watches.count(1), 0);
+    }
+
+    #[test]
+    fn set_watches_fires_what_changed_since_and_keeps_the_rest() {
+        let tree = Tree::new();
+        let mut watches = Watches::default();
+        let request = SetWatches {
+            relative_zxid: 0,
+            data_watches: vec!["/zookeeper".into(), "/gone".into()],
+            exist_watches: vec!["/zookeeper/quota".into(), "/later".into()],
+            child_watches: vec!["/".into()],
+        };
+        let fired = watches.set_again(&tree, &request, 3);
+        let events: Vec<(EventType, &str)> =
+            fired.iter().map(|n| (n.event, n.path.as_str())).collect();
+        assert_eq!(
+            events,
+            [
+                (EventType::NodeDeleted, "/gone"),
+                (EventType::NodeCreated, "/zookeeper/quota"),
+            ]
+        );
+        assert_eq!(watches.count(3), 3);
+    }
+}
