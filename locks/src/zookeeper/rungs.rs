@@ -1,0 +1,1 @@
+//! The ZooKeeper rungs (to come).
