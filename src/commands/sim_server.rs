@@ -1,5 +1,6 @@
-//! `locklab sim-server`: one simulated Redis node or etcd member on a real
-//! TCP port, for `redis-cli`, `etcdctl` or any client to talk to.
+//! `locklab sim-server`: one simulated Redis node, etcd member or ZooKeeper
+//! server on a real TCP port, for `redis-cli`, `etcdctl`, `zkCli.sh` or any
+//! client to talk to.
 
 use super::Outcome;
 use crate::json::SimServerResult;
@@ -12,6 +13,8 @@ pub enum Service {
     Redis,
     /// An etcd member (the v3 gRPC API).
     Etcd,
+    /// A ZooKeeper 3.8 server, standalone (its client protocol, jute).
+    Zookeeper,
 }
 
 impl Service {
@@ -19,6 +22,7 @@ impl Service {
         match self {
             Service::Redis => "redis",
             Service::Etcd => "etcd",
+            Service::Zookeeper => "zookeeper",
         }
     }
 
@@ -28,6 +32,7 @@ impl Service {
         match self {
             Service::Redis => 6390,
             Service::Etcd => 2399,
+            Service::Zookeeper => 2191,
         }
     }
 }
@@ -50,7 +55,8 @@ pub struct Args {
     /// The service to speak.
     #[arg(long, value_enum, default_value_t = Service::Redis)]
     pub service: Service,
-    /// The port to listen on (default 6390 for redis, 2399 for etcd).
+    /// The port to listen on (default 6390 for redis, 2399 for etcd, 2191
+    /// for zookeeper).
     #[arg(long)]
     pub port: Option<u16>,
     /// The address to bind (loopback unless you say otherwise).
@@ -63,6 +69,10 @@ pub struct Args {
     /// Which etcd's Lock service to imitate (etcd only).
     #[arg(long, value_enum, default_value_t = EtcdVersion::V3_4)]
     pub etcd_version: EtcdVersion,
+    /// ZooKeeper's `tickTime`, ms: sessions expire on its ticks, and
+    /// timeouts are clamped to 2 to 20 of them (zookeeper only).
+    #[arg(long, default_value_t = 500, value_name = "MS")]
+    pub tick_ms: u64,
     /// Print one JSON document on standard output once the server
     /// listens (its address, port and pid; docs/json.md); the human
     /// text goes to standard error.
@@ -70,7 +80,7 @@ pub struct Args {
     pub json: bool,
 }
 
-/// `locklab sim-server`: one simulated node or member on real TCP, until
+/// `locklab sim-server`: one simulated node, member or server on real TCP, until
 /// Ctrl-C, SIGTERM or (Redis) a client's `SHUTDOWN`, even while a script
 /// runs. Its document is printed once the server listens, so the outcome
 /// carries no result.
@@ -117,6 +127,11 @@ fn serve(args: &Args) -> ExitCode {
             format!("etcdctl --endpoints {addr} put greeting hello"),
             None,
         ),
+        Service::Zookeeper => (
+            format!("ZooKeeper 3.8 server (tick {} ms)", args.tick_ms),
+            format!("zkCli.sh -server {addr}"),
+            None,
+        ),
     };
     eprintln!("simulated {what} on {addr} (real time); try: {try_it}");
     if crate::json::active() {
@@ -141,6 +156,7 @@ fn serve(args: &Args) -> ExitCode {
                 .map_err(|e| e.to_string())
         }
         Service::Etcd => runtime.block_on(serve_etcd(listener, args.etcd_version.recheck())),
+        Service::Zookeeper => runtime.block_on(serve_zookeeper(listener, args.tick_ms)),
     };
     match served {
         Ok(()) => ExitCode::Success,
@@ -179,6 +195,24 @@ async fn serve_etcd(
         served = simetcd::serve_tcp(member, listener, recheck) => served.map_err(|e| e.to_string()),
         _ = stop_signal() => Ok(()),
     }
+}
+
+/// Serves one ZooKeeper server until Ctrl-C or SIGTERM; nodes' times are
+/// the system's wall clock.
+async fn serve_zookeeper(listener: std::net::TcpListener, tick_ms: u64) -> Result<(), String> {
+    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
+    let wall_clock_ms = std::sync::Arc::new(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64)
+    });
+    let mut config = simzk::Config::new(wall_clock_ms);
+    config.tick_ms = tick_ms.max(1);
+    let server = simzk::Server::new(config);
+    simzk::serve_tcp(server, listener, stop_signal())
+        .await
+        .map_err(|e| e.to_string())
 }
 
 /// Completes on Ctrl-C (SIGINT) or SIGTERM.

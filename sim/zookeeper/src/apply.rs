@@ -54,6 +54,9 @@ pub struct Applied {
     pub path: Option<String>,
     /// The stat a create, setData or setACL answers with.
     pub stat: Option<Stat>,
+    /// A `multi`'s result for each of its operations (their triggers and
+    /// changes are the multi's).
+    pub multi: Vec<Applied>,
     /// The watches to fire, in order.
     pub triggers: Vec<Trigger>,
     /// The changes, in order.
@@ -161,10 +164,17 @@ fn apply_kind(
             out.stat = Some(node.client_stat());
             Ok(())
         }
+        TxnKind::Check { .. } => Ok(()),
         TxnKind::Error { err } => Err(ErrorCode::from_code(*err).unwrap_or(ErrorCode::SystemError)),
         TxnKind::Multi(kinds) => {
             for kind in kinds {
-                apply_kind(tree, txn, kind, out)?;
+                let mut one = Applied::default();
+                if let Err(err) = apply_kind(tree, txn, kind, &mut one) {
+                    one.err = err.code();
+                }
+                out.triggers.append(&mut one.triggers);
+                out.changes.append(&mut one.changes);
+                out.multi.push(one);
             }
             Ok(())
         }

@@ -12,11 +12,11 @@ use tokio::sync::mpsc;
 use zkproto::codes::{ErrorCode, KeeperState, OpCode, perms, xid};
 use zkproto::jute::{Buffer, Jute, Reader, encode};
 use zkproto::records::{
-    AuthPacket, ConnectRequest, ConnectResponse, Create2Response, CreateRequest, CreateResponse,
-    CreateTtlRequest, DeleteRequest, GetAclResponse, GetAllChildrenNumberResponse,
-    GetChildren2Response, GetChildrenResponse, GetDataResponse, GetEphemeralsResponse, PathRequest,
-    PathWatchRequest, ReplyHeader, RequestHeader, SetAclRequest, SetDataRequest, SetWatches,
-    StatResponse, WatcherEvent,
+    AuthPacket, CheckVersionRequest, ConnectRequest, ConnectResponse, Create2Response,
+    CreateRequest, CreateResponse, CreateTtlRequest, DeleteRequest, ErrorResponse, GetAclResponse,
+    GetAllChildrenNumberResponse, GetChildren2Response, GetChildrenResponse, GetDataResponse,
+    GetEphemeralsResponse, MultiHeader, PathRequest, PathWatchRequest, ReplyHeader, RequestHeader,
+    SetAclRequest, SetDataRequest, SetWatches, StatResponse, WatcherEvent,
 };
 
 use crate::apply::{Applied, Change, apply};
@@ -475,6 +475,11 @@ impl State {
                 self.write(conn, session, xid, op, write);
                 true
             }
+            OpCode::Multi => {
+                let write = read_multi(&mut r).map(Write::Multi);
+                self.write(conn, session, xid, op, write);
+                true
+            }
             _ => {
                 let answer = self.read(conn, session, op, &mut r);
                 match answer {
@@ -489,8 +494,8 @@ impl State {
     /// A write: prep, apply, reply. `write` is `None` when its record could
     /// not be read (a MarshallingError transaction, as ZooKeeper logs).
     fn write(&mut self, conn: ConnId, session: i64, xid: i32, op: OpCode, write: Option<Write>) {
-        let applied = match write {
-            Some(write) => self.commit(session, &write),
+        let applied = match &write {
+            Some(write) => self.commit(session, write),
             None => {
                 let txn = Txn {
                     zxid: self.tree.last_zxid + 1,
@@ -505,9 +510,12 @@ impl State {
         };
         let err = ErrorCode::from_code(applied.err).unwrap_or(ErrorCode::SystemError);
         let body = match op {
-            OpCode::Create => applied.path.map(|path| encode(&CreateResponse { path })),
+            OpCode::Create => applied
+                .path
+                .clone()
+                .map(|path| encode(&CreateResponse { path })),
             OpCode::Create2 | OpCode::CreateContainer | OpCode::CreateTtl => {
-                applied.path.map(|path| {
+                applied.path.clone().map(|path| {
                     encode(&Create2Response {
                         path,
                         stat: applied.stat.unwrap_or_default(),
@@ -517,7 +525,17 @@ impl State {
             OpCode::SetData | OpCode::SetAcl => {
                 applied.stat.map(|stat| encode(&StatResponse { stat }))
             }
+            OpCode::Multi => match &write {
+                Some(Write::Multi(ops)) => Some(multi_response(ops, &applied)),
+                _ => None,
+            },
             _ => None,
+        };
+        // A multi's errors are in its results; its header says OK.
+        let err = if op == OpCode::Multi && write.is_some() {
+            ErrorCode::Ok
+        } else {
+            err
         };
         self.reply(conn, xid, err, body);
     }
@@ -632,6 +650,88 @@ impl State {
             false
         }
     }
+}
+
+/// A `multi`'s operations (`MultiOperationRecord`); `None` if one cannot
+/// be read or is not a write.
+fn read_multi(r: &mut Reader<'_>) -> Option<Vec<(OpCode, Write)>> {
+    let mut ops = Vec::new();
+    loop {
+        let header = MultiHeader::take(r).ok()?;
+        if header.done {
+            return Some(ops);
+        }
+        let op = OpCode::from_code(header.r#type)?;
+        let write = match op {
+            OpCode::Create | OpCode::Create2 | OpCode::CreateContainer => Write::Create {
+                op,
+                request: CreateRequest::take(r).ok()?,
+            },
+            OpCode::CreateTtl => {
+                let t = CreateTtlRequest::take(r).ok()?;
+                Write::CreateTtl {
+                    request: CreateRequest {
+                        path: t.path,
+                        data: t.data,
+                        acl: t.acl,
+                        flags: t.flags,
+                    },
+                    ttl_ms: t.ttl,
+                }
+            }
+            OpCode::Delete | OpCode::DeleteContainer => Write::Delete(DeleteRequest::take(r).ok()?),
+            OpCode::SetData => Write::SetData(SetDataRequest::take(r).ok()?),
+            OpCode::Check => Write::Check(CheckVersionRequest::take(r).ok()?),
+            _ => return None,
+        };
+        ops.push((op, write));
+    }
+}
+
+/// A `multi`'s answer (`MultiResponse`): a header and a record per
+/// operation, then an end header. A failed multi answers an error for
+/// every operation.
+fn multi_response(ops: &[(OpCode, Write)], applied: &Applied) -> Vec<u8> {
+    let failed = applied.multi.iter().any(|one| one.err != 0);
+    let mut out = Vec::new();
+    for ((op, _), one) in ops.iter().zip(&applied.multi) {
+        if failed {
+            MultiHeader {
+                r#type: OpCode::Error.code(),
+                done: false,
+                err: one.err,
+            }
+            .put(&mut out);
+            ErrorResponse { err: one.err }.put(&mut out);
+            continue;
+        }
+        let result_type = match op {
+            OpCode::Create2 | OpCode::CreateContainer | OpCode::CreateTtl => OpCode::Create2,
+            OpCode::DeleteContainer => OpCode::Delete,
+            op => *op,
+        };
+        MultiHeader {
+            r#type: result_type.code(),
+            done: false,
+            err: 0,
+        }
+        .put(&mut out);
+        let path = one.path.clone().unwrap_or_default();
+        let stat = one.stat.clone().unwrap_or_default();
+        match result_type {
+            OpCode::Create => CreateResponse { path }.put(&mut out),
+            OpCode::Create2 => Create2Response { path, stat }.put(&mut out),
+            OpCode::SetData => StatResponse { stat }.put(&mut out),
+            _ => {}
+        }
+    }
+    MultiHeader {
+        r#type: -1,
+        done: true,
+        err: -1,
+    }
+    .put(&mut out);
+    out
 }
 
 /// The operations ZooKeeper 3.8 accepts from a client (`Request.isValid`);

@@ -9,10 +9,13 @@
 
 use zkproto::codes::{CreateMode, ErrorCode, OpCode, perms};
 use zkproto::path;
-use zkproto::records::{Acl, CreateRequest, DeleteRequest, SetAclRequest, SetDataRequest};
+use zkproto::records::{
+    Acl, CheckVersionRequest, CreateRequest, DeleteRequest, SetAclRequest, SetDataRequest,
+};
 
+use crate::apply::apply;
 use crate::tree::{CONTAINER_OWNER, Node, Tree};
-use crate::txn::TxnKind;
+use crate::txn::{Txn, TxnKind};
 
 /// A write request, decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +40,10 @@ pub enum Write {
     SetData(SetDataRequest),
     /// `setACL`.
     SetAcl(SetAclRequest),
+    /// `check` (inside a `multi`).
+    Check(CheckVersionRequest),
+    /// `multi`: its operations, each with its own op code.
+    Multi(Vec<(OpCode, Write)>),
     /// A new session with its negotiated timeout.
     CreateSession {
         /// The timeout, ms.
@@ -59,6 +66,8 @@ pub fn prep(tree: &Tree, session_id: i64, write: &Write) -> TxnKind {
         Write::Delete(request) => delete(tree, request),
         Write::SetData(request) => set_data(tree, request),
         Write::SetAcl(request) => set_acl(tree, request),
+        Write::Check(request) => check(tree, request),
+        Write::Multi(ops) => Ok(multi(tree, session_id, ops)),
         Write::CreateSession { timeout_ms } => Ok(TxnKind::CreateSession {
             timeout_ms: *timeout_ms,
         }),
@@ -124,6 +133,48 @@ fn create(
         ephemeral_owner,
         parent_cversion: parent.stat.cversion.wrapping_add(1),
     })
+}
+
+fn check(tree: &Tree, request: &CheckVersionRequest) -> Result<TxnKind, ErrorCode> {
+    path::validate(&request.path, false).map_err(|_| ErrorCode::BadArguments)?;
+    let node = tree.get(&request.path).ok_or(ErrorCode::NoNode)?;
+    check_acl(node, perms::READ)?;
+    check_version(node.stat.version, request.version)?;
+    Ok(TxnKind::Check {
+        path: request.path.clone(),
+    })
+}
+
+/// Each operation is prepared against the tree as the ones before it
+/// left it (on a copy); the first that fails fails them all.
+fn multi(tree: &Tree, session_id: i64, ops: &[(OpCode, Write)]) -> TxnKind {
+    let mut scratch = tree.clone();
+    let mut kinds = Vec::with_capacity(ops.len());
+    for (i, (_, write)) in ops.iter().enumerate() {
+        let kind = match write {
+            Write::Multi(_) => TxnKind::Error {
+                err: ErrorCode::MarshallingError.code(),
+            },
+            write => prep(&scratch, session_id, write),
+        };
+        if let TxnKind::Error { err } = kind {
+            let mut failed: Vec<TxnKind> = (0..i).map(|_| TxnKind::Error { err: 0 }).collect();
+            failed.push(TxnKind::Error { err });
+            failed.extend((i + 1..ops.len()).map(|_| TxnKind::Error {
+                err: ErrorCode::RuntimeInconsistency.code(),
+            }));
+            return TxnKind::Multi(failed);
+        }
+        let txn = Txn {
+            zxid: scratch.last_zxid + 1,
+            session_id,
+            time_ms: 0,
+            kind: kind.clone(),
+        };
+        apply(&mut scratch, &txn);
+        kinds.push(kind);
+    }
+    TxnKind::Multi(kinds)
 }
 
 fn delete(tree: &Tree, request: &DeleteRequest) -> Result<TxnKind, ErrorCode> {
@@ -236,8 +287,6 @@ pub fn check_acl(node: &Node, perm: i32) -> Result<(), ErrorCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apply::apply;
-    use crate::txn::Txn;
     use zkproto::Buffer;
     use zkproto::records::open_acl_unsafe;
 
@@ -363,6 +412,40 @@ mod tests {
             ttl_ms: 1000,
         };
         assert_eq!(prep(&tree, SESSION, &write), err(ErrorCode::Unimplemented));
+    }
+
+    #[test]
+    fn a_multi_sees_its_own_earlier_operations_and_fails_whole() {
+        let mut tree = Tree::new();
+        let ok = Write::Multi(vec![
+            (OpCode::Create, create_request("/m", CreateMode::Persistent)),
+            (
+                OpCode::Create,
+                create_request("/m/c", CreateMode::Persistent),
+            ),
+        ]);
+        let kind = run(&mut tree, &ok);
+        assert!(
+            matches!(&kind, TxnKind::Multi(k) if k.len() == 2),
+            "{kind:?}"
+        );
+        assert!(tree.get("/m/c").is_some());
+        let failing = Write::Multi(vec![
+            (OpCode::Create, create_request("/n", CreateMode::Persistent)),
+            (OpCode::Create, create_request("/m", CreateMode::Persistent)),
+            (OpCode::Create, create_request("/o", CreateMode::Persistent)),
+        ]);
+        let kind = run(&mut tree, &failing);
+        let errs = [
+            0,
+            ErrorCode::NodeExists.code(),
+            ErrorCode::RuntimeInconsistency.code(),
+        ];
+        assert_eq!(
+            kind,
+            TxnKind::Multi(errs.map(|err| TxnKind::Error { err }).to_vec())
+        );
+        assert!(tree.get("/n").is_none());
     }
 
     #[test]

@@ -68,12 +68,18 @@ pub enum TxnKind {
         /// Its ACL version after this.
         aversion: i32,
     },
+    /// A version check inside a `multi`: changes nothing.
+    Check {
+        /// The node.
+        path: String,
+    },
     /// A failed write, logged with its error code.
     Error {
         /// The error ([`zkproto::ErrorCode`]).
         err: i32,
     },
-    /// A `multi`: every operation or none (a failed one is a list of
-    /// errors).
+    /// A `multi`: every operation or none. A failed one is a list of
+    /// errors: 0 for the operations before the one that failed, its error,
+    /// then RuntimeInconsistency for the rest.
     Multi(Vec<TxnKind>),
 }
