@@ -48,6 +48,7 @@ pub mod session;
 pub mod tree;
 pub mod txn;
 pub mod watch;
+pub mod zab;
 
 pub use apply::{Change, ChangeKind};
 pub use core::{Config, Server};
