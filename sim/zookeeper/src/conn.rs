@@ -10,12 +10,12 @@ use zkproto::frame::{read_frame, write_frame};
 
 use crate::core::{Outbound, Server};
 
-/// Serves one connection until either side closes it.
-pub async fn serve_conn<S>(server: Server, stream: S)
+/// Serves one connection from `peer_ip` until either side closes it.
+pub async fn serve_conn<S>(server: Server, stream: S, peer_ip: String)
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let (conn, mut outbound) = server.open_conn();
+    let (conn, mut outbound) = server.open_conn(peer_ip);
     let (mut reader, mut writer) = tokio::io::split(stream);
     let read = async {
         loop {

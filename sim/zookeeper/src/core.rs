@@ -12,11 +12,12 @@ use tokio::sync::mpsc;
 use zkproto::codes::{ErrorCode, KeeperState, OpCode, perms, xid};
 use zkproto::jute::{Buffer, Jute, Reader, encode};
 use zkproto::records::{
-    AuthPacket, CheckVersionRequest, ConnectRequest, ConnectResponse, Create2Response,
+    AuthPacket, CheckVersionRequest, ClientInfo, ConnectRequest, ConnectResponse, Create2Response,
     CreateRequest, CreateResponse, CreateTtlRequest, DeleteRequest, ErrorResponse, GetAclResponse,
     GetAllChildrenNumberResponse, GetChildren2Response, GetChildrenResponse, GetDataResponse,
-    GetEphemeralsResponse, MultiHeader, PathRequest, PathWatchRequest, ReplyHeader, RequestHeader,
-    SetAclRequest, SetDataRequest, SetWatches, StatResponse, WatcherEvent,
+    GetEphemeralsResponse, MultiHeader, PathRequest, PathWatchRequest, RemoveWatchesRequest,
+    ReplyHeader, RequestHeader, SetAclRequest, SetDataRequest, SetWatches, StatResponse,
+    WatcherEvent, WhoAmIResponse,
 };
 
 use crate::apply::{Applied, Change, apply};
@@ -98,7 +99,13 @@ struct Conn {
     /// The timeout it negotiated (each of its packets touches the session
     /// with it).
     timeout_ms: i32,
+    /// Who it is, as `whoAmI` says: its `ip`, then any `digest` user it
+    /// added.
+    auth: Vec<ClientInfo>,
 }
+
+/// How often empty containers are swept (`znode.container.checkIntervalMs`).
+const CONTAINER_SWEEP_MS: u64 = 60_000;
 
 type Observer = Arc<dyn Fn(&Change) + Send + Sync>;
 
@@ -113,6 +120,8 @@ struct State {
     /// When the server last started serving: session deadlines count from
     /// it.
     clock_base: Option<tokio::time::Instant>,
+    /// When the container sweep runs next (ms on that clock).
+    next_sweep_ms: u64,
 }
 
 /// The server's state: its tree, sessions and zxid. Clone = same server.
@@ -148,6 +157,7 @@ impl Server {
                 next_conn: 1,
                 observers: Vec::new(),
                 clock_base: None,
+                next_sweep_ms: CONTAINER_SWEEP_MS,
             })),
         }
     }
@@ -185,6 +195,7 @@ impl Server {
         let mut state = self.lock();
         state.clock_base = Some(tokio::time::Instant::now());
         state.sessions.restart(0);
+        state.next_sweep_ms = CONTAINER_SWEEP_MS;
         for (_, conn) in std::mem::take(&mut state.conns) {
             let _ = conn.tx.send(Outbound::Close);
         }
@@ -194,7 +205,7 @@ impl Server {
     }
 
     /// Registers a new connection.
-    pub(crate) fn open_conn(&self) -> (ConnId, mpsc::UnboundedReceiver<Outbound>) {
+    pub(crate) fn open_conn(&self, peer_ip: String) -> (ConnId, mpsc::UnboundedReceiver<Outbound>) {
         let mut state = self.lock();
         let (tx, rx) = mpsc::unbounded_channel();
         let id = state.next_conn;
@@ -205,6 +216,10 @@ impl Server {
                 tx,
                 session: None,
                 timeout_ms: 0,
+                auth: vec![ClientInfo {
+                    auth_scheme: "ip".into(),
+                    user: peer_ip,
+                }],
             },
         );
         (id, rx)
@@ -237,6 +252,15 @@ impl Server {
         let now = state.now_ms();
         for session in state.sessions.expire(now) {
             state.commit(session, &Write::CloseSession { by_expiry: true });
+        }
+        // ZooKeeper's ContainerManager: every minute, each container that
+        // has had children and has none is deleted (by session 0; a child
+        // created in between makes it a failed write).
+        if now >= state.next_sweep_ms {
+            state.next_sweep_ms = now - now % CONTAINER_SWEEP_MS + CONTAINER_SWEEP_MS;
+            for path in state.tree.empty_containers() {
+                state.commit(0, &Write::DeleteContainer { path });
+            }
         }
     }
 }
@@ -616,12 +640,12 @@ impl State {
             }
             OpCode::GetEphemerals => {
                 let request = PathRequest::take(r).map_err(bad)?;
-                let prefix = request.path.trim();
+                let all = matches!(request.path.trim(), "" | "/");
                 let ephemerals = self
                     .tree
                     .ephemerals_of(session)
                     .into_iter()
-                    .filter(|p| prefix.is_empty() || prefix == "/" || p.starts_with(prefix))
+                    .filter(|p| all || p.starts_with(&request.path))
                     .collect();
                 Ok(Some(encode(&GetEphemeralsResponse { ephemerals })))
             }
@@ -633,6 +657,25 @@ impl State {
                 }
                 Ok(None)
             }
+            OpCode::CheckWatches | OpCode::RemoveWatches => {
+                let request = RemoveWatchesRequest::take(r).map_err(bad)?;
+                let found = if op == OpCode::CheckWatches {
+                    self.watches.has(&request.path, request.r#type, conn)
+                } else {
+                    self.watches.remove(&request.path, request.r#type, conn)
+                };
+                if found {
+                    Ok(None)
+                } else {
+                    Err(ErrorCode::NoWatcher)
+                }
+            }
+            OpCode::WhoAmI => {
+                let client_info = self.conns.get(&conn).map(|c| c.auth.clone());
+                Ok(Some(encode(&WhoAmIResponse {
+                    client_info: client_info.unwrap_or_default(),
+                })))
+            }
             _ => Err(ErrorCode::Unimplemented),
         }
     }
@@ -640,7 +683,22 @@ impl State {
     /// An authentication packet: `digest` and `ip` are accepted (no ACL
     /// here names them); any other scheme fails and closes the connection.
     fn auth(&mut self, conn: ConnId, xid: i32, r: &mut Reader<'_>) -> bool {
-        let scheme = AuthPacket::take(r).map(|p| p.scheme).unwrap_or_default();
+        let packet = AuthPacket::take(r).unwrap_or_default();
+        let scheme = packet.scheme;
+        if scheme == "digest" {
+            // The digest id is `user:hash`; whoAmI names the user.
+            let text = String::from_utf8_lossy(packet.auth.bytes()).to_string();
+            let user = text.split(':').next().unwrap_or_default().to_string();
+            if let Some(c) = self.conns.get_mut(&conn) {
+                let info = ClientInfo {
+                    auth_scheme: scheme.clone(),
+                    user,
+                };
+                if !c.auth.contains(&info) {
+                    c.auth.push(info);
+                }
+            }
+        }
         if scheme == "digest" || scheme == "ip" {
             self.reply_at(conn, xid, 0, ErrorCode::Ok, None);
             true

@@ -40,6 +40,11 @@ pub enum Write {
     SetData(SetDataRequest),
     /// `setACL`.
     SetAcl(SetAclRequest),
+    /// `deleteContainer`: the server's own removal of an empty container.
+    DeleteContainer {
+        /// The container.
+        path: String,
+    },
     /// `check` (inside a `multi`).
     Check(CheckVersionRequest),
     /// `multi`: its operations, each with its own op code.
@@ -66,6 +71,7 @@ pub fn prep(tree: &Tree, session_id: i64, write: &Write) -> TxnKind {
         Write::Delete(request) => delete(tree, request),
         Write::SetData(request) => set_data(tree, request),
         Write::SetAcl(request) => set_acl(tree, request),
+        Write::DeleteContainer { path } => delete_container(tree, path),
         Write::Check(request) => check(tree, request),
         Write::Multi(ops) => Ok(multi(tree, session_id, ops)),
         Write::CreateSession { timeout_ms } => Ok(TxnKind::CreateSession {
@@ -175,6 +181,22 @@ fn multi(tree: &Tree, session_id: i64, ops: &[(OpCode, Write)]) -> TxnKind {
         kinds.push(kind);
     }
     TxnKind::Multi(kinds)
+}
+
+fn delete_container(tree: &Tree, path: &str) -> Result<TxnKind, ErrorCode> {
+    let parent_path = parent_of_checked(path)?;
+    let node = tree.get(path).ok_or(ErrorCode::NoNode)?;
+    if !node.children.is_empty() {
+        return Err(ErrorCode::NotEmpty);
+    }
+    // ZooKeeper's guard against deleting a session's node this way.
+    if node.ephemeral_session().is_some() {
+        return Err(ErrorCode::BadVersion);
+    }
+    tree.get(parent_path).ok_or(ErrorCode::NoNode)?;
+    Ok(TxnKind::Delete {
+        path: path.to_string(),
+    })
 }
 
 fn delete(tree: &Tree, request: &DeleteRequest) -> Result<TxnKind, ErrorCode> {

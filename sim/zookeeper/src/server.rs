@@ -19,7 +19,10 @@ pub const CLIENT_PORT: u16 = 2181;
 /// survive, connections do not, and every session's timer starts over.
 pub async fn serve_sim(server: Server, port: u16) -> turmoil::Result {
     let listener = turmoil::net::TcpListener::bind(("0.0.0.0", port)).await?;
-    let accept = || async { listener.accept().await.map(|(s, _)| s) };
+    let accept = || async {
+        let (stream, peer) = listener.accept().await?;
+        Ok((stream, peer.ip().to_string()))
+    };
     serve(server, accept, std::future::pending()).await?;
     Ok(())
 }
@@ -32,16 +35,16 @@ pub async fn serve_tcp(
     stop: impl Future<Output = ()>,
 ) -> io::Result<()> {
     let accept = || async {
-        let (stream, _) = listener.accept().await?;
+        let (stream, peer) = listener.accept().await?;
         // Small frames both ways: waiting to fill a segment only adds
         // latency.
         let _ = stream.set_nodelay(true);
-        Ok(stream)
+        Ok((stream, peer.ip().to_string()))
     };
     serve(server, accept, stop).await
 }
 
-/// The accept loop, the expirer, and the connections, all ended when
+/// The accept loop, the expirer (and container sweep), and the connections, all ended when
 /// `stop` resolves or this future is dropped.
 async fn serve<S, F, A>(
     server: Server,
@@ -51,7 +54,7 @@ async fn serve<S, F, A>(
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     F: FnMut() -> A,
-    A: Future<Output = io::Result<S>>,
+    A: Future<Output = io::Result<(S, String)>>,
 {
     let tick = server.start_serving();
     let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + tick, tick);
@@ -63,8 +66,8 @@ where
             () = &mut stop => return Ok(()),
             _ = ticker.tick() => server.tick(),
             accepted = accept() => {
-                let stream = accepted?;
-                conns.spawn(serve_conn(server.clone(), stream));
+                let (stream, peer_ip) = accepted?;
+                conns.spawn(serve_conn(server.clone(), stream, peer_ip));
             }
             Some(_) = conns.join_next() => {}
         }

@@ -180,6 +180,16 @@ impl Tree {
             .collect()
     }
 
+    /// The containers that have had children and have none left: what
+    /// ZooKeeper's `ContainerManager` deletes, in path order.
+    pub fn empty_containers(&self) -> Vec<String> {
+        self.nodes
+            .iter()
+            .filter(|(_, n)| n.is_container() && n.children.is_empty() && n.stat.cversion > 0)
+            .map(|(p, _)| p.clone())
+            .collect()
+    }
+
     /// Every path, in path order.
     pub fn paths(&self) -> impl Iterator<Item = (&String, &Node)> {
         self.nodes.iter()

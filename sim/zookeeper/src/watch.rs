@@ -122,6 +122,44 @@ impl Watches {
             .collect()
     }
 
+    /// Whether `conn` has a watch on `path` of `kind` (1: child, 2: data,
+    /// 3: either), as `checkWatches` asks.
+    pub fn has(&self, path: &str, kind: i32, conn: ConnId) -> bool {
+        let on = |map: &BTreeMap<String, BTreeSet<ConnId>>| {
+            map.get(path).is_some_and(|c| c.contains(&conn))
+        };
+        match kind {
+            1 => on(&self.child),
+            2 => on(&self.data),
+            3 => on(&self.child) || on(&self.data),
+            _ => false,
+        }
+    }
+
+    /// Removes `conn`'s watches on `path` of `kind` (as [`Watches::has`]);
+    /// false when there were none (`removeWatches`).
+    pub fn remove(&mut self, path: &str, kind: i32, conn: ConnId) -> bool {
+        let off = |map: &mut BTreeMap<String, BTreeSet<ConnId>>| {
+            let Some(conns) = map.get_mut(path) else {
+                return false;
+            };
+            let removed = conns.remove(&conn);
+            if conns.is_empty() {
+                map.remove(path);
+            }
+            removed
+        };
+        match kind {
+            1 => off(&mut self.child),
+            2 => off(&mut self.data),
+            3 => {
+                let child = off(&mut self.child);
+                off(&mut self.data) || child
+            }
+            _ => false,
+        }
+    }
+
     /// Forgets a closed connection's watches.
     pub fn remove_conn(&mut self, conn: ConnId) {
         for map in [&mut self.data, &mut self.child] {
@@ -204,6 +242,19 @@ mod tests {
         let conns: Vec<ConnId> = notices.iter().map(|n| n.conn).collect();
         assert_eq!(conns, [1, 2]);
         assert!(notices.iter().all(|n| n.event == EventType::NodeDeleted));
+    }
+
+    #[test]
+    fn removing_a_watch_of_one_kind_leaves_the_other() {
+        let mut watches = Watches::default();
+        watches.add_data("/a", 1);
+        watches.add_child("/a", 1);
+        assert!(watches.remove("/a", 1, 1));
+        assert!(!watches.has("/a", 1, 1));
+        assert!(watches.has("/a", 3, 1));
+        assert!(!watches.remove("/a", 1, 1));
+        assert!(watches.remove("/a", 3, 1));
+        assert_eq!(watches.count(1), 0);
     }
 
     #[test]

@@ -8,10 +8,12 @@ use std::time::Duration;
 use common::{Client, handshake, server_at};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
-use zkproto::codes::{CreateMode, ErrorCode, EventType};
+use zkproto::codes::{CreateMode, ErrorCode, EventType, OpCode};
 use zkproto::frame::{MAX_FRAME, read_frame, write_frame};
 use zkproto::jute::{decode, encode};
-use zkproto::records::{ReplyHeader, RequestHeader, SetWatches};
+use zkproto::records::{
+    RemoveWatchesRequest, ReplyHeader, RequestHeader, SetWatches, WhoAmIResponse,
+};
 
 /// Serves `server` on a free loopback port; the server stops when the
 /// returned sender is dropped.
@@ -285,4 +287,35 @@ async fn reads_of_the_system_nodes_answer_as_a_fresh_server() {
     assert_eq!(children, ["config", "quota"]);
     let deleted = c.delete("/zookeeper/quota", -1).await.unwrap();
     assert_eq!(deleted, ErrorCode::BadArguments.code());
+}
+
+#[tokio::test]
+async fn watches_can_be_checked_and_removed_and_who_am_i_names_the_peer() {
+    let (addr, _stop) = start(server_at(0)).await;
+    let mut c = client(&addr).await;
+    c.children("/", true).await.unwrap().unwrap();
+    let request = |kind| RemoveWatchesRequest {
+        path: "/".into(),
+        r#type: kind,
+    };
+    let check = c.call(OpCode::CheckWatches, &request(2)).await.unwrap();
+    assert_eq!(
+        check.header.err,
+        ErrorCode::NoWatcher.code(),
+        "no data watch"
+    );
+    let removed = c.call(OpCode::RemoveWatches, &request(3)).await.unwrap();
+    assert_eq!(removed.header.err, 0);
+    let again = c.call(OpCode::RemoveWatches, &request(3)).await.unwrap();
+    assert_eq!(again.header.err, ErrorCode::NoWatcher.code());
+    let who = c.call(OpCode::WhoAmI, &common::Empty).await.unwrap();
+    let who: WhoAmIResponse = who.decode();
+    assert_eq!(who.client_info.len(), 1);
+    assert_eq!(
+        (
+            who.client_info[0].auth_scheme.as_str(),
+            who.client_info[0].user.as_str()
+        ),
+        ("ip", "127.0.0.1")
+    );
 }

@@ -117,3 +117,34 @@ fn a_restart_of_the_server_host_keeps_the_tree_and_its_sessions() {
     });
     sim.run().unwrap();
 }
+
+#[test]
+fn an_emptied_container_is_swept_within_a_minute_and_a_never_used_one_stays() {
+    let mut sim = sim(200);
+    let server = server_at(0);
+    let s = server.clone();
+    sim.host("zk", move || serve_sim(s.clone(), PORT));
+    sim.client("user", async {
+        let stream = TcpStream::connect(("zk", PORT)).await?;
+        let mut c = Client::connect(stream, 10_000).await?;
+        for path in ["/used", "/unused"] {
+            let created = c.create_container(path).await?;
+            assert_eq!(created, Ok(path.to_string()));
+        }
+        c.create("/used/x", None, CreateMode::Persistent)
+            .await?
+            .map_err(|e| format!("create: {e}"))?;
+        assert_eq!(c.delete("/used/x", -1).await?, 0);
+        for _ in 0..65 {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            c.ping().await?;
+        }
+        assert_eq!(
+            c.exists("/used", false).await?,
+            Err(ErrorCode::NoNode.code())
+        );
+        assert!(c.exists("/unused", false).await?.is_ok());
+        Ok(())
+    });
+    sim.run().unwrap();
+}

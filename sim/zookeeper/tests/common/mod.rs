@@ -187,6 +187,25 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Client<S> {
         })
     }
 
+    /// `createContainer` (no data): the path, or the error code.
+    pub async fn create_container(&mut self, path: &str) -> io::Result<Result<String, i32>> {
+        let reply = self
+            .call(
+                OpCode::CreateContainer,
+                &CreateRequest {
+                    path: path.into(),
+                    data: Buffer(Some(Vec::new())),
+                    acl: open_acl_unsafe(),
+                    flags: CreateMode::Container.code(),
+                },
+            )
+            .await?;
+        Ok(match reply.header.err {
+            0 => Ok(reply.decode::<zkproto::records::Create2Response>().path),
+            err => Err(err),
+        })
+    }
+
     /// `getData`: the data and stat, or the error code.
     pub async fn get(
         &mut self,
