@@ -1,5 +1,5 @@
-//! Real `redis-server` processes (and, in [`etcd`], etcd members) for tests
-//! and benchmarks.
+//! Real `redis-server` processes (and, in [`etcd`], etcd members, in
+//! [`zookeeper`], ZooKeeper servers) for tests and benchmarks.
 //!
 //! Every server this crate starts listens on `127.0.0.1` only, on a free
 //! port, with persistence off, and is stopped (by its pid, never by name)
@@ -27,6 +27,7 @@ pub mod atomic;
 pub mod etcd;
 pub mod procfs;
 mod reserved_port;
+pub mod zookeeper;
 
 pub use reserved_port::ReservedPort;
 
