@@ -29,7 +29,14 @@
 //! shows it as ZooKeeper shows it; [`session`] tracks deadlines in
 //! tick-rounded buckets; [`watch`] keeps the watches per connection;
 //! [`core`] runs it all under one lock, one message at a time; [`conn`]
-//! moves frames and [`server`] accepts connections.
+//! moves frames and [`server`] accepts connections. [`zab`] is the
+//! ensemble's atomic broadcast, a pure core for the ensemble to come.
+//!
+//! # Fidelity
+//!
+//! `zkCli.sh` prints the same lines against this server as against
+//! ZooKeeper 3.8.0, but for times and session ids; the crate's README.md
+//! lists what it leaves out.
 //!
 //! # Determinism
 //!
