@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use zkproto::codes::{ErrorCode, KeeperState, OpCode, perms, xid};
 use zkproto::jute::{Buffer, Jute, Reader, encode};
 use zkproto::records::{
-    AuthPacket, CheckVersionRequest, ClientInfo, ConnectRequest, ConnectResponse, Create2Response,
+    AuthPacket, CheckVersionRequest, ConnectRequest, ConnectResponse, Create2Response,
     CreateRequest, CreateResponse, CreateTtlRequest, DeleteRequest, ErrorResponse, GetAclResponse,
     GetAllChildrenNumberResponse, GetChildren2Response, GetChildrenResponse, GetDataResponse,
     GetEphemeralsResponse, MultiHeader, PathRequest, PathWatchRequest, RemoveWatchesRequest,
@@ -21,6 +21,7 @@ use zkproto::records::{
 };
 
 use crate::apply::{Applied, Change, apply};
+use crate::auth::AuthIds;
 use crate::prep::{Write, check_acl, prep};
 use crate::session::{Sessions, password};
 use crate::tree::Tree;
@@ -101,7 +102,7 @@ struct Conn {
     timeout_ms: i32,
     /// Who it is, as `whoAmI` says: its `ip`, then any `digest` user it
     /// added.
-    auth: Vec<ClientInfo>,
+    auth: AuthIds,
 }
 
 /// How often empty containers are swept (`znode.container.checkIntervalMs`).
@@ -216,10 +217,7 @@ impl Server {
                 tx,
                 session: None,
                 timeout_ms: 0,
-                auth: vec![ClientInfo {
-                    auth_scheme: "ip".into(),
-                    user: peer_ip,
-                }],
+                auth: AuthIds::from_peer(peer_ip),
             },
         );
         (id, rx)
@@ -671,7 +669,7 @@ impl State {
                 }
             }
             OpCode::WhoAmI => {
-                let client_info = self.conns.get(&conn).map(|c| c.auth.clone());
+                let client_info = self.conns.get(&conn).map(|c| c.auth.client_info());
                 Ok(Some(encode(&WhoAmIResponse {
                     client_info: client_info.unwrap_or_default(),
                 })))
@@ -685,19 +683,11 @@ impl State {
     fn auth(&mut self, conn: ConnId, xid: i32, r: &mut Reader<'_>) -> bool {
         let packet = AuthPacket::take(r).unwrap_or_default();
         let scheme = packet.scheme;
-        if scheme == "digest" {
-            // The digest id is `user:hash`; whoAmI names the user.
-            let text = String::from_utf8_lossy(packet.auth.bytes()).to_string();
-            let user = text.split(':').next().unwrap_or_default().to_string();
-            if let Some(c) = self.conns.get_mut(&conn) {
-                let info = ClientInfo {
-                    auth_scheme: scheme.clone(),
-                    user,
-                };
-                if !c.auth.contains(&info) {
-                    c.auth.push(info);
-                }
-            }
+        if scheme == "digest"
+            && let Some(c) = self.conns.get_mut(&conn)
+        {
+            c.auth
+                .add_digest(&String::from_utf8_lossy(packet.auth.bytes()));
         }
         if scheme == "digest" || scheme == "ip" {
             self.reply_at(conn, xid, 0, ErrorCode::Ok, None);

@@ -47,6 +47,7 @@
 //! loses the connections, and gives every session its full timeout again.
 
 pub mod apply;
+pub mod auth;
 pub mod conn;
 pub mod core;
 pub mod prep;
