@@ -53,8 +53,9 @@ pub struct Rung {
     /// Whether it renews its own lease while held (a watchdog).
     #[serde(skip)]
     pub renews: bool,
-    /// The lock service it keeps its state on: `redis`, or `etcd` for the
-    /// rungs of [`crate::etcd`].
+    /// The lock service it keeps its state on: `redis`, `etcd` for the
+    /// rungs of [`crate::etcd`], or `zookeeper` for those of
+    /// [`crate::zookeeper`].
     #[serde(skip)]
     pub service: &'static str,
 }
@@ -119,17 +120,19 @@ pub(crate) fn built_in(id: &str) -> Option<&'static Rung> {
         .iter()
         .chain(crate::libraries::LIBRARIES.iter())
         .chain(crate::etcd::rungs::RUNGS.iter())
+        .chain(crate::zookeeper::rungs::RUNGS.iter())
         .copied()
         .find(|r| r.id == id)
 }
 
 /// Every built-in rung id: the ladder's in ladder order, then the library
-/// rungs', then the etcd rungs'.
+/// rungs', then the etcd rungs', then the ZooKeeper rungs'.
 pub fn all_ids() -> Vec<&'static str> {
     LADDER
         .iter()
         .chain(crate::libraries::LIBRARIES.iter())
         .chain(crate::etcd::rungs::RUNGS.iter())
+        .chain(crate::zookeeper::rungs::RUNGS.iter())
         .map(|r| r.id)
         .collect()
 }
