@@ -377,6 +377,24 @@ record! {
 }
 
 record! {
+    /// `setWatches2`: `setWatches` with the persistent watches too.
+    pub struct SetWatches2 {
+        /// The last zxid the client saw.
+        pub relative_zxid: i64,
+        /// Its data watches.
+        pub data_watches: Vec<String>,
+        /// Its exists watches.
+        pub exist_watches: Vec<String>,
+        /// Its child watches.
+        pub child_watches: Vec<String>,
+        /// Its persistent watches.
+        pub persistent_watches: Vec<String>,
+        /// Its persistent recursive watches.
+        pub persistent_recursive_watches: Vec<String>,
+    }
+}
+
+record! {
     /// An authentication packet (`addauth`): a scheme and its credentials.
     pub struct AuthPacket {
         /// Always 0.

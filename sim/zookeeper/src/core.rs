@@ -12,12 +12,12 @@ use tokio::sync::mpsc;
 use zkproto::codes::{ErrorCode, KeeperState, OpCode, perms, xid};
 use zkproto::jute::{Buffer, Jute, Reader, encode};
 use zkproto::records::{
-    AuthPacket, CheckVersionRequest, ConnectRequest, ConnectResponse, Create2Response,
-    CreateRequest, CreateResponse, CreateTtlRequest, DeleteRequest, ErrorResponse, GetAclResponse,
-    GetAllChildrenNumberResponse, GetChildren2Response, GetChildrenResponse, GetDataResponse,
-    GetEphemeralsResponse, MultiHeader, PathRequest, PathWatchRequest, RemoveWatchesRequest,
-    ReplyHeader, RequestHeader, SetAclRequest, SetDataRequest, SetWatches, StatResponse,
-    WatcherEvent, WhoAmIResponse,
+    AddWatchRequest, AuthPacket, CheckVersionRequest, ConnectRequest, ConnectResponse,
+    Create2Response, CreateRequest, CreateResponse, CreateTtlRequest, DeleteRequest, ErrorResponse,
+    GetAclResponse, GetAllChildrenNumberResponse, GetChildren2Response, GetChildrenResponse,
+    GetDataResponse, GetEphemeralsResponse, MultiHeader, PathRequest, PathWatchRequest,
+    RemoveWatchesRequest, ReplyHeader, RequestHeader, SetAclRequest, SetDataRequest, SetWatches,
+    SetWatches2, StatResponse, WatcherEvent, WhoAmIResponse,
 };
 
 use crate::apply::{Applied, Change, apply};
@@ -26,7 +26,7 @@ use crate::prep::{Write, check_acl, prep};
 use crate::session::{Sessions, password};
 use crate::tree::Tree;
 use crate::txn::{Txn, TxnKind};
-use crate::watch::{ConnId, Notice, Watches};
+use crate::watch::{ConnId, Mode, Notice, Watches};
 
 /// Server settings.
 #[derive(Clone)]
@@ -647,8 +647,19 @@ impl State {
                     .collect();
                 Ok(Some(encode(&GetEphemeralsResponse { ephemerals })))
             }
-            OpCode::SetWatches => {
-                let request = SetWatches::take(r).map_err(bad)?;
+            OpCode::SetWatches | OpCode::SetWatches2 => {
+                let request = if op == OpCode::SetWatches {
+                    let old = SetWatches::take(r).map_err(bad)?;
+                    SetWatches2 {
+                        relative_zxid: old.relative_zxid,
+                        data_watches: old.data_watches,
+                        exist_watches: old.exist_watches,
+                        child_watches: old.child_watches,
+                        ..SetWatches2::default()
+                    }
+                } else {
+                    SetWatches2::take(r).map_err(bad)?
+                };
                 let State { watches, tree, .. } = self;
                 for notice in watches.set_again(tree, &request, conn) {
                     self.notify(&notice);
@@ -667,6 +678,12 @@ impl State {
                 } else {
                     Err(ErrorCode::NoWatcher)
                 }
+            }
+            OpCode::AddWatch => {
+                let request = AddWatchRequest::take(r).map_err(bad)?;
+                let mode = Mode::from_add_watch(request.mode).ok_or(ErrorCode::MarshallingError)?;
+                self.watches.add_persistent(&request.path, conn, mode);
+                Ok(Some(encode(&ErrorResponse { err: 0 })))
             }
             OpCode::WhoAmI => {
                 let client_info = self.conns.get(&conn).map(|c| c.auth.client_info());

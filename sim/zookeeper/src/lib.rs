@@ -13,8 +13,9 @@
 //!   `exists`, `getData`, `setData`, `getChildren`, `getChildren2`,
 //!   `getACL`, `setACL`, `sync`, `getAllChildrenNumber`, `getEphemerals`,
 //!   pings, `closeSession`;
-//! - one-shot data and child watches, set again after a reconnect with
-//!   `setWatches`;
+//! - one-shot data and child watches, persistent (and recursive) ones from
+//!   `addWatch`, set again after a reconnect with `setWatches(2)`;
+//! - `multi` (with `check`), all or nothing; containers swept every minute;
 //! - sessions that expire on the server's tick when their client falls
 //!   silent, taking their ephemeral nodes with them.
 //!

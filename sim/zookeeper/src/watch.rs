@@ -1,7 +1,13 @@
-//! Watches, as ZooKeeper's two `WatchManager`s keep them: one-shot, per
-//! connection (a session that reconnects sets them again with
-//! `setWatches`), data watches (left by `exists` and `getData`) and child
-//! watches (left by `getChildren`).
+//! Watches, as ZooKeeper's two `WatchManager`s keep them, per connection (a
+//! session that reconnects sets them again with `setWatches`): data
+//! watches (left by `exists` and `getData`) and child watches (left by
+//! `getChildren`), one-shot; and the persistent ones `addWatch` leaves in
+//! both, which stay, and which, when recursive, also fire for every node
+//! below (but never for a change of children).
+//!
+//! A connection has one mode per path and manager: the last watch set
+//! there decides it, so a one-shot watch set on a persistently watched path
+//! makes it one-shot, as in ZooKeeper.
 //!
 //! Which operation fires which: a create fires the node's data watches
 //! (`NodeCreated`) and its parent's child watches (`NodeChildrenChanged`);
@@ -9,10 +15,11 @@
 //! per connection) and its parent's child watches; a setData fires the
 //! node's data watches (`NodeDataChanged`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use zkproto::codes::EventType;
-use zkproto::records::SetWatches;
+use zkproto::path;
+use zkproto::records::SetWatches2;
 
 use crate::tree::Tree;
 
@@ -70,6 +77,30 @@ impl Trigger {
     }
 }
 
+/// How a watch behaves when it fires (`WatcherMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// One-shot.
+    Standard,
+    /// Stays after firing.
+    Persistent,
+    /// Stays, and fires for every node below too (no child events).
+    Recursive,
+}
+
+impl Mode {
+    /// The mode `addWatch` asks for (0: persistent, 1: recursive).
+    pub fn from_add_watch(mode: i32) -> Option<Mode> {
+        match mode {
+            0 => Some(Mode::Persistent),
+            1 => Some(Mode::Recursive),
+            _ => None,
+        }
+    }
+}
+
+type Table = BTreeMap<String, BTreeMap<ConnId, Mode>>;
+
 /// A notification for one connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Notice {
@@ -84,29 +115,36 @@ pub struct Notice {
 /// Every watch of a server.
 #[derive(Debug, Default, Clone)]
 pub struct Watches {
-    data: BTreeMap<String, BTreeSet<ConnId>>,
-    child: BTreeMap<String, BTreeSet<ConnId>>,
+    data: Table,
+    child: Table,
 }
 
 impl Watches {
     /// Leaves a data watch (from `exists` or `getData`).
     pub fn add_data(&mut self, path: &str, conn: ConnId) {
-        self.data.entry(path.to_string()).or_default().insert(conn);
+        set(&mut self.data, path, conn, Mode::Standard);
     }
 
     /// Leaves a child watch (from `getChildren`).
     pub fn add_child(&mut self, path: &str, conn: ConnId) {
-        self.child.entry(path.to_string()).or_default().insert(conn);
+        set(&mut self.child, path, conn, Mode::Standard);
     }
 
-    /// Fires (and removes) the watches `trigger` names.
+    /// Leaves a persistent watch (`addWatch`), in both managers.
+    pub fn add_persistent(&mut self, path: &str, conn: ConnId, mode: Mode) {
+        set(&mut self.data, path, conn, mode);
+        set(&mut self.child, path, conn, mode);
+    }
+
+    /// Fires the watches `trigger` names; one-shot ones go.
     pub fn fire(&mut self, trigger: &Trigger) -> Vec<Notice> {
         let mut conns: Vec<ConnId> = Vec::new();
         if matches!(trigger.which, Which::Data | Which::Both) {
-            conns.extend(self.data.remove(&trigger.path).unwrap_or_default());
+            conns = fire_in(&mut self.data, &trigger.path, trigger.event);
         }
         if matches!(trigger.which, Which::Child | Which::Both) {
-            for conn in self.child.remove(&trigger.path).unwrap_or_default() {
+            // A delete tells a connection once, though both managers fire.
+            for conn in fire_in(&mut self.child, &trigger.path, trigger.event) {
                 if !conns.contains(&conn) {
                     conns.push(conn);
                 }
@@ -125,9 +163,7 @@ impl Watches {
     /// Whether `conn` has a watch on `path` of `kind` (1: child, 2: data,
     /// 3: either), as `checkWatches` asks.
     pub fn has(&self, path: &str, kind: i32, conn: ConnId) -> bool {
-        let on = |map: &BTreeMap<String, BTreeSet<ConnId>>| {
-            map.get(path).is_some_and(|c| c.contains(&conn))
-        };
+        let on = |map: &Table| map.get(path).is_some_and(|c| c.contains_key(&conn));
         match kind {
             1 => on(&self.child),
             2 => on(&self.data),
@@ -139,11 +175,11 @@ impl Watches {
     /// Removes `conn`'s watches on `path` of `kind` (as [`Watches::has`]);
     /// false when there were none (`removeWatches`).
     pub fn remove(&mut self, path: &str, kind: i32, conn: ConnId) -> bool {
-        let off = |map: &mut BTreeMap<String, BTreeSet<ConnId>>| {
+        let off = |map: &mut Table| {
             let Some(conns) = map.get_mut(path) else {
                 return false;
             };
-            let removed = conns.remove(&conn);
+            let removed = conns.remove(&conn).is_some();
             if conns.is_empty() {
                 map.remove(path);
             }
@@ -175,14 +211,15 @@ impl Watches {
         self.data
             .values()
             .chain(self.child.values())
-            .filter(|c| c.contains(&conn))
+            .filter(|c| c.contains_key(&conn))
             .count()
     }
 
-    /// `setWatches` after a reconnect: each watch whose node changed after
-    /// `relative_zxid` (the last zxid the client saw) fires at once, the
-    /// others are set again (`DataTree.setWatches`).
-    pub fn set_again(&mut self, tree: &Tree, request: &SetWatches, conn: ConnId) -> Vec<Notice> {
+    /// `setWatches` (and `setWatches2`) after a reconnect: each one-shot
+    /// watch whose node changed after `relative_zxid` (the last zxid the
+    /// client saw) fires at once, the others are set again, and so are
+    /// the persistent ones (`DataTree.setWatches`).
+    pub fn set_again(&mut self, tree: &Tree, request: &SetWatches2, conn: ConnId) -> Vec<Notice> {
         let mut fired = Vec::new();
         let mut fire = |event, path: &str| {
             fired.push(Notice {
@@ -215,8 +252,49 @@ impl Watches {
                 Some(_) => self.add_child(path, conn),
             }
         }
+        for path in &request.persistent_watches {
+            self.add_persistent(path, conn, Mode::Persistent);
+        }
+        for path in &request.persistent_recursive_watches {
+            self.add_persistent(path, conn, Mode::Recursive);
+        }
         fired
     }
+}
+
+fn set(table: &mut Table, path: &str, conn: ConnId, mode: Mode) {
+    table
+        .entry(path.to_string())
+        .or_default()
+        .insert(conn, mode);
+}
+
+/// `WatchManager.triggerWatch`: the path's own watches, then the recursive
+/// ones of its ancestors (which never fire for a change of children).
+fn fire_in(table: &mut Table, changed: &str, event: EventType) -> Vec<ConnId> {
+    let mut fired: Vec<ConnId> = Vec::new();
+    let mut at = Some(changed);
+    let mut at_parent = false;
+    while let Some(local) = at {
+        if let Some(conns) = table.get_mut(local) {
+            conns.retain(|conn, mode| {
+                let fires = match mode {
+                    Mode::Recursive => event != EventType::NodeChildrenChanged,
+                    _ => !at_parent,
+                };
+                if fires && !fired.contains(conn) {
+                    fired.push(*conn);
+                }
+                !(fires && *mode == Mode::Standard)
+            });
+            if conns.is_empty() {
+                table.remove(local);
+            }
+        }
+        at = path::parent(local);
+        at_parent = true;
+    }
+    fired
 }
 
 #[cfg(test)]
@@ -258,6 +336,25 @@ mod tests {
     }
 
     #[test]
+    fn a_persistent_watch_stays_and_a_recursive_one_sees_below_but_not_children() {
+        let mut watches = Watches::default();
+        watches.add_persistent("/a", 1, Mode::Persistent);
+        watches.add_persistent("/", 2, Mode::Recursive);
+        let changed = Trigger::data("/a", EventType::NodeDataChanged);
+        let conns = |n: Vec<Notice>| n.iter().map(|n| n.conn).collect::<Vec<_>>();
+        assert_eq!(conns(watches.fire(&changed)), [1, 2]);
+        assert_eq!(conns(watches.fire(&changed)), [1, 2]);
+        let kids = Trigger::child("/a", EventType::NodeChildrenChanged);
+        assert_eq!(conns(watches.fire(&kids)), [1]);
+        let below = Trigger::data("/a/b", EventType::NodeCreated);
+        assert_eq!(conns(watches.fire(&below)), [2]);
+        // A one-shot watch set on the path makes that path's watch one-shot.
+        watches.add_data("/a", 1);
+        assert_eq!(conns(watches.fire(&changed)), [1, 2]);
+        assert_eq!(conns(watches.fire(&changed)), [2]);
+    }
+
+    #[test]
     fn a_closed_connections_watches_are_forgotten() {
         let mut watches = Watches::default();
         watches.add_data("/a", 1);
@@ -270,11 +367,12 @@ mod tests {
     fn set_watches_fires_what_changed_since_and_keeps_the_rest() {
         let tree = Tree::new();
         let mut watches = Watches::default();
-        let request = SetWatches {
+        let request = SetWatches2 {
             relative_zxid: 0,
             data_watches: vec!["/zookeeper".into(), "/gone".into()],
             exist_watches: vec!["/zookeeper/quota".into(), "/later".into()],
             child_watches: vec!["/".into()],
+            ..SetWatches2::default()
         };
         let fired = watches.set_again(&tree, &request, 3);
         let events: Vec<(EventType, &str)> =

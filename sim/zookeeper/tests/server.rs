@@ -12,7 +12,8 @@ use zkproto::codes::{CreateMode, ErrorCode, EventType, OpCode};
 use zkproto::frame::{MAX_FRAME, read_frame, write_frame};
 use zkproto::jute::{decode, encode};
 use zkproto::records::{
-    RemoveWatchesRequest, ReplyHeader, RequestHeader, SetWatches, WhoAmIResponse,
+    AddWatchRequest, ErrorResponse, RemoveWatchesRequest, ReplyHeader, RequestHeader, SetWatches,
+    WhoAmIResponse,
 };
 
 /// Serves `server` on a free loopback port; the server stops when the
@@ -317,5 +318,38 @@ async fn watches_can_be_checked_and_removed_and_who_am_i_names_the_peer() {
             who.client_info[0].user.as_str()
         ),
         ("ip", "127.0.0.1")
+    );
+}
+
+#[tokio::test]
+async fn a_persistent_recursive_watch_fires_for_every_change_below_and_stays() {
+    let (addr, _stop) = start(server_at(0)).await;
+    let mut c = client(&addr).await;
+    let add = AddWatchRequest {
+        path: "/r".into(),
+        mode: 1,
+    };
+    let reply = c.call(OpCode::AddWatch, &add).await.unwrap();
+    assert_eq!(reply.header.err, 0);
+    assert_eq!(reply.decode::<ErrorResponse>().err, 0);
+    c.create("/r", None, CreateMode::Persistent)
+        .await
+        .unwrap()
+        .unwrap();
+    c.create("/r/a", None, CreateMode::Persistent)
+        .await
+        .unwrap()
+        .unwrap();
+    c.set("/r/a", b"x", -1).await.unwrap().unwrap();
+    let seen: Vec<(i32, &str)> = c
+        .notices
+        .iter()
+        .map(|n| (n.r#type, n.path.as_str()))
+        .collect();
+    let created = EventType::NodeCreated.code();
+    let changed = EventType::NodeDataChanged.code();
+    assert_eq!(
+        seen,
+        [(created, "/r"), (created, "/r/a"), (changed, "/r/a")]
     );
 }
