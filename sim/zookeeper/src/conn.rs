@@ -6,7 +6,7 @@
 //! `jute.maxbuffer` ends the connection, as ZooKeeper ends it.
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use zkproto::frame::{read_frame, write_frame};
+use zkproto::frame::read_frame;
 
 use crate::core::{Outbound, Server};
 
@@ -31,14 +31,32 @@ where
         }
     };
     let write = async {
-        while let Some(out) = outbound.recv().await {
-            match out {
-                Outbound::Frame(body) => {
-                    if write_frame(&mut writer, &body).await.is_err() {
-                        return;
+        let mut batch = Vec::new();
+        let mut closing = false;
+        while let Some(first) = outbound.recv().await {
+            // Whatever is queued leaves in one write, as ZooKeeper writes
+            // its queue: a notification and the reply after it arrive
+            // together.
+            let mut next = Some(first);
+            while let Some(out) = next {
+                match out {
+                    Outbound::Frame(body) => {
+                        batch.extend_from_slice(&(body.len() as i32).to_be_bytes());
+                        batch.extend_from_slice(&body);
+                    }
+                    Outbound::Close => {
+                        closing = true;
+                        break;
                     }
                 }
-                Outbound::Close => break,
+                next = outbound.try_recv().ok();
+            }
+            if !batch.is_empty() && writer.write_all(&batch).await.is_err() {
+                return;
+            }
+            batch.clear();
+            if closing {
+                break;
             }
         }
         let _ = writer.shutdown().await;

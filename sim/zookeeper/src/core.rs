@@ -807,3 +807,68 @@ fn is_valid(op: OpCode) -> bool {
         OpCode::Notification | OpCode::Auth | OpCode::Sasl | OpCode::Error
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic generator for the test's bytes.
+    struct Bytes(u64);
+
+    impl Bytes {
+        fn next(&mut self) -> u8 {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (self.0 >> 56) as u8
+        }
+    }
+
+    fn connected(server: &Server) -> (ConnId, mpsc::UnboundedReceiver<Outbound>) {
+        let (conn, rx) = server.open_conn("127.0.0.1".into());
+        let hello = encode(&ConnectRequest {
+            time_out: 10_000,
+            passwd: Buffer(Some(vec![0; 16])),
+            read_only: Some(false),
+            ..ConnectRequest::default()
+        });
+        assert!(server.handle_frame(conn, &hello));
+        (conn, rx)
+    }
+
+    #[test]
+    fn random_frames_after_a_handshake_never_panic_the_server() {
+        let server = Server::new(Config::new(Arc::new(|| 0)));
+        let mut bytes = Bytes(7);
+        for _ in 0..2_000 {
+            let (conn, _rx) = connected(&server);
+            // A header of a real operation, then noise.
+            let op = OpCode::ALL[usize::from(bytes.next()) % OpCode::ALL.len()];
+            let mut frame = encode(&RequestHeader {
+                xid: 1,
+                r#type: op.code(),
+            });
+            let len = usize::from(bytes.next() % 64);
+            frame.extend((0..len).map(|_| bytes.next()));
+            server.handle_frame(conn, &frame);
+            server.close_conn(conn);
+        }
+        assert!(server.last_zxid() >= 2_000, "each handshake took a zxid");
+    }
+
+    #[test]
+    fn a_client_ahead_of_the_server_is_refused_without_an_answer() {
+        let server = Server::new(Config::new(Arc::new(|| 0)));
+        let (conn, mut rx) = server.open_conn("127.0.0.1".into());
+        let hello = encode(&ConnectRequest {
+            last_zxid_seen: 5,
+            time_out: 10_000,
+            passwd: Buffer(Some(vec![0; 16])),
+            ..ConnectRequest::default()
+        });
+        assert!(!server.handle_frame(conn, &hello));
+        assert!(matches!(rx.try_recv(), Ok(Outbound::Close)));
+        assert!(server.session_ids().is_empty());
+    }
+}
