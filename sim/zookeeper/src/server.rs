@@ -65,10 +65,15 @@ where
         tokio::select! {
             () = &mut stop => return Ok(()),
             _ = ticker.tick() => server.tick(),
-            accepted = accept() => {
-                let (stream, peer_ip) = accepted?;
-                conns.spawn(serve_conn(server.clone(), stream, peer_ip));
-            }
+            accepted = accept() => match accepted {
+                Ok((stream, peer_ip)) => {
+                    conns.spawn(serve_conn(server.clone(), stream, peer_ip));
+                }
+                // A failed accept (out of descriptors, a connection reset
+                // before it was taken) costs that connection only, as in
+                // ZooKeeper; a pause keeps a lasting failure from spinning.
+                Err(_) => tokio::time::sleep(std::time::Duration::from_millis(10)).await,
+            },
             Some(_) = conns.join_next() => {}
         }
     }
