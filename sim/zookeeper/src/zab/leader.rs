@@ -303,6 +303,16 @@ impl Zab {
         let now = self.now;
         let sync_limit = u64::from(self.config.sync_limit);
         let Some(l) = self.leader_state() else { return };
+        if l.epoch != 0 && accepted_epoch > l.epoch {
+            // It promised a later epoch than ours (to a would-be leader
+            // that never took office), so it can never follow us: in
+            // ZooKeeper it would go back to Looking and find us again, for
+            // as long as we reign. Step down instead, so that the next
+            // election takes an epoch past its promise.
+            self.durable.accepted_epoch = self.durable.accepted_epoch.max(accepted_epoch);
+            self.become_looking();
+            return;
+        }
         if let Some(peer) = l.peers.get(&from) {
             if peer.attempt > attempt {
                 return;

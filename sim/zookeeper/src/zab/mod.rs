@@ -70,6 +70,12 @@
 //!   to whole ticks, and skipped when every voter already agrees; a server
 //!   joining a running ensemble needs a quorum that names the same leader,
 //!   which itself says it leads (ZooKeeper also compares the vote's epoch).
+//! - **A leader steps down for a follower that promised a later epoch.**
+//!   Such a follower (it promised a would-be leader that never took
+//!   office) refuses this leader's epoch; ZooKeeper's would go back to
+//!   Looking and find the same leader again for as long as it reigns. Here
+//!   the leader goes Looking instead, so that the next epoch passes the
+//!   promise and all three servers serve again.
 //! - **Writes are proposed at the leader only.** Forwarding a follower's
 //!   write is the server's business: the core says who leads.
 //! - **Durability is immediate**: [`Durable`] is what ZooKeeper keeps on
