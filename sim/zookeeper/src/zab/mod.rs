@@ -97,7 +97,25 @@
 //! received from another server, [`Zab::propose`] at the leader for each
 //! write and [`Zab::sync`] for a client's `sync`, then [`Zab::ready`] to
 //! collect what to send, the transactions to apply, role changes and the
-//! syncs that are done.
+//! syncs that are done. A server drops its clients when the role changes,
+//! accepts them while [`Zab::is_serving`], forwards writes to
+//! [`Zab::leader`], and keeps [`Zab::durable`] where a crash cannot reach.
+//!
+//! ```
+//! use simzk::zab::{Config, Role, Zab};
+//!
+//! // An ensemble of one is its own quorum: it leads at once.
+//! let mut zab = Zab::new(Config::new(1, &[1], 7));
+//! assert_eq!(zab.role(), Role::Leading);
+//! let zxid = zab.propose(b"create /lock".to_vec()).unwrap();
+//! zab.sync(1).unwrap();
+//! let ready = zab.ready();
+//! assert_eq!(ready.committed, vec![(zxid, b"create /lock".to_vec())]);
+//! assert_eq!(ready.synced, vec![1]);
+//! // After a crash, the durable state brings every committed txn back.
+//! let zab = Zab::restart(zab.into_durable(), Config::new(1, &[1], 7));
+//! assert_eq!(zab.durable().committed_txns().len(), 1);
+//! ```
 
 mod codec;
 mod config;
