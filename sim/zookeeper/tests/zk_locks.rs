@@ -144,3 +144,139 @@ fn a_holder_cut_off_past_its_session_loses_its_node_and_only_curator_stops_writi
         );
     }
 }
+
+/// Holds every reply on the streams it makes until a shared instant, as
+/// a one-way delay from the server would.
+#[derive(Clone, Default)]
+struct ReplyHold(Arc<Mutex<Option<Instant>>>);
+
+struct HeldStream {
+    inner: TcpStream,
+    hold: ReplyHold,
+    sleep: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl tokio::io::AsyncRead for HeldStream {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let until = *self.hold.0.lock().unwrap();
+        if let Some(until) = until.filter(|u| *u > Instant::now()) {
+            let sleep = self
+                .sleep
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(until)));
+            if sleep.as_mut().poll(cx).is_pending() {
+                return std::task::Poll::Pending;
+            }
+            self.sleep = None;
+        }
+        std::pin::Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for HeldStream {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+struct HeldDialer(ReplyHold);
+
+impl Dialer for HeldDialer {
+    type Stream = HeldStream;
+
+    fn dial(&self) -> BoxFuture<'static, std::io::Result<HeldStream>> {
+        let hold = self.0.clone();
+        Box::pin(async move {
+            let inner = TcpStream::connect(("zk", PORT)).await?;
+            Ok(HeldStream {
+                inner,
+                hold,
+                sleep: None,
+            })
+        })
+    }
+}
+
+/// Starts a 2.5 s hold of the replies the second time an acquire passes
+/// `acquire-mid` (just before its create goes out): the first cycle made
+/// the lock's parent, so the held create makes a node.
+struct HoldAtCreate(ReplyHold, Mutex<u32>);
+
+impl locks::FaultHook for HoldAtCreate {
+    fn reached(&self, point: locks::FaultPoint, _resource: &str) -> BoxFuture<'static, ()> {
+        let mut until = self.0.0.lock().unwrap();
+        let mut passes = self.1.lock().unwrap();
+        if point == locks::FaultPoint::AcquireMid {
+            *passes += 1;
+        }
+        if point == locks::FaultPoint::AcquireMid && *passes == 2 && until.is_none() {
+            *until = Some(Instant::now() + Duration::from_millis(2_500));
+        }
+        Box::pin(std::future::ready(()))
+    }
+}
+
+#[test]
+fn a_lost_create_reply_leaves_the_recipe_behind_its_own_orphan_while_curator_finds_its_node() {
+    for rung in ["zk-recipe", "curator-mutex", "zk-fenced"] {
+        let mut sim = sim(60);
+        let server = server_at(0);
+        let watched = server.clone();
+        sim.host("zk", move || serve_sim(server.clone(), PORT));
+        sim.client("a", async move {
+            let hold = ReplyHold::default();
+            let ctx = LockContext::new(Arc::new(SystemClock::new()), 1)
+                .with_hook(Arc::new(HoldAtCreate(hold.clone(), Mutex::new(0))));
+            let config = LockConfig {
+                max_wait: Duration::from_secs(8),
+                ..config()
+            };
+            let lock = locks::zookeeper::rungs::build(rung, vec![HeldDialer(hold)], ctx, config)
+                .expect("a zookeeper rung");
+            let first = lock.acquire("stock", &Owner::new("a", 1)).await?;
+            lock.release(&first).await?;
+            let acquired = lock.acquire("stock", &Owner::new("a", 2)).await;
+            let nodes: Vec<String> = (watched.tree().paths())
+                .filter(|(path, _)| path.starts_with("/locklab/stock/"))
+                .map(|(path, _)| path.clone())
+                .collect();
+            match rung {
+                "zk-recipe" => {
+                    assert!(
+                        matches!(acquired, Err(LockError::NotAcquired { .. })),
+                        "{rung}: {acquired:?}"
+                    );
+                    assert_eq!(nodes.len(), 1, "{rung}: the orphan stays: {nodes:?}");
+                }
+                _ => {
+                    let lease = acquired.unwrap_or_else(|e| panic!("{rung}: {e}"));
+                    assert_eq!(nodes.len(), 1, "{rung}: no orphan: {nodes:?}");
+                    lock.release(&lease).await?;
+                }
+            }
+            Ok(())
+        });
+        sim.run().unwrap_or_else(|e| panic!("{rung}: {e}"));
+    }
+}
