@@ -105,7 +105,9 @@ impl LockError {
     pub fn transient(&self) -> bool {
         match self {
             LockError::Redis(e) => !matches!(e.retry_method(), redis::RetryMethod::NoRetry),
-            LockError::Etcd { transient, .. } | LockError::ZooKeeper { transient, .. } => *transient,
+            LockError::Etcd { transient, .. } | LockError::ZooKeeper { transient, .. } => {
+                *transient
+            }
             _ => false,
         }
     }

@@ -182,8 +182,9 @@ fn start_process(
 
 /// The lock of `setup.rung` for one client process, each node reached
 /// through `dialer(host)`: an etcd rung speaks gRPC over one channel to
-/// one member at a time (the targets in turn when a dial fails), every
-/// other rung RESP over a reconnecting connection per node. The simulator
+/// one member at a time (the targets in turn when a dial fails), a
+/// ZooKeeper rung its own protocol over one session, every other rung
+/// RESP over a reconnecting connection per node. The simulator
 /// and real mode build their clients' locks here.
 pub fn build_lock<D: Dialer>(
     setup: &ClientSetup,
@@ -196,6 +197,13 @@ pub fn build_lock<D: Dialer>(
     if locks::rung(&setup.rung).is_some_and(|r| r.service == "etcd") {
         let members = FailoverDialer::new(setup.targets.iter().map(|&h| dialer(h)).collect());
         return locks::etcd::rungs::build(&setup.rung, members, ctx, setup.lock)
+            .ok_or_else(|| UnknownRung(setup.rung.clone()));
+    }
+    if locks::rung(&setup.rung).is_some_and(|r| r.service == "zookeeper") {
+        // A ZooKeeper client keeps one session over one connection at a
+        // time and moves along its server list by itself.
+        let servers = setup.targets.iter().map(|&h| dialer(h)).collect();
+        return locks::zookeeper::rungs::build(&setup.rung, servers, ctx, setup.lock)
             .ok_or_else(|| UnknownRung(setup.rung.clone()));
     }
     let conns = (setup.targets.iter())

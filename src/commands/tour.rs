@@ -1,5 +1,5 @@
 //! `locklab tour`: the ladder told rung by rung from live simulator runs,
-//! then the libraries chapter, then the etcd chapter.
+//! then the libraries chapter, the etcd chapter and the ZooKeeper chapter.
 
 use super::{DEFAULT_SCENARIOS, Outcome, load_all};
 use crate::json::{TourResult, TourStop};
@@ -89,14 +89,17 @@ fn show(dir: Option<&Path>, only: Option<&str>, result: &mut Option<TourResult>)
         rungs: &locks::etcd::rungs::RUNGS,
         heading: report::tour::ETCD_HEADING,
     };
-    match tour_group(&scenarios, only, shown, &libraries) {
-        Ok(more) => shown = more,
-        Err(code) => return code,
+    let zookeeper = Group {
+        rungs: &locks::zookeeper::rungs::RUNGS,
+        heading: report::tour::ZOOKEEPER_HEADING,
+    };
+    for group in [&libraries, &etcd, &zookeeper] {
+        match tour_group(&scenarios, only, shown, group) {
+            Ok(more) => shown = more,
+            Err(code) => return code,
+        }
     }
-    match tour_group(&scenarios, only, shown, &etcd) {
-        Ok(_) => ExitCode::Success,
-        Err(code) => code,
-    }
+    ExitCode::Success
 }
 
 /// A chapter of rungs beside the ladder, each shown in every scenario
@@ -106,7 +109,7 @@ struct Group {
     heading: &'static str,
 }
 
-/// One chapter after the ladder (the libraries, then etcd): each of its
+/// One chapter after the ladder (the libraries, etcd, ZooKeeper): each of its
 /// rungs (or only the one asked for) in every scenario that names it.
 /// Returns how many stops have been shown in all, or the exit code of a
 /// tour that stops here.

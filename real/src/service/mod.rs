@@ -10,12 +10,14 @@
 //! holds the resource is a `redis-server` whatever the service, as in
 //! the simulator.
 //!
-//! One service, one file or folder beside this file ([`redis`], [`etcd`]),
+//! One service, one file or folder beside this file ([`redis`], [`etcd`],
+//! [`zookeeper`]),
 //! registered in
 //! [`SERVICES`] by the same type that the simulator registers.
 
 pub mod etcd;
 pub mod redis;
+pub mod zookeeper;
 
 use crate::links::LinkTable;
 use crate::nodes::ServerBin;
@@ -31,6 +33,7 @@ use std::time::Duration;
 pub const SERVICES: &[&dyn RealService] = &[
     &sim::service::redis::RedisService,
     &sim::service::etcd::EtcdService,
+    &sim::service::zookeeper::ZooKeeperService,
 ];
 
 /// A lock service that real mode can run: its real servers.
@@ -107,27 +110,40 @@ pub fn real_service(service: &dyn LockService) -> Result<&'static dyn RealServic
         })
 }
 
-/// Whether `rung` runs on etcd's servers (its store is still Redis).
-fn on_etcd(rung: &str) -> bool {
-    locks::rung(rung).is_some_and(|r| r.service == "etcd")
+/// The version of the servers of the lock service named `service` when
+/// that is not Redis (`etcd 3.4.23`, `zookeeper 3.8.0`); `None` for Redis,
+/// or when the service is not installed.
+fn other_service_version(service: &str) -> Option<String> {
+    match service {
+        "etcd" => harness::etcd::version(),
+        "zookeeper" => harness::zookeeper::version(),
+        _ => None,
+    }
+}
+
+/// The lock service `rung` keeps its state on (`redis` for a rung that is
+/// not built in).
+fn service_of(rung: &str) -> &'static str {
+    locks::rung(rung).map_or("redis", |r| r.service)
 }
 
 /// What `rung`'s real runs run on, as reports name it: the servers of its
 /// lock service, and the store's when they differ (`etcd 3.4.23 (store:
 /// redis-server 7.0.15)`).
 pub fn servers_for(rung: &str, bin: &ServerBin) -> String {
-    match harness::etcd::version() {
-        Some(version) if on_etcd(rung) => format!("{version} (store: {})", bin.description),
-        _ => bin.description.clone(),
+    match other_service_version(service_of(rung)) {
+        Some(version) => format!("{version} (store: {})", bin.description),
+        None => bin.description.clone(),
     }
 }
 
-/// What a real suite whose runs covered `rungs` ran on: `bin`, and etcd
-/// beside it when one of them is an etcd rung.
+/// What a real suite whose runs covered `rungs` ran on: `bin`, and the
+/// other services' servers beside it (etcd, ZooKeeper) when some of the
+/// rungs ran on them.
 pub fn servers_of<'a>(rungs: impl IntoIterator<Item = &'a str>, bin: &ServerBin) -> String {
-    let etcd_ran = rungs.into_iter().any(on_etcd);
-    match harness::etcd::version() {
-        Some(etcd) if etcd_ran => format!("{}, {etcd}", bin.description),
-        _ => bin.description.clone(),
-    }
+    let services: std::collections::BTreeSet<&str> = rungs.into_iter().map(service_of).collect();
+    std::iter::once(bin.description.clone())
+        .chain(services.into_iter().filter_map(other_service_version))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -1,7 +1,7 @@
 //! # Lock services: what the locks run on
 //!
 //! A *lock service* is the kind of server a lock keeps its state on:
-//! Redis today; etcd, ZooKeeper or a database's advisory locks next. The
+//! Redis, etcd or ZooKeeper today; a database's advisory locks next. The
 //! engines (the simulator's [`World`](crate::world::World), real mode's
 //! world in the `real` crate) and the nemesis know nothing of any one
 //! service: they ask the run's service, through [`LockService`], which
@@ -16,13 +16,15 @@
 //! simulated Redis node whatever the lock runs on
 //! (`sim/src/store_host.rs`), because the workload's sales speak Redis.
 //!
-//! One service, one file beside this one ([`redis`], [`etcd`]), registered in
+//! One service, one file beside this one ([`redis`], [`etcd`],
+//! [`zookeeper`]), registered in
 //! [`SERVICES`]. Real mode has the other half of each service, its real
 //! servers (`real::service`), so that a service has one API and two
 //! backends, as a madsim crate does.
 
 pub mod etcd;
 pub mod redis;
+pub mod zookeeper;
 
 use crate::machines::Machines;
 use crate::nemesis::ClockChange;
@@ -36,7 +38,11 @@ use model::scenario::{Topology, TopologyKind};
 use std::sync::Arc;
 
 /// Every lock service the simulator knows, the default first.
-pub const SERVICES: &[&dyn LockService] = &[&redis::RedisService, &etcd::EtcdService];
+pub const SERVICES: &[&dyn LockService] = &[
+    &redis::RedisService,
+    &etcd::EtcdService,
+    &zookeeper::ZooKeeperService,
+];
 
 /// A kind of server locks keep their state on, as the simulator sees it.
 pub trait LockService: Sync {
