@@ -84,6 +84,25 @@ pub fn installed() -> bool {
             .is_ok_and(|s| s.success())
 }
 
+/// The installed ZooKeeper's version as reports name servers
+/// (`zookeeper 3.8.0`), read from the versioned jar Debian puts beside
+/// [`ZOOKEEPER_JAR`]; `None` when ZooKeeper is not installed.
+pub fn version() -> Option<String> {
+    let dir = Path::new(ZOOKEEPER_JAR).parent()?;
+    let mut versions: Vec<String> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().into_string().ok()?;
+            let version = name.strip_prefix("zookeeper-")?.strip_suffix(".jar")?;
+            version
+                .starts_with(|c: char| c.is_ascii_digit())
+                .then(|| version.to_string())
+        })
+        .collect();
+    versions.sort();
+    versions.pop().map(|v| format!("zookeeper {v}"))
+}
+
 /// The class path `zkEnv.sh` builds (its `CLASSPATH=` line: Debian's
 /// config folder and `zookeeper.jar`), or `zookeeper.jar` alone when the
 /// file is missing or says nothing.
@@ -148,6 +167,8 @@ struct ZkNode {
     dir: PathBuf,
     /// `ZooKeeperServerMain` (standalone) or `QuorumPeerMain`.
     main_class: &'static str,
+    /// Whether the JVM stops at the quick JIT (see [`ZkNode::launch`]).
+    quick_jit: bool,
     process: Option<Watched>,
 }
 
@@ -164,6 +185,7 @@ impl ZkNode {
             peer,
             dir,
             main_class,
+            quick_jit: true,
             process: None,
         })
     }
@@ -205,25 +227,32 @@ impl ZkNode {
             .open(self.log_path())?;
         let cp = classpath_with_logging(true);
         let config = self.dir.join("zoo.cfg").to_string_lossy().into_owned();
-        let args = [
-            // A small heap, the serial collector and the quick JIT only: a
-            // test server holds a few hundred nodes, and on a machine of
-            // few cores three JVMs start in about half the time (the
-            // optimising JIT competes for the cores at start). Its
-            // steady-state speed is lower, which no test or safety run
-            // measures.
-            "-Xmx256m",
-            "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1",
-            "-Dzookeeper.jmx.log4j.disable=true",
-            // Times in the log, to read what took long.
-            "-Dorg.slf4j.simpleLogger.showDateTime=true",
-            "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
-            "-cp",
-            &cp,
-            self.main_class,
-            &config,
-        ];
+        // A small heap, the serial collector and the quick JIT only: a
+        // test server holds a few hundred nodes, and on a machine of few
+        // cores three JVMs start in about half the time (the optimising
+        // JIT competes for the cores at start). Its steady-state speed is
+        // lower, which no test or safety run measures; a benchmark's
+        // server keeps the full JIT ([`ZkServer::start_for_speed`]).
+        let jit: &[&str] = if self.quick_jit {
+            &["-XX:TieredStopAtLevel=1"]
+        } else {
+            &[]
+        };
+        let args = ["-Xmx256m", "-XX:+UseSerialGC"]
+            .iter()
+            .chain(jit)
+            .copied()
+            .chain([
+                "-Dzookeeper.jmx.log4j.disable=true",
+                // Times in the log, to read what took long.
+                "-Dorg.slf4j.simpleLogger.showDateTime=true",
+                "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+                "-cp",
+                &cp,
+                self.main_class,
+                &config,
+            ])
+            .collect::<Vec<&str>>();
         self.process = Some(Watched::spawn(JAVA_BIN, &args, log)?);
         Ok(())
     }
@@ -313,13 +342,25 @@ impl ZkServer {
     /// Starts a server with an empty data folder on a free loopback port,
     /// and waits until it serves (`srvr` says `Mode: standalone`).
     pub fn start() -> io::Result<ZkServer> {
+        ZkServer::start_with(true)
+    }
+
+    /// As [`start`](Self::start), its JVM with the full JIT: it starts
+    /// slower but runs at its steady-state speed, as a deployed server
+    /// does, which is what a benchmark should compare.
+    pub fn start_for_speed() -> io::Result<ZkServer> {
+        ZkServer::start_with(false)
+    }
+
+    fn start_with(quick_jit: bool) -> io::Result<ZkServer> {
         with_attempts(|| {
             let dir = fresh_dir("server")?;
-            let node = ZkNode::new(
+            let mut node = ZkNode::new(
                 "org.apache.zookeeper.server.ZooKeeperServerMain",
                 dir,
                 false,
             )?;
+            node.quick_jit = quick_jit;
             node.write_config("")?;
             let mut server = ZkServer { node };
             server.node.launch()?;
@@ -680,6 +721,16 @@ mod tests {
     }
 
     #[test]
+    fn the_version_is_read_from_the_versioned_jar() {
+        if !installed() {
+            eprintln!("skipped: ZooKeeper is not installed (scripts/setup installs it)");
+            return;
+        }
+        let version = version().expect("a versioned zookeeper jar beside zookeeper.jar");
+        assert!(version.starts_with("zookeeper 3."), "{version}");
+    }
+
+    #[test]
     fn a_server_starts_answers_and_restarts_on_the_same_port_with_its_data() {
         if skip() {
             return;
@@ -709,6 +760,25 @@ mod tests {
             Some("value"),
             "the write was lost"
         );
+    }
+
+    #[test]
+    fn a_server_for_speed_keeps_the_full_jit() {
+        if skip() {
+            return;
+        }
+        let cmdline = |server: &ZkServer| {
+            String::from_utf8_lossy(
+                &std::fs::read(format!("/proc/{}/cmdline", server.pid())).unwrap(),
+            )
+            .into_owned()
+        };
+        let quick = ZkServer::start().expect("ZooKeeper starts");
+        assert!(cmdline(&quick).contains("TieredStopAtLevel=1"));
+        drop(quick);
+        let fast = ZkServer::start_for_speed().expect("ZooKeeper starts");
+        assert!(!cmdline(&fast).contains("TieredStopAtLevel"));
+        assert_eq!(four_letter(fast.addr(), "ruok").expect("ruok"), "imok");
     }
 
     #[test]
