@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use zkproto::codes::{ErrorCode, KeeperState, OpCode, perms, xid};
 use zkproto::jute::{Buffer, Jute, Reader, encode};
 use zkproto::records::{
@@ -22,11 +22,13 @@ use zkproto::records::{
 
 use crate::apply::{Applied, Change, apply};
 use crate::auth::AuthIds;
+use crate::member::{Member, Place};
 use crate::prep::{Write, check_acl, prep};
 use crate::session::{Sessions, password};
 use crate::tree::Tree;
 use crate::txn::{Txn, TxnKind};
 use crate::watch::{ConnId, Mode, Notice, Watches};
+use crate::zab::Role;
 
 /// Server settings.
 #[derive(Clone)]
@@ -93,36 +95,42 @@ pub(crate) enum Outbound {
 }
 
 /// A connection as the server knows it.
-struct Conn {
-    tx: mpsc::UnboundedSender<Outbound>,
+pub(crate) struct Conn {
+    pub(crate) tx: mpsc::UnboundedSender<Outbound>,
     /// Its session, once the handshake is done.
-    session: Option<i64>,
+    pub(crate) session: Option<i64>,
     /// The timeout it negotiated (each of its packets touches the session
     /// with it).
-    timeout_ms: i32,
+    pub(crate) timeout_ms: i32,
     /// Who it is, as `whoAmI` says: its `ip`, then any `digest` user it
     /// added.
     auth: AuthIds,
+    /// Whether its new session is on its way through the ensemble: its
+    /// frames wait unread until the connect is answered.
+    pub(crate) handshaking: bool,
 }
 
 /// How often empty containers are swept (`znode.container.checkIntervalMs`).
-const CONTAINER_SWEEP_MS: u64 = 60_000;
+pub(crate) const CONTAINER_SWEEP_MS: u64 = 60_000;
 
 type Observer = Arc<dyn Fn(&Change) + Send + Sync>;
 
-struct State {
-    config: Config,
-    tree: Tree,
-    sessions: Sessions,
-    watches: Watches,
-    conns: BTreeMap<ConnId, Conn>,
+pub(crate) struct State {
+    pub(crate) config: Config,
+    pub(crate) tree: Tree,
+    pub(crate) sessions: Sessions,
+    pub(crate) watches: Watches,
+    pub(crate) conns: BTreeMap<ConnId, Conn>,
     next_conn: ConnId,
     observers: Vec<Observer>,
     /// When the server last started serving: session deadlines count from
     /// it.
     clock_base: Option<tokio::time::Instant>,
     /// When the container sweep runs next (ms on that clock).
-    next_sweep_ms: u64,
+    pub(crate) next_sweep_ms: u64,
+    /// Its place in an ensemble, its ZAB core and the requests waiting on
+    /// it; `None` for a standalone server.
+    pub(crate) member: Option<Member>,
 }
 
 /// The server's state: its tree, sessions and zxid. Clone = same server.
@@ -131,6 +139,9 @@ struct State {
 #[derive(Clone)]
 pub struct Server {
     state: Arc<Mutex<State>>,
+    /// Wakes an ensemble member's driver when a request left it messages
+    /// to send.
+    pub(crate) work: Arc<Notify>,
 }
 
 impl std::fmt::Debug for Server {
@@ -148,7 +159,21 @@ impl Server {
     /// zxid 0.
     pub fn new(config: Config) -> Server {
         let sessions = Sessions::new(config.tick_ms);
+        Server::with(config, sessions, None)
+    }
+
+    /// A member of an ensemble at `place`, with an empty history: served
+    /// by the same [`crate::serve_sim`], which then also runs its ZAB on
+    /// [`crate::member::PEER_PORT`] (see [`crate::member`]).
+    pub fn member(config: Config, place: Place) -> Server {
+        let sessions = Sessions::for_server(config.tick_ms, place.id as i64);
+        let member = Member::new(&config, place);
+        Server::with(config, sessions, Some(member))
+    }
+
+    fn with(config: Config, sessions: Sessions, member: Option<Member>) -> Server {
         Server {
+            work: Arc::new(Notify::new()),
             state: Arc::new(Mutex::new(State {
                 config,
                 tree: Tree::new(),
@@ -159,8 +184,28 @@ impl Server {
                 observers: Vec::new(),
                 clock_base: None,
                 next_sweep_ms: CONTAINER_SWEEP_MS,
+                member,
             })),
         }
+    }
+
+    /// Whether it is a member of an ensemble.
+    pub fn is_member(&self) -> bool {
+        self.lock().member.is_some()
+    }
+
+    /// Its ZAB role, if a member of an ensemble.
+    pub fn role(&self) -> Option<Role> {
+        self.lock().member.as_ref().map(|m| m.zab.role())
+    }
+
+    /// Whether it serves clients: always when standalone; a member while
+    /// ZAB says it is in sync with a leader a quorum follows.
+    pub fn is_serving(&self) -> bool {
+        self.lock()
+            .member
+            .as_ref()
+            .is_none_or(|m| m.zab.is_serving())
     }
 
     /// Calls `observer` once for every change applied to a node (in zxid
@@ -184,7 +229,7 @@ impl Server {
         self.lock().sessions.ids()
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         // A panic elsewhere must not take the server down with it: the
         // state is only changed by whole transactions.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
@@ -202,6 +247,9 @@ impl Server {
         }
         let State { watches, .. } = &mut *state;
         *watches = Watches::default();
+        if let Some(member) = &mut state.member {
+            member.restart();
+        }
         std::time::Duration::from_millis(state.config.tick_ms.max(1))
     }
 
@@ -218,6 +266,7 @@ impl Server {
                 session: None,
                 timeout_ms: 0,
                 auth: AuthIds::from_peer(peer_ip),
+                handshaking: false,
             },
         );
         (id, rx)
@@ -238,15 +287,31 @@ impl Server {
         let Some(entry) = state.conns.get(&conn) else {
             return false;
         };
-        match entry.session {
+        if state.member.as_ref().is_some_and(|m| !m.zab.is_serving()) {
+            // A member out of its ensemble serves nobody: ZooKeeper closes
+            // the connection and the client tries its next server.
+            state.close(conn);
+            return false;
+        }
+        let keep = match entry.session {
+            None if entry.handshaking => true,
             None => state.handshake(conn, frame),
             Some(session) => state.request(conn, session, frame),
+        };
+        if state.member.is_some() {
+            state.member_ready();
+            self.work.notify_one();
         }
+        keep
     }
 
     /// Expires the sessions whose deadline has come.
     pub(crate) fn tick(&self) {
         let mut state = self.lock();
+        if state.member.is_some() {
+            // A member's driver ticks it (see `crate::member`).
+            return;
+        }
         let now = state.now_ms();
         for session in state.sessions.expire(now) {
             state.commit(session, &Write::CloseSession { by_expiry: true });
@@ -264,24 +329,24 @@ impl Server {
 }
 
 impl State {
-    fn now_ms(&self) -> u64 {
+    pub(crate) fn now_ms(&self) -> u64 {
         self.clock_base
             .map_or(0, |base| base.elapsed().as_millis() as u64)
     }
 
-    fn send(&self, conn: ConnId, body: Vec<u8>) {
+    pub(crate) fn send(&self, conn: ConnId, body: Vec<u8>) {
         if let Some(c) = self.conns.get(&conn) {
             let _ = c.tx.send(Outbound::Frame(body));
         }
     }
 
-    fn close(&self, conn: ConnId) {
+    pub(crate) fn close(&self, conn: ConnId) {
         if let Some(c) = self.conns.get(&conn) {
             let _ = c.tx.send(Outbound::Close);
         }
     }
 
-    fn reply(&self, conn: ConnId, xid: i32, err: ErrorCode, body: Option<Vec<u8>>) {
+    pub(crate) fn reply(&self, conn: ConnId, xid: i32, err: ErrorCode, body: Option<Vec<u8>>) {
         self.reply_at(conn, xid, self.tree.last_zxid, err, body);
     }
 
@@ -324,7 +389,21 @@ impl State {
             time_ms: (self.config.wall_clock_ms)(),
             kind,
         };
-        let applied = apply(&mut self.tree, &txn);
+        self.apply_txn(&txn)
+    }
+
+    /// Applies one transaction and publishes it: sessions opened and
+    /// closed (a closed session's connections with it), watches fired,
+    /// observers told.
+    pub(crate) fn apply_txn(&mut self, txn: &Txn) -> Applied {
+        let session = txn.session_id;
+        let applied = apply(&mut self.tree, txn);
+        if let TxnKind::CreateSession { timeout_ms } = txn.kind {
+            // A standalone server tracks it already; an ensemble's members
+            // learn of it here.
+            let now = self.now_ms();
+            self.sessions.insert(session, timeout_ms, now);
+        }
         if let TxnKind::CloseSession { .. } = txn.kind {
             self.sessions.remove(session);
             let conns: Vec<ConnId> = self
@@ -364,6 +443,11 @@ impl State {
         let timeout_ms = self.config.negotiate(request.time_out);
         let now = self.now_ms();
         let read_only = request.read_only.map(|_| false);
+        if request.session_id == 0 && self.member.is_some() {
+            // An ensemble's new session is a transaction through the
+            // leader: the connect is answered when it is applied here.
+            return self.member_connect(conn, timeout_ms, read_only);
+        }
         let session = if request.session_id == 0 {
             let id = self.sessions.create(timeout_ms, now);
             self.commit(id, &Write::CreateSession { timeout_ms });
@@ -387,6 +471,21 @@ impl State {
                 && self.sessions.touch(id, timeout_ms, now);
             valid.then_some(id)
         };
+        if let (Some(id), Some(member)) = (session, &mut self.member) {
+            member.touched.insert(id, timeout_ms);
+        }
+        self.answer_connect(conn, session, timeout_ms, read_only)
+    }
+
+    /// Answers a connect: the session, or ZooKeeper's timeout-0 refusal
+    /// (and a close). False when the connection is to be closed.
+    pub(crate) fn answer_connect(
+        &mut self,
+        conn: ConnId,
+        session: Option<i64>,
+        timeout_ms: i32,
+        read_only: Option<bool>,
+    ) -> bool {
         let response = match session {
             Some(id) => ConnectResponse {
                 protocol_version: 0,
@@ -409,6 +508,7 @@ impl State {
                 if let Some(entry) = self.conns.get_mut(&conn) {
                     entry.session = Some(id);
                     entry.timeout_ms = timeout_ms;
+                    entry.handshaking = false;
                 }
                 true
             }
@@ -444,6 +544,11 @@ impl State {
             // A session being closed drops its requests unanswered.
             return true;
         }
+        if let Some(member) = &mut self.member {
+            // The leader counts sessions' time: it hears of this at the
+            // next tick.
+            member.touched.insert(session, timeout_ms);
+        }
         match op {
             OpCode::Ping => {
                 self.reply(conn, xid::PING, ErrorCode::Ok, None);
@@ -455,51 +560,37 @@ impl State {
                 if let Some(entry) = self.conns.get_mut(&conn) {
                     entry.session = None;
                 }
+                if self.member.is_some() {
+                    self.member_close(conn, session, xid);
+                    return true;
+                }
                 self.commit(session, &Write::CloseSession { by_expiry: false });
                 self.reply(conn, xid, ErrorCode::Ok, None);
                 self.close(conn);
                 false
             }
-            OpCode::Create | OpCode::Create2 | OpCode::CreateContainer => {
-                let write = CreateRequest::take(&mut r)
-                    .ok()
-                    .map(|request| Write::Create { op, request });
+            op if is_write(op) => {
+                if self.member.is_some() {
+                    // The leader preps it in zxid order; answered when
+                    // applied here.
+                    self.member_write(
+                        conn,
+                        session,
+                        xid,
+                        op,
+                        &frame[frame.len() - r.remaining()..],
+                    );
+                    return true;
+                }
+                let write = decode_write(op, &mut r);
                 self.write(conn, session, xid, op, write);
                 true
             }
-            OpCode::CreateTtl => {
-                let write = CreateTtlRequest::take(&mut r)
-                    .ok()
-                    .map(|t| Write::CreateTtl {
-                        request: CreateRequest {
-                            path: t.path,
-                            data: t.data,
-                            acl: t.acl,
-                            flags: t.flags,
-                        },
-                        ttl_ms: t.ttl,
-                    });
-                self.write(conn, session, xid, op, write);
-                true
-            }
-            OpCode::Delete => {
-                let write = DeleteRequest::take(&mut r).ok().map(Write::Delete);
-                self.write(conn, session, xid, op, write);
-                true
-            }
-            OpCode::SetData => {
-                let write = SetDataRequest::take(&mut r).ok().map(Write::SetData);
-                self.write(conn, session, xid, op, write);
-                true
-            }
-            OpCode::SetAcl => {
-                let write = SetAclRequest::take(&mut r).ok().map(Write::SetAcl);
-                self.write(conn, session, xid, op, write);
-                true
-            }
-            OpCode::Multi => {
-                let write = read_multi(&mut r).map(Write::Multi);
-                self.write(conn, session, xid, op, write);
+            OpCode::Sync if self.member.is_some() => {
+                match PathRequest::take(&mut r) {
+                    Ok(request) => self.member_sync(conn, xid, encode(&request)),
+                    Err(_) => self.reply(conn, xid, ErrorCode::MarshallingError, None),
+                }
                 true
             }
             _ => {
@@ -530,6 +621,18 @@ impl State {
                 apply(&mut self.tree, &txn)
             }
         };
+        self.answer_write(conn, xid, op, write.as_ref(), &applied);
+    }
+
+    /// Answers a write once applied: its error, or its answer's body.
+    pub(crate) fn answer_write(
+        &self,
+        conn: ConnId,
+        xid: i32,
+        op: OpCode,
+        write: Option<&Write>,
+        applied: &Applied,
+    ) {
         let err = ErrorCode::from_code(applied.err).unwrap_or(ErrorCode::SystemError);
         let body = match op {
             OpCode::Create => applied
@@ -540,15 +643,16 @@ impl State {
                 applied.path.clone().map(|path| {
                     encode(&Create2Response {
                         path,
-                        stat: applied.stat.unwrap_or_default(),
+                        stat: applied.stat.clone().unwrap_or_default(),
                     })
                 })
             }
-            OpCode::SetData | OpCode::SetAcl => {
-                applied.stat.map(|stat| encode(&StatResponse { stat }))
-            }
-            OpCode::Multi => match &write {
-                Some(Write::Multi(ops)) => Some(multi_response(ops, &applied)),
+            OpCode::SetData | OpCode::SetAcl => applied
+                .stat
+                .clone()
+                .map(|stat| encode(&StatResponse { stat })),
+            OpCode::Multi => match write {
+                Some(Write::Multi(ops)) => Some(multi_response(ops, applied)),
                 _ => None,
             },
             _ => None,
@@ -714,6 +818,45 @@ impl State {
             self.close(conn);
             false
         }
+    }
+}
+
+/// Whether `op` is a write: prepped into a transaction.
+pub(crate) fn is_write(op: OpCode) -> bool {
+    matches!(
+        op,
+        OpCode::Create
+            | OpCode::Create2
+            | OpCode::CreateContainer
+            | OpCode::CreateTtl
+            | OpCode::Delete
+            | OpCode::SetData
+            | OpCode::SetAcl
+            | OpCode::Multi
+    )
+}
+
+/// A write's record, decoded; `None` when it cannot be read (a
+/// MarshallingError transaction) or `op` is not a write.
+pub(crate) fn decode_write(op: OpCode, r: &mut Reader<'_>) -> Option<Write> {
+    match op {
+        OpCode::Create | OpCode::Create2 | OpCode::CreateContainer => CreateRequest::take(r)
+            .ok()
+            .map(|request| Write::Create { op, request }),
+        OpCode::CreateTtl => CreateTtlRequest::take(r).ok().map(|t| Write::CreateTtl {
+            request: CreateRequest {
+                path: t.path,
+                data: t.data,
+                acl: t.acl,
+                flags: t.flags,
+            },
+            ttl_ms: t.ttl,
+        }),
+        OpCode::Delete => DeleteRequest::take(r).ok().map(Write::Delete),
+        OpCode::SetData => SetDataRequest::take(r).ok().map(Write::SetData),
+        OpCode::SetAcl => SetAclRequest::take(r).ok().map(Write::SetAcl),
+        OpCode::Multi => read_multi(r).map(Write::Multi),
+        _ => None,
     }
 }
 

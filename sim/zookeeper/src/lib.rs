@@ -1,7 +1,9 @@
-//! A simulated ZooKeeper 3.8 server (standalone) that speaks ZooKeeper's
-//! own client protocol, so that `zkCli.sh`, Curator and any ZooKeeper
-//! client work against it unchanged, on a real TCP port or on turmoil's
-//! simulated network.
+//! A simulated ZooKeeper 3.8 server that speaks ZooKeeper's own client
+//! protocol, so that `zkCli.sh`, Curator and any ZooKeeper client work
+//! against it unchanged, on a real TCP port or on turmoil's simulated
+//! network: standalone ([`Server::new`]), or a member of an ensemble on
+//! turmoil ([`Server::member`], see [`member`]) whose writes go through
+//! ZAB ([`zab`]).
 //!
 //! # What it serves
 //!
@@ -23,15 +25,17 @@
 //!
 //! A write is prepared into a transaction ([`prep`], ZooKeeper's
 //! `PrepRequestProcessor`: every check, in its order) and applied to the
-//! tree ([`apply`], `DataTree.processTxn`): prep runs once, on the leader
-//! of an ensemble to come; apply is pure and runs on every member in zxid
-//! order. A failed write is a transaction too and takes a zxid, as in
+//! tree ([`apply`], `DataTree.processTxn`): both are pure functions of
+//! the tree, so an ensemble's members, applying the same writes in zxid
+//! order, derive the same transactions. A failed write is a transaction too and takes a zxid, as in
 //! ZooKeeper. [`tree`] keeps each node's stat as ZooKeeper stores it and
 //! shows it as ZooKeeper shows it; [`session`] tracks deadlines in
 //! tick-rounded buckets; [`watch`] keeps the watches per connection;
 //! [`core`] runs it all under one lock, one message at a time; [`conn`]
 //! moves frames and [`server`] accepts connections. [`zab`] is the
-//! ensemble's atomic broadcast, a pure core for the ensemble to come.
+//! ensemble's atomic broadcast, a pure core; [`member`] drives it for a
+//! server of an ensemble: the leader orders every write, each member
+//! applies them in zxid order and answers its own clients.
 //!
 //! # Fidelity
 //!
@@ -51,6 +55,7 @@ pub mod apply;
 pub mod auth;
 pub mod conn;
 pub mod core;
+pub mod member;
 pub mod prep;
 pub mod server;
 pub mod session;
@@ -61,4 +66,5 @@ pub mod zab;
 
 pub use apply::{Change, ChangeKind};
 pub use core::{Config, Server};
+pub use member::{PEER_PORT, Place};
 pub use server::{CLIENT_PORT, serve_sim, serve_tcp};

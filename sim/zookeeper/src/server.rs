@@ -17,18 +17,33 @@ pub const CLIENT_PORT: u16 = 2181;
 /// Serves on turmoil's network on `port` until the host crashes; called
 /// again at each restart, with the same `server`: the tree and sessions
 /// survive, connections do not, and every session's timer starts over.
+/// A member of an ensemble ([`Server::member`]) also runs its ZAB here,
+/// with its peers on [`crate::member::PEER_PORT`].
 pub async fn serve_sim(server: Server, port: u16) -> turmoil::Result {
     let listener = turmoil::net::TcpListener::bind(("0.0.0.0", port)).await?;
     let accept = || async {
         let (stream, peer) = listener.accept().await?;
         Ok((stream, peer.ip().to_string()))
     };
-    serve(server, accept, std::future::pending()).await?;
+    let ensemble = server
+        .is_member()
+        .then(|| crate::member::drive(server.clone()));
+    let stop = async move {
+        match ensemble {
+            // The driver ends only when its socket cannot be bound.
+            Some(driver) => {
+                let _ = driver.await;
+            }
+            None => std::future::pending().await,
+        }
+    };
+    serve(server, accept, stop).await?;
     Ok(())
 }
 
 /// Serves on a real TCP listener (for `locklab sim-server` and tests)
-/// until `stop` resolves.
+/// until `stop` resolves. A standalone server only: an ensemble member's
+/// peers talk over turmoil, so here it would never serve.
 pub async fn serve_tcp(
     server: Server,
     listener: tokio::net::TcpListener,

@@ -39,6 +39,7 @@ pub struct Session {
 #[derive(Debug, Clone)]
 pub struct Sessions {
     tick_ms: u64,
+    server_id: i64,
     sessions: BTreeMap<i64, Session>,
     buckets: BTreeMap<u64, BTreeSet<i64>>,
     next_counter: i64,
@@ -47,8 +48,15 @@ pub struct Sessions {
 impl Sessions {
     /// No sessions; deadlines rounded to `tick_ms`.
     pub fn new(tick_ms: u64) -> Sessions {
+        Sessions::for_server(tick_ms, SERVER_ID)
+    }
+
+    /// No sessions, for server `server_id` of an ensemble: its sessions'
+    /// ids carry it in their top byte, so no two servers give out one id.
+    pub fn for_server(tick_ms: u64, server_id: i64) -> Sessions {
         Sessions {
             tick_ms: tick_ms.max(1),
+            server_id,
             sessions: BTreeMap::new(),
             buckets: BTreeMap::new(),
             next_counter: 0,
@@ -62,7 +70,34 @@ impl Sessions {
 
     /// The id the next session gets.
     pub fn next_id(&self) -> i64 {
-        (SERVER_ID << 56) | self.next_counter
+        (self.server_id << 56) | self.next_counter
+    }
+
+    /// Takes the next id without tracking it yet: an ensemble member's new
+    /// session is tracked once its createSession is applied
+    /// ([`Sessions::insert`]).
+    pub fn reserve_id(&mut self) -> i64 {
+        let id = self.next_id();
+        self.next_counter += 1;
+        id
+    }
+
+    /// Tracks the session `id` (its createSession applied), unless it is
+    /// already tracked.
+    pub fn insert(&mut self, id: i64, timeout_ms: i32, now_ms: u64) {
+        if self.sessions.contains_key(&id) {
+            return;
+        }
+        self.sessions.insert(
+            id,
+            Session {
+                id,
+                timeout_ms,
+                expires_at_ms: 0,
+                closing: false,
+            },
+        );
+        self.touch(id, timeout_ms, now_ms);
     }
 
     /// Starts tracking a new session (`createSession`): returns its id.
@@ -166,6 +201,9 @@ impl Sessions {
         for (id, timeout_ms) in ids {
             if let Some(s) = self.sessions.get_mut(&id) {
                 s.expires_at_ms = 0;
+                // A close that never got applied (an ensemble's leader
+                // lost office first) is tried again on the new deadline.
+                s.closing = false;
             }
             self.touch(id, timeout_ms, now_ms);
         }
