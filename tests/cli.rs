@@ -178,6 +178,55 @@ fn the_tours_etcd_chapter_shows_3_4_fooled_by_an_expired_waiter_3_5_not_and_the_
 }
 
 #[test]
+fn the_tours_zookeeper_chapter_shows_the_recipe_behind_its_orphan_curator_not_and_the_fence_holding()
+ {
+    let tour = |rung: &str| {
+        let out = locklab(&["tour", "--rung", rung]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.contains("━━ ZooKeeper ━━"), "{text}");
+        assert!(text.contains(&format!("── {rung} ──")), "{text}");
+        text
+    };
+    let line = |text: &str, scenario: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(scenario))
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("no line for {scenario}:\n{text}"))
+    };
+    let (recipe, curator, fenced, herd) = (
+        tour("zk-recipe"),
+        tour("curator-mutex"),
+        tour("zk-fenced"),
+        tour("zk-herd"),
+    );
+    // A lost create reply: the recipe waits behind its own node, Curator's
+    // protected mode finds it.
+    assert!(line(&recipe, "zk-lost-create-reply").contains("DEADLOCK"));
+    assert!(line(&curator, "zk-lost-create-reply").contains("SAFE"));
+    // A session is a lease: a paused holder fools every mutex; its stale
+    // write is a lost update, and the fence refuses it.
+    assert!(line(&recipe, "zk-holder-paused").contains("lost update"));
+    assert!(line(&curator, "zk-holder-paused").contains("VIOLATED"));
+    assert!(line(&fenced, "zk-holder-paused").contains("SAFE"));
+    // Cut off: Curator's holder refuses its own write, so the stock stays
+    // right, yet both believed they held.
+    assert!(line(&recipe, "zk-holder-partitioned").contains("lost update"));
+    let cut = line(&curator, "zk-holder-partitioned");
+    assert!(
+        cut.contains("VIOLATED") && cut.contains("mutual-exclusion"),
+        "{cut}"
+    );
+    // The herd: one wake-up per hand-off for the recipe, all for zk-herd.
+    let one = line(&recipe, "zk-herd");
+    assert!(
+        one.contains("SAFE") && one.contains("32 hand-offs, 1.0 wake-up(s) each"),
+        "{one}"
+    );
+    assert!(!line(&herd, "zk-herd").contains(" 1.0 wake-up(s)"));
+}
+
+#[test]
 fn run_reads_a_piped_scenario_once_and_its_run_folder_replays() {
     let dir = scratch("pipe");
     let source =
@@ -397,14 +446,16 @@ fn run_of_a_big_scenario_says_how_long_to_expect_before_it_starts() {
 }
 
 #[test]
-fn ladder_lists_the_libraries_and_the_etcd_locks_as_groups_of_their_own_after_the_ladder() {
+fn ladder_lists_the_libraries_and_the_etcd_and_zookeeper_locks_as_groups_of_their_own_after_the_ladder()
+ {
     let out = locklab(&["ladder"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     let (ladder, groups) = text
         .split_once("\nlibraries:\n")
         .expect("a libraries group");
-    let (libraries, etcd) = groups.split_once("\netcd:\n").expect("an etcd group");
+    let (libraries, services) = groups.split_once("\netcd:\n").expect("an etcd group");
+    let (etcd, zookeeper) = (services.split_once("\nzookeeper:\n")).expect("a zookeeper group");
     for rung in locks::LADDER {
         assert!(ladder.contains(rung.id), "{}", rung.id);
     }
@@ -421,4 +472,8 @@ fn ladder_lists_the_libraries_and_the_etcd_locks_as_groups_of_their_own_after_th
         .map(|r| r.id.to_string())
         .collect();
     assert_eq!(ids(etcd), expected);
+    let expected: Vec<String> = (locks::zookeeper::rungs::RUNGS.iter())
+        .map(|r| r.id.to_string())
+        .collect();
+    assert_eq!(ids(zookeeper), expected);
 }
