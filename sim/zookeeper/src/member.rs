@@ -76,6 +76,7 @@
 //! let hosts = ["zk1", "zk2", "zk3"];
 //! let mut sim = turmoil::Builder::new()
 //!     .simulation_duration(Duration::from_secs(30))
+//!     .rng_seed(7)
 //!     .build();
 //! let servers: Vec<Server> = (1..=3)
 //!     .map(|id| {

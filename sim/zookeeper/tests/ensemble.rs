@@ -19,9 +19,11 @@ use zkproto::records::PathRequest;
 const PORT: u16 = 2181;
 const HOSTS: [&str; 3] = ["zk1", "zk2", "zk3"];
 
-fn sim(secs: u64) -> turmoil::Sim<'static> {
+/// A simulation of `secs` at most whose network draws from `seed`.
+fn sim(secs: u64, seed: u64) -> turmoil::Sim<'static> {
     turmoil::Builder::new()
         .simulation_duration(Duration::from_secs(secs))
+        .rng_seed(seed)
         .build()
 }
 
@@ -67,7 +69,7 @@ fn others(of: usize) -> [usize; 2] {
 
 #[test]
 fn three_members_elect_a_leader_and_a_create_through_a_follower_is_visible_on_all_three() {
-    let mut sim = sim(60);
+    let mut sim = sim(60, 1);
     let servers = ensemble(&mut sim, 1);
     sim.client("app", async move {
         let leader = leader_among(&servers, &[0, 1, 2]).await;
@@ -102,7 +104,7 @@ fn three_members_elect_a_leader_and_a_create_through_a_follower_is_visible_on_al
 
 #[test]
 fn a_follower_cut_off_drops_its_clients_and_a_client_moves_to_another_member_with_its_session() {
-    let mut sim = sim(60);
+    let mut sim = sim(60, 2);
     let servers = ensemble(&mut sim, 2);
     sim.client("app", async move {
         let leader = leader_among(&servers, &[0, 1, 2]).await;
@@ -145,7 +147,7 @@ fn a_follower_cut_off_drops_its_clients_and_a_client_moves_to_another_member_wit
 
 #[test]
 fn the_minority_cannot_commit_while_the_majority_goes_on() {
-    let mut sim = sim(90);
+    let mut sim = sim(90, 3);
     let servers = ensemble(&mut sim, 3);
     sim.client("app", async move {
         let old = leader_among(&servers, &[0, 1, 2]).await;
@@ -182,7 +184,7 @@ fn the_minority_cannot_commit_while_the_majority_goes_on() {
 
 #[test]
 fn a_leader_crash_lets_the_others_elect_a_new_one_and_acknowledged_writes_survive() {
-    let mut sim = sim(120);
+    let mut sim = sim(120, 4);
     let servers = ensemble(&mut sim, 4);
     // 0: writing; 1: written, crash the leader (at `crashed`); 2: crashed;
     // 3: bring it back; 4: done.
@@ -250,7 +252,7 @@ fn a_leader_crash_lets_the_others_elect_a_new_one_and_acknowledged_writes_surviv
 
 #[test]
 fn a_session_whose_client_is_silent_expires_once_and_its_ephemeral_goes_on_every_member() {
-    let mut sim = sim(60);
+    let mut sim = sim(60, 5);
     let servers = ensemble(&mut sim, 5);
     let seen: Arc<Mutex<Vec<(usize, Change)>>> = Arc::default();
     for (i, server) in servers.iter().enumerate() {
@@ -295,7 +297,7 @@ fn a_session_whose_client_is_silent_expires_once_and_its_ephemeral_goes_on_every
 
 #[test]
 fn sync_on_a_lagging_follower_returns_only_after_it_has_the_leaders_writes() {
-    let mut sim = sim(60);
+    let mut sim = sim(60, 6);
     let servers = ensemble(&mut sim, 6);
     sim.client("app", async move {
         let leader = leader_among(&servers, &[0, 1, 2]).await;
@@ -325,4 +327,62 @@ fn sync_on_a_lagging_follower_returns_only_after_it_has_the_leaders_writes() {
         Ok(())
     });
     sim.run().unwrap();
+}
+
+/// What each member's observer saw, with when (simulated ms).
+type Observed = Vec<Vec<(u128, Change)>>;
+
+/// A run of writes through every member, a follower cut off and back:
+/// what each member's observer saw, with the simulated time it saw it.
+fn observed_run(seed: u64) -> Observed {
+    let mut sim = sim(60, seed);
+    let servers = ensemble(&mut sim, seed);
+    let seen: Arc<Mutex<Observed>> = Arc::new(Mutex::new(vec![Vec::new(); 3]));
+    for (i, server) in servers.iter().enumerate() {
+        let seen = seen.clone();
+        server.observe(Arc::new(move |c| {
+            let at = turmoil::elapsed().as_millis();
+            seen.lock().unwrap()[i].push((at, c.clone()));
+        }));
+    }
+    sim.client("app", async move {
+        let leader = leader_among(&servers, &[0, 1, 2]).await;
+        let [cut, other] = others(leader);
+        for (n, i) in [leader, cut, other].into_iter().enumerate() {
+            let mut c = connect(i).await?;
+            let path = format!("/n{n}");
+            c.create(&path, Some(b"v"), CreateMode::PersistentSequential)
+                .await?
+                .map_err(|e| format!("create: {e}"))?;
+        }
+        turmoil::partition(HOSTS[cut], HOSTS[leader]);
+        turmoil::partition(HOSTS[cut], HOSTS[other]);
+        let mut c = connect(other).await?;
+        c.create("/during", None, CreateMode::Persistent)
+            .await?
+            .map_err(|e| format!("create: {e}"))?;
+        turmoil::repair(HOSTS[cut], HOSTS[leader]);
+        turmoil::repair(HOSTS[cut], HOSTS[other]);
+        loop {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if servers[cut].is_serving() && servers[cut].tree().get("/during").is_some() {
+                return Ok(());
+            }
+        }
+    });
+    sim.run().unwrap();
+    let seen = seen.lock().unwrap();
+    seen.clone()
+}
+
+#[test]
+fn every_member_observes_the_same_changes_and_a_seed_replays_them_at_the_same_times() {
+    let first = observed_run(7);
+    let changes = |member: &Vec<(u128, Change)>| -> Vec<Change> {
+        member.iter().map(|(_, c)| c.clone()).collect()
+    };
+    assert!(changes(&first[0]).len() >= 4, "{:?}", first[0]);
+    assert_eq!(changes(&first[0]), changes(&first[1]));
+    assert_eq!(changes(&first[0]), changes(&first[2]));
+    assert_eq!(first, observed_run(7), "the same seed, the same history");
 }
