@@ -307,7 +307,13 @@ impl Cli {
             }
         }
         self.stop();
-        let events: String = self.events.drain(..).map(|e| format!("{e}\n")).collect();
+        // The `Closed` event is the client's own, made when `quit` closes
+        // its handle, and zkCli exits in a race with the thread that would
+        // print it: whether it shows is up to the client, not the server.
+        let events: String = (self.events.drain(..))
+            .filter(|e| !e.contains("state:Closed"))
+            .map(|e| format!("{e}\n"))
+            .collect();
         format!("{events}{lines}")
     }
 

@@ -14,9 +14,15 @@ use zkproto::codes::{CreateMode, ErrorCode, EventType};
 
 const PORT: u16 = 2181;
 
+/// The seed every simulation here runs on: turmoil draws its message
+/// latencies from its seed, which is random unless set.
+const SEED: u64 = 1;
+
+/// A simulation of `secs` seconds on [`SEED`].
 fn sim(secs: u64) -> turmoil::Sim<'static> {
     turmoil::Builder::new()
         .simulation_duration(Duration::from_secs(secs))
+        .rng_seed(SEED)
         .build()
 }
 
