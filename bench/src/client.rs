@@ -74,6 +74,17 @@ impl Node {
         }
     }
 
+    /// The client address of a ZooKeeper server the harness started, for
+    /// the ZooKeeper rungs ([`Impl::ZooKeeper`]); its `url` names the
+    /// server as ZooKeeper's connect strings do.
+    pub fn zookeeper(server: &harness::zookeeper::ZkServer) -> Node {
+        let addr = server.addr().to_string();
+        Node {
+            url: format!("zk://{addr}"),
+            addr,
+        }
+    }
+
     /// Connects and sends `PING`, all within [`ANSWER_WITHIN`]: a server
     /// given by URL that is down, or that accepts but never answers, stops
     /// the run at its start with an error naming the URL, instead of
@@ -152,10 +163,52 @@ pub enum Impl {
     /// the rung does (a watch, or the member's Lock RPC), never by a
     /// [`Wait`].
     Etcd(&'static str),
+    /// A ZooKeeper rung (`service: "zookeeper"`), on a ZooKeeper server:
+    /// it waits on its watches, never by a [`Wait`].
+    ZooKeeper(&'static str),
+}
+
+/// A service other than Redis whose rungs are measured beside it, each
+/// on a real server the run starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Service {
+    /// etcd: one member.
+    Etcd,
+    /// ZooKeeper: one standalone server.
+    ZooKeeper,
+}
+
+impl Service {
+    /// The [`Rung::service`](locks::Rung::service) of its rungs.
+    pub fn id(self) -> &'static str {
+        match self {
+            Service::Etcd => ETCD_SERVICE,
+            Service::ZooKeeper => ZOOKEEPER_SERVICE,
+        }
+    }
+
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Service::Etcd => "etcd",
+            Service::ZooKeeper => "ZooKeeper",
+        }
+    }
+
+    /// Its rung `id` as an implementation.
+    pub fn rung(self, id: &'static str) -> Impl {
+        match self {
+            Service::Etcd => Impl::Etcd(id),
+            Service::ZooKeeper => Impl::ZooKeeper(id),
+        }
+    }
 }
 
 /// The [`Rung::service`](locks::Rung::service) of the etcd rungs.
 const ETCD_SERVICE: &str = "etcd";
+
+/// The [`Rung::service`](locks::Rung::service) of the ZooKeeper rungs.
+const ZOOKEEPER_SERVICE: &str = "zookeeper";
 
 /// The report's name of the `rslock` library rung (the model of the
 /// rslock crate), apart from the crate's own row, `rslock`.
@@ -169,7 +222,7 @@ impl Impl {
             Impl::Floor => "floor",
             Impl::Rslock => "rslock",
             Impl::Rung(id, _) if *id == locks::libraries::rslock::RUNG.id => RSLOCK_MODEL,
-            Impl::Rung(id, _) | Impl::Etcd(id) => id,
+            Impl::Rung(id, _) | Impl::Etcd(id) | Impl::ZooKeeper(id) => id,
         }
     }
 
@@ -181,11 +234,10 @@ impl Impl {
             "rslock" => Some(Impl::Rslock),
             RSLOCK_MODEL => Some(Impl::Rung(locks::libraries::rslock::RUNG.id, Wait::Fixed)),
             id => locks::rung(id).map(|rung| {
-                if rung.service == ETCD_SERVICE {
-                    Impl::Etcd(rung.id)
-                } else {
-                    Impl::Rung(rung.id, Wait::Fixed)
-                }
+                [Service::Etcd, Service::ZooKeeper]
+                    .into_iter()
+                    .find(|s| s.id() == rung.service)
+                    .map_or(Impl::Rung(rung.id, Wait::Fixed), |s| s.rung(rung.id))
             }),
         }
     }
@@ -198,6 +250,8 @@ impl Impl {
             Impl::Rung(_, w) => w.label(),
             Impl::Etcd(id) if *id == locks::etcd::rungs::LOCK_RPC.id => "in-member",
             Impl::Etcd(_) => "watch",
+            Impl::ZooKeeper(id) if *id == locks::zookeeper::rungs::HERD.id => "watch-parent",
+            Impl::ZooKeeper(_) => "watch",
         }
     }
 
@@ -206,7 +260,16 @@ impl Impl {
     pub fn multi_node(&self) -> bool {
         match self {
             Impl::Rung(id, _) => locks::rung(id).is_some_and(|r| r.multi_node),
-            Impl::Floor | Impl::Rslock | Impl::Etcd(_) => false,
+            Impl::Floor | Impl::Rslock | Impl::Etcd(_) | Impl::ZooKeeper(_) => false,
+        }
+    }
+
+    /// The service other than Redis it runs on, if any.
+    pub fn service(&self) -> Option<Service> {
+        match self {
+            Impl::Etcd(_) => Some(Service::Etcd),
+            Impl::ZooKeeper(_) => Some(Service::ZooKeeper),
+            Impl::Floor | Impl::Rslock | Impl::Rung(..) => None,
         }
     }
 
@@ -262,7 +325,8 @@ impl Client {
 
     /// As [`Client::connect`], a rung counting its waiters' wake-ups in
     /// `wakeups` (shared by the clients that are counted together). An
-    /// etcd rung ([`Impl::Etcd`]) talks to `nodes[0]` as an etcd member.
+    /// etcd rung ([`Impl::Etcd`]) talks to `nodes[0]` as an etcd member, a
+    /// ZooKeeper rung ([`Impl::ZooKeeper`]) to it as a ZooKeeper server.
     pub async fn connect_counting(
         which: Impl,
         nodes: &[Node],
@@ -292,6 +356,21 @@ impl Client {
                     config(Wait::Fixed),
                 )
                 .ok_or_else(|| anyhow::anyhow!("{id} is not an etcd rung"))?;
+                Ok(Client::Rung(lock))
+            }
+            Impl::ZooKeeper(id) => {
+                let server = nodes
+                    .first()
+                    .ok_or_else(|| anyhow::anyhow!("{id}: no ZooKeeper server to connect to"))?;
+                // As for etcd, the wait is the rung's own; the session
+                // timeout is the lease TTL.
+                let lock = locks::zookeeper::rungs::build(
+                    id,
+                    vec![TcpDialer::new(server.addr.clone())],
+                    context(),
+                    config(Wait::Fixed),
+                )
+                .ok_or_else(|| anyhow::anyhow!("{id} is not a ZooKeeper rung"))?;
                 Ok(Client::Rung(lock))
             }
             Impl::Floor => Ok(Client::Floor(Floor::connect(nodes, common.ttl).await?)),

@@ -17,13 +17,18 @@
 //! - `native-cad`, whose release no server here answers, on locklab's
 //!   simulated node served over TCP by this process ([`sim_node`]), beside
 //!   the floor and `lua-release` on that node, reported apart;
-//! - the **etcd rungs** on a real etcd member the run starts ([`report::Etcd`];
-//!   skipped, saying why, when etcd is not installed): uncontended beside
+//! - the **etcd rungs** on a real etcd member the run starts
+//!   ([`report::BesideRedis`]; skipped, saying why, when etcd is not
+//!   installed): uncontended beside
 //!   the floor and `lua-release` on redis-server in the same rounds, with
 //!   the member's own count of its log fsyncs per cycle
 //!   ([`etcd_member`]), and a 16-client hand-off beside a polling and a
 //!   pub/sub Redis rung, with the waiters' wake-ups per hand-off as the
-//!   lock code counts them.
+//!   lock code counts them;
+//! - the **ZooKeeper rungs** the same way, on a real ZooKeeper standalone
+//!   server the run starts, its JVM with the full JIT (the same
+//!   [`report::BesideRedis`] section; skipped, saying why, when ZooKeeper
+//!   is not installed).
 //!
 //! The targets ([`targets`]) compare implementations named in advance,
 //! in pairs measured in a seeded random order, in batches that each take
@@ -95,4 +100,4 @@ pub mod write;
 pub use error::BenchError;
 pub use measure::{BATCH_ENV, child_main as batch_child_main};
 pub use options::BenchOptions;
-pub use run::{etcd_rows, run, run_keeping};
+pub use run::{etcd_rows, run, run_keeping, zookeeper_rows};

@@ -7,7 +7,8 @@ mod table;
 
 pub use cells::{figure, repeat_figure};
 
-use crate::report::{Report, UncontendedRow};
+use crate::client::{Impl, Service};
+use crate::report::{BesideRedis, Report, UncontendedRow};
 use crate::stats::round3;
 use crate::targets::{TARGETS, Verdict};
 use crate::write::PLOTS;
@@ -17,6 +18,9 @@ use table::{Table, heading};
 
 /// The heading of the etcd rows.
 const ETCD_TITLE: &str = "etcd beside Redis";
+
+/// The heading of the ZooKeeper rows.
+const ZOOKEEPER_TITLE: &str = "ZooKeeper beside Redis";
 
 /// The heading of the rows measured on the simulated node: what they are
 /// measured on, so nobody compares them with the redis-server rows.
@@ -34,7 +38,18 @@ impl Report {
         self.write_raw_rtt(&mut s);
         self.write_uncontended(&mut s);
         self.write_contention(&mut s);
-        self.write_etcd(&mut s);
+        write_beside(
+            &mut s,
+            ETCD_TITLE,
+            Service::Etcd,
+            self.figures.etcd.as_ref(),
+        );
+        write_beside(
+            &mut s,
+            ZOOKEEPER_TITLE,
+            Service::ZooKeeper,
+            self.figures.zookeeper.as_ref(),
+        );
         self.write_inventory(&mut s);
         self.write_watchdog(&mut s);
         write_plots(&mut s);
@@ -87,6 +102,7 @@ impl Report {
             .chain(&self.placement.servers)
             .chain(&self.placement.simulated_node)
             .chain(&self.placement.etcd)
+            .chain(&self.placement.zookeeper)
             .map(|p| {
                 format!(
                     "{} (pid {}) CPUs {} last on {}",
@@ -370,101 +386,6 @@ impl Report {
         );
     }
 
-    /// The etcd rows beside Redis, or the line saying why there are none.
-    fn write_etcd(&self, s: &mut String) {
-        let Some(etcd) = &self.figures.etcd else {
-            return;
-        };
-        if let Some(why) = &etcd.skipped {
-            heading(s, ETCD_TITLE);
-            let _ = writeln!(s, "Skipped: {why}.");
-            return;
-        }
-        let mut table = Table::section(
-            s,
-            &format!("{ETCD_TITLE}: uncontended acquire + release"),
-            &[
-                "impl",
-                "wait",
-                "server",
-                "round trips",
-                "cycles/s [interval]",
-                "WAL fsyncs per cycle",
-                "p50 µs",
-                "p99 µs",
-                "p99.9 µs",
-                "× floor",
-            ],
-        );
-        for row in &etcd.uncontended {
-            let r = &row.figures;
-            let is_etcd = matches!(
-                crate::client::Impl::named(&r.subject.impl_),
-                Some(crate::client::Impl::Etcd(_))
-            );
-            table.row(&[
-                r.subject.impl_.clone(),
-                r.subject.wait.clone(),
-                if is_etcd { "etcd" } else { "redis-server" }.to_string(),
-                r.round_trips.map_or("?".to_string(), |t| t.to_string()),
-                r.cycles_per_s_interval.map_or_else(
-                    || rate_range(r.cycles_per_s, r.cycles_per_s_min, r.cycles_per_s_max),
-                    |e| format!("{} [{}–{}]", rate(e.median), rate(e.low), rate(e.high)),
-                ),
-                row.wal_fsyncs_per_cycle
-                    .map_or("–".to_string(), |f| format!("{f:.2}")),
-                r.p50_us.to_string(),
-                r.p99_us.to_string(),
-                r.p999_us.to_string(),
-                if r.subject.impl_ == "floor" {
-                    "itself".to_string()
-                } else {
-                    cells::ratio(r.ratios.vs_floor)
-                },
-            ]);
-        }
-        let clients = etcd.handoff.first().map_or(0, |r| r.clients);
-        let mut table = Table::section(
-            s,
-            &format!("{ETCD_TITLE}: {clients} clients on one lock, the hand-off"),
-            &[
-                "impl",
-                "wait",
-                "hand-offs/s [interval]",
-                "acq/s",
-                "hand-offs",
-                "wake-ups per hand-off (median of rounds [interval])",
-                "fairness",
-                "errors",
-                "abandoned",
-            ],
-        );
-        for r in &etcd.handoff {
-            table.row(&[
-                r.subject.impl_.clone(),
-                r.subject.wait.clone(),
-                r.handoffs_per_s_interval.map_or_else(
-                    || rate(r.handoffs_per_s),
-                    |e| format!("{} [{}–{}]", rate(e.median), rate(e.low), rate(e.high)),
-                ),
-                rate(r.acq_per_s),
-                r.handoffs.to_string(),
-                match (r.wakeups_per_handoff, r.wakeups_per_handoff_interval) {
-                    (Some(w), Some(e)) => format!("{w:.2} (rounds: {})", figure(&e)),
-                    (Some(w), None) => format!("{w:.2}"),
-                    (None, _) => match r.wakeups {
-                        Some(woken) if woken > 0 => format!("{woken} wake-ups, no hand-off"),
-                        _ => "–".to_string(),
-                    },
-                },
-                format!("{:.2}", r.fairness),
-                r.errors.to_string(),
-                r.abandoned.to_string(),
-            ]);
-        }
-        let _ = writeln!(s, "\n{}", etcd.note);
-    }
-
     fn write_inventory(&self, s: &mut String) {
         let mut table = Table::of_subjects(
             s,
@@ -578,9 +499,235 @@ fn write_uncontended_table(s: &mut String, title: &str, rows: &[UncontendedRow])
     );
 }
 
+/// The rows of `service` beside Redis under `title`, or the line saying
+/// why there are none; nothing when the run did not get that far. Only
+/// an etcd member counts its log fsyncs: only its table has the column.
+fn write_beside(s: &mut String, title: &str, service: Service, section: Option<&BesideRedis>) {
+    let Some(section) = section else {
+        return;
+    };
+    if let Some(why) = &section.skipped {
+        heading(s, title);
+        let _ = writeln!(s, "Skipped: {why}.");
+        return;
+    }
+    let fsyncs = service == Service::Etcd;
+    let mut columns = vec![
+        "impl",
+        "wait",
+        "server",
+        "round trips",
+        "cycles/s [interval]",
+    ];
+    if fsyncs {
+        columns.push("WAL fsyncs per cycle");
+    }
+    columns.extend(["p50 µs", "p99 µs", "p99.9 µs", "× floor"]);
+    let mut table = Table::section(
+        s,
+        &format!("{title}: uncontended acquire + release"),
+        &columns,
+    );
+    for row in &section.uncontended {
+        let r = &row.figures;
+        let server = Impl::named(&r.subject.impl_)
+            .and_then(|which| which.service())
+            .map_or("redis-server", Service::name);
+        let mut cells = vec![
+            r.subject.impl_.clone(),
+            r.subject.wait.clone(),
+            server.to_string(),
+            r.round_trips.map_or("?".to_string(), |t| t.to_string()),
+            r.cycles_per_s_interval.map_or_else(
+                || rate_range(r.cycles_per_s, r.cycles_per_s_min, r.cycles_per_s_max),
+                |e| format!("{} [{}–{}]", rate(e.median), rate(e.low), rate(e.high)),
+            ),
+        ];
+        if fsyncs {
+            cells.push(
+                row.wal_fsyncs_per_cycle
+                    .map_or("–".to_string(), |f| format!("{f:.2}")),
+            );
+        }
+        cells.extend([
+            r.p50_us.to_string(),
+            r.p99_us.to_string(),
+            r.p999_us.to_string(),
+            if r.subject.impl_ == "floor" {
+                "itself".to_string()
+            } else {
+                cells::ratio(r.ratios.vs_floor)
+            },
+        ]);
+        table.row(&cells);
+    }
+    let clients = section.handoff.first().map_or(0, |r| r.clients);
+    let mut table = Table::section(
+        s,
+        &format!("{title}: {clients} clients on one lock, the hand-off"),
+        &[
+            "impl",
+            "wait",
+            "hand-offs/s [interval]",
+            "acq/s",
+            "hand-offs",
+            "wake-ups per hand-off (median of rounds [interval])",
+            "fairness",
+            "errors",
+            "abandoned",
+        ],
+    );
+    for r in &section.handoff {
+        table.row(&[
+            r.subject.impl_.clone(),
+            r.subject.wait.clone(),
+            r.handoffs_per_s_interval.map_or_else(
+                || rate(r.handoffs_per_s),
+                |e| format!("{} [{}–{}]", rate(e.median), rate(e.low), rate(e.high)),
+            ),
+            rate(r.acq_per_s),
+            r.handoffs.to_string(),
+            match (r.wakeups_per_handoff, r.wakeups_per_handoff_interval) {
+                (Some(w), Some(e)) => format!("{w:.2} (rounds: {})", figure(&e)),
+                (Some(w), None) => format!("{w:.2}"),
+                (None, _) => match r.wakeups {
+                    Some(woken) if woken > 0 => format!("{woken} wake-ups, no hand-off"),
+                    _ => "–".to_string(),
+                },
+            },
+            format!("{:.2}", r.fairness),
+            r.errors.to_string(),
+            r.abandoned.to_string(),
+        ]);
+    }
+    let _ = writeln!(s, "\n{}", section.note);
+}
+
 fn write_plots(s: &mut String) {
     heading(s, "Plots");
     for plot in &PLOTS {
         let _ = writeln!(s, "![{}]({})", plot.what, plot.file);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{BesideUncontendedRow, HandoffRow, Ratios, Subject};
+
+    fn subject(which: Impl) -> Subject {
+        Subject {
+            impl_: which.name().to_string(),
+            wait: which.wait().to_string(),
+            nodes: 1,
+        }
+    }
+
+    fn uncontended(which: Impl, cycles_per_s: f64, fsyncs: Option<f64>) -> BesideUncontendedRow {
+        BesideUncontendedRow {
+            figures: UncontendedRow {
+                subject: subject(which),
+                round_trips: crate::physics::round_trips(which),
+                cycles_per_s,
+                cycles_per_s_min: cycles_per_s,
+                cycles_per_s_max: cycles_per_s,
+                cycles_per_s_interval: None,
+                bound_per_s: None,
+                p50_us: 100,
+                p99_us: 200,
+                p999_us: 300,
+                ratios: Ratios {
+                    vs_floor: None,
+                    vs_rslock: None,
+                },
+                anomaly: None,
+            },
+            wal_fsyncs_per_cycle: fsyncs,
+        }
+    }
+
+    fn handoff(which: Impl, wakeups_per_handoff: f64) -> HandoffRow {
+        HandoffRow {
+            subject: subject(which),
+            clients: 16,
+            handoffs_per_s: 100.0,
+            handoffs_per_s_interval: None,
+            acq_per_s: 100.0,
+            handoffs: 40,
+            wakeups: Some((wakeups_per_handoff * 40.0) as u64),
+            wakeups_per_handoff: Some(wakeups_per_handoff),
+            wakeups_per_handoff_interval: None,
+            fairness: 0.9,
+            errors: 0,
+            abandoned: 0,
+        }
+    }
+
+    fn section(service: Service, rung: &'static str, fsyncs: Option<f64>) -> BesideRedis {
+        BesideRedis {
+            skipped: None,
+            note: format!("the {} note", service.name()),
+            uncontended: vec![
+                uncontended(Impl::Floor, 9000.0, None),
+                uncontended(service.rung(rung), 900.0, fsyncs),
+            ],
+            handoff: vec![handoff(service.rung(rung), 15.0)],
+        }
+    }
+
+    #[test]
+    fn the_zookeeper_rows_name_their_server_and_have_no_fsync_column() {
+        let mut s = String::new();
+        let zk = section(Service::ZooKeeper, "zk-herd", None);
+        write_beside(&mut s, ZOOKEEPER_TITLE, Service::ZooKeeper, Some(&zk));
+        assert!(s.contains("## ZooKeeper beside Redis: uncontended acquire + release"));
+        assert!(s.contains("## ZooKeeper beside Redis: 16 clients on one lock, the hand-off"));
+        assert!(!s.contains("WAL fsyncs"), "{s}");
+        assert!(
+            s.contains("| zk-herd | watch-parent | ZooKeeper | 3 |"),
+            "{s}"
+        );
+        assert!(s.contains("| floor | poll-1ms | redis-server | 2 |"), "{s}");
+        assert!(s.contains("| itself |"), "{s}");
+        assert!(s.contains("| 15.00 |"), "{s}");
+        assert!(s.trim_end().ends_with("the ZooKeeper note"), "{s}");
+        // Every row has as many cells as its table's heading.
+        for table in s.split("\n\n").filter(|t| t.starts_with('|')) {
+            let cells: Vec<usize> = table.lines().map(|l| l.matches('|').count()).collect();
+            assert!(cells.iter().all(|c| *c == cells[0]), "{table}");
+        }
+    }
+
+    #[test]
+    fn the_etcd_rows_keep_their_fsyncs_beside_the_zookeeper_rows() {
+        let etcd = section(Service::Etcd, "etcd-mutex", Some(4.0));
+        let zk = section(Service::ZooKeeper, "zk-recipe", None);
+        let mut s = String::new();
+        write_beside(&mut s, ETCD_TITLE, Service::Etcd, Some(&etcd));
+        write_beside(&mut s, ZOOKEEPER_TITLE, Service::ZooKeeper, Some(&zk));
+        assert!(s.contains("WAL fsyncs per cycle"), "{s}");
+        assert!(s.contains("| etcd-mutex | watch | etcd | 4 |"), "{s}");
+        assert!(s.contains("| 4.00 |"), "{s}");
+        assert!(s.contains("| zk-recipe | watch | ZooKeeper | 3 |"), "{s}");
+        assert!(s.find("## etcd beside Redis") < s.find("## ZooKeeper beside Redis"));
+    }
+
+    #[test]
+    fn skipped_rows_say_why_and_rows_never_reached_say_nothing() {
+        let skipped = BesideRedis {
+            skipped: Some("no ZooKeeper server could be started: not installed".into()),
+            note: String::new(),
+            uncontended: Vec::new(),
+            handoff: Vec::new(),
+        };
+        let mut s = String::new();
+        write_beside(&mut s, ZOOKEEPER_TITLE, Service::ZooKeeper, Some(&skipped));
+        assert_eq!(
+            s,
+            "\n## ZooKeeper beside Redis\n\nSkipped: no ZooKeeper server could be started: not installed.\n"
+        );
+        let mut s = String::new();
+        write_beside(&mut s, ZOOKEEPER_TITLE, Service::ZooKeeper, None);
+        assert!(s.is_empty());
     }
 }

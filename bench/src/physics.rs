@@ -8,7 +8,9 @@
 //! once count as one round trip. `bench/tests/round_trips.rs` counts the
 //! commands a real server sees per cycle and holds this table to it; for
 //! the etcd rows, whose commands are gRPC requests, `bench/tests/etcd_rows.rs`
-//! counts them in the member's own request counters.
+//! counts them in the member's own request counters, and for the
+//! ZooKeeper rows `bench/tests/zookeeper_rows.rs` in the server's count
+//! of the requests it received.
 
 use crate::client::{Impl, RSLOCK_MODEL};
 
@@ -36,7 +38,7 @@ impl Cycle {
 }
 
 /// Every implementation's cycle: the one table of round trips.
-pub const CYCLES: [Cycle; 21] = [
+pub const CYCLES: [Cycle; 25] = [
     Cycle::new("floor", &["SET NX PX", "EVALSHA release"], 2),
     Cycle::new("rslock", &["SET NX PX", "EVALSHA unlock"], 2),
     Cycle::new("setnx", &["SETNX", "DEL"], 2),
@@ -97,6 +99,17 @@ pub const CYCLES: [Cycle; 21] = [
         &["LeaseGrant", "Txn", "DeleteRange", "LeaseRevoke"],
         4,
     ),
+    // The ZooKeeper rungs (`ZOOKEEPER_ROWS`), on a real ZooKeeper server:
+    // each lock keeps its session from cycle to cycle (the pings that keep
+    // it alive are off the cycle's path), and its parent node stays, so
+    // an uncontended cycle creates its node, lists the parent's children
+    // (its own is the lowest: no watch is set) and deletes its node.
+    // `zk-fenced` creates with `create2`, whose reply carries the node's
+    // stat, the token's `czxid`.
+    Cycle::new("zk-recipe", &["create", "getChildren", "delete"], 3),
+    Cycle::new("zk-herd", &["create", "getChildren", "delete"], 3),
+    Cycle::new("curator-mutex", &["create", "getChildren", "delete"], 3),
+    Cycle::new("zk-fenced", &["create2", "getChildren", "delete"], 3),
 ];
 
 /// The etcd rungs the benchmark measures on a real etcd member, beside
@@ -107,6 +120,10 @@ pub const ETCD_ROWS: [&str; 4] = [
     "etcd-lock-rpc",
     "etcd-fenced",
 ];
+
+/// The ZooKeeper rungs the benchmark measures on a real ZooKeeper server,
+/// beside the floor and `lua-release` on redis-server in the same rounds.
+pub const ZOOKEEPER_ROWS: [&str; 4] = ["zk-recipe", "zk-herd", "curator-mutex", "zk-fenced"];
 
 /// The request each etcd session sends beside its cycle, not in turn with
 /// it: the keep-alive stream, opened by a task of its own as the lease is
@@ -189,6 +206,7 @@ mod tests {
                 + LIBRARY_ROWS.len()
                 + SIMULATED_NODE_ROWS.len()
                 + ETCD_ROWS.len()
+                + ZOOKEEPER_ROWS.len()
         );
     }
 
@@ -217,6 +235,22 @@ mod tests {
             assert_eq!(which, Impl::Etcd(id));
             assert_eq!(round_trips(which), Some(4), "{id}");
         }
+    }
+
+    #[test]
+    fn every_zookeeper_rung_has_a_row_and_is_named_as_a_zookeeper_implementation() {
+        let zk: Vec<&str> = locks::zookeeper::rungs::RUNGS
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ZOOKEEPER_ROWS.to_vec(), zk);
+        for id in ZOOKEEPER_ROWS {
+            let which = Impl::named(id).unwrap_or_else(|| panic!("{id} is not named"));
+            assert_eq!(which, Impl::ZooKeeper(id));
+            assert_eq!(round_trips(which), Some(3), "{id}");
+        }
+        assert_eq!(Impl::ZooKeeper("zk-herd").wait(), "watch-parent");
+        assert_eq!(Impl::ZooKeeper("zk-recipe").wait(), "watch");
     }
 
     #[test]

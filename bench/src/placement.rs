@@ -2,6 +2,7 @@
 //! start, moving node 0 beside the client for the same-CPU rows, and
 //! reading back where each process ran for the report.
 
+use crate::client::Service;
 use crate::env;
 use serde::Serialize;
 
@@ -23,6 +24,9 @@ pub struct Placement {
     pub simulated_node: Vec<Proc>,
     /// The etcd member of the etcd rows (null when none was started).
     pub etcd: Option<Proc>,
+    /// The ZooKeeper server of the ZooKeeper rows (null when none was
+    /// started).
+    pub zookeeper: Option<Proc>,
     /// Which processes share a CPU, in words.
     pub sharing: String,
 }
@@ -57,7 +61,7 @@ pub fn describe(servers: usize, cpus: usize, pinned: bool) -> (String, String) {
             "unknown".to_string(),
         );
     }
-    let policy = "client (one tokio current-thread runtime, all its tasks) on CPU 0; redis-server i on CPU 1 + i mod (cpus-1), or CPU 0 on a single-CPU machine; the `same-cpu` rows move node 0 onto CPU 0 beside the client; the simulated node's threads and the etcd member on node 0's CPU".to_string();
+    let policy = "client (one tokio current-thread runtime, all its tasks) on CPU 0; redis-server i on CPU 1 + i mod (cpus-1), or CPU 0 on a single-CPU machine; the `same-cpu` rows move node 0 onto CPU 0 beside the client; the simulated node's threads, the etcd member and the ZooKeeper server on node 0's CPU".to_string();
     let sharing = if servers == 0 {
         "no servers of ours".to_string()
     } else if cpus <= 1 {
@@ -98,6 +102,8 @@ pub struct Pinning {
     simulated_threads: Vec<u32>,
     /// The etcd member's pid, once started.
     etcd_pid: Option<u32>,
+    /// The ZooKeeper server's pid (its JVM's), once started.
+    zookeeper_pid: Option<u32>,
 }
 
 impl Pinning {
@@ -119,6 +125,7 @@ impl Pinning {
             server_pids,
             simulated_threads: Vec::new(),
             etcd_pid: None,
+            zookeeper_pid: None,
         }
     }
 
@@ -136,6 +143,7 @@ impl Pinning {
             server_pids,
             simulated_threads: Vec::new(),
             etcd_pid: None,
+            zookeeper_pid: None,
         }
     }
 
@@ -155,6 +163,7 @@ impl Pinning {
             server_pids,
             simulated_threads: Vec::new(),
             etcd_pid: None,
+            zookeeper_pid: None,
         }
     }
 
@@ -183,14 +192,17 @@ impl Pinning {
         self.simulated_threads = threads.to_vec();
     }
 
-    /// Pins the etcd member `pid` (every thread) to node 0's CPU, apart
-    /// from the client's, when this pinning pinned; notes it to read back
-    /// where it ran.
-    pub fn place_etcd(&mut self, pid: u32) {
+    /// Pins the server of `service` at `pid` (every thread: an etcd
+    /// member, a ZooKeeper JVM) to node 0's CPU, apart from the client's,
+    /// when this pinning pinned; notes it to read back where it ran.
+    pub fn place(&mut self, service: Service, pid: u32) {
         if self.pinned {
             env::pin(pid, &server_cpu(0, self.cpus).to_string());
         }
-        self.etcd_pid = Some(pid);
+        match service {
+            Service::Etcd => self.etcd_pid = Some(pid),
+            Service::ZooKeeper => self.zookeeper_pid = Some(pid),
+        }
     }
 
     /// Whether node 0 can be moved beside the client: everything is pinned
@@ -236,6 +248,9 @@ impl Pinning {
             etcd: self
                 .etcd_pid
                 .map(|pid| Proc::read("etcd member".to_string(), pid)),
+            zookeeper: self
+                .zookeeper_pid
+                .map(|pid| Proc::read("ZooKeeper server".to_string(), pid)),
             sharing,
         }
     }

@@ -150,37 +150,46 @@ pub struct Figures {
     /// The etcd rungs on a real etcd member beside redis-server (null
     /// when the run did not get that far; skipped, saying why, when no
     /// member could be started).
-    pub etcd: Option<Etcd>,
+    pub etcd: Option<BesideRedis>,
+    /// The ZooKeeper rungs on a real ZooKeeper server beside redis-server
+    /// (null when the run did not get that far; skipped, saying why, when
+    /// no server could be started).
+    pub zookeeper: Option<BesideRedis>,
 }
 
-/// The etcd rungs measured on one real etcd member started by the run,
-/// beside redis-server node 0 in the same rounds.
+/// The rungs of a service other than Redis (etcd, ZooKeeper) measured on
+/// one real server of it started by the run, beside redis-server node 0
+/// in the same rounds.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct Etcd {
-    /// Why there are no etcd rows (etcd not installed, or the member did
+pub struct BesideRedis {
+    /// Why there are no rows (the service not installed, or its server did
     /// not start); null when they were measured.
     pub skipped: Option<String>,
-    /// What the rows are, how they were measured, and what etcd pays for.
+    /// What the rows are, how they were measured, and what the service
+    /// pays for.
     pub note: String,
     /// Acquire + release back to back on one task: the floor and
-    /// `lua-release` on redis-server and each etcd rung on the member,
-    /// interleaved round by round in a shuffled order.
-    pub uncontended: Vec<EtcdUncontendedRow>,
-    /// Clients of their own taking turns on one key: etcd's mutexes
+    /// `lua-release` on redis-server and each of the service's rungs on
+    /// its server, interleaved round by round in a shuffled order.
+    pub uncontended: Vec<BesideUncontendedRow>,
+    /// Clients of their own taking turns on one key: the service's locks
     /// beside Redis rungs that poll and that are woken by pub/sub.
     pub handoff: Vec<HandoffRow>,
 }
 
-/// An uncontended row of the etcd section.
+/// The etcd section's type, by the name it had before ZooKeeper shared it.
+pub type Etcd = BesideRedis;
+
+/// An uncontended row of a section beside Redis.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct EtcdUncontendedRow {
+pub struct BesideUncontendedRow {
     /// The row's figures, as in the other uncontended tables (no bound:
-    /// no round trip of the member's was measured).
+    /// no round trip of the other server's was measured).
     #[serde(flatten)]
     pub figures: UncontendedRow,
-    /// The member's write-ahead log fsyncs per cycle, by its own counter
-    /// over the row's slices (null for the redis-server rows, and when the
-    /// member's counters could not be read).
+    /// An etcd member's write-ahead log fsyncs per cycle, by its own
+    /// counter over the row's slices (null for the redis-server and
+    /// ZooKeeper rows, and when the member's counters could not be read).
     pub wal_fsyncs_per_cycle: Option<f64>,
 }
 

@@ -4,19 +4,21 @@
 
 use crate::assemble::{self, Context};
 use crate::cleanup::delete_own_keys;
-use crate::client::{self, Node};
+use crate::client::{self, Node, Service};
 use crate::env::Machine;
 use crate::error::BenchError;
-use crate::measure::{Asked, EtcdAt, Launcher, Session, TTL};
+use crate::measure::{Asked, Launcher, ServerAt, Session, TTL};
 use crate::noise;
 use crate::options::{BenchOptions, Sizes};
 use crate::placement::Pinning;
-use crate::report::{Partial, Report, Settings, Touched};
+use crate::report::{BesideRedis, Partial, Report, Settings, Touched};
 use crate::servers::Servers;
 use crate::sim_node::SimNode;
 use crate::targets::Verdict;
 use crate::write;
 use harness::etcd::EtcdServer;
+use harness::zookeeper::ZkServer;
+use std::time::Duration;
 use tokio::runtime::Runtime;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
@@ -62,6 +64,7 @@ pub fn run_keeping(options: BenchOptions, kept: &mut Option<Report>) -> Result<R
     let simulated = SimNode::start(pinning.simulated_node_cpu()).map_err(BenchError::Measure)?;
     pinning.note_simulated_node(simulated.threads());
     let (etcd_member, etcd_at) = start_etcd(&mut pinning);
+    let (zk_server, zk_at) = start_zookeeper(&mut pinning);
     let prefix = key_prefix();
     if !servers.are_own() {
         eprintln!(
@@ -82,7 +85,8 @@ pub fn run_keeping(options: BenchOptions, kept: &mut Option<Report>) -> Result<R
         asked: Asked::of(&options),
     }))
     .with_simulated_node(Some(simulated.node().clone()))
-    .with_etcd(Some(etcd_at));
+    .with_beside(Service::Etcd, Some(etcd_at))
+    .with_beside(Service::ZooKeeper, Some(zk_at));
     let outcome = rt.block_on(async {
         tokio::select! {
             measured = session.measure() => Outcome::Done(measured),
@@ -134,6 +138,7 @@ pub fn run_keeping(options: BenchOptions, kept: &mut Option<Report>) -> Result<R
     drop(servers);
     drop(simulated);
     drop(etcd_member);
+    drop(zk_server);
     let json = write::json(&report);
     if report.partial.is_some() {
         keep_partial(&options, &report, &json);
@@ -152,19 +157,47 @@ pub fn run_keeping(options: BenchOptions, kept: &mut Option<Report>) -> Result<R
     Ok(report)
 }
 
-/// Measures the etcd rows alone (see [`crate::report::Etcd`]): starts one
-/// redis-server and one etcd member on loopback, not pinned, and
-/// measures uncontended slices of `slice` in `rounds` rounds and
+/// Measures the etcd rows alone (see [`crate::report::BesideRedis`]):
+/// starts one redis-server and one etcd member on loopback, not pinned,
+/// and measures uncontended slices of `slice` in `rounds` rounds and
 /// hand-off slices of `handoff_slice` in `handoff_rounds` rounds. The
 /// full run measures the same rows among the rest; this is for tests and
 /// a quick look. Without etcd, the rows come back skipped, saying why;
 /// without redis-server, the error says so.
 pub fn etcd_rows(
-    slice: std::time::Duration,
+    slice: Duration,
     rounds: u32,
-    handoff_slice: std::time::Duration,
+    handoff_slice: Duration,
     handoff_rounds: u32,
-) -> Result<crate::report::Etcd, BenchError> {
+) -> Result<BesideRedis, BenchError> {
+    rows_beside_redis(Service::Etcd, slice, rounds, handoff_slice, handoff_rounds)
+}
+
+/// As [`etcd_rows`], the ZooKeeper rows, on a ZooKeeper server started
+/// for speed. Without ZooKeeper, the rows come back skipped, saying why.
+pub fn zookeeper_rows(
+    slice: Duration,
+    rounds: u32,
+    handoff_slice: Duration,
+    handoff_rounds: u32,
+) -> Result<BesideRedis, BenchError> {
+    rows_beside_redis(
+        Service::ZooKeeper,
+        slice,
+        rounds,
+        handoff_slice,
+        handoff_rounds,
+    )
+}
+
+/// Measures the rows of `service` alone, as [`etcd_rows`] says.
+fn rows_beside_redis(
+    service: Service,
+    slice: Duration,
+    rounds: u32,
+    handoff_slice: Duration,
+    handoff_rounds: u32,
+) -> Result<BesideRedis, BenchError> {
     let options = BenchOptions {
         slice_ms: Some(slice.as_millis().max(1) as u64),
         rounds: Some(rounds),
@@ -177,33 +210,83 @@ pub fn etcd_rows(
     let rt = runtime()?;
     let servers = Servers::start_fresh(1)?;
     let mut pinning = Pinning::apply(false, servers.pids(), Machine::detect().cpus);
-    let (_member, etcd_at) = start_etcd(&mut pinning);
+    // Whichever server is started is stopped when its handle drops, at
+    // return.
+    let (_etcd, _zk, at) = match service {
+        Service::Etcd => {
+            let (member, at) = start_etcd(&mut pinning);
+            (member, None, at)
+        }
+        Service::ZooKeeper => {
+            let (server, at) = start_zookeeper(&mut pinning);
+            (None, server, at)
+        }
+    };
     let session = Session::new(sizes, servers.nodes().to_vec(), key_prefix(), pinning)
-        .with_etcd(Some(etcd_at));
-    let measured = rt.block_on(session.etcd()).map_err(BenchError::Measure)?;
-    measured.ok_or_else(|| BenchError::Measure(anyhow::anyhow!("the etcd rows were not measured")))
+        .with_beside(service, Some(at));
+    let measured = rt
+        .block_on(session.beside(service))
+        .map_err(BenchError::Measure)?;
+    measured.ok_or_else(|| {
+        BenchError::Measure(anyhow::anyhow!(
+            "the {} rows were not measured",
+            service.name()
+        ))
+    })
 }
 
-/// Starts the etcd member of the etcd rows and places it as `pinning`
-/// says; when none can be started (etcd not installed, or it failed),
-/// the rows are skipped, saying why, and the run goes on. The member is
-/// stopped, by its pid, when the returned handle drops.
-fn start_etcd(pinning: &mut Pinning) -> (Option<EtcdServer>, EtcdAt) {
-    match EtcdServer::start() {
-        Ok(member) => {
+/// Starts the etcd member of the etcd rows (see [`start_beside`]).
+fn start_etcd(pinning: &mut Pinning) -> (Option<EtcdServer>, ServerAt) {
+    start_beside(
+        Service::Etcd,
+        "member",
+        pinning,
+        EtcdServer::start().map(|member| {
+            let (pid, node) = (member.pid(), Node::etcd(&member));
+            (member, pid, node)
+        }),
+    )
+}
+
+/// Starts the ZooKeeper server of the ZooKeeper rows (see
+/// [`start_beside`]), its JVM with the full JIT: the rows compare steady
+/// states.
+fn start_zookeeper(pinning: &mut Pinning) -> (Option<ZkServer>, ServerAt) {
+    start_beside(
+        Service::ZooKeeper,
+        "server",
+        pinning,
+        ZkServer::start_for_speed().map(|server| {
+            let (pid, node) = (server.pid(), Node::zookeeper(&server));
+            (server, pid, node)
+        }),
+    )
+}
+
+/// Places the server `started` of `service` (a `what` of it) as `pinning`
+/// says; when none could be started (the service not installed, or it
+/// failed), its rows are skipped, saying why, and the run goes on. The
+/// server is stopped, by its pid, when the returned handle drops.
+fn start_beside<S>(
+    service: Service,
+    what: &str,
+    pinning: &mut Pinning,
+    started: std::io::Result<(S, u32, Node)>,
+) -> (Option<S>, ServerAt) {
+    let name = service.name();
+    match started {
+        Ok((server, pid, node)) => {
             eprintln!(
-                "bench: etcd member pid {} on {} for the etcd rows",
-                member.pid(),
-                member.addr()
+                "bench: {name} {what} pid {pid} on {} for the {name} rows",
+                node.addr
             );
-            pinning.place_etcd(member.pid());
-            let node = Node::etcd(&member);
-            (Some(member), EtcdAt::Member(node))
+            pinning.place(service, pid);
+            (Some(server), ServerAt::Server(node))
         }
         Err(e) => {
-            let why = format!("no etcd member could be started: {e}");
-            eprintln!("bench: etcd rows skipped: {why}");
-            (None, EtcdAt::Skipped(why))
+            let why = format!("no {name} {what} could be started: {e}");
+            eprintln!("bench: {name} rows skipped: {why}");
+            (None, ServerAt::Skipped(why))
         }
     }
 }

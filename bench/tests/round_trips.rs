@@ -5,7 +5,8 @@
 //! the ones the table names, in order. About a second with redis-server.
 //! The rows measured on locklab's simulated node, which has no `MONITOR`,
 //! are listed by a proxy in front of it instead; the etcd rows are held
-//! to it by the member's own counters, in `etcd_rows.rs`.
+//! to it by the member's own counters, in `etcd_rows.rs`, and the
+//! ZooKeeper rows by the server's, in `zookeeper_rows.rs`.
 
 use bench::client::{Client, Common, Impl, Node};
 use bench::physics::{self, CYCLES};
@@ -73,7 +74,9 @@ fn each_cycle_sends_the_commands_the_round_trip_table_names() {
     // The rows measured on the simulated node are held to the table by
     // the test below: redis-server 7.0 cannot release them.
     for cycle in CYCLES.iter().filter(|c| {
-        !physics::SIMULATED_NODE_ROWS.contains(&c.name) && !physics::ETCD_ROWS.contains(&c.name)
+        !physics::SIMULATED_NODE_ROWS.contains(&c.name)
+            && !physics::ETCD_ROWS.contains(&c.name)
+            && !physics::ZOOKEEPER_ROWS.contains(&c.name)
     }) {
         let which = Impl::named(cycle.name).expect("a name the bench knows");
         let commands = rt.block_on(async {

@@ -1,11 +1,12 @@
 //! The measurement, in phases: a reference `PING` loop; the targets'
 //! comparisons in pairs ([`paired`]); the descriptive groups, each
 //! interleaving its implementations round by round in a shuffled order
-//! (the etcd rows among them, [`etcd`]); the reference loop again. Everything measured goes into the session's
+//! (the etcd and ZooKeeper rows among them, [`beside`]); the reference loop again. Everything measured goes into the session's
 //! [`Progress`] as soon as it is measured, so a run stopped half-way still
 //! reports what it has.
 
 mod batch;
+mod beside;
 mod contention;
 mod etcd;
 mod inventory;
@@ -13,8 +14,9 @@ mod paired;
 mod reference;
 mod uncontended;
 mod watchdog;
+mod zookeeper;
 
-use crate::client::{Client, Common, Impl, Node};
+use crate::client::{Client, Common, Impl, Node, Service};
 use crate::env;
 use crate::interval::Estimate;
 use crate::noise::{self, CpuTicks, CpuUse};
@@ -31,7 +33,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use batch::{Asked, BATCH_ENV, Launcher, child_main};
-pub use etcd::EtcdAt;
+pub use beside::ServerAt;
 pub use reference::{RefPhase, Reference};
 
 /// Lease TTL of every workload but the watchdog's: far longer than any
@@ -125,7 +127,9 @@ pub struct Session {
     fresh_servers: bool,
     /// Where the etcd rows are measured, or why not (`None`: this session
     /// has no etcd rows, as a batch of pairs has none).
-    etcd: Option<EtcdAt>,
+    etcd: Option<ServerAt>,
+    /// Where the ZooKeeper rows are measured, or why not (`None`: none).
+    zookeeper: Option<ServerAt>,
 }
 
 impl Session {
@@ -143,14 +147,26 @@ impl Session {
             launcher: None,
             fresh_servers: false,
             etcd: None,
+            zookeeper: None,
         }
     }
 
-    /// The session with its etcd rows measured where `etcd` says (or
-    /// reported skipped, saying why).
-    pub fn with_etcd(mut self, etcd: Option<EtcdAt>) -> Session {
-        self.etcd = etcd;
+    /// The session with the rows of `service` measured where `at` says
+    /// (or reported skipped, saying why).
+    pub fn with_beside(mut self, service: Service, at: Option<ServerAt>) -> Session {
+        match service {
+            Service::Etcd => self.etcd = at,
+            Service::ZooKeeper => self.zookeeper = at,
+        }
         self
+    }
+
+    /// Where the rows of `service` are measured, or why not.
+    fn server_of(&self, service: Service) -> Option<&ServerAt> {
+        match service {
+            Service::Etcd => self.etcd.as_ref(),
+            Service::ZooKeeper => self.zookeeper.as_ref(),
+        }
     }
 
     /// The session with its progress going to `sink` (`None`: a line per
@@ -190,11 +206,17 @@ impl Session {
     pub async fn measure(&self) -> anyhow::Result<()> {
         self.with(|p| p.versions.clear());
         let mut versions = env::versions(&self.nodes[0]).await;
-        if let Some(EtcdAt::Member(_)) = &self.etcd
+        if let Some(ServerAt::Server(_)) = &self.etcd
             && let Some(etcd) = harness::etcd::version()
         {
             let number = etcd.strip_prefix("etcd ").unwrap_or(&etcd);
             versions.insert("etcd".to_string(), number.to_string());
+        }
+        if let Some(ServerAt::Server(_)) = &self.zookeeper
+            && let Some(zk) = harness::zookeeper::version()
+        {
+            let number = zk.strip_prefix("zookeeper ").unwrap_or(&zk);
+            versions.insert("zookeeper".to_string(), number.to_string());
         }
         self.with(|p| p.versions = versions);
         let reference = self.reference_floor().await?;
@@ -229,9 +251,15 @@ impl Session {
 
         if self.etcd.is_some() {
             self.phase("etcd beside redis");
-            let etcd = self.etcd().await?;
+            let etcd = self.beside(Service::Etcd).await?;
             self.with(|p| p.figures.etcd = etcd);
             self.completed("etcd beside redis");
+        }
+        if self.zookeeper.is_some() {
+            self.phase("zookeeper beside redis");
+            let zookeeper = self.beside(Service::ZooKeeper).await?;
+            self.with(|p| p.figures.zookeeper = zookeeper);
+            self.completed("zookeeper beside redis");
         }
 
         self.phase("inventory and watchdog");
@@ -340,14 +368,15 @@ impl Session {
                 * s.rounds;
         let contention_slices = (contention::planned_slices() + inventory::planned_slices()) as u32
             * s.contention_rounds;
-        let etcd = match self.etcd {
-            Some(EtcdAt::Member(_)) => etcd::planned(s),
-            _ => Duration::ZERO,
-        };
+        let beside: Duration = [Service::Etcd, Service::ZooKeeper]
+            .into_iter()
+            .filter(|service| matches!(self.server_of(*service), Some(ServerAt::Server(_))))
+            .map(|service| beside::planned(service, s))
+            .sum();
         (s.slice + per_slice) * uncontended_slices
             + (s.contention_slice + per_slice * 2) * contention_slices
             + watchdog::planned(s)
-            + etcd
+            + beside
             + (s.reference_slice + per_slice) * s.reference_slices
     }
 }
@@ -375,7 +404,7 @@ impl Baselines {
             match which {
                 Impl::Floor => baselines.floor = Some(rounds.clone()),
                 Impl::Rslock => baselines.rslock = Some(rounds.clone()),
-                Impl::Rung(..) | Impl::Etcd(_) => {}
+                Impl::Rung(..) | Impl::Etcd(_) | Impl::ZooKeeper(_) => {}
             }
         }
         baselines

@@ -121,7 +121,7 @@ pub(super) struct Group {
 
 impl Group {
     /// An empty group of `impls` on the run's redis-server nodes (and,
-    /// for [`Impl::Etcd`], an etcd member), filled slice by slice with
+    /// for a service beside Redis, its server), filled slice by slice with
     /// [`Group::add`] by a measurement of its own, without `PING`s.
     pub(super) fn of(impls: &[Impl]) -> Group {
         Group {
@@ -189,10 +189,10 @@ impl Group {
 
 /// Why a row's ratio to the floor is physically implausible, if it is: it
 /// beats the floor beyond its interval with at least as many round trips.
-/// An etcd row is not judged: its round trips are to another server,
-/// whose round trip is not the floor's.
+/// An etcd or ZooKeeper row is not judged: its round trips are to
+/// another server, whose round trip is not the floor's.
 fn anomaly(which: Impl, ratios: &crate::report::Ratios) -> Option<String> {
-    if matches!(which, Impl::Etcd(_)) {
+    if which.service().is_some() {
         return None;
     }
     let vs_floor = ratios.vs_floor.filter(Estimate::is_interval)?;
