@@ -145,32 +145,38 @@ fn the_tour_tells_every_rung_from_live_runs() {
     assert!(text.contains("the next rung"));
 }
 
+/// `locklab tour --rung RUNG`'s text, which must hold the chapter under
+/// `heading` and the rung's stop.
+fn tour_chapter(rung: &str, heading: &str) -> String {
+    let out = locklab(&["tour", "--rung", rung]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains(heading), "{text}");
+    assert!(text.contains(&format!("── {rung} ──")), "{text}");
+    text
+}
+
+/// The line of a tour stop's `text` about `scenario`.
+fn scenario_line(text: &str, scenario: &str) -> String {
+    text.lines()
+        .find(|l| l.trim_start().starts_with(scenario))
+        .map(str::to_string)
+        .unwrap_or_else(|| panic!("no line for {scenario}:\n{text}"))
+}
+
 #[test]
 fn the_tours_etcd_chapter_shows_3_4_fooled_by_an_expired_waiter_3_5_not_and_the_cluster_failing_over()
  {
-    let tour = |rung: &str| {
-        let out = locklab(&["tour", "--rung", rung]);
-        assert!(out.status.success(), "{}", stderr(&out));
-        let text = stdout(&out);
-        assert!(text.contains("━━ etcd ━━"), "{text}");
-        assert!(text.contains(&format!("── {rung} ──")), "{text}");
-        text
-    };
-    let line = |text: &str, scenario: &str| {
-        text.lines()
-            .find(|l| l.trim_start().starts_with(scenario))
-            .map(str::to_string)
-            .unwrap_or_else(|| panic!("no line for {scenario}:\n{text}"))
-    };
+    let tour = |rung: &str| tour_chapter(rung, "━━ etcd ━━");
     let (old, new) = (tour("etcd-mutex-3.4"), tour("etcd-mutex"));
-    assert!(line(&old, "etcd-waiter-lease-expires").contains("VIOLATED"));
-    assert!(line(&new, "etcd-waiter-lease-expires").contains("SAFE"));
+    assert!(scenario_line(&old, "etcd-waiter-lease-expires").contains("VIOLATED"));
+    assert!(scenario_line(&new, "etcd-waiter-lease-expires").contains("SAFE"));
     // The cluster: its leader's crash is survived, a partition that leaves
     // the holder with the old leader is not.
-    assert!(line(&new, "etcd-leader-crash").contains("SAFE"));
-    assert!(line(&new, "etcd-leader-partitioned").contains("VIOLATED"));
+    assert!(scenario_line(&new, "etcd-leader-crash").contains("SAFE"));
+    assert!(scenario_line(&new, "etcd-leader-partitioned").contains("VIOLATED"));
     // The herd: each of the 32 hand-offs wakes one waiter.
-    let herd = line(&new, "etcd-herd");
+    let herd = scenario_line(&new, "etcd-herd");
     assert!(
         herd.contains("SAFE") && herd.contains("32 hand-offs, 1.0 wake-up(s) each"),
         "{herd}"
@@ -180,20 +186,7 @@ fn the_tours_etcd_chapter_shows_3_4_fooled_by_an_expired_waiter_3_5_not_and_the_
 #[test]
 fn the_tours_zookeeper_chapter_shows_the_recipe_behind_its_orphan_curator_not_and_the_fence_holding()
  {
-    let tour = |rung: &str| {
-        let out = locklab(&["tour", "--rung", rung]);
-        assert!(out.status.success(), "{}", stderr(&out));
-        let text = stdout(&out);
-        assert!(text.contains("━━ ZooKeeper ━━"), "{text}");
-        assert!(text.contains(&format!("── {rung} ──")), "{text}");
-        text
-    };
-    let line = |text: &str, scenario: &str| {
-        text.lines()
-            .find(|l| l.trim_start().starts_with(scenario))
-            .map(str::to_string)
-            .unwrap_or_else(|| panic!("no line for {scenario}:\n{text}"))
-    };
+    let tour = |rung: &str| tour_chapter(rung, "━━ ZooKeeper ━━");
     let (recipe, curator, fenced, herd) = (
         tour("zk-recipe"),
         tour("curator-mutex"),
@@ -202,28 +195,28 @@ fn the_tours_zookeeper_chapter_shows_the_recipe_behind_its_orphan_curator_not_an
     );
     // A lost create reply: the recipe waits behind its own node, Curator's
     // protected mode finds it.
-    assert!(line(&recipe, "zk-lost-create-reply").contains("DEADLOCK"));
-    assert!(line(&curator, "zk-lost-create-reply").contains("SAFE"));
+    assert!(scenario_line(&recipe, "zk-lost-create-reply").contains("DEADLOCK"));
+    assert!(scenario_line(&curator, "zk-lost-create-reply").contains("SAFE"));
     // A session is a lease: a paused holder fools every mutex; its stale
     // write is a lost update, and the fence refuses it.
-    assert!(line(&recipe, "zk-holder-paused").contains("lost update"));
-    assert!(line(&curator, "zk-holder-paused").contains("VIOLATED"));
-    assert!(line(&fenced, "zk-holder-paused").contains("SAFE"));
+    assert!(scenario_line(&recipe, "zk-holder-paused").contains("lost update"));
+    assert!(scenario_line(&curator, "zk-holder-paused").contains("VIOLATED"));
+    assert!(scenario_line(&fenced, "zk-holder-paused").contains("SAFE"));
     // Cut off: Curator's holder refuses its own write, so the stock stays
     // right, yet both believed they held.
-    assert!(line(&recipe, "zk-holder-partitioned").contains("lost update"));
-    let cut = line(&curator, "zk-holder-partitioned");
+    assert!(scenario_line(&recipe, "zk-holder-partitioned").contains("lost update"));
+    let cut = scenario_line(&curator, "zk-holder-partitioned");
     assert!(
         cut.contains("VIOLATED") && cut.contains("mutual-exclusion"),
         "{cut}"
     );
     // The herd: one wake-up per hand-off for the recipe, all for zk-herd.
-    let one = line(&recipe, "zk-herd");
+    let one = scenario_line(&recipe, "zk-herd");
     assert!(
         one.contains("SAFE") && one.contains("32 hand-offs, 1.0 wake-up(s) each"),
         "{one}"
     );
-    assert!(!line(&herd, "zk-herd").contains(" 1.0 wake-up(s)"));
+    assert!(!scenario_line(&herd, "zk-herd").contains(" 1.0 wake-up(s)"));
 }
 
 #[test]

@@ -40,7 +40,7 @@ use super::{RealDeployment, RealService, RealStart};
 use crate::links::LinkTable;
 use crate::nodes::ServerBin;
 use harness::etcd::EtcdCluster;
-use model::fault::{ClockDrift, ClockJump, Delay, FaultAction, Partition, SlowLink};
+use model::fault::{Delay, FaultAction, Partition, SlowLink};
 use model::host::Host;
 use model::scenario::{Scenario, Topology, TopologyKind};
 use sim::service::LockService;
@@ -73,23 +73,13 @@ impl RealService for EtcdService {
 /// Every fault of `rung`'s run in `scenario` that moves a member's clock,
 /// each refused with the reason.
 pub fn clock_refusals(scenario: &Scenario, rung: &str) -> Vec<String> {
-    let mut refused = Vec::new();
-    for (i, fault) in scenario.faults_of(rung).iter().enumerate() {
-        if let FaultAction::ClockJump(ClockJump { target, .. })
-        | FaultAction::ClockDrift(ClockDrift { target, .. }) = &fault.action
-            && target.is_node()
-        {
-            refused.push(format!(
-                "fault {} ({}) moves the clock of {target}, an etcd member: etcd is a Go \
-                 program that reads the clock through the kernel's vDSO, which libfaketime \
-                 cannot intercept, and nothing else moves one process's clock (etcd's \
-                 leases run on its monotonic clock, which such a move leaves alone)",
-                i + 1,
-                fault.name()
-            ));
-        }
-    }
-    refused
+    super::node_clock_refusals(
+        scenario,
+        rung,
+        "an etcd member: etcd is a Go program that reads the clock through the kernel's \
+         vDSO, which libfaketime cannot intercept, and nothing else moves one process's \
+         clock (etcd's leases run on its monotonic clock, which such a move leaves alone)",
+    )
 }
 
 /// Every fault of `rung`'s run in `scenario` on the messages between two

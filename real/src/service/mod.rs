@@ -22,6 +22,7 @@ pub mod zookeeper;
 use crate::links::LinkTable;
 use crate::nodes::ServerBin;
 use crate::proxy::Proxy;
+use model::fault::{ClockDrift, ClockJump, FaultAction};
 use model::host::Host;
 use model::scenario::{Scenario, Topology};
 use sim::run::RunError;
@@ -96,6 +97,26 @@ pub trait RealDeployment {
     /// Moves `host`'s clock forward by `shift_ms` (negative: backward) as
     /// far as the keys whose names start with one of `prefixes` can tell.
     fn shift_clock(&self, host: Host, shift_ms: i64, prefixes: &[String]) -> Result<(), String>;
+}
+
+/// Every fault of `rung`'s run in `scenario` that moves a node's clock,
+/// each refused: `why` says what the node is and why its clock cannot be
+/// moved (it follows "moves the clock of NODE, ").
+pub fn node_clock_refusals(scenario: &Scenario, rung: &str, why: &str) -> Vec<String> {
+    let mut refused = Vec::new();
+    for (i, fault) in scenario.faults_of(rung).iter().enumerate() {
+        if let FaultAction::ClockJump(ClockJump { target, .. })
+        | FaultAction::ClockDrift(ClockDrift { target, .. }) = &fault.action
+            && target.is_node()
+        {
+            refused.push(format!(
+                "fault {} ({}) moves the clock of {target}, {why}",
+                i + 1,
+                fault.name()
+            ));
+        }
+    }
+    refused
 }
 
 /// The real half of `service`.

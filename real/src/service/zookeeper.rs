@@ -20,7 +20,6 @@ use super::{RealDeployment, RealService, RealStart};
 use crate::links::LinkTable;
 use crate::nodes::ServerBin;
 use harness::zookeeper::ZkServer;
-use model::fault::{ClockDrift, ClockJump, FaultAction};
 use model::host::Host;
 use model::scenario::Scenario;
 use sim::service::LockService;
@@ -59,23 +58,13 @@ impl RealService for ZooKeeperService {
 /// Every fault of `rung`'s run in `scenario` that moves a ZooKeeper
 /// server's clock, each refused with the reason.
 pub fn clock_refusals(scenario: &Scenario, rung: &str) -> Vec<String> {
-    let mut refused = Vec::new();
-    for (i, fault) in scenario.faults_of(rung).iter().enumerate() {
-        if let FaultAction::ClockJump(ClockJump { target, .. })
-        | FaultAction::ClockDrift(ClockDrift { target, .. }) = &fault.action
-            && target.is_node()
-        {
-            refused.push(format!(
-                "fault {} ({}) moves the clock of {target}, a ZooKeeper server: ZooKeeper \
-                 expires sessions on its monotonic clock, which a wall-clock move leaves \
-                 alone, and libfaketime, the only tool that moves one process's clock, \
-                 moves the monotonic clock with it",
-                i + 1,
-                fault.name()
-            ));
-        }
-    }
-    refused
+    super::node_clock_refusals(
+        scenario,
+        rung,
+        "a ZooKeeper server: ZooKeeper expires sessions on its monotonic clock, which a \
+         wall-clock move leaves alone, and libfaketime, the only tool that moves one \
+         process's clock, moves the monotonic clock with it",
+    )
 }
 
 /// The running servers of one deployment, by node.
