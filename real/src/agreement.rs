@@ -372,7 +372,12 @@ mod tests {
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
-        for name in ["reality", "reality-valkey", "reality-etcd"] {
+        for name in [
+            "reality",
+            "reality-valkey",
+            "reality-etcd",
+            "reality-zookeeper",
+        ] {
             let report: Report = serde_json::from_str(&read(&format!("reports/{name}.json")))
                 .unwrap_or_else(|e| panic!("{name}.json: {e}"));
             let recounted = Report::new(
