@@ -5,35 +5,17 @@
 //! tests, these skip, saying so, when etcd is not installed
 //! (`scripts/setup` installs it).
 
+mod common;
+
 use bench::client::{Client, Common, Impl, Node};
 use bench::etcd_member::Metrics;
 use bench::physics::{self, ETCD_ROWS, ETCD_SESSION_ALONGSIDE};
-use bench::report::{Etcd, HandoffRow};
 use locks::Owner;
 use std::time::Duration;
 
 /// Whether both servers are here; says why the test is skipped if not.
 fn servers_installed() -> bool {
-    if !harness::etcd::installed() {
-        eprintln!("etcd not installed; skipped: scripts/setup installs it");
-        return false;
-    }
-    if !harness::installed() {
-        eprintln!("redis-server not installed; skipped: scripts/setup installs it");
-        return false;
-    }
-    true
-}
-
-/// The hand-off row of `name`.
-fn handoff<'a>(etcd: &'a Etcd, label: &str) -> &'a HandoffRow {
-    etcd.handoff
-        .iter()
-        .find(|r| {
-            let wait = &r.subject.wait;
-            r.subject.impl_ == label || format!("{}+{wait}", r.subject.impl_) == label
-        })
-        .unwrap_or_else(|| panic!("no hand-off row of {label}: {:#?}", etcd.handoff))
+    common::servers_installed("etcd", harness::etcd::installed())
 }
 
 #[test]
@@ -92,20 +74,20 @@ fn the_etcd_rows_are_measured_beside_redis_and_a_handoff_wakes_one_etcd_waiter()
     }
     // etcd queues its waiters: every release hands the lock on.
     for id in ETCD_ROWS {
-        let r = handoff(&etcd, id);
+        let r = common::handoff(&etcd, id);
         assert!(r.handoffs_per_s > 0.0 && r.handoffs > 0, "{id}: {r:?}");
     }
     // A polling releaser often takes the lock straight back, so it may
     // hand it off rarely, even never in a short slice: its wake-ups are
     // compared as counts, which need no hand-off.
-    let wakeups = |label| handoff(&etcd, label).wakeups.expect("counted");
+    let wakeups = |label| common::handoff(&etcd, label).wakeups.expect("counted");
     let (polling, notified) = (
-        handoff(&etcd, "set-nx-px"),
-        handoff(&etcd, "lua-release+notify"),
+        common::handoff(&etcd, "set-nx-px"),
+        common::handoff(&etcd, "lua-release+notify"),
     );
     assert!(wakeups("set-nx-px") > 0 && wakeups("lua-release+notify") > 0);
     for id in ["etcd-mutex-3.4", "etcd-mutex", "etcd-fenced"] {
-        let r = handoff(&etcd, id);
+        let r = common::handoff(&etcd, id);
         let woken = r.wakeups_per_handoff.expect("watch responses are counted");
         // A release wakes the one waiter watching that key: one watch
         // response per hand-off, give or take the slice's edges.
@@ -124,7 +106,7 @@ fn the_etcd_rows_are_measured_beside_redis_and_a_handoff_wakes_one_etcd_waiter()
         }
     }
     // The Lock RPC waits in the member: the client has nothing to count.
-    let rpc = handoff(&etcd, "etcd-lock-rpc");
+    let rpc = common::handoff(&etcd, "etcd-lock-rpc");
     assert_eq!((rpc.wakeups_per_handoff, rpc.wakeups), (None, None));
     assert!(etcd.note.contains("fsync") && etcd.note.contains("lease grant"));
 }

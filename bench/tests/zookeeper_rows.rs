@@ -6,34 +6,16 @@
 //! tests, these skip, saying so, when ZooKeeper is not installed
 //! (`scripts/setup` installs it).
 
+mod common;
+
 use bench::client::{Client, Common, Impl, Node};
 use bench::physics::{self, ZOOKEEPER_ROWS};
-use bench::report::{BesideRedis, HandoffRow};
 use locks::Owner;
 use std::time::Duration;
 
 /// Whether both servers are here; says why the test is skipped if not.
 fn servers_installed() -> bool {
-    if !harness::zookeeper::installed() {
-        eprintln!("ZooKeeper not installed; skipped: scripts/setup installs it");
-        return false;
-    }
-    if !harness::installed() {
-        eprintln!("redis-server not installed; skipped: scripts/setup installs it");
-        return false;
-    }
-    true
-}
-
-/// The hand-off row of `label` (`impl` or `impl+wait`).
-fn handoff<'a>(zk: &'a BesideRedis, label: &str) -> &'a HandoffRow {
-    zk.handoff
-        .iter()
-        .find(|r| {
-            let wait = &r.subject.wait;
-            r.subject.impl_ == label || format!("{}+{wait}", r.subject.impl_) == label
-        })
-        .unwrap_or_else(|| panic!("no hand-off row of {label}: {:#?}", zk.handoff))
+    common::servers_installed("ZooKeeper", harness::zookeeper::installed())
 }
 
 #[test]
@@ -83,7 +65,7 @@ fn the_zookeeper_rows_are_measured_beside_redis_and_only_the_herd_wakes_every_wa
     // The queueing locks: a release wakes the one waiter watching the
     // node it deletes, give or take the slice's edges.
     for id in ["zk-recipe", "curator-mutex", "zk-fenced"] {
-        let r = handoff(&zk, id);
+        let r = common::handoff(&zk, id);
         assert!(r.handoffs > 0, "{id}: {r:?}");
         let woken = r.wakeups_per_handoff.expect("watch events are counted");
         assert!(
@@ -92,7 +74,7 @@ fn the_zookeeper_rows_are_measured_beside_redis_and_only_the_herd_wakes_every_wa
         );
     }
     // The herd: every change to the children wakes every waiter.
-    let herd = handoff(&zk, "zk-herd");
+    let herd = common::handoff(&zk, "zk-herd");
     let woken = herd.wakeups_per_handoff.expect("counted");
     assert!(woken > 4.0, "zk-herd: only {woken} wake-ups per hand-off");
     assert!(zk.note.contains("herd") && zk.note.contains("fsync"));
