@@ -23,7 +23,8 @@ mod progress;
 mod rung_files;
 mod signals;
 
-/// Deterministic simulation and benchmark testbed for Redis distributed locks.
+/// Deterministic simulation and benchmark testbed for distributed locks on
+/// Redis, etcd and ZooKeeper.
 #[derive(Debug, Parser)]
 #[command(name = "locklab", version, about)]
 struct Cli {
@@ -42,8 +43,9 @@ enum Command {
     /// Runs every scenario against every rung it names: the safety matrix
     /// (with --all, against every rung).
     Suite(suite::Args),
-    /// Serves one simulated Redis node on a real TCP port (real time), so
-    /// redis-cli or any client can check its fidelity by hand.
+    /// Serves one simulated Redis node (or etcd member, or ZooKeeper
+    /// server) on a real TCP port (real time), so redis-cli (etcdctl,
+    /// zkCli.sh) or any client can check its fidelity by hand.
     ///
     /// A long script behaves as in Redis 7.0: other clients wait, and once
     /// it has run past the busy threshold they get `BUSY`; `SCRIPT KILL`
@@ -56,7 +58,8 @@ enum Command {
     /// them out to edit.
     Scenarios(scenarios::Args),
     /// Benchmarks every rung against real redis-server, beside the floor
-    /// and rslock, and the etcd rungs on a real etcd member beside Redis;
+    /// and rslock, and the etcd and ZooKeeper rungs on real servers beside
+    /// Redis;
     /// writes bench.md, bench.json and SVG plots.
     Bench(bench_cmd::Args),
     /// Swarm search for fault schedules that break a rung; shrinks the

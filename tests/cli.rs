@@ -217,6 +217,15 @@ fn the_tours_zookeeper_chapter_shows_the_recipe_behind_its_orphan_curator_not_an
         "{one}"
     );
     assert!(!scenario_line(&herd, "zk-herd").contains(" 1.0 wake-up(s)"));
+    // The ensemble: its leader's crash harms no rung; a follower that lags
+    // the expiry fools even Curator, and the fence still holds.
+    assert!(scenario_line(&curator, "zk-leader-crash").contains("SAFE"));
+    let lag = scenario_line(&curator, "zk-follower-lags-expiry");
+    assert!(
+        lag.contains("VIOLATED") && lag.contains("lost update"),
+        "{lag}"
+    );
+    assert!(scenario_line(&fenced, "zk-follower-lags-expiry").contains("SAFE"));
 }
 
 #[test]

@@ -466,13 +466,31 @@ pub struct ZkEnsemble {
     dir: PathBuf,
 }
 
+/// Where member `from` dials member `to`, given `to`'s own quorum and
+/// election addresses: `(from, to, quorum, election)` to the addresses to
+/// dial ([`ZkEnsemble::start_routed`]).
+pub type PeerRoute<'a> =
+    dyn FnMut(usize, usize, SocketAddr, SocketAddr) -> io::Result<(SocketAddr, SocketAddr)> + 'a;
+
 /// How many servers a [`ZkEnsemble`] has.
 pub const ENSEMBLE_SIZE: usize = 3;
 
 impl ZkEnsemble {
     /// Starts three servers with empty data as one new ensemble and waits
-    /// until every one serves and exactly one leads.
+    /// until every one serves and exactly one leads; the members dial each
+    /// other directly.
     pub fn start() -> io::Result<ZkEnsemble> {
+        ZkEnsemble::start_routed(&mut |_, _, quorum, election| Ok((quorum, election)))
+    }
+
+    /// As [`start`](Self::start), but member `from` dials member `to` at
+    /// the addresses `route(from, to, quorum, election)` gives for `to`'s
+    /// own quorum and election ports (a proxy's, say), so that each
+    /// member's `zoo.cfg` names its peers where `route` says. A member
+    /// knows its peer by the id it sends, not by its address, so each can
+    /// be told different addresses. `route` is called again for each
+    /// attempt on fresh ports.
+    pub fn start_routed(route: &mut PeerRoute<'_>) -> io::Result<ZkEnsemble> {
         with_attempts(|| {
             let dir = fresh_dir("ensemble")?;
             let mut ensemble = ZkEnsemble {
@@ -489,18 +507,22 @@ impl ZkEnsemble {
                 std::fs::write(node.dir.join("data").join("myid"), format!("{}\n", i + 1))?;
                 ensemble.nodes.push(node);
             }
-            let servers: String = (ensemble.nodes.iter().enumerate())
-                .map(|(i, n)| {
+            let own: Vec<(SocketAddr, SocketAddr)> = (ensemble.nodes.iter())
+                .map(|n| {
                     let (quorum, election) = n.peer.as_ref().expect("ensemble nodes have peers");
-                    format!(
-                        "server.{}=127.0.0.1:{}:{}\n",
-                        i + 1,
-                        quorum.port(),
-                        election.port()
-                    )
+                    (quorum.addr(), election.addr())
                 })
                 .collect();
-            for node in &ensemble.nodes {
+            for (from, node) in ensemble.nodes.iter().enumerate() {
+                let mut servers = String::new();
+                for (to, &(quorum, election)) in own.iter().enumerate() {
+                    let (quorum, election) = if to == from {
+                        (quorum, election)
+                    } else {
+                        route(from, to, quorum, election)?
+                    };
+                    servers.push_str(&format!("server.{}={quorum}:{}\n", to + 1, election.port()));
+                }
                 node.write_config(&servers)?;
             }
             // All at once: none serves before a majority runs.

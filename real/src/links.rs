@@ -3,8 +3,10 @@
 //! overlapping faults end one at a time) become settings of those links.
 //!
 //! A link is named by the host that dials and the host it reaches: a
-//! client and a node (or the store), or a replica and the node it
-//! replicates from. A call between two hosts that have no link (two
+//! client and a node (or the store), a replica and the node it
+//! replicates from, or two members of an ensemble. A pair may have more
+//! than one link (a ZooKeeper member dials a peer's quorum port and its
+//! election port): a fault between them acts on every one. A call between two hosts that have no link (two
 //! clients, two independent masters) changes nothing: no traffic flows
 //! between them.
 
@@ -18,7 +20,7 @@ use std::time::Duration;
 /// Every link of a run.
 #[derive(Debug, Default)]
 pub struct LinkTable {
-    links: BTreeMap<(Host, Host), Link>,
+    links: BTreeMap<(Host, Host), Vec<Link>>,
 }
 
 impl LinkTable {
@@ -27,43 +29,46 @@ impl LinkTable {
         LinkTable::default()
     }
 
-    /// Adds the link from `dialer` to `target`.
+    /// Adds a link from `dialer` to `target` (beside any it has).
     pub fn insert(&mut self, dialer: Host, target: Host, link: Link) {
-        self.links.insert((dialer, target), link);
+        self.links.entry((dialer, target)).or_default().push(link);
     }
 
-    /// The address `dialer` connects to in order to reach `target`.
+    /// The address `dialer` connects to in order to reach `target` (its
+    /// first link's).
     pub fn addr(&self, dialer: Host, target: Host) -> Option<SocketAddr> {
-        self.links.get(&(dialer, target)).map(Link::addr)
+        (self.links.get(&(dialer, target)))
+            .and_then(|links| links.first())
+            .map(Link::addr)
     }
 
-    /// The link that carries messages from `from` to `to`, and in which
-    /// direction.
-    fn carrying(&self, from: Host, to: Host) -> Option<(&Link, Way)> {
-        if let Some(link) = self.links.get(&(from, to)) {
-            return Some((link, Way::Forward));
-        }
-        self.links.get(&(to, from)).map(|link| (link, Way::Back))
+    /// The links that carry messages from `from` to `to`, each with the
+    /// direction that does: the ones `from` dials forward, the ones `to`
+    /// dials back.
+    fn carrying(&self, from: Host, to: Host) -> Vec<(&Link, Way)> {
+        let forward =
+            (self.links.get(&(from, to)).into_iter().flatten()).map(|l| (l, Way::Forward));
+        let back = (self.links.get(&(to, from)).into_iter().flatten()).map(|l| (l, Way::Back));
+        forward.chain(back).collect()
     }
 
-    /// Both directions between two hosts, if they have a link.
+    /// Both directions between two hosts, on every link they have.
     fn both(&self, x: Host, y: Host) -> Vec<(&Link, Way)> {
-        [self.carrying(x, y), self.carrying(y, x)]
-            .into_iter()
-            .flatten()
-            .collect()
+        let mut both = self.carrying(x, y);
+        both.extend(self.carrying(y, x));
+        both
     }
 
     /// Cuts or heals the messages from `from` to `to`.
     pub fn set_cut(&self, from: Host, to: Host, cut: bool) {
-        if let Some((link, way)) = self.carrying(from, to) {
+        for (link, way) in self.carrying(from, to) {
             link.set_cut(way, cut);
         }
     }
 
     /// Holds, or lets go, the messages from `from` to `to`.
     pub fn set_held(&self, from: Host, to: Host, held: bool) {
-        if let Some((link, way)) = self.carrying(from, to) {
+        for (link, way) in self.carrying(from, to) {
             link.set_held(way, held);
         }
     }
@@ -77,7 +82,7 @@ impl LinkTable {
 
     /// Sets the latency of the messages from `from` to `to` only.
     pub fn set_latency_from(&self, from: Host, to: Host, latency: Duration) {
-        if let Some((link, way)) = self.carrying(from, to) {
+        for (link, way) in self.carrying(from, to) {
             link.set_latency(way, latency);
         }
     }

@@ -75,6 +75,8 @@ struct WayState {
 struct LinkShared {
     target: Mutex<SocketAddr>,
     state: watch::Sender<[WayState; 2]>,
+    /// Whether a wedged connection is closed when the cut heals.
+    close_wedged_on_heal: AtomicBool,
 }
 
 impl LinkShared {
@@ -139,6 +141,7 @@ impl Proxy {
         let shared = Arc::new(LinkShared {
             target: Mutex::new(target),
             state,
+            close_wedged_on_heal: AtomicBool::new(false),
         });
         let accepting = shared.clone();
         self.runtime().spawn(async move {
@@ -221,6 +224,20 @@ impl Link {
     pub fn is_cut(&self, way: Way) -> bool {
         self.shared.way(way).cut
     }
+
+    /// From now on, a connection wedged by a cut is closed at both ends
+    /// once neither direction is cut: for the links between two servers,
+    /// which keep a connection open for good and would otherwise wait on
+    /// a dead one for ever. On a real network the segments sent during
+    /// the cut are retransmitted after it, and the end that gave up on
+    /// the connection meanwhile answers them with a reset, so each end
+    /// learns the connection is gone and dials again. (A client's link
+    /// keeps the plain wedge: its client gives up and redials by itself.)
+    pub fn close_wedged_on_heal(&self) {
+        self.shared
+            .close_wedged_on_heal
+            .store(true, Ordering::SeqCst);
+    }
 }
 
 /// One accepted connection, forwarded until the dialing side closes it.
@@ -252,6 +269,24 @@ async fn serve(client: TcpStream, link: Arc<LinkShared>) {
         biased;
         _ = forward => {}
         _ = async { back.await; std::future::pending::<()>().await } => {}
+        _ = healed_after_wedge(&link, &wedged) => {}
+    }
+}
+
+/// Ends when the connection is wedged and no direction is cut any more,
+/// on a link that closes wedged connections on heal; never otherwise.
+async fn healed_after_wedge(link: &LinkShared, wedged: &AtomicBool) {
+    let mut state = link.state.subscribe();
+    loop {
+        if link.close_wedged_on_heal.load(Ordering::SeqCst)
+            && wedged.load(Ordering::SeqCst)
+            && !state.borrow_and_update().iter().any(|w| w.cut)
+        {
+            return;
+        }
+        if state.changed().await.is_err() {
+            std::future::pending::<()>().await;
+        }
     }
 }
 

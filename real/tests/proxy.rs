@@ -232,3 +232,29 @@ fn dropping_the_proxy_closes_every_port_it_listened_on() {
         assert!(TcpStream::connect(addr).is_err(), "{addr} still listens");
     }
 }
+
+#[test]
+fn a_link_between_servers_closes_its_wedged_connections_when_the_cut_heals() {
+    let mut rig = Rig::start("redis-0|redis-1");
+    rig.link.close_wedged_on_heal();
+    let mut untouched = Conn::open(rig.link.addr());
+    assert_eq!(rig.conn.round_trip("before").as_deref(), Some("before"));
+    assert_eq!(untouched.round_trip("idle").as_deref(), Some("idle"));
+
+    rig.link.set_cut(Way::Forward, true);
+    rig.conn.send("lost");
+    assert!(!rig.server.got("lost"));
+    rig.link.set_cut(Way::Forward, false);
+
+    // The wedged connection is closed: its reader sees the end at once.
+    let mut line = String::new();
+    let started = Instant::now();
+    let read = rig.conn.reader.read_line(&mut line);
+    assert!(
+        matches!(read, Ok(0)) || read.is_err(),
+        "the wedged connection is closed ({read:?}, {line:?})"
+    );
+    assert!(started.elapsed() < QUIET, "closed at the heal");
+    // A connection that sent nothing during the cut carries on.
+    assert_eq!(untouched.round_trip("still").as_deref(), Some("still"));
+}

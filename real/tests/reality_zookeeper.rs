@@ -3,7 +3,10 @@
 //! connection has given up leaves the recipe waiting behind its own node
 //! for real, while Curator's protected mode finds its node; and a holder
 //! paused past its session fools Curator's mutex for real while the
-//! fencing token refuses its write. A server's clock cannot be moved
+//! fencing token refuses its write; and on an ensemble of three, a
+//! follower cut off from its leader (through the proxy between members)
+//! goes on answering its client after the leader expired the client's
+//! session, which fools Curator's mutex for real. A server's clock cannot be moved
 //! honestly, so such a cell is refused with the reason. Needs ZooKeeper
 //! and redis-server (scripts/test installs them).
 
@@ -33,6 +36,15 @@ fn a_lost_create_reply_leaves_the_recipe_behind_its_orphan_for_real_and_not_cura
 fn a_holder_paused_past_its_session_fools_curator_for_real_and_the_fence_refuses_it() {
     assert_agrees("zk-holder-paused", "curator-mutex", Verdict::Violated);
     assert_agrees("zk-holder-paused", "zk-fenced", Verdict::Safe);
+}
+
+#[test]
+fn a_follower_that_lags_the_expiry_fools_curator_on_a_real_ensemble() {
+    assert_agrees(
+        "zk-follower-lags-expiry",
+        "curator-mutex",
+        Verdict::Violated,
+    );
 }
 
 #[test]

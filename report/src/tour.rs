@@ -176,11 +176,13 @@ pub const ETCD_HEADING: &str = "━━ etcd ━━\n\
 pub const ZOOKEEPER_HEADING: &str = "━━ ZooKeeper ━━\n\
      The lock service built for the job: a session kept alive by the client's pings, \
      ephemeral nodes that go with it, sequential nodes that line the waiters up, and a \
-     watch on the node just ahead (scenarios/zookeeper/). What that fixes, and what it \
-     does not: a session is a lease, so it still ends under a holder that is paused or \
-     cut off; a create whose reply was lost leaves the recipe waiting behind its own \
-     node; and only a client that watches its connection state stops writing when it \
-     may have lost the lock.\n";
+     watch on the node just ahead (scenarios/zookeeper/), on an ensemble that survives \
+     its leader's crash. What that fixes, and what it does not: a session is a lease, \
+     so it still ends under a holder that is paused or cut off; a create whose reply \
+     was lost leaves the recipe waiting behind its own node; only a client that \
+     watches its connection state stops writing when it may have lost the lock; and \
+     even that client is fooled when its own server, cut off from the leader, goes on \
+     answering it after the leader ended its session.\n";
 
 /// Renders one library's chapter: what it does, then one line per
 /// scenario: the verdict and its reason (the finding, or how it got

@@ -192,3 +192,100 @@ fn a_paused_holder_fools_every_zookeeper_mutex_and_the_fence_refuses_its_write()
         Some(0)
     );
 }
+
+/// The servers that recorded a change to a lock node, in order, from `from_us` on.
+fn servers_recording_after(judged: &Judged, from_us: u64) -> Vec<model::host::Host> {
+    (judged.history.events().iter())
+        .filter(|e| e.at_us >= from_us)
+        .filter_map(|e| match &e.kind {
+            EventKind::Server { node, key, .. } if key.contains('/') => Some(*node),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether client 0's check before its write completed with `outcome`.
+fn holder_check_was(judged: &Judged, outcome: Outcome) -> bool {
+    (judged.history.events().iter()).any(|e| {
+        matches!(
+            &e.kind,
+            EventKind::Complete { client: 0, op: Op::Check, outcome: o, .. } if *o == outcome
+        )
+    })
+}
+
+#[test]
+fn a_leaders_crash_hands_the_ensemble_to_a_new_leader_and_no_session_expires() {
+    for rung in ["zk-recipe", "curator-mutex"] {
+        let judged = judge("zk-leader-crash", rung, 1);
+        assert_eq!(judged.verdict, Verdict::Safe, "{rung}");
+        let expired = (judged.history.events().iter()).any(|e| {
+            matches!(
+                &e.kind,
+                EventKind::Server {
+                    what: KeyChange::Expired,
+                    ..
+                }
+            )
+        });
+        assert!(!expired, "{rung}: no session outlived its timeout");
+        // The crash is at 1 s: every change after it is a survivor's.
+        let after = servers_recording_after(&judged, 1_000_000);
+        assert!(
+            !after.is_empty(),
+            "{rung}: the holder's release is recorded"
+        );
+        assert!(
+            after.iter().all(|h| *h != model::host::Host::Node(2)),
+            "{rung}: {after:?}"
+        );
+    }
+}
+
+#[test]
+fn a_follower_cut_off_with_its_holder_serves_it_after_the_leader_expired_its_session() {
+    let curator = judge("zk-follower-lags-expiry", "curator-mutex", 1);
+    assert_eq!(curator.verdict, Verdict::Violated);
+    assert!(matches!(
+        curator.results.resource,
+        Some(Check::Invalid { .. })
+    ));
+    // The leader expired the holder's node before the holder wrote...
+    let events = curator.history.events();
+    let expired_at = (events.iter())
+        .find(|e| {
+            matches!(
+                &e.kind,
+                EventKind::Server {
+                    what: KeyChange::Expired,
+                    ..
+                }
+            )
+        })
+        .map(|e| e.at_us)
+        .expect("the holder's node expires on the leader");
+    let wrote_at = (events.iter())
+        .find(|e| {
+            matches!(
+                &e.kind,
+                EventKind::Complete {
+                    client: 0,
+                    op: Op::Write,
+                    outcome: Outcome::Ok,
+                    ..
+                }
+            )
+        })
+        .map(|e| e.at_us)
+        .expect("the holder writes");
+    assert!(
+        expired_at < wrote_at,
+        "expired {expired_at}, wrote {wrote_at}"
+    );
+    // ...yet its own follower still answered it: Curator saw it Connected.
+    assert!(holder_check_was(&curator, Outcome::Ok));
+    assert!(!holder_check_was(&curator, Outcome::Fail));
+
+    let fenced = judge("zk-follower-lags-expiry", "zk-fenced", 1);
+    assert_eq!(fenced.verdict, Verdict::Safe);
+}

@@ -3,6 +3,16 @@
 //! rungs.
 //!
 //! - `standalone`: one server.
+//! - `cluster`: an ensemble of three servers (or `members`) that run ZAB
+//!   among themselves over turmoil's network (`simzk::member`): a write
+//!   commits on a majority, a member cut off from the majority stops
+//!   serving and drops its clients, and the others elect a leader among
+//!   themselves. As in ZooKeeper's election, the highest server id wins
+//!   when the logs are level, so the last node (`redis-2`) leads at the
+//!   start. Sessions expire on the leader's clock; a new leader gives
+//!   every session its whole timeout again. Each client starts at server
+//!   `client mod members` and moves along the list when its connection
+//!   is lost, as a connect string is walked.
 //!
 //! The server's tree and sessions live outside its host, as ZooKeeper's
 //! do on disk (it syncs its log before it answers), so a crash loses
@@ -11,7 +21,7 @@
 //! timers. Sessions expire on the server's monotonic clock, so a jump or
 //! a drift of its wall clock changes nothing but the `ctime` and `mtime`
 //! it writes. Every change to a node under the lock's node goes into the
-//! history once, as ground truth: a lock node's creation as `set` (its
+//! history once, from the first server that applies it, as ground truth: a lock node's creation as `set` (its
 //! value the session that owns it), its deletion as `deleted`, or as
 //! `expired` when the session's expiry deleted it.
 
@@ -23,11 +33,12 @@ use model::fault::CrashKind;
 use model::history::KeyChange;
 use model::host::Host;
 use model::scenario::{Topology, TopologyKind};
-use simzk::{Change, ChangeKind, Config, Server};
+use simzk::{Change, ChangeKind, Config, Place, Server};
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-/// ZooKeeper: one standalone server.
+/// ZooKeeper: one standalone server, or an ensemble whose members elect
+/// their leader (`cluster`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ZooKeeperService;
 
@@ -37,7 +48,7 @@ impl LockService for ZooKeeperService {
     }
 
     fn kinds(&self) -> &'static [TopologyKind] {
-        &[TopologyKind::Standalone]
+        &[TopologyKind::Standalone, TopologyKind::Cluster]
     }
 
     fn node_hosts(&self, topology: &Topology) -> Vec<Host> {
@@ -57,24 +68,40 @@ impl LockService for ZooKeeperService {
         Vec::new()
     }
 
-    fn nodes_talk(&self, _topology: &Topology) -> bool {
-        false
+    fn nodes_talk(&self, topology: &Topology) -> bool {
+        topology.kind == TopologyKind::Cluster
     }
 
     fn start_sim(
         &self,
-        _seed: u64,
+        seed: u64,
         topology: &Topology,
         machines: &Machines,
         ground_truth: GroundTruth,
     ) -> (Box<dyn SimDeployment>, Vec<(Host, Software)>) {
+        let hosts = self.node_hosts(topology);
+        let machine_names: Vec<String> = hosts.iter().map(|&h| machines.address(h).0).collect();
+        let names: Vec<&str> = machine_names.iter().map(String::as_str).collect();
+        let first_seen = Arc::new(Mutex::new(FirstSeen::default()));
         let mut servers = BTreeMap::new();
         let mut software: Vec<(Host, Software)> = Vec::new();
-        for host in self.node_hosts(topology) {
-            let server = Server::new(Config::new(Arc::new(wall_clock_ms)));
+        for (i, &host) in hosts.iter().enumerate() {
+            let config = Config::new(Arc::new(wall_clock_ms));
+            let server = match topology.kind {
+                TopologyKind::Cluster => {
+                    Server::member(config, Place::of(i as u64 + 1, &names, seed))
+                }
+                _ => Server::new(config),
+            };
             let feed = ground_truth.clone();
+            let seen = first_seen.clone();
             server.observe(Arc::new(move |change: &Change| {
-                record_ground_truth(&feed, host, change);
+                let first = (seen.lock())
+                    .unwrap_or_else(|p| p.into_inner())
+                    .first(host, change.zxid);
+                if first {
+                    record_ground_truth(&feed, host, change);
+                }
             }));
             let port = machines.address(host).1;
             let serving = server.clone();
@@ -92,6 +119,29 @@ impl LockService for ZooKeeperService {
 fn wall_clock_ms() -> i64 {
     let elapsed = turmoil::sim_elapsed().unwrap_or_default().as_millis() as u64;
     (EPOCH_MS + elapsed) as i64
+}
+
+/// Which server applied each zxid first: every member of an ensemble
+/// applies every transaction, and the history records each once, from
+/// the first.
+#[derive(Debug, Default)]
+struct FirstSeen {
+    zxid: i64,
+    by: Option<Host>,
+}
+
+impl FirstSeen {
+    /// Whether `host` applying `zxid` is its first application (or
+    /// another change of a transaction `host` applied first, as a
+    /// `multi`'s changes share their zxid).
+    fn first(&mut self, host: Host, zxid: i64) -> bool {
+        if zxid > self.zxid {
+            self.zxid = zxid;
+            self.by = Some(host);
+            return true;
+        }
+        zxid == self.zxid && self.by == Some(host)
+    }
 }
 
 /// The running servers of one run, by host.
@@ -116,7 +166,9 @@ impl SimDeployment for ZooKeeperServers {
     /// nothing.
     fn prepare_crash(&self, _host: Host, _how: CrashKind) {}
 
-    /// A standalone server has no one to hand over to.
+    /// ZooKeeper has no command to hand leadership over: a standalone
+    /// server has no one to hand over to, and an ensemble's leader is
+    /// whom its election chose.
     fn promote(&self, _host: Host) {}
 }
 
