@@ -14,6 +14,7 @@ use std::net::SocketAddr;
 use bytes::{BufMut, BytesMut};
 use futures::{SinkExt, StreamExt};
 use pgwire::api::{ClientInfo, DefaultClient, PgWireConnectionState};
+use pgwire::error::PgWireError;
 use pgwire::messages::data::{DataRow, FieldDescription, RowDescription};
 use pgwire::messages::response::{
     CommandComplete, EmptyQueryResponse, ErrorResponse, GssEncResponse, NoticeResponse,
@@ -23,14 +24,65 @@ use pgwire::messages::startup::{Authentication, BackendKeyData, ParameterStatus,
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage, SslNegotiationMetaMessage};
 use pgwire::tokio::server::PgWireMessageServerCodec;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio_util::codec::Framed;
+use tokio_util::codec::{Decoder, Encoder, Framed};
 
 use crate::core::{Pid, Server};
 use crate::error::PgError;
 use crate::exec::{Output, Step, execute, txn_status};
 use crate::sql::parse;
 
-type Conn<S> = Framed<S, PgWireMessageServerCodec<String>>;
+type Conn<S> = Framed<S, Codec>;
+
+/// The longest message taken (PostgreSQL's own bound is 1 GB).
+const MAX_MESSAGE_BYTES: usize = 64 << 20;
+
+/// pgwire's codec behind a check of each message's length header, so a
+/// length that cannot be (under the header's own four bytes, or huge) ends
+/// the connection as PostgreSQL ends it, before pgwire sees it.
+struct Codec(PgWireMessageServerCodec<String>);
+
+impl Codec {
+    fn set_state(&mut self, state: PgWireConnectionState) {
+        self.0.client_info.set_state(state);
+    }
+}
+
+impl Decoder for Codec {
+    type Item = PgWireFrontendMessage;
+    type Error = PgWireError;
+
+    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Self::Item>, Self::Error> {
+        // Startup packets have no type byte; every later message has one.
+        let (at, min) = match self.0.client_info.state() {
+            PgWireConnectionState::AwaitingSslRequest | PgWireConnectionState::AwaitingStartup => {
+                (0, 8)
+            }
+            _ => (1, 4),
+        };
+        if let Some(header) = src.get(at..at + 4) {
+            let len = u32::from_be_bytes([header[0], header[1], header[2], header[3]]) as usize;
+            if !(min..=MAX_MESSAGE_BYTES).contains(&len) {
+                return Err(PgWireError::IoError(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "invalid message length",
+                )));
+            }
+        }
+        self.0.decode(src)
+    }
+}
+
+impl Encoder<PgWireBackendMessage> for Codec {
+    type Error = std::io::Error;
+
+    fn encode(
+        &mut self,
+        item: PgWireBackendMessage,
+        dst: &mut BytesMut,
+    ) -> Result<(), Self::Error> {
+        self.0.encode(item, dst)
+    }
+}
 
 /// Ends the session however the connection ends, a host crash (the task
 /// dropped) included.
@@ -52,7 +104,9 @@ where
 {
     let mut conn: Conn<S> = Framed::new(
         stream,
-        PgWireMessageServerCodec::new(DefaultClient::new(peer, false)),
+        Codec(PgWireMessageServerCodec::new(DefaultClient::new(
+            peer, false,
+        ))),
     );
     let Some(pid) = startup(&server, &mut conn).await else {
         return;
@@ -99,7 +153,8 @@ async fn startup<S>(server: &Server, conn: &mut Conn<S>) -> Option<Pid>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + Sync + 'static,
 {
-    conn.set_state(PgWireConnectionState::AwaitingSslRequest);
+    conn.codec_mut()
+        .set_state(PgWireConnectionState::AwaitingSslRequest);
     let params = loop {
         match conn.next().await? {
             Ok(PgWireFrontendMessage::SslNegotiation(SslNegotiationMetaMessage::PostgresSsl(
@@ -108,7 +163,8 @@ where
                 conn.send(PgWireBackendMessage::SslResponse(SslResponse::Refuse))
                     .await
                     .ok()?;
-                conn.set_state(PgWireConnectionState::AwaitingStartup);
+                conn.codec_mut()
+                    .set_state(PgWireConnectionState::AwaitingStartup);
             }
             Ok(PgWireFrontendMessage::SslNegotiation(SslNegotiationMetaMessage::PostgresGss(
                 _,
@@ -163,7 +219,8 @@ where
         conn.feed(m).await.ok()?;
     }
     conn.flush().await.ok()?;
-    conn.set_state(PgWireConnectionState::ReadyForQuery);
+    conn.codec_mut()
+        .set_state(PgWireConnectionState::ReadyForQuery);
     std::mem::forget(guard);
     Some(pid)
 }
@@ -202,9 +259,14 @@ where
             tokio::pin!(changed);
             changed.as_mut().enable();
             let step = execute(&mut server.lock(), pid, statement);
-            server.changed.notify_waiters();
             match step {
-                Step::Done(reply) => break reply,
+                Step::Done(reply) => {
+                    // Only a statement that ran can have freed something;
+                    // waking others on a blocked one would have blocked
+                    // statements wake each other for ever.
+                    server.changed.notify_waiters();
+                    break reply;
+                }
                 Step::Blocked => changed.await,
             }
         };
