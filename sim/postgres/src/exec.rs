@@ -278,7 +278,7 @@ fn run(
                     }
                     SelectItem::Expr(e, alias) => {
                         let name = alias.clone().unwrap_or_else(|| match e {
-                            Expr::Column(c) => c.clone(),
+                            Expr::Column(c, _) => c.clone(),
                             Expr::Call { name, .. } => name.clone(),
                             _ => "?column?".into(),
                         });
@@ -577,11 +577,11 @@ fn infer_type(expr: &Expr, columns: &[ColumnDef]) -> Result<ColumnType, PgError>
         Expr::Literal(Value::Int(_)) => ColumnType::Int8,
         Expr::Literal(Value::Bool(_)) => ColumnType::Bool,
         Expr::Literal(_) | Expr::Interval(_) => ColumnType::Text,
-        Expr::Column(c) => {
+        Expr::Column(c, at) => {
             columns
                 .iter()
                 .find(|d| d.name == *c)
-                .ok_or_else(|| no_such_column(c))?
+                .ok_or_else(|| no_such_column(c).at(*at))?
                 .column_type
         }
         Expr::Call { name, .. } => match name.as_str() {
@@ -620,11 +620,11 @@ fn eval(env: &mut Env, expr: &Expr, columns: &[ColumnDef], row: &[Value]) -> Res
     Ok(match expr {
         Expr::Literal(v) => v.clone(),
         Expr::Interval(us) => Value::Int(*us),
-        Expr::Column(c) => {
+        Expr::Column(c, at) => {
             let i = columns
                 .iter()
                 .position(|d| d.name == *c)
-                .ok_or_else(|| no_such_column(c))?;
+                .ok_or_else(|| no_such_column(c).at(*at))?;
             row[i].clone()
         }
         Expr::Not(e) => match eval(env, e, columns, row)? {

@@ -36,8 +36,8 @@ struct Token {
 pub enum Expr {
     /// A constant.
     Literal(Value),
-    /// A column of the row being read.
-    Column(String),
+    /// A column of the row being read, and the offset of its name.
+    Column(String, usize),
     /// `name(args)`, with the offset of the name for errors.
     Call {
         /// The function's name, lower-cased.
@@ -832,7 +832,7 @@ impl Parser {
                     }
                     Ok(Expr::Call { name, args, at })
                 } else {
-                    Ok(Expr::Column(name))
+                    Ok(Expr::Column(name, at))
                 }
             }
             _ => Err(self.syntax_error()),
