@@ -122,12 +122,25 @@ pub(crate) fn execute(state: &mut State, pid: Pid, statement: &Statement) -> Ste
                     s.txn = Some(new_txn(started_us));
                 }
             }
+            // A statement blocked halfway (the second row of an INSERT)
+            // must leave no trace: it runs again from the start.
+            let saved_locks = state.row_locks.clone();
+            let saved_writes = state
+                .sessions
+                .get(&pid)
+                .and_then(|s| s.txn.as_ref())
+                .map(|t| t.writes.clone());
             let result = run(state, pid, statement, &mut notices);
             match result {
                 Err(Fail::Blocked) => {
-                    if implicit && let Some(s) = state.sessions.get_mut(&pid) {
-                        // Nothing was done: no transaction to end.
-                        s.txn = None;
+                    state.row_locks = saved_locks;
+                    if let Some(s) = state.sessions.get_mut(&pid) {
+                        if implicit {
+                            // No transaction to end: it did nothing.
+                            s.txn = None;
+                        } else if let (Some(t), Some(w)) = (s.txn.as_mut(), saved_writes) {
+                            t.writes = w;
+                        }
                     }
                     return Step::Blocked;
                 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{Answer, Pg, server};
-use simpg::{AdvisoryKey, Change, ReleaseReason, serve_sim};
+use simpg::{AdvisoryKey, Change, ReleaseReason, RowChange, serve_sim};
 use turmoil::net::TcpStream;
 
 const PORT: u16 = 5432;
@@ -357,4 +357,98 @@ fn a_run_with_the_same_seed_gives_the_same_transcript() {
     let first = transcript();
     assert_eq!(first.len(), 18);
     assert_eq!(first, transcript());
+}
+
+#[test]
+fn observers_see_a_row_write_only_when_its_transaction_commits() {
+    let (mut sim, server) = sim_with_server();
+    let changes = Arc::new(Mutex::new(Vec::new()));
+    let seen = changes.clone();
+    server.observe(Arc::new(move |c: &Change| {
+        if let Change::RowCommitted { kind, key, .. } = c {
+            seen.lock().unwrap().push((*kind, key.clone()));
+        }
+    }));
+    let during = changes.clone();
+    sim.client("c", async move {
+        let mut a = session().await?;
+        a.query(CREATE).await?;
+        a.query("BEGIN").await?;
+        a.query("INSERT INTO locks (name, owner) VALUES ('a', 'w1')")
+            .await?;
+        a.query("UPDATE locks SET owner = 'w2' WHERE name = 'a'")
+            .await?;
+        assert!(
+            during.lock().unwrap().is_empty(),
+            "nothing is committed yet"
+        );
+        a.query("COMMIT").await?;
+        a.query("DELETE FROM locks WHERE owner = 'w2'").await?;
+        Ok(())
+    });
+    sim.run().unwrap();
+    let key = Some(simpg::Value::Text("a".into()));
+    assert_eq!(
+        *changes.lock().unwrap(),
+        [(RowChange::Insert, key.clone()), (RowChange::Delete, key)]
+    );
+}
+
+#[test]
+fn odd_statements_get_postgresqls_errors_and_the_session_goes_on() {
+    let (mut sim, _) = sim_with_server();
+    sim.client("c", async {
+        let mut a = session().await?;
+        for (sql, code) in [
+            ("SELEC 1", "42601"),
+            ("SELECT 'unterminated", "42601"),
+            ("SELECT (1", "42601"),
+            ("SELECT * FROM", "42601"),
+            ("SELECT ~", "42601"),
+            ("SELECT 99999999999999999999", "0A000"),
+            ("SELECT 'x' + 1", "22P02"),
+            ("SELECT nosuch()", "42883"),
+            ("SELECT * FROM nope", "42P01"),
+            ("SELECT pg_advisory_lock_shared(1)", "0A000"),
+            ("SHOW server_version", "0A000"),
+            ("CREATE INDEX i ON t (c)", "0A000"),
+            ("INSERT INTO", "42601"),
+            ("UPDATE x SET", "42601"),
+            ("SELECT interval 'soon'", "22007"),
+            ("SELECT 9223372036854775807 + 1", "22003"),
+        ] {
+            let answer = a.query(sql).await?;
+            assert_eq!(answer.code(), Some(code), "{sql}");
+        }
+        let empty = a.query(" ; ").await?;
+        assert_eq!((empty.error, empty.status), (None, 'I'));
+        assert_eq!(a.query("SELECT 1").await?.value(), Some("1"));
+        Ok(())
+    });
+    sim.run().unwrap();
+}
+
+#[test]
+fn a_multi_row_insert_that_waits_on_its_second_row_inserts_both_once_the_other_transaction_rolls_back()
+ {
+    let (mut sim, _) = sim_with_server();
+    sim.client("c", async {
+        let mut a = session().await?;
+        let mut b = session().await?;
+        a.query(CREATE).await?;
+        a.query("BEGIN").await?;
+        a.query("INSERT INTO locks (name, owner) VALUES ('y', 'a')")
+            .await?;
+        b.query("BEGIN").await?;
+        b.send("INSERT INTO locks (name, owner) VALUES ('x', 'b'), ('y', 'b')")
+            .await?;
+        assert!(still_waiting(&mut b).await);
+        a.query("ROLLBACK").await?;
+        assert_eq!(b.recv().await?.tags, ["INSERT 0 2"]);
+        b.query("COMMIT").await?;
+        let rows = a.query("SELECT name, owner FROM locks").await?;
+        assert_eq!(rows.tags, ["SELECT 2"]);
+        Ok(())
+    });
+    sim.run().unwrap();
 }
