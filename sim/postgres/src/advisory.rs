@@ -165,6 +165,38 @@ impl AdvisoryLocks {
         Released { freed: true, next }
     }
 
+    /// Who holds `key`.
+    pub(crate) fn holder(&self, key: AdvisoryKey) -> Option<Pid> {
+        self.held.get(&key).map(|h| h.pid)
+    }
+
+    /// The key `pid` waits for, if any.
+    pub(crate) fn waiting_for(&self, pid: Pid) -> Option<AdvisoryKey> {
+        self.waiting
+            .iter()
+            .find(|(_, q)| q.iter().any(|(p, _)| *p == pid))
+            .map(|(k, _)| *k)
+    }
+
+    /// The backend to abort if `pid`, now queued for `key`, closed a
+    /// cycle of waits: the one whose lock it waits for, which has waited
+    /// longer (PostgreSQL's deadlock check runs in the backend that has
+    /// waited `deadlock_timeout` first).
+    pub(crate) fn deadlock_victim(&self, key: AdvisoryKey, pid: Pid) -> Option<Pid> {
+        let first = self.holder(key)?;
+        let mut p = first;
+        // Every backend in the cycle waits for one key: at most one step
+        // per queued backend.
+        for _ in 0..=self.waiting.values().map(VecDeque::len).sum::<usize>() {
+            let next = self.holder(self.waiting_for(p)?)?;
+            if next == pid {
+                return Some(first);
+            }
+            p = next;
+        }
+        None
+    }
+
     /// Every key and its holder, in key order.
     pub(crate) fn held(&self) -> Vec<(AdvisoryKey, Pid)> {
         self.held.iter().map(|(k, h)| (*k, h.pid)).collect()

@@ -258,7 +258,14 @@ where
             let changed = server.changed.notified();
             tokio::pin!(changed);
             changed.as_mut().enable();
-            let step = execute(&mut server.lock(), pid, statement);
+            let (step, wake) = {
+                let mut state = server.lock();
+                let step = execute(&mut state, pid, statement);
+                (step, std::mem::take(&mut state.wake))
+            };
+            if wake {
+                server.changed.notify_waiters();
+            }
             match step {
                 Step::Done(reply) => {
                     // Only a statement that ran can have freed something;

@@ -67,6 +67,8 @@ pub(crate) struct Session {
     /// Advisory keys handed to this session while it waited in their
     /// queue: its waiting statement finds them here and completes.
     pub(crate) handed: BTreeSet<AdvisoryKey>,
+    /// Its wait closed a cycle: the waiting statement fails with 40P01.
+    pub(crate) deadlocked: bool,
 }
 
 type Observer = Arc<dyn Fn(&Change) + Send + Sync>;
@@ -82,6 +84,9 @@ pub(crate) struct State {
     pub(crate) sessions: BTreeMap<Pid, Session>,
     next_pid: Pid,
     observers: Vec<Observer>,
+    /// A blocked statement changed another's fate (a deadlock victim):
+    /// the waiters must look again.
+    pub(crate) wake: bool,
 }
 
 /// The server: its tables, locks and sessions. Clone = same server.
@@ -118,6 +123,7 @@ impl Server {
                 sessions: BTreeMap::new(),
                 next_pid: FIRST_PID,
                 observers: Vec::new(),
+                wake: false,
             })),
         }
     }

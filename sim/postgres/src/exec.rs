@@ -864,6 +864,17 @@ fn call(
             if handed {
                 return Ok(Value::Void);
             }
+            let deadlocked = env
+                .state
+                .sessions
+                .get_mut(&pid)
+                .is_some_and(|s| std::mem::take(&mut s.deadlocked));
+            if deadlocked {
+                env.state.advisory.forget_waiter(pid);
+                return Err(PgError::new("40P01", "deadlock detected".into())
+                    .hint("See server log for query details.")
+                    .into());
+            }
             if env.state.advisory.is_waiting(key, pid) {
                 return Err(Fail::Blocked);
             }
@@ -871,6 +882,12 @@ fn call(
                 return Ok(Value::Void);
             }
             env.state.advisory.enqueue(key, pid, scope);
+            if let Some(victim) = env.state.advisory.deadlock_victim(key, pid)
+                && let Some(s) = env.state.sessions.get_mut(&victim)
+            {
+                s.deadlocked = true;
+                env.state.wake = true;
+            }
             Err(Fail::Blocked)
         }
     }

@@ -46,9 +46,12 @@
 //! subqueries, savepoints, shared advisory locks, the extended query
 //! protocol (refused with 0A000: drivers must use simple queries),
 //! authentication other than trust, TLS, cancel requests,
-//! `statement_timeout` and `lock_timeout`, and deadlock detection (two
-//! sessions waiting on each other wait for ever). Tables are created and
-//! dropped at once, outside transactions.
+//! `statement_timeout` and `lock_timeout`, and deadlock detection among
+//! row locks (sessions waiting on each other's rows wait for ever; a
+//! cycle of advisory lock waits fails the longest waiter with 40P01, at
+//! once rather than after `deadlock_timeout`). Tables are created and
+//! dropped at once, outside transactions; rows come back in insertion
+//! order.
 //!
 //! # Determinism
 //!

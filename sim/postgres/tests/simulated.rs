@@ -452,3 +452,23 @@ fn a_multi_row_insert_that_waits_on_its_second_row_inserts_both_once_the_other_t
     });
     sim.run().unwrap();
 }
+
+#[test]
+fn two_sessions_waiting_on_each_others_advisory_locks_fail_the_first_waiter_with_40p01() {
+    let (mut sim, _) = sim_with_server();
+    sim.client("c", async {
+        let mut a = session().await?;
+        let mut b = session().await?;
+        a.query("SELECT pg_advisory_lock(1)").await?;
+        b.query("SELECT pg_advisory_lock(2)").await?;
+        a.send("SELECT pg_advisory_lock(2)").await?;
+        assert!(still_waiting(&mut a).await);
+        b.send("SELECT pg_advisory_lock(1)").await?;
+        assert_eq!(a.recv().await?.code(), Some("40P01"));
+        assert!(still_waiting(&mut b).await, "a still holds key 1");
+        a.query("SELECT pg_advisory_unlock(1)").await?;
+        assert_eq!(b.recv().await?.value(), Some(""));
+        Ok(())
+    });
+    sim.run().unwrap();
+}
