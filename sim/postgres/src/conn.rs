@@ -287,7 +287,7 @@ where
             Ok(Output::Tag(tag)) => {
                 conn.feed(complete(tag)).await?;
             }
-            Ok(Output::Rows { columns, rows }) => {
+            Ok(Output::Rows { columns, rows, tag }) => {
                 let fields = columns
                     .iter()
                     .map(|(name, t)| {
@@ -298,7 +298,6 @@ where
                     fields,
                 )))
                 .await?;
-                let n = rows.len();
                 for row in rows {
                     let mut data = BytesMut::new();
                     for v in &row {
@@ -316,7 +315,7 @@ where
                     )))
                     .await?;
                 }
-                conn.feed(complete(format!("SELECT {n}"))).await?;
+                conn.feed(complete(tag)).await?;
             }
             Err(e) => {
                 conn.feed(error_message("ERROR", &e, text)).await?;

@@ -36,12 +36,14 @@ pub(crate) struct Reply {
 pub(crate) enum Output {
     /// A command tag only (`INSERT 0 1`, `BEGIN`).
     Tag(String),
-    /// Rows, tagged `SELECT n`.
+    /// Rows: a SELECT's, or what RETURNING asked of the rows written.
     Rows {
         /// Names and types.
         columns: Vec<(String, ColumnType)>,
         /// The rows.
         rows: Vec<Vec<Value>>,
+        /// `SELECT n`, `INSERT 0 n` and so on.
+        tag: String,
     },
 }
 
@@ -276,41 +278,14 @@ fn run(
                     PgError::new("0A000", "WHERE without FROM is not supported".into()).into(),
                 );
             }
-            let mut columns = Vec::new();
-            for item in items {
-                match item {
-                    SelectItem::Star => {
-                        if from.is_none() {
-                            return Err(PgError::new(
-                                "42601",
-                                "SELECT * with no tables specified is not valid".into(),
-                            )
-                            .into());
-                        }
-                        columns.extend(columns_def.iter().map(|c| (c.name.clone(), c.column_type)));
-                    }
-                    SelectItem::Expr(e, alias) => {
-                        let name = alias.clone().unwrap_or_else(|| match e {
-                            Expr::Column(c, _) => c.clone(),
-                            Expr::Call { name, .. } => name.clone(),
-                            _ => "?column?".into(),
-                        });
-                        columns.push((name, infer_type(e, &columns_def)?));
-                    }
-                }
-            }
-            let mut out = Vec::new();
-            for (_, row) in &rows {
-                let mut values = Vec::new();
-                for item in items {
-                    match item {
-                        SelectItem::Star => values.extend(row.iter().cloned()),
-                        SelectItem::Expr(e, _) => values.push(eval(env, e, &columns_def, row)?),
-                    }
-                }
-                out.push(values);
-            }
-            Ok(Output::Rows { columns, rows: out })
+            let rows: Vec<Vec<Value>> = rows.into_iter().map(|(_, r)| r).collect();
+            let (columns, out) = project(env, items, &columns_def, &rows)?;
+            let tag = format!("SELECT {}", out.len());
+            Ok(Output::Rows {
+                columns,
+                rows: out,
+                tag,
+            })
         }
         Statement::CreateTable {
             name,
@@ -364,6 +339,7 @@ fn run(
             columns,
             rows,
             on_conflict_do_nothing,
+            returning,
         } => {
             let table = env.table(name, *at)?;
             let targets: Vec<usize> = if columns.is_empty() {
@@ -381,7 +357,7 @@ fn run(
                     })
                     .collect::<Result<_, _>>()?
             };
-            let mut inserted = 0;
+            let mut inserted = Vec::new();
             for row in rows {
                 if row.len() > targets.len() {
                     return Err(PgError::new(
@@ -403,15 +379,22 @@ fn run(
                 }
                 env.state.next_row += 1;
                 env.lock_rows(name, &[id])?;
-                record(&mut env.txn().writes, name, id, Write::Insert(values));
-                inserted += 1;
+                record(
+                    &mut env.txn().writes,
+                    name,
+                    id,
+                    Write::Insert(values.clone()),
+                );
+                inserted.push(values);
             }
-            Ok(Output::Tag(format!("INSERT 0 {inserted}")))
+            let tag = format!("INSERT 0 {}", inserted.len());
+            answer(env, returning, &table.columns, &inserted, tag)
         }
         Statement::Update {
             table: (name, at),
             sets,
             filter,
+            returning,
         } => {
             let table = env.table(name, *at)?;
             let targets: Vec<(usize, &Expr)> = sets
@@ -437,15 +420,23 @@ fn run(
                 check_unique(env, name, &table, *id, &values)?;
                 updated.push((*id, values));
             }
-            let n = updated.len();
+            let tag = format!("UPDATE {}", updated.len());
+            let mut written = Vec::new();
             for (id, values) in updated {
-                record(&mut env.txn().writes, name, id, Write::Update(values));
+                record(
+                    &mut env.txn().writes,
+                    name,
+                    id,
+                    Write::Update(values.clone()),
+                );
+                written.push(values);
             }
-            Ok(Output::Tag(format!("UPDATE {n}")))
+            answer(env, returning, &table.columns, &written, tag)
         }
         Statement::Delete {
             table: (name, at),
             filter,
+            returning,
         } => {
             let table = env.table(name, *at)?;
             let rows = env.matching(name, &table, filter)?;
@@ -454,7 +445,9 @@ fn run(
             for id in &ids {
                 record(&mut env.txn().writes, name, *id, Write::Delete);
             }
-            Ok(Output::Tag(format!("DELETE {}", ids.len())))
+            let old: Vec<Vec<Value>> = rows.into_iter().map(|(_, r)| r).collect();
+            let tag = format!("DELETE {}", old.len());
+            answer(env, returning, &table.columns, &old, tag)
         }
         Statement::Unsupported(what) => Err(PgError::new(
             "0A000",
@@ -465,6 +458,67 @@ fn run(
             unreachable!("transaction control is handled by execute")
         }
     }
+}
+
+/// A write's answer: its tag alone, or with the rows RETURNING asks for.
+fn answer(
+    env: &mut Env,
+    returning: &[SelectItem],
+    columns_def: &[ColumnDef],
+    rows: &[Vec<Value>],
+    tag: String,
+) -> Result<Output, Fail> {
+    if returning.is_empty() {
+        return Ok(Output::Tag(tag));
+    }
+    let (columns, rows) = project(env, returning, columns_def, rows)?;
+    Ok(Output::Rows { columns, rows, tag })
+}
+
+/// The columns and values `items` make of `rows` (of a table with
+/// `columns_def`, or none).
+#[allow(clippy::type_complexity)]
+fn project(
+    env: &mut Env,
+    items: &[SelectItem],
+    columns_def: &[ColumnDef],
+    rows: &[Vec<Value>],
+) -> Result<(Vec<(String, ColumnType)>, Vec<Vec<Value>>), Fail> {
+    let mut columns = Vec::new();
+    for item in items {
+        match item {
+            SelectItem::Star => {
+                if columns_def.is_empty() {
+                    return Err(PgError::new(
+                        "42601",
+                        "SELECT * with no tables specified is not valid".into(),
+                    )
+                    .into());
+                }
+                columns.extend(columns_def.iter().map(|c| (c.name.clone(), c.column_type)));
+            }
+            SelectItem::Expr(e, alias) => {
+                let name = alias.clone().unwrap_or_else(|| match e {
+                    Expr::Column(c, _) => c.clone(),
+                    Expr::Call { name, .. } => name.clone(),
+                    _ => "?column?".into(),
+                });
+                columns.push((name, infer_type(e, columns_def)?));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for row in rows {
+        let mut values = Vec::new();
+        for item in items {
+            match item {
+                SelectItem::Star => values.extend(row.iter().cloned()),
+                SelectItem::Expr(e, _) => values.push(eval(env, e, columns_def, row)?),
+            }
+        }
+        out.push(values);
+    }
+    Ok((columns, out))
 }
 
 fn check_not_null(name: &str, table: &Table, values: &[Value]) -> Result<(), PgError> {

@@ -153,6 +153,8 @@ pub enum Statement {
         rows: Vec<Vec<Expr>>,
         /// ON CONFLICT DO NOTHING.
         on_conflict_do_nothing: bool,
+        /// RETURNING: what to answer for each row inserted.
+        returning: Vec<SelectItem>,
     },
     /// UPDATE t SET c = e, ... WHERE ...
     Update {
@@ -162,6 +164,8 @@ pub enum Statement {
         sets: Vec<(String, Expr)>,
         /// The WHERE condition.
         filter: Option<Expr>,
+        /// RETURNING: what to answer for each row updated.
+        returning: Vec<SelectItem>,
     },
     /// DELETE FROM t WHERE ...
     Delete {
@@ -169,6 +173,8 @@ pub enum Statement {
         table: (String, usize),
         /// The WHERE condition.
         filter: Option<Expr>,
+        /// RETURNING: what to answer for each row deleted.
+        returning: Vec<SelectItem>,
     },
     /// A statement PostgreSQL has and simpg does not serve, by its name.
     Unsupported(String),
@@ -419,7 +425,12 @@ impl Parser {
                 self.word("from")?;
                 let table = self.table_name()?;
                 let filter = self.filter()?;
-                Ok(Statement::Delete { table, filter })
+                let returning = self.returning()?;
+                Ok(Statement::Delete {
+                    table,
+                    filter,
+                    returning,
+                })
             }
             other if KNOWN_UNSUPPORTED.contains(&other) => {
                 // Skip to the end of the statement: it is refused whole.
@@ -454,23 +465,7 @@ impl Parser {
     }
 
     fn select(&mut self) -> Result<Statement, PgError> {
-        let mut items = Vec::new();
-        loop {
-            if self.eat_sym("*") {
-                items.push(SelectItem::Star);
-            } else {
-                let expr = self.expr()?;
-                let alias = if self.eat_word("as") {
-                    Some(self.ident()?)
-                } else {
-                    None
-                };
-                items.push(SelectItem::Expr(expr, alias));
-            }
-            if !self.eat_sym(",") {
-                break;
-            }
-        }
+        let items = self.select_items()?;
         let from = if self.eat_word("from") {
             Some(self.table_name()?)
         } else {
@@ -487,6 +482,35 @@ impl Parser {
             filter,
             for_update,
         })
+    }
+
+    /// `RETURNING items`, or nothing.
+    fn returning(&mut self) -> Result<Vec<SelectItem>, PgError> {
+        if self.eat_word("returning") {
+            self.select_items()
+        } else {
+            Ok(Vec::new())
+        }
+    }
+
+    fn select_items(&mut self) -> Result<Vec<SelectItem>, PgError> {
+        let mut items = Vec::new();
+        loop {
+            if self.eat_sym("*") {
+                items.push(SelectItem::Star);
+            } else {
+                let expr = self.expr()?;
+                let alias = if self.eat_word("as") {
+                    Some(self.ident()?)
+                } else {
+                    None
+                };
+                items.push(SelectItem::Expr(expr, alias));
+            }
+            if !self.eat_sym(",") {
+                return Ok(items);
+            }
+        }
     }
 
     fn create(&mut self) -> Result<Statement, PgError> {
@@ -644,11 +668,13 @@ impl Parser {
             self.word("do")?;
             self.word("nothing")?;
         }
+        let returning = self.returning()?;
         Ok(Statement::Insert {
             table,
             columns,
             rows,
             on_conflict_do_nothing,
+            returning,
         })
     }
 
@@ -665,10 +691,12 @@ impl Parser {
             }
         }
         let filter = self.filter()?;
+        let returning = self.returning()?;
         Ok(Statement::Update {
             table,
             sets,
             filter,
+            returning,
         })
     }
 
@@ -864,8 +892,27 @@ fn parse_interval(text: &str) -> Option<i64> {
 
 /// Words that cannot be a bare identifier here.
 const RESERVED: &[&str] = &[
-    "select", "from", "where", "and", "or", "not", "for", "as", "values", "set", "on", "is",
-    "null", "true", "false", "into", "table", "primary", "unique", "interval",
+    "select",
+    "from",
+    "where",
+    "and",
+    "or",
+    "not",
+    "for",
+    "as",
+    "values",
+    "set",
+    "on",
+    "is",
+    "null",
+    "true",
+    "false",
+    "into",
+    "table",
+    "primary",
+    "unique",
+    "interval",
+    "returning",
 ];
 
 /// PostgreSQL statements simpg knows by name but does not serve: they get

@@ -104,3 +104,12 @@ DELETE FROM t2 WHERE k >= 1;
 SELECT * FROM t2;
 ;
 SELECT 'it''s' AS quoted, NULL AS nothing;
+-- session
+CREATE TABLE fence (name text PRIMARY KEY, token bigint NOT NULL);
+INSERT INTO fence (name, token) VALUES ('a', 1) RETURNING token;
+INSERT INTO fence (name, token) VALUES ('a', 1) ON CONFLICT DO NOTHING RETURNING token;
+UPDATE fence SET token = token + 1 WHERE name = 'a' RETURNING name, token AS fencing_token;
+UPDATE fence SET token = token + 1 WHERE name = 'b' RETURNING *;
+DELETE FROM fence WHERE name = 'a' RETURNING *;
+SELECT pg_try_advisory_lock(11), pg_try_advisory_lock(12);
+SELECT pg_advisory_unlock(11), pg_advisory_unlock(12), pg_advisory_unlock(13);
