@@ -854,6 +854,15 @@ fn call(
             )
             .into());
         }
+        // PostgreSQL has these: "does not exist" would mislead.
+        if KNOWN_FUNCTIONS.split_whitespace().any(|f| f == name) {
+            return Err(PgError::new(
+                "0A000",
+                format!("function {name} is not supported by this simulated server"),
+            )
+            .at(at)
+            .into());
+        }
         return Err(missing());
     };
     // The key: one bigint, or two integers.
@@ -963,3 +972,10 @@ fn take(env: &mut Env, key: AdvisoryKey, scope: Scope) -> bool {
         Attempt::Busy => false,
     }
 }
+
+/// PostgreSQL functions a lock design might call that this server does not
+/// serve.
+const KNOWN_FUNCTIONS: &str = "pg_sleep pg_sleep_for pg_sleep_until version current_user \
+    current_database session_user txid_current pg_current_xact_id clock_timestamp \
+    statement_timestamp transaction_timestamp pg_cancel_backend pg_terminate_backend \
+    random gen_random_uuid count max min coalesce";

@@ -410,6 +410,7 @@ fn odd_statements_get_postgresqls_errors_and_the_session_goes_on() {
             ("SELECT nosuch()", "42883"),
             ("SELECT * FROM nope", "42P01"),
             ("SELECT pg_advisory_lock_shared(1)", "0A000"),
+            ("SELECT pg_sleep(1)", "0A000"),
             ("SHOW server_version", "0A000"),
             ("CREATE INDEX i ON t (c)", "0A000"),
             ("INSERT INTO", "42601"),
