@@ -9,7 +9,7 @@ use crate::advisory::{AdvisoryKey, Attempt, Scope};
 use crate::change::{Change, ReleaseReason};
 use crate::core::{Pid, State, Txn};
 use crate::error::{PgError, in_failed_transaction, no_such_column, no_such_table};
-use crate::sql::{BinOp, ColumnDef, Expr, SelectItem, Statement};
+use crate::sql::{BinOp, ColumnDef, Expr, OnConflict, SelectItem, Statement};
 use crate::table::{RowId, Table, Write, record, visible};
 use crate::value::{ColumnType, Value, parse_timestamp};
 
@@ -181,6 +181,8 @@ struct Env<'a> {
     state: &'a mut State,
     pid: Pid,
     notices: &'a mut Vec<(&'static str, PgError)>,
+    /// The row ON CONFLICT DO UPDATE did not insert (`excluded`).
+    excluded: Option<Vec<Value>>,
 }
 
 impl Env<'_> {
@@ -252,6 +254,7 @@ fn run(
         state,
         pid,
         notices,
+        excluded: None,
     };
     let env = &mut env;
     match statement {
@@ -338,7 +341,7 @@ fn run(
             table: (name, at),
             columns,
             rows,
-            on_conflict_do_nothing,
+            on_conflict,
             returning,
         } => {
             let table = env.table(name, *at)?;
@@ -373,9 +376,16 @@ fn run(
                 }
                 check_not_null(name, &table, &values)?;
                 let id = env.state.next_row;
-                match check_unique(env, name, &table, id, &values) {
-                    Err(Fail::Error(e)) if *on_conflict_do_nothing && e.code == "23505" => continue,
-                    other => other?,
+                match (check_unique(env, name, &table, id, &values), on_conflict) {
+                    (Err(Fail::Error(e)), Some(on_conflict)) if e.code == "23505" => {
+                        if let OnConflict::Update { sets, filter } = on_conflict
+                            && let Some(row) = upsert(env, name, &table, values, sets, filter)?
+                        {
+                            inserted.push(row);
+                        }
+                        continue;
+                    }
+                    (other, _) => other?,
                 }
                 env.state.next_row += 1;
                 env.lock_rows(name, &[id])?;
@@ -458,6 +468,51 @@ fn run(
             unreachable!("transaction control is handled by execute")
         }
     }
+}
+
+/// ON CONFLICT DO UPDATE: the row already there with `values`' key is
+/// locked and, if `filter` holds of it, updated by `sets`; the new row
+/// (`None` if the filter said no).
+fn upsert(
+    env: &mut Env,
+    name: &str,
+    table: &Table,
+    values: Vec<Value>,
+    sets: &[(String, Expr)],
+    filter: &Option<Expr>,
+) -> Result<Option<Vec<Value>>, Fail> {
+    let rows = visible(name, table, &env.txn().writes);
+    let clash = rows.into_iter().find(|(_, row)| {
+        table
+            .columns
+            .iter()
+            .enumerate()
+            .any(|(i, c)| c.unique && row[i] != Value::Null && row[i] == values[i])
+    });
+    let Some((id, old)) = clash else {
+        return Ok(None);
+    };
+    env.lock_rows(name, &[id])?;
+    env.excluded = Some(values);
+    let result = (|| {
+        if let Some(f) = filter
+            && eval(env, f, &table.columns, &old)? != Value::Bool(true)
+        {
+            return Ok(None);
+        }
+        let mut new = old.clone();
+        for (col, expr) in sets {
+            let i = table.column(col).ok_or_else(|| no_such_column(col))?;
+            let v = eval(env, expr, &table.columns, &old)?;
+            new[i] = coerce(v, &table.columns[i])?;
+        }
+        check_not_null(name, table, &new)?;
+        check_unique(env, name, table, id, &new)?;
+        record(&mut env.txn().writes, name, id, Write::Update(new.clone()));
+        Ok(Some(new))
+    })();
+    env.excluded = None;
+    result
 }
 
 /// A write's answer: its tag alone, or with the rows RETURNING asks for.
@@ -644,7 +699,7 @@ fn infer_type(expr: &Expr, columns: &[ColumnDef]) -> Result<ColumnType, PgError>
         Expr::Literal(Value::Int(_)) => ColumnType::Int8,
         Expr::Literal(Value::Bool(_)) => ColumnType::Bool,
         Expr::Literal(_) | Expr::Interval(_) => ColumnType::Text,
-        Expr::Column(c, at) => {
+        Expr::Column(c, at) | Expr::Excluded(c, at) => {
             columns
                 .iter()
                 .find(|d| d.name == *c)
@@ -693,6 +748,13 @@ fn eval(env: &mut Env, expr: &Expr, columns: &[ColumnDef], row: &[Value]) -> Res
                 .position(|d| d.name == *c)
                 .ok_or_else(|| no_such_column(c).at(*at))?;
             row[i].clone()
+        }
+        Expr::Excluded(c, at) => {
+            let i = columns.iter().position(|d| d.name == *c);
+            match (i, &env.excluded) {
+                (Some(i), Some(ex)) => ex[i].clone(),
+                _ => return Err(no_such_column(&format!("excluded.{c}")).at(*at).into()),
+            }
         }
         Expr::Not(e) => match eval(env, e, columns, row)? {
             Value::Bool(b) => Value::Bool(!b),

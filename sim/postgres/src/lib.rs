@@ -20,8 +20,8 @@
 //!   and one implicit transaction per statement outside a block;
 //! - a lock table: CREATE TABLE with `text`, `varchar`, `bigint`,
 //!   `integer`, `boolean` and `timestamptz` columns, PRIMARY KEY and
-//!   UNIQUE; INSERT (ON CONFLICT DO NOTHING), UPDATE and DELETE, all
-//!   three with RETURNING; SELECT (FOR UPDATE) with WHERE over
+//!   UNIQUE; INSERT (ON CONFLICT DO NOTHING or DO UPDATE ... WHERE, with
+//!   `excluded`), UPDATE and DELETE, all three with RETURNING; SELECT (FOR UPDATE) with WHERE over
 //!   comparisons, AND, OR, `now()` and `interval` arithmetic ([`sql`]);
 //! - errors: PostgreSQL's SQLSTATEs and messages for unknown functions
 //!   (42883), syntax (42601), unknown tables (42P01), duplicate keys
@@ -44,7 +44,7 @@
 //!
 //! What the lock designs here do not send, each an error rather than a
 //! guess, so a design that needs it finds out: joins, ORDER BY, LIMIT,
-//! ON CONFLICT DO UPDATE, subqueries, savepoints, shared advisory locks,
+//! subqueries, savepoints, shared advisory locks,
 //! the extended query protocol (refused with 0A000: psql sends simple
 //! queries, and drivers can, as tokio-postgres's `simple_query` does),
 //! authentication other than trust, TLS, cancel requests,

@@ -38,6 +38,8 @@ pub enum Expr {
     Literal(Value),
     /// A column of the row being read, and the offset of its name.
     Column(String, usize),
+    /// `excluded.col` in ON CONFLICT DO UPDATE: the row not inserted.
+    Excluded(String, usize),
     /// `name(args)`, with the offset of the name for errors.
     Call {
         /// The function's name, lower-cased.
@@ -89,6 +91,21 @@ pub enum SelectItem {
     Star,
     /// An expression, with its `AS` name if given.
     Expr(Expr, Option<String>),
+}
+
+/// INSERT's ON CONFLICT clause.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OnConflict {
+    /// DO NOTHING: skip the row.
+    Nothing,
+    /// DO UPDATE SET ... [WHERE ...]: update the row already there
+    /// (`excluded.col` is the row that was to be inserted).
+    Update {
+        /// The assignments.
+        sets: Vec<(String, Expr)>,
+        /// Update only if this holds of the row already there.
+        filter: Option<Expr>,
+    },
 }
 
 /// A column of CREATE TABLE.
@@ -151,8 +168,8 @@ pub enum Statement {
         columns: Vec<String>,
         /// The rows.
         rows: Vec<Vec<Expr>>,
-        /// ON CONFLICT DO NOTHING.
-        on_conflict_do_nothing: bool,
+        /// ON CONFLICT: what to do instead of a duplicate key error.
+        on_conflict: Option<OnConflict>,
         /// RETURNING: what to answer for each row inserted.
         returning: Vec<SelectItem>,
     },
@@ -658,22 +675,30 @@ impl Parser {
                 break;
             }
         }
-        let on_conflict_do_nothing = self.eat_word("on");
-        if on_conflict_do_nothing {
+        let mut on_conflict = None;
+        if self.eat_word("on") {
             self.word("conflict")?;
             if self.eat_sym("(") {
                 self.ident()?;
                 self.sym(")")?;
             }
             self.word("do")?;
-            self.word("nothing")?;
+            on_conflict = Some(if self.eat_word("update") {
+                self.word("set")?;
+                let sets = self.assignments()?;
+                let filter = self.filter()?;
+                OnConflict::Update { sets, filter }
+            } else {
+                self.word("nothing")?;
+                OnConflict::Nothing
+            });
         }
         let returning = self.returning()?;
         Ok(Statement::Insert {
             table,
             columns,
             rows,
-            on_conflict_do_nothing,
+            on_conflict,
             returning,
         })
     }
@@ -681,15 +706,7 @@ impl Parser {
     fn update(&mut self) -> Result<Statement, PgError> {
         let table = self.table_name()?;
         self.word("set")?;
-        let mut sets = Vec::new();
-        loop {
-            let col = self.ident()?;
-            self.sym("=")?;
-            sets.push((col, self.expr()?));
-            if !self.eat_sym(",") {
-                break;
-            }
-        }
+        let sets = self.assignments()?;
         let filter = self.filter()?;
         let returning = self.returning()?;
         Ok(Statement::Update {
@@ -698,6 +715,19 @@ impl Parser {
             filter,
             returning,
         })
+    }
+
+    /// `col = expr, ...` of SET.
+    fn assignments(&mut self) -> Result<Vec<(String, Expr)>, PgError> {
+        let mut sets = Vec::new();
+        loop {
+            let col = self.ident()?;
+            self.sym("=")?;
+            sets.push((col, self.expr()?));
+            if !self.eat_sym(",") {
+                return Ok(sets);
+            }
+        }
     }
 
     fn expr(&mut self) -> Result<Expr, PgError> {
@@ -859,6 +889,15 @@ impl Parser {
                         self.sym(")")?;
                     }
                     Ok(Expr::Call { name, args, at })
+                } else if self.eat_sym(".") {
+                    // `excluded.col`, or `table.col`: one table at a time.
+                    let at = self.at();
+                    let column = self.ident()?;
+                    Ok(if name == "excluded" {
+                        Expr::Excluded(column, at)
+                    } else {
+                        Expr::Column(column, at)
+                    })
                 } else {
                     Ok(Expr::Column(name, at))
                 }

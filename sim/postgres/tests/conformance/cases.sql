@@ -113,3 +113,10 @@ UPDATE fence SET token = token + 1 WHERE name = 'b' RETURNING *;
 DELETE FROM fence WHERE name = 'a' RETURNING *;
 SELECT pg_try_advisory_lock(11), pg_try_advisory_lock(12);
 SELECT pg_advisory_unlock(11), pg_advisory_unlock(12), pg_advisory_unlock(13);
+-- session
+CREATE TABLE lease (name text PRIMARY KEY, owner text NOT NULL, expires_at timestamptz NOT NULL);
+INSERT INTO lease VALUES ('a', 'w1', now() + interval '1 minute') ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at WHERE lease.expires_at < now() RETURNING owner;
+INSERT INTO lease VALUES ('a', 'w2', now() + interval '1 minute') ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at WHERE lease.expires_at < now() RETURNING owner;
+INSERT INTO lease VALUES ('a', 'w2', now()) ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner WHERE lease.owner = 'w1' RETURNING name, owner;
+INSERT INTO lease VALUES ('b', 'w3', now()) ON CONFLICT (name) DO UPDATE SET owner = excluded.owner;
+SELECT name, owner FROM lease WHERE expires_at > now() - interval '1 hour';
