@@ -366,14 +366,14 @@ pub struct ScenariosResult {
 /// script can read the address (also of `--port 0`) and connect at once.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SimServerResult {
-    /// The service it speaks: `redis`, `etcd` or `zookeeper`.
+    /// The service it speaks: `redis`, `etcd`, `zookeeper` or `postgres`.
     pub service: String,
     /// The address it listens on, `IP:PORT`.
     pub address: String,
     /// The port it listens on (the one the system chose for `--port 0`).
     pub port: u16,
     /// How long a script runs before other clients get `BUSY`, ms (Redis
-    /// only; `null` for etcd and zookeeper).
+    /// only; `null` for the others).
     pub busy_reply_threshold_ms: Option<u64>,
     /// The server's process id (to stop it with SIGINT or SIGTERM).
     pub pid: u32,

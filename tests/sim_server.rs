@@ -191,3 +191,72 @@ fn sim_server_speaks_etcd_to_etcdctl_and_stops_on_sigterm() {
         .expect("it exits on SIGTERM");
     assert!(status.success(), "{status:?}");
 }
+
+/// `psql`'s unaligned, tuples-only answer to `sql` from the server at
+/// `addr`, or its error.
+fn psql(addr: SocketAddr, sql: &str) -> Result<String, String> {
+    let out = Command::new("psql")
+        .args(["-X", "-A", "-t", "-h", "127.0.0.1", "-U", "postgres", "-p"])
+        .arg(addr.port().to_string())
+        .args(["-d", "postgres", "-c", sql])
+        .output()
+        .map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+#[test]
+fn sim_server_speaks_postgres_to_psql_and_a_session_lock_ends_with_its_connection() {
+    if Command::new("psql").arg("--version").output().is_err() {
+        eprintln!("psql is not installed; skipping: scripts/setup installs it");
+        return;
+    }
+    let reserved = harness::ReservedPort::new().expect("a free port");
+    let port = reserved.port();
+    let child = Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .args([
+            "sim-server",
+            "--service",
+            "postgres",
+            "--port",
+            &port.to_string(),
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn locklab sim-server");
+    let mut server = Server {
+        child,
+        addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        _port: reserved,
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut taken = psql(server.addr, "SELECT pg_try_advisory_lock(7)");
+    while taken.is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "the postgres sim-server never answered: {taken:?}"
+        );
+        sleep(Duration::from_millis(50));
+        taken = psql(server.addr, "SELECT pg_try_advisory_lock(7)");
+    }
+    assert_eq!(taken.unwrap(), "t\n");
+    // That psql's session ended with its process, and its lock with it.
+    assert_eq!(
+        psql(server.addr, "SELECT pg_try_advisory_lock(7)").unwrap(),
+        "t\n"
+    );
+    let unknown = psql(server.addr, "SELECT no_such_function()").unwrap_err();
+    assert!(
+        unknown.contains("function no_such_function() does not exist"),
+        "{unknown}"
+    );
+    let status = server
+        .signal_and_wait("-TERM")
+        .expect("it exits on SIGTERM");
+    assert!(status.success(), "{status:?}");
+}

@@ -1,6 +1,6 @@
-//! `locklab sim-server`: one simulated Redis node, etcd member or ZooKeeper
-//! server on a real TCP port, for `redis-cli`, `etcdctl`, `zkCli.sh` or any
-//! client to talk to.
+//! `locklab sim-server`: one simulated Redis node, etcd member, ZooKeeper
+//! server or PostgreSQL server on a real TCP port, for `redis-cli`,
+//! `etcdctl`, `zkCli.sh`, `psql` or any client to talk to.
 
 use super::Outcome;
 use crate::json::SimServerResult;
@@ -15,6 +15,9 @@ pub enum Service {
     Etcd,
     /// A ZooKeeper 3.8 server, standalone (its client protocol, jute).
     Zookeeper,
+    /// A PostgreSQL 15 server (its wire protocol, simple queries; advisory
+    /// locks, transactions, a lock table).
+    Postgres,
 }
 
 impl Service {
@@ -23,6 +26,7 @@ impl Service {
             Service::Redis => "redis",
             Service::Etcd => "etcd",
             Service::Zookeeper => "zookeeper",
+            Service::Postgres => "postgres",
         }
     }
 
@@ -33,6 +37,7 @@ impl Service {
             Service::Redis => 6390,
             Service::Etcd => 2399,
             Service::Zookeeper => 2191,
+            Service::Postgres => 5442,
         }
     }
 }
@@ -56,7 +61,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Service::Redis)]
     pub service: Service,
     /// The port to listen on (default 6390 for redis, 2399 for etcd, 2191
-    /// for zookeeper).
+    /// for zookeeper, 5442 for postgres).
     #[arg(long)]
     pub port: Option<u16>,
     /// The address to bind (loopback unless you say otherwise).
@@ -132,6 +137,14 @@ fn serve(args: &Args) -> ExitCode {
             format!("zkCli.sh -server {addr}"),
             None,
         ),
+        Service::Postgres => (
+            "PostgreSQL 15 server (simple queries; trust)".to_string(),
+            format!(
+                "psql -h {} -p {port} -U postgres -c 'SELECT pg_try_advisory_lock(1)'",
+                addr.ip()
+            ),
+            None,
+        ),
     };
     eprintln!("simulated {what} on {addr} (real time); try: {try_it}");
     if crate::json::active() {
@@ -157,6 +170,7 @@ fn serve(args: &Args) -> ExitCode {
         }
         Service::Etcd => runtime.block_on(serve_etcd(listener, args.etcd_version.recheck())),
         Service::Zookeeper => runtime.block_on(serve_zookeeper(listener, args.tick_ms)),
+        Service::Postgres => runtime.block_on(serve_postgres(listener)),
     };
     match served {
         Ok(()) => ExitCode::Success,
@@ -188,8 +202,7 @@ async fn serve_etcd(
     listener: std::net::TcpListener,
     recheck: simetcd::Recheck,
 ) -> Result<(), String> {
-    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
-    let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
+    let listener = tokio_listener(listener)?;
     let member = simetcd::Node::alone(simetcd::Member::default());
     tokio::select! {
         served = simetcd::serve_tcp(member, listener, recheck) => served.map_err(|e| e.to_string()),
@@ -200,19 +213,39 @@ async fn serve_etcd(
 /// Serves one ZooKeeper server until Ctrl-C or SIGTERM; nodes' times are
 /// the system's wall clock.
 async fn serve_zookeeper(listener: std::net::TcpListener, tick_ms: u64) -> Result<(), String> {
-    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
-    let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
-    let wall_clock_ms = std::sync::Arc::new(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64)
-    });
-    let mut config = simzk::Config::new(wall_clock_ms);
+    let listener = tokio_listener(listener)?;
+    let mut config = simzk::Config::new(std::sync::Arc::new(system_wall_clock_ms));
     config.tick_ms = tick_ms.max(1);
     let server = simzk::Server::new(config);
     simzk::serve_tcp(server, listener, stop_signal())
         .await
         .map_err(|e| e.to_string())
+}
+
+/// Serves one PostgreSQL server until Ctrl-C or SIGTERM; `now()` is the
+/// system's wall clock.
+async fn serve_postgres(listener: std::net::TcpListener) -> Result<(), String> {
+    let listener = tokio_listener(listener)?;
+    let server = simpg::Server::new(simpg::Config::new(std::sync::Arc::new(
+        system_wall_clock_ms,
+    )));
+    simpg::serve_tcp(server, listener, stop_signal())
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// `listener` for tokio (the runtime is running).
+fn tokio_listener(listener: std::net::TcpListener) -> Result<tokio::net::TcpListener, String> {
+    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+    tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())
+}
+
+/// The system's wall clock in ms since the epoch: a server on a real port
+/// runs in real time.
+fn system_wall_clock_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// Completes on Ctrl-C (SIGINT) or SIGTERM.

@@ -275,6 +275,24 @@ mod tests {
         assert!(clock_refusals(&crash, "zk-recipe").is_empty());
     }
 
+    /// Whether to skip a test that needs ZooKeeper, saying so.
+    fn skipped() -> bool {
+        let missing = !harness::zookeeper::installed();
+        if missing {
+            eprintln!("skipped: ZooKeeper is not installed (scripts/setup installs it)");
+        }
+        missing
+    }
+
+    /// The store's server, as a run is given it (ZooKeeper's runs use it
+    /// only for the store).
+    fn store_bin() -> ServerBin {
+        ServerBin {
+            path: "redis-server".into(),
+            description: "redis-server".into(),
+        }
+    }
+
     /// `scenario` on an ensemble of three.
     fn ensemble_scenario(fault: &str) -> Scenario {
         let text = format!(
@@ -291,10 +309,7 @@ mod tests {
         let cut = ensemble_scenario(
             "kind = \"partition\"\nat_ms = 100\na = [\"redis-0\"]\nb = [\"redis-1\", \"redis-2\"]",
         );
-        let bin = ServerBin {
-            path: "redis-server".into(),
-            description: "redis-server".into(),
-        };
+        let bin = store_bin();
         let refused = ZooKeeperService
             .refusals(&cut, "zk-recipe", &bin)
             .expect("refusals");
@@ -306,18 +321,14 @@ mod tests {
 
     #[test]
     fn an_ensemble_starts_led_by_redis_2_and_a_member_cut_off_through_the_proxy_stops_serving() {
-        if !harness::zookeeper::installed() {
-            eprintln!("skipped: ZooKeeper is not installed (scripts/setup installs it)");
+        if skipped() {
             return;
         }
         let topology =
             ensemble_scenario("kind = \"crash\"\nat_ms = 100\ntarget = \"redis-2\"").topology;
         let proxy = Proxy::start().expect("a proxy");
         let mut table = LinkTable::new();
-        let bin = ServerBin {
-            path: "redis-server".into(),
-            description: "redis-server".into(),
-        };
+        let bin = store_bin();
         let mut servers = ZooKeeperEnsemble::start(RealStart {
             topology: &topology,
             bin: &bin,
@@ -374,8 +385,7 @@ mod tests {
 
     #[test]
     fn a_standalone_deployment_kills_and_restarts_its_server_keeping_its_port() {
-        if !harness::zookeeper::installed() {
-            eprintln!("skipped: ZooKeeper is not installed (scripts/setup installs it)");
+        if skipped() {
             return;
         }
         let topology = scenario("kind = \"crash\"\nat_ms = 100\ntarget = \"redis-0\"").topology;
