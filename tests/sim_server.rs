@@ -1,6 +1,8 @@
 //! `locklab sim-server`, the built binary on a real port: a script that
 //! loops for ever makes other clients `BUSY` past the threshold, and
-//! Ctrl-C (SIGINT) or SIGTERM still stops the server, cleanly.
+//! Ctrl-C (SIGINT) or SIGTERM still stops the server, cleanly; and the
+//! other services answer their own command-line clients (`etcdctl`,
+//! `psql`).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -19,30 +21,32 @@ struct Server {
 }
 
 impl Server {
-    /// Starts one on a free loopback port and waits until it answers.
-    fn start(busy_reply_threshold_ms: u64) -> Server {
+    /// Spawns `locklab sim-server` with `args` on a free loopback port (not
+    /// yet answering).
+    fn spawn(args: &[&str]) -> Server {
         // Held until the server is dropped, so that no other test's server
         // can take the port first and answer in this one's place.
         let reserved = harness::ReservedPort::new().expect("a free port");
         let port = reserved.port();
         let child = Command::new(env!("CARGO_BIN_EXE_locklab"))
-            .args([
-                "sim-server",
-                "--port",
-                &port.to_string(),
-                "--busy-reply-threshold-ms",
-                &busy_reply_threshold_ms.to_string(),
-            ])
+            .args(["sim-server", "--port", &port.to_string()])
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn locklab sim-server");
-        let server = Server {
+        Server {
             child,
             addr: SocketAddr::from(([127, 0, 0, 1], port)),
             _port: reserved,
-        };
+        }
+    }
+
+    /// Starts a Redis node and waits until it answers.
+    fn start(busy_reply_threshold_ms: u64) -> Server {
+        let threshold = busy_reply_threshold_ms.to_string();
+        let server = Server::spawn(&["--busy-reply-threshold-ms", &threshold]);
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             if let Ok(mut c) = server.connect()
@@ -154,26 +158,7 @@ fn sim_server_speaks_etcd_to_etcdctl_and_stops_on_sigterm() {
         eprintln!("etcdctl is not installed; skipping: scripts/setup installs it");
         return;
     }
-    let reserved = harness::ReservedPort::new().expect("a free port");
-    let port = reserved.port();
-    let child = Command::new(env!("CARGO_BIN_EXE_locklab"))
-        .args([
-            "sim-server",
-            "--service",
-            "etcd",
-            "--port",
-            &port.to_string(),
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn locklab sim-server");
-    let mut server = Server {
-        child,
-        addr: SocketAddr::from(([127, 0, 0, 1], port)),
-        _port: reserved,
-    };
+    let mut server = Server::spawn(&["--service", "etcd"]);
     let deadline = Instant::now() + Duration::from_secs(10);
     while etcdctl(server.addr, &["put", "greeting", "hello"]).is_err() {
         assert!(
@@ -214,26 +199,7 @@ fn sim_server_speaks_postgres_to_psql_and_a_session_lock_ends_with_its_connectio
         eprintln!("psql is not installed; skipping: scripts/setup installs it");
         return;
     }
-    let reserved = harness::ReservedPort::new().expect("a free port");
-    let port = reserved.port();
-    let child = Command::new(env!("CARGO_BIN_EXE_locklab"))
-        .args([
-            "sim-server",
-            "--service",
-            "postgres",
-            "--port",
-            &port.to_string(),
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn locklab sim-server");
-    let mut server = Server {
-        child,
-        addr: SocketAddr::from(([127, 0, 0, 1], port)),
-        _port: reserved,
-    };
+    let mut server = Server::spawn(&["--service", "postgres"]);
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut taken = psql(server.addr, "SELECT pg_try_advisory_lock(7)");
     while taken.is_err() {
