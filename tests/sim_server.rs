@@ -139,12 +139,15 @@ fn sim_server_exits_cleanly_on_sigterm_while_a_script_loops() {
 
 /// Runs `etcdctl` against `addr`; returns its standard output, or why not.
 fn etcdctl(addr: SocketAddr, args: &[&str]) -> Result<String, String> {
-    let out = Command::new(harness::etcd::ETCDCTL_BIN)
-        .arg("--endpoints")
-        .arg(addr.to_string())
-        .args(args)
-        .output()
-        .map_err(|e| e.to_string())?;
+    let mut etcdctl = Command::new(harness::etcd::ETCDCTL_BIN);
+    etcdctl.arg("--endpoints").arg(addr.to_string()).args(args);
+    output_or_error(&mut etcdctl)
+}
+
+/// What `command` prints on standard output when it succeeds, or on
+/// standard error when it fails.
+fn output_or_error(command: &mut Command) -> Result<String, String> {
+    let out = command.output().map_err(|e| e.to_string())?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
@@ -180,17 +183,11 @@ fn sim_server_speaks_etcd_to_etcdctl_and_stops_on_sigterm() {
 /// `psql`'s unaligned, tuples-only answer to `sql` from the server at
 /// `addr`, or its error.
 fn psql(addr: SocketAddr, sql: &str) -> Result<String, String> {
-    let out = Command::new("psql")
-        .args(["-X", "-A", "-t", "-h", "127.0.0.1", "-U", "postgres", "-p"])
+    let mut psql = Command::new("psql");
+    psql.args(["-X", "-A", "-t", "-h", "127.0.0.1", "-U", "postgres", "-p"])
         .arg(addr.port().to_string())
-        .args(["-d", "postgres", "-c", sql])
-        .output()
-        .map_err(|e| e.to_string())?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    } else {
-        Err(String::from_utf8_lossy(&out.stderr).into_owned())
-    }
+        .args(["-d", "postgres", "-c", sql]);
+    output_or_error(&mut psql)
 }
 
 #[test]

@@ -40,6 +40,7 @@ use super::{RealDeployment, RealService, RealStart};
 use crate::links::LinkTable;
 use crate::nodes::ServerBin;
 use harness::etcd::EtcdCluster;
+use model::fault::{Delay, FaultAction, Partition, SlowLink};
 use model::host::Host;
 use model::scenario::{Scenario, Topology, TopologyKind};
 use sim::service::LockService;
@@ -85,17 +86,46 @@ pub fn clock_refusals(scenario: &Scenario, rung: &str) -> Vec<String> {
 /// members of its deployment (a partition, delay or slow link with a
 /// member on each side), each refused with the reason.
 pub fn member_link_refusals(scenario: &Scenario, rung: &str) -> Vec<String> {
-    super::member_link_refusals(
-        scenario,
-        rung,
-        &EtcdService,
-        "etcd members",
-        "members talk over their peer URLs, and a member's peer URL is one \
-         address every other member dials, so a proxy in front of it cannot tell which member \
-         a connection comes from; nor can each member be given its own proxied URLs, since \
-         etcd derives a member's ID from its peer URLs (faults between a client and a member \
-         are staged)",
-    )
+    let topology = scenario.topology_of(rung);
+    let members = EtcdService.node_hosts(topology);
+    // `master` names a member only where the service points it at one;
+    // it may then stand for any member (a failover moves it).
+    let master_is_member = (EtcdService.aliases(topology).iter()).any(|(n, _)| *n == Host::Master);
+    let member = |h: &Host| members.contains(h) || (master_is_member && *h == Host::Master);
+    let mut refused = Vec::new();
+    for (i, fault) in scenario.faults_of(rung).iter().enumerate() {
+        let (FaultAction::Partition(Partition { a, b, .. })
+        | FaultAction::Delay(Delay { a, b, .. })
+        | FaultAction::SlowLink(SlowLink { a, b, .. })) = &fault.action
+        else {
+            continue;
+        };
+        let mut pairs = Vec::new();
+        for x in a.iter().filter(|h| member(h)) {
+            for y in b.iter().filter(|h| member(h)) {
+                let same =
+                    x == y || ((*x == Host::Master || *y == Host::Master) && members.len() < 2);
+                if !same && !pairs.contains(&(*y, *x)) {
+                    pairs.push((*x, *y));
+                }
+            }
+        }
+        if pairs.is_empty() {
+            continue;
+        }
+        let between: Vec<String> = pairs.iter().map(|(x, y)| format!("{x} and {y}")).collect();
+        refused.push(format!(
+            "fault {} ({}) is on the messages between etcd members ({}): members talk over \
+             their peer URLs, and a member's peer URL is one address every other member dials, \
+             so a proxy in front of it cannot tell which member a connection comes from; nor \
+             can each member be given its own proxied URLs, since etcd derives a member's ID \
+             from its peer URLs (faults between a client and a member are staged)",
+            i + 1,
+            fault.name(),
+            between.join(", ")
+        ));
+    }
+    refused
 }
 
 /// The running etcd cluster of one deployment: `hosts[i]` is member `i`.

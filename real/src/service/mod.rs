@@ -22,7 +22,7 @@ pub mod zookeeper;
 use crate::links::LinkTable;
 use crate::nodes::ServerBin;
 use crate::proxy::Proxy;
-use model::fault::{ClockDrift, ClockJump, Delay, FaultAction, Partition, SlowLink};
+use model::fault::{ClockDrift, ClockJump, FaultAction};
 use model::host::Host;
 use model::scenario::{Scenario, Topology};
 use sim::run::RunError;
@@ -115,55 +115,6 @@ pub fn node_clock_refusals(scenario: &Scenario, rung: &str, why: &str) -> Vec<St
                 fault.name()
             ));
         }
-    }
-    refused
-}
-
-/// Every fault of `rung`'s run in `scenario` on the messages between two
-/// nodes of `service`'s deployment (a partition, delay or slow link with a
-/// node on each side), each refused: `nodes` names what the nodes are
-/// (`etcd members`) and `why` says why their messages cannot be touched.
-pub fn member_link_refusals(
-    scenario: &Scenario,
-    rung: &str,
-    service: &dyn LockService,
-    nodes: &str,
-    why: &str,
-) -> Vec<String> {
-    let topology = scenario.topology_of(rung);
-    let members = service.node_hosts(topology);
-    // `master` names a member only where the service points it at one;
-    // it may then stand for any member (a failover moves it).
-    let master_is_member = (service.aliases(topology).iter()).any(|(n, _)| *n == Host::Master);
-    let member = |h: &Host| members.contains(h) || (master_is_member && *h == Host::Master);
-    let mut refused = Vec::new();
-    for (i, fault) in scenario.faults_of(rung).iter().enumerate() {
-        let (FaultAction::Partition(Partition { a, b, .. })
-        | FaultAction::Delay(Delay { a, b, .. })
-        | FaultAction::SlowLink(SlowLink { a, b, .. })) = &fault.action
-        else {
-            continue;
-        };
-        let mut pairs = Vec::new();
-        for x in a.iter().filter(|h| member(h)) {
-            for y in b.iter().filter(|h| member(h)) {
-                let same =
-                    x == y || ((*x == Host::Master || *y == Host::Master) && members.len() < 2);
-                if !same && !pairs.contains(&(*y, *x)) {
-                    pairs.push((*x, *y));
-                }
-            }
-        }
-        if pairs.is_empty() {
-            continue;
-        }
-        let between: Vec<String> = pairs.iter().map(|(x, y)| format!("{x} and {y}")).collect();
-        refused.push(format!(
-            "fault {} ({}) is on the messages between {nodes} ({}): {why}",
-            i + 1,
-            fault.name(),
-            between.join(", ")
-        ));
     }
     refused
 }

@@ -90,6 +90,15 @@ pub fn clock_refusals(scenario: &Scenario, rung: &str) -> Vec<String> {
     )
 }
 
+/// What a server's clock move answers: such a move is refused before the
+/// run ([`clock_refusals`]), so reaching here is a staging error.
+fn clock_refused(host: Host, shift_ms: i64) -> Result<(), String> {
+    Err(format!(
+        "the clock of ZooKeeper server {host} cannot be moved by {shift_ms} ms (refused \
+         before the run: see `clock_refusals`)"
+    ))
+}
+
 /// The running servers of one deployment, by node.
 struct ZooKeeperServers {
     servers: BTreeMap<Host, ZkServer>,
@@ -128,10 +137,7 @@ impl RealDeployment for ZooKeeperServers {
     }
 
     fn shift_clock(&self, host: Host, shift_ms: i64, _prefixes: &[String]) -> Result<(), String> {
-        Err(format!(
-            "the clock of ZooKeeper server {host} cannot be moved by {shift_ms} ms (refused \
-             before the run: see `clock_refusals`)"
-        ))
+        clock_refused(host, shift_ms)
     }
 }
 
@@ -235,10 +241,7 @@ impl RealDeployment for ZooKeeperEnsemble {
     }
 
     fn shift_clock(&self, host: Host, shift_ms: i64, _prefixes: &[String]) -> Result<(), String> {
-        Err(format!(
-            "the clock of ZooKeeper server {host} cannot be moved by {shift_ms} ms (refused \
-             before the run: see `clock_refusals`)"
-        ))
+        clock_refused(host, shift_ms)
     }
 }
 

@@ -19,7 +19,7 @@
 //! under the lock's name) goes into the history once, when the first
 //! member applies it, as ground truth; a lease's expiry as `expired`.
 
-use super::{GroundTruth, LockService, SimDeployment, Software};
+use super::{FirstSeen, GroundTruth, LockService, SimDeployment, Software};
 use crate::machines::Machines;
 use crate::nemesis::ClockChange;
 use etcdproto::mvccpb::Event;
@@ -90,7 +90,7 @@ impl LockService for EtcdService {
                 if seen
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
-                    .first(host, event)
+                    .first(host, event.kv.as_ref().map_or(0, |kv| kv.mod_revision))
                 {
                     record_ground_truth(&feed, host, event, expiry);
                 }
@@ -117,28 +117,6 @@ impl LockService for EtcdService {
             members.insert(host, node);
         }
         (Box::new(EtcdMembers { members }), software)
-    }
-}
-
-/// Which member applied each revision first: every member applies every
-/// change, and the history records each once, from the first.
-#[derive(Debug, Default)]
-struct FirstSeen {
-    revision: i64,
-    by: Option<Host>,
-}
-
-impl FirstSeen {
-    /// Whether `host`'s `event` is the first application of its revision
-    /// (or another event of the revision `host` applied first).
-    fn first(&mut self, host: Host, event: &Event) -> bool {
-        let revision = event.kv.as_ref().map_or(0, |kv| kv.mod_revision);
-        if revision > self.revision {
-            self.revision = revision;
-            self.by = Some(host);
-            return true;
-        }
-        revision == self.revision && self.by == Some(host)
     }
 }
 

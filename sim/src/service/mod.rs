@@ -141,6 +141,30 @@ impl GroundTruth {
     }
 }
 
+/// Which node applied each change first, by the change's place in the
+/// service's one order (etcd's revision, ZooKeeper's zxid): every node of a
+/// cluster applies every change, and the history records each once, from
+/// the first.
+#[derive(Debug, Default)]
+pub(crate) struct FirstSeen {
+    order: i64,
+    by: Option<Host>,
+}
+
+impl FirstSeen {
+    /// Whether `host` applying the change at `order` is its first
+    /// application (or another change at the same place that `host`
+    /// applied first, as one transaction's changes share it).
+    pub(crate) fn first(&mut self, host: Host, order: i64) -> bool {
+        if order > self.order {
+            self.order = order;
+            self.by = Some(host);
+            return true;
+        }
+        order == self.order && self.by == Some(host)
+    }
+}
+
 /// The lock service `rung` keeps its state on (its metadata's
 /// `service`), checked against the deployment `topology` asks for.
 pub fn lock_service(rung: &str, topology: &Topology) -> Result<&'static dyn LockService, RunError> {

@@ -25,7 +25,7 @@
 //! value the session that owns it), its deletion as `deleted`, or as
 //! `expired` when the session's expiry deleted it.
 
-use super::{GroundTruth, LockService, SimDeployment, Software};
+use super::{FirstSeen, GroundTruth, LockService, SimDeployment, Software};
 use crate::client_clock::EPOCH_MS;
 use crate::machines::Machines;
 use crate::nemesis::ClockChange;
@@ -119,29 +119,6 @@ impl LockService for ZooKeeperService {
 fn wall_clock_ms() -> i64 {
     let elapsed = turmoil::sim_elapsed().unwrap_or_default().as_millis() as u64;
     (EPOCH_MS + elapsed) as i64
-}
-
-/// Which server applied each zxid first: every member of an ensemble
-/// applies every transaction, and the history records each once, from
-/// the first.
-#[derive(Debug, Default)]
-struct FirstSeen {
-    zxid: i64,
-    by: Option<Host>,
-}
-
-impl FirstSeen {
-    /// Whether `host` applying `zxid` is its first application (or
-    /// another change of a transaction `host` applied first, as a
-    /// `multi`'s changes share their zxid).
-    fn first(&mut self, host: Host, zxid: i64) -> bool {
-        if zxid > self.zxid {
-            self.zxid = zxid;
-            self.by = Some(host);
-            return true;
-        }
-        zxid == self.zxid && self.by == Some(host)
-    }
 }
 
 /// The running servers of one run, by host.
