@@ -229,6 +229,34 @@ fn the_tours_zookeeper_chapter_shows_the_recipe_behind_its_orphan_curator_not_an
 }
 
 #[test]
+fn the_tours_database_chapter_shows_the_row_left_by_a_dead_holder_and_the_advisory_lock_lost_with_its_connection()
+ {
+    let tour = |rung: &str| tour_chapter(rung, "━━ databases ━━");
+    let (row, expiry, advisory, fenced) = (
+        tour("db-unique-row"),
+        tour("db-unique-row-expiry"),
+        tour("pg-advisory"),
+        tour("db-fenced"),
+    );
+    // A dead holder's row stays; its reaped row and its closed session
+    // free the lock.
+    assert!(scenario_line(&row, "db-holder-crashes").contains("DEADLOCK"));
+    assert!(scenario_line(&expiry, "db-holder-crashes").contains("SAFE"));
+    assert!(scenario_line(&advisory, "db-holder-crashes").contains("SAFE"));
+    // The reaper is a lease: a paused holder writes beside the next one,
+    // and the row's version fences it off.
+    assert!(scenario_line(&expiry, "db-holder-paused").contains("VIOLATED"));
+    assert!(scenario_line(&fenced, "db-holder-paused").contains("SAFE"));
+    // A restart ends every session: the advisory lock goes under its
+    // holder, the committed row does not.
+    assert!(scenario_line(&advisory, "db-restart-under-holder").contains("VIOLATED"));
+    assert!(scenario_line(&row, "db-restart-under-holder").contains("SAFE"));
+    // A cut reaps the row but leaves the session, and its lock, alone.
+    assert!(scenario_line(&expiry, "db-partitioned-from-holder").contains("VIOLATED"));
+    assert!(scenario_line(&advisory, "db-partitioned-from-holder").contains("SAFE"));
+}
+
+#[test]
 fn run_reads_a_piped_scenario_once_and_its_run_folder_replays() {
     let dir = scratch("pipe");
     let source =
@@ -448,7 +476,7 @@ fn run_of_a_big_scenario_says_how_long_to_expect_before_it_starts() {
 }
 
 #[test]
-fn ladder_lists_the_libraries_and_the_etcd_and_zookeeper_locks_as_groups_of_their_own_after_the_ladder()
+fn ladder_lists_the_libraries_and_the_etcd_zookeeper_and_database_locks_as_groups_of_their_own_after_the_ladder()
  {
     let out = locklab(&["ladder"]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -458,6 +486,8 @@ fn ladder_lists_the_libraries_and_the_etcd_and_zookeeper_locks_as_groups_of_thei
         .expect("a libraries group");
     let (libraries, services) = groups.split_once("\netcd:\n").expect("an etcd group");
     let (etcd, zookeeper) = (services.split_once("\nzookeeper:\n")).expect("a zookeeper group");
+    let (zookeeper, databases) =
+        (zookeeper.split_once("\ndatabases:\n")).expect("a databases group");
     for rung in locks::LADDER {
         assert!(ladder.contains(rung.id), "{}", rung.id);
     }
@@ -478,4 +508,8 @@ fn ladder_lists_the_libraries_and_the_etcd_and_zookeeper_locks_as_groups_of_thei
         .map(|r| r.id.to_string())
         .collect();
     assert_eq!(ids(zookeeper), expected);
+    let expected: Vec<String> = (locks::database::rungs::RUNGS.iter())
+        .map(|r| r.id.to_string())
+        .collect();
+    assert_eq!(ids(databases), expected);
 }

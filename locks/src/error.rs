@@ -66,6 +66,17 @@ pub enum LockError {
         /// Whether trying again may work.
         transient: bool,
     },
+    /// A database statement failed: the server's SQLSTATE and message (or
+    /// the client's own, such as a lost connection), and whether the same
+    /// statement may succeed later (the connection was lost, the server was
+    /// shutting down) rather than being refused for good.
+    #[error("database: {message}")]
+    Database {
+        /// The SQLSTATE and message, or what happened to the connection.
+        message: String,
+        /// Whether trying again may work.
+        transient: bool,
+    },
     /// A reply did not have the shape the lock's script promises.
     #[error("unexpected reply from {command}: {reply}")]
     Protocol {
@@ -92,6 +103,10 @@ impl LockError {
                     transient: true,
                     ..
                 }
+                | LockError::Database {
+                    transient: true,
+                    ..
+                }
         )
     }
 
@@ -105,9 +120,9 @@ impl LockError {
     pub fn transient(&self) -> bool {
         match self {
             LockError::Redis(e) => !matches!(e.retry_method(), redis::RetryMethod::NoRetry),
-            LockError::Etcd { transient, .. } | LockError::ZooKeeper { transient, .. } => {
-                *transient
-            }
+            LockError::Etcd { transient, .. }
+            | LockError::ZooKeeper { transient, .. }
+            | LockError::Database { transient, .. } => *transient,
             _ => false,
         }
     }

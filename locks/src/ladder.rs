@@ -54,8 +54,9 @@ pub struct Rung {
     #[serde(skip)]
     pub renews: bool,
     /// The lock service it keeps its state on: `redis`, `etcd` for the
-    /// rungs of [`crate::etcd`], or `zookeeper` for those of
-    /// [`crate::zookeeper`].
+    /// rungs of [`crate::etcd`], `zookeeper` for those of
+    /// [`crate::zookeeper`], or `postgres` for those of
+    /// [`crate::database`].
     #[serde(skip)]
     pub service: &'static str,
 }
@@ -121,18 +122,21 @@ pub(crate) fn built_in(id: &str) -> Option<&'static Rung> {
         .chain(crate::libraries::LIBRARIES.iter())
         .chain(crate::etcd::rungs::RUNGS.iter())
         .chain(crate::zookeeper::rungs::RUNGS.iter())
+        .chain(crate::database::rungs::RUNGS.iter())
         .copied()
         .find(|r| r.id == id)
 }
 
 /// Every built-in rung id: the ladder's in ladder order, then the library
-/// rungs', then the etcd rungs', then the ZooKeeper rungs'.
+/// rungs', then the etcd rungs', then the ZooKeeper rungs', then the
+/// database rungs'.
 pub fn all_ids() -> Vec<&'static str> {
     LADDER
         .iter()
         .chain(crate::libraries::LIBRARIES.iter())
         .chain(crate::etcd::rungs::RUNGS.iter())
         .chain(crate::zookeeper::rungs::RUNGS.iter())
+        .chain(crate::database::rungs::RUNGS.iter())
         .map(|r| r.id)
         .collect()
 }

@@ -63,6 +63,7 @@
 
 pub mod clock;
 pub mod conn;
+pub mod database;
 pub mod error;
 pub mod etcd;
 pub mod fault;

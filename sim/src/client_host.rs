@@ -183,7 +183,8 @@ fn start_process(
 /// The lock of `setup.rung` for one client process, each node reached
 /// through `dialer(host)`: an etcd rung speaks gRPC over one channel to
 /// one member at a time (the targets in turn when a dial fails), a
-/// ZooKeeper rung its own protocol over one session, every other rung
+/// ZooKeeper rung its own protocol over one session, a database rung
+/// PostgreSQL's over one session, every other rung
 /// RESP over a reconnecting connection per node. The simulator
 /// and real mode build their clients' locks here.
 pub fn build_lock<D: Dialer>(
@@ -205,6 +206,17 @@ pub fn build_lock<D: Dialer>(
         let servers = setup.targets.iter().map(|&h| dialer(h)).collect();
         return locks::zookeeper::rungs::build(&setup.rung, servers, ctx, setup.lock)
             .ok_or_else(|| UnknownRung(setup.rung.clone()));
+    }
+    if locks::rung(&setup.rung).is_some_and(|r| r.service == locks::database::rungs::SERVICE) {
+        // A database lock keeps one session, on the one server.
+        return locks::database::rungs::build(
+            &setup.rung,
+            dialer(setup.targets[0]),
+            setup.conn,
+            ctx,
+            setup.lock,
+        )
+        .ok_or_else(|| UnknownRung(setup.rung.clone()));
     }
     let conns = (setup.targets.iter())
         .map(|&host| ReconnectingConnection::new(dialer(host), setup.conn))

@@ -42,6 +42,11 @@ pub fn execute(_args: Args) -> Outcome<LadderResult> {
     for rung in locks::zookeeper::rungs::RUNGS {
         outln!(" -  {:<14} {:<62} {}", rung.id, rung.fixes, rung.flaw);
     }
+    // The locks on a database: the fourth service.
+    outln!("\ndatabases:");
+    for rung in locks::database::rungs::RUNGS {
+        outln!(" -  {:<14} {:<62} {}", rung.id, rung.fixes, rung.flaw);
+    }
     let rungs = locks::LADDER.iter().map(|rung| **rung).collect();
     Outcome::new(ExitCode::Success, Some(LadderResult { rungs }))
 }

@@ -93,7 +93,11 @@ fn show(dir: Option<&Path>, only: Option<&str>, result: &mut Option<TourResult>)
         rungs: &locks::zookeeper::rungs::RUNGS,
         heading: report::tour::ZOOKEEPER_HEADING,
     };
-    for group in [&libraries, &etcd, &zookeeper] {
+    let databases = Group {
+        rungs: &locks::database::rungs::RUNGS,
+        heading: report::tour::DATABASES_HEADING,
+    };
+    for group in [&libraries, &etcd, &zookeeper, &databases] {
         match tour_group(&scenarios, only, shown, group) {
             Ok(more) => shown = more,
             Err(code) => return code,
@@ -109,7 +113,8 @@ struct Group {
     heading: &'static str,
 }
 
-/// One chapter after the ladder (the libraries, etcd, ZooKeeper): each of its
+/// One chapter after the ladder (the libraries, etcd, ZooKeeper, the
+/// databases): each of its
 /// rungs (or only the one asked for) in every scenario that names it.
 /// Returns how many stops have been shown in all, or the exit code of a
 /// tour that stops here.

@@ -46,7 +46,8 @@ pub enum Change {
 pub enum ReleaseReason {
     /// `pg_advisory_unlock` or `pg_advisory_unlock_all`.
     Unlock,
-    /// Its session ended: the connection closed or the server went down.
+    /// Its session ended: the connection closed or the server went down
+    /// (a transaction-level lock too: its transaction went with it).
     SessionEnded,
     /// A transaction-level lock's transaction committed or rolled back.
     TransactionEnded,

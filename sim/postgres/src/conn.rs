@@ -173,6 +173,13 @@ where
                     .await
                     .ok()?;
             }
+            // No SSLRequest first (sslmode=disable, or a driver with no
+            // TLS): pgwire has seen the start of a startup packet and
+            // reads it whole once told to expect one.
+            Ok(PgWireFrontendMessage::SslNegotiation(SslNegotiationMetaMessage::None)) => {
+                conn.codec_mut()
+                    .set_state(PgWireConnectionState::AwaitingStartup);
+            }
             Ok(PgWireFrontendMessage::Startup(s)) => break s.parameters,
             // A cancel request, or anything else: this connection ends.
             _ => return None,

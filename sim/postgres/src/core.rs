@@ -201,7 +201,7 @@ impl State {
         if !self.sessions.contains_key(&pid) {
             return;
         }
-        self.end_txn(pid, false);
+        self.end_txn_because(pid, false, ReleaseReason::SessionEnded);
         self.advisory.forget_waiter(pid);
         let released = self.advisory.release_all(pid, Scope::Session);
         self.report_releases(pid, released, ReleaseReason::SessionEnded);
@@ -233,6 +233,13 @@ impl State {
     /// Ends `pid`'s transaction, if any: its writes become the committed
     /// rows (`commit`) or vanish, and its row and transaction locks go.
     pub(crate) fn end_txn(&mut self, pid: Pid, commit: bool) {
+        self.end_txn_because(pid, commit, ReleaseReason::TransactionEnded);
+    }
+
+    /// Ends `pid`'s transaction; its transaction-level locks go for `why`
+    /// (its session's end rolls it back: those locks went with the
+    /// session).
+    fn end_txn_because(&mut self, pid: Pid, commit: bool, why: ReleaseReason) {
         let Some(txn) = self.sessions.get_mut(&pid).and_then(|s| s.txn.take()) else {
             return;
         };
@@ -272,6 +279,6 @@ impl State {
         }
         self.row_locks.retain(|_, holder| *holder != pid);
         let released = self.advisory.release_all(pid, Scope::Transaction);
-        self.report_releases(pid, released, ReleaseReason::TransactionEnded);
+        self.report_releases(pid, released, why);
     }
 }

@@ -45,6 +45,19 @@ async fn still_waiting(pg: &mut Pg<TcpStream>) -> bool {
 }
 
 #[test]
+fn a_client_that_sends_its_startup_without_asking_for_ssl_gets_a_session() {
+    let (mut sim, _server) = sim_with_server();
+    sim.client("c", async {
+        let mut pg = Pg::start(TcpStream::connect(("pg", PORT)).await?).await?;
+        assert!(pg.pid > 0);
+        pg.send("SELECT pg_try_advisory_lock(1)").await?;
+        assert_eq!(pg.recv().await?.value(), Some("t"));
+        Ok(())
+    });
+    sim.run().unwrap();
+}
+
+#[test]
 fn a_try_lock_fails_while_another_session_holds_the_key_and_a_blocking_lock_waits_for_its_unlock() {
     let (mut sim, _) = sim_with_server();
     sim.client("c", async {

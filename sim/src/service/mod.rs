@@ -1,7 +1,7 @@
 //! # Lock services: what the locks run on
 //!
 //! A *lock service* is the kind of server a lock keeps its state on:
-//! Redis, etcd or ZooKeeper today; a database's advisory locks next. The
+//! Redis, etcd, ZooKeeper or PostgreSQL. The
 //! engines (the simulator's [`World`](crate::world::World), real mode's
 //! world in the `real` crate) and the nemesis know nothing of any one
 //! service: they ask the run's service, through [`LockService`], which
@@ -17,12 +17,13 @@
 //! (`sim/src/store_host.rs`), because the workload's sales speak Redis.
 //!
 //! One service, one file beside this one ([`redis`], [`etcd`],
-//! [`zookeeper`]), registered in
+//! [`zookeeper`], [`postgres`]), registered in
 //! [`SERVICES`]. Real mode has the other half of each service, its real
 //! servers (`real::service`), so that a service has one API and two
 //! backends, as a madsim crate does.
 
 pub mod etcd;
+pub mod postgres;
 pub mod redis;
 pub mod zookeeper;
 
@@ -42,6 +43,7 @@ pub const SERVICES: &[&dyn LockService] = &[
     &redis::RedisService,
     &etcd::EtcdService,
     &zookeeper::ZooKeeperService,
+    &postgres::PostgresService,
 ];
 
 /// A kind of server locks keep their state on, as the simulator sees it.
@@ -115,6 +117,11 @@ impl GroundTruth {
     /// the `watched` prefixes (the lock key: the lock and its counters).
     pub fn new(recorder: Arc<Recorder>, watched: Vec<String>) -> GroundTruth {
         GroundTruth { recorder, watched }
+    }
+
+    /// The watched prefixes: the lock's key.
+    pub fn watched(&self) -> &[String] {
+        &self.watched
     }
 
     /// Whether changes to `key` go into the history.

@@ -61,6 +61,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Pg<S> {
         let mut n = [0u8; 1];
         stream.read_exact(&mut n).await?;
         assert_eq!(n[0], b'N', "SSL is refused");
+        Self::start(stream).await
+    }
+
+    /// The startup message alone, as a client with no TLS sends it
+    /// (`sslmode=disable`, tokio-postgres with `NoTls`).
+    pub async fn start(mut stream: S) -> std::io::Result<Pg<S>> {
         let body = b"\x00\x03\x00\x00user\x00postgres\x00database\x00postgres\x00\x00";
         let mut m = ((body.len() + 4) as u32).to_be_bytes().to_vec();
         m.extend_from_slice(body);

@@ -1,0 +1,24 @@
+//! Locks on a database: the locks teams build on the PostgreSQL they
+//! already run, over PostgreSQL's own wire protocol.
+//!
+//! A database offers locks of two kinds, and they fail differently:
+//!
+//! - **rows**: a row under a unique key is a lock anyone can see; it is
+//!   committed, so it outlives the connection that made it, the server's
+//!   restarts and a failover (up to the replication lag). That is its
+//!   strength and its flaw: a holder that dies leaves its row, and an
+//!   expiry column to reap it brings back every lease problem;
+//! - **advisory locks** (`pg_advisory_lock` and friends): kept in the
+//!   server's memory, owned by a *session*, never written to disk or
+//!   replicated. They go when the session ends, which frees a dead
+//!   holder's lock at once, and also frees a live holder's lock the moment
+//!   its connection dies, with no lease to warn it.
+//!
+//! - [`session`]: one connection as the rungs use it (simple queries, a
+//!   bound on each reply, the answers as text);
+//! - [`rungs`]: the database rungs (`db-unique-row`,
+//!   `db-unique-row-expiry`, `pg-advisory`, `pg-advisory-xact`,
+//!   `db-fenced`) as [`Lock`](crate::Lock)s.
+
+pub mod rungs;
+pub mod session;
