@@ -366,7 +366,7 @@ pub struct ScenariosResult {
 /// script can read the address (also of `--port 0`) and connect at once.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SimServerResult {
-    /// The service it speaks: `redis`, `etcd`, `zookeeper` or `postgres`.
+    /// The service it speaks: `redis`, `etcd`, `zookeeper`, `postgres` or `mysql`.
     pub service: String,
     /// The address it listens on, `IP:PORT`.
     pub address: String,

@@ -2,7 +2,7 @@
 //! loops for ever makes other clients `BUSY` past the threshold, and
 //! Ctrl-C (SIGINT) or SIGTERM still stops the server, cleanly; and the
 //! other services answer their own command-line clients (`etcdctl`,
-//! `psql`).
+//! `psql`, `mariadb`).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -216,6 +216,58 @@ fn sim_server_speaks_postgres_to_psql_and_a_session_lock_ends_with_its_connectio
     let unknown = psql(server.addr, "SELECT no_such_function()").unwrap_err();
     assert!(
         unknown.contains("function no_such_function() does not exist"),
+        "{unknown}"
+    );
+    let status = server
+        .signal_and_wait("-TERM")
+        .expect("it exits on SIGTERM");
+    assert!(status.success(), "{status:?}");
+}
+
+/// The `mariadb` client's batch answer to `sql` (no column names) from the
+/// server at `addr`, or its error.
+fn mariadb(addr: SocketAddr, sql: &str) -> Result<String, String> {
+    let mut mariadb = Command::new("mariadb");
+    mariadb
+        .args([
+            "--no-defaults",
+            "--batch",
+            "--skip-column-names",
+            "--skip-ssl",
+        ])
+        .args(["--connect-timeout=2", "-h", "127.0.0.1", "-u", "root", "-P"])
+        .arg(addr.port().to_string())
+        .args(["-e", sql]);
+    output_or_error(&mut mariadb)
+}
+
+#[test]
+fn sim_server_speaks_mysql_to_the_mariadb_client_and_a_named_lock_ends_with_its_connection() {
+    if Command::new("mariadb").arg("--version").output().is_err() {
+        eprintln!("the mariadb client is not installed; skipping: scripts/setup installs it");
+        return;
+    }
+    let mut server = Server::spawn(&["--service", "mysql"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let lock = "SELECT GET_LOCK('a', 0); SELECT IS_USED_LOCK('a') = CONNECTION_ID()";
+    let mut taken = mariadb(server.addr, lock);
+    while taken.is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "the mysql sim-server never answered: {taken:?}"
+        );
+        sleep(Duration::from_millis(50));
+        taken = mariadb(server.addr, lock);
+    }
+    assert_eq!(taken.unwrap(), "1\n1\n");
+    // That client's session ended with its process, and its lock with it.
+    assert_eq!(
+        mariadb(server.addr, "SELECT IS_FREE_LOCK('a')").unwrap(),
+        "1\n"
+    );
+    let unknown = mariadb(server.addr, "SELECT no_such_function()").unwrap_err();
+    assert!(
+        unknown.contains("ERROR 1305 (42000) at line 1: FUNCTION no_such_function does not exist"),
         "{unknown}"
     );
     let status = server

@@ -1,6 +1,7 @@
 //! `locklab sim-server`: one simulated Redis node, etcd member, ZooKeeper
-//! server or PostgreSQL server on a real TCP port, for `redis-cli`,
-//! `etcdctl`, `zkCli.sh`, `psql` or any client to talk to.
+//! server, PostgreSQL server or MariaDB server on a real TCP port, for
+//! `redis-cli`, `etcdctl`, `zkCli.sh`, `psql`, `mariadb` or any client to
+//! talk to.
 
 use super::Outcome;
 use crate::json::SimServerResult;
@@ -18,6 +19,9 @@ pub enum Service {
     /// A PostgreSQL 15 server (its wire protocol, simple queries; advisory
     /// locks, transactions, a lock table).
     Postgres,
+    /// A MariaDB 10.11 server (the MySQL wire protocol, text queries;
+    /// named locks, transactions, a lock table).
+    Mysql,
 }
 
 impl Service {
@@ -27,6 +31,7 @@ impl Service {
             Service::Etcd => "etcd",
             Service::Zookeeper => "zookeeper",
             Service::Postgres => "postgres",
+            Service::Mysql => "mysql",
         }
     }
 
@@ -38,6 +43,8 @@ impl Service {
             Service::Etcd => 2399,
             Service::Zookeeper => 2191,
             Service::Postgres => 5442,
+            // Not 3307, which a second local MySQL or MariaDB often takes.
+            Service::Mysql => 3316,
         }
     }
 }
@@ -61,7 +68,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Service::Redis)]
     pub service: Service,
     /// The port to listen on (default 6390 for redis, 2399 for etcd, 2191
-    /// for zookeeper, 5442 for postgres).
+    /// for zookeeper, 5442 for postgres, 3316 for mysql).
     #[arg(long)]
     pub port: Option<u16>,
     /// The address to bind (loopback unless you say otherwise).
@@ -145,6 +152,14 @@ fn serve(args: &Args) -> ExitCode {
             ),
             None,
         ),
+        Service::Mysql => (
+            "MariaDB 10.11 server (text queries; any user and password)".to_string(),
+            format!(
+                "mariadb -h {} -P {port} -u root -e 'SELECT GET_LOCK(\"a\", 0)'",
+                addr.ip()
+            ),
+            None,
+        ),
     };
     eprintln!("simulated {what} on {addr} (real time); try: {try_it}");
     if crate::json::active() {
@@ -171,6 +186,7 @@ fn serve(args: &Args) -> ExitCode {
         Service::Etcd => runtime.block_on(serve_etcd(listener, args.etcd_version.recheck())),
         Service::Zookeeper => runtime.block_on(serve_zookeeper(listener, args.tick_ms)),
         Service::Postgres => runtime.block_on(serve_postgres(listener)),
+        Service::Mysql => runtime.block_on(serve_mysql(listener)),
     };
     match served {
         Ok(()) => ExitCode::Success,
@@ -230,6 +246,18 @@ async fn serve_postgres(listener: std::net::TcpListener) -> Result<(), String> {
         system_wall_clock_ms,
     )));
     simpg::serve_tcp(server, listener, stop_signal())
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// Serves one MariaDB server until Ctrl-C or SIGTERM; `NOW()` is the
+/// system's wall clock.
+async fn serve_mysql(listener: std::net::TcpListener) -> Result<(), String> {
+    let listener = tokio_listener(listener)?;
+    let server = simmysql::Server::new(simmysql::Config::new(std::sync::Arc::new(
+        system_wall_clock_ms,
+    )));
+    simmysql::serve_tcp(server, listener, stop_signal())
         .await
         .map_err(|e| e.to_string())
 }
