@@ -11,11 +11,12 @@
 //! the simulator.
 //!
 //! One service, one file or folder beside this file ([`redis`], [`etcd`],
-//! [`zookeeper`]),
+//! [`zookeeper`], [`postgres`]),
 //! registered in
 //! [`SERVICES`] by the same type that the simulator registers.
 
 pub mod etcd;
+pub mod postgres;
 pub mod redis;
 pub mod zookeeper;
 
@@ -35,6 +36,7 @@ pub const SERVICES: &[&dyn RealService] = &[
     &sim::service::redis::RedisService,
     &sim::service::etcd::EtcdService,
     &sim::service::zookeeper::ZooKeeperService,
+    &sim::service::postgres::PostgresService,
 ];
 
 /// A lock service that real mode can run: its real servers.
@@ -132,12 +134,14 @@ pub fn real_service(service: &dyn LockService) -> Result<&'static dyn RealServic
 }
 
 /// The version of the servers of the lock service named `service` when
-/// that is not Redis (`etcd 3.4.23`, `zookeeper 3.8.0`); `None` for Redis,
+/// that is not Redis (`etcd 3.4.23`, `zookeeper 3.8.0`, `postgresql
+/// 15.18`); `None` for Redis,
 /// or when the service is not installed.
 fn other_service_version(service: &str) -> Option<String> {
     match service {
         "etcd" => harness::etcd::version(),
         "zookeeper" => harness::zookeeper::version(),
+        "postgres" => harness::postgres::version(),
         _ => None,
     }
 }

@@ -1,123 +1,13 @@
 //! simpg against a real PostgreSQL 15, through the real psql: every
 //! session in `tests/conformance/cases.sql` is fed to psql against a
-//! PostgreSQL this test starts (initdb in a temp dir, on a free loopback
-//! port) and against simpg's `serve_tcp`, and psql's output must be the
-//! same line for line. Skipped (with a message) when PostgreSQL 15's
-//! binaries are not installed.
+//! PostgreSQL this test starts (`harness::postgres`: initdb in a temp
+//! dir, on a loopback port of its own) and against simpg's `serve_tcp`,
+//! and psql's output must be the same line for line. Skipped (with a
+//! message) when PostgreSQL 15's binaries are not installed.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use harness::postgres::PgServer;
+use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
-
-/// A real PostgreSQL in a temp dir, stopped (by its pid) and removed when
-/// dropped, a failing test included.
-struct RealPostgres {
-    child: Child,
-    dir: PathBuf,
-    port: u16,
-}
-
-impl RealPostgres {
-    fn start() -> RealPostgres {
-        let dir = std::env::temp_dir().join(format!("simpg-conformance-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let data = dir.join("data");
-        if as_root() {
-            // PostgreSQL refuses to run as root: the server runs as the
-            // `postgres` user the Debian packages create, in a dir it owns.
-            let status = Command::new("chown")
-                .arg("postgres:")
-                .arg(&dir)
-                .status()
-                .unwrap();
-            assert!(status.success(), "chown to postgres failed");
-        }
-        let initdb = pg_command("initdb")
-            .args(["-A", "trust", "-U", "postgres", "--no-sync", "-D"])
-            .arg(&data)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(initdb.success(), "initdb failed");
-        let port = free_port();
-        let child = pg_command("postgres")
-            .arg("-D")
-            .arg(&data)
-            .arg("-k")
-            .arg(&dir)
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &port.to_string(),
-                "-c",
-                "fsync=off",
-                "-c",
-                "TimeZone=UTC",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let pg = RealPostgres { child, dir, port };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while psql(port, "SELECT 1;").trim() != "?column? \n----------\n        1\n(1 row)".trim() {
-            assert!(Instant::now() < deadline, "PostgreSQL did not start");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        pg
-    }
-}
-
-impl Drop for RealPostgres {
-    fn drop(&mut self) {
-        // SIGINT: PostgreSQL's fast shutdown; then wait for it.
-        let _ = Command::new("kill")
-            .args(["-INT", &self.child.id().to_string()])
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while self.child.try_wait().ok().flatten().is_none() {
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn as_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| o.stdout.trim_ascii() == b"0")
-}
-
-/// A PostgreSQL binary, run as `postgres` when this test runs as root
-/// (`setpriv` execs it, so the child's pid is the server's own).
-fn pg_command(bin: &str) -> Command {
-    let path = Path::new(PG_BIN).join(bin);
-    if as_root() {
-        let mut c = Command::new("setpriv");
-        c.args(["--reuid=postgres", "--regid=postgres", "--init-groups"])
-            .arg(path);
-        c
-    } else {
-        Command::new(path)
-    }
-}
-
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
-}
 
 /// psql's output (stdout and stderr together) for `input` on `port`.
 fn psql(port: u16, input: &str) -> String {
@@ -161,15 +51,12 @@ fn sessions() -> Vec<String> {
 
 #[test]
 fn psql_prints_the_same_against_simpg_as_against_postgresql_15() {
-    let have = |bin: &str| Path::new(PG_BIN).join(bin).exists();
     let psql_found = Command::new("psql").arg("--version").output().is_ok();
-    if !(have("initdb") && have("postgres") && psql_found) {
-        eprintln!(
-            "skipped: PostgreSQL 15 (initdb, postgres under {PG_BIN}) or psql is not installed"
-        );
+    if !(harness::postgres::installed() && psql_found) {
+        eprintln!("skipped: PostgreSQL 15 or psql is not installed (scripts/setup installs them)");
         return;
     }
-    let real = RealPostgres::start();
+    let real = PgServer::start().unwrap_or_else(|e| panic!("{e}"));
 
     // simpg on its own runtime and port, for the same sessions.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -197,7 +84,7 @@ fn psql_prints_the_same_against_simpg_as_against_postgresql_15() {
     let mut lines = 0;
     for (i, session) in sessions().iter().enumerate() {
         lines += session.lines().count();
-        let want = psql(real.port, session);
+        let want = psql(real.port(), session);
         let got = psql(sim_port, session);
         transcript.push_str(&got);
         if want != got {
