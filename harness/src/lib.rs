@@ -25,6 +25,7 @@
 
 pub mod atomic;
 pub mod etcd;
+pub mod mariadb;
 pub mod postgres;
 pub mod procfs;
 mod reserved_port;

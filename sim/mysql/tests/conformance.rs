@@ -1,110 +1,17 @@
 //! simmysql against a real MariaDB 10.11, through the real `mariadb`
 //! client: every session in `tests/conformance/cases.sql` is fed to
-//! `mariadb --batch` against a MariaDB this test starts (a fresh data
-//! directory in a temp dir, on a free loopback port) and against
+//! `mariadb --batch` against a MariaDB this test starts
+//! (`harness::mariadb`: a fresh data directory in a temp dir, on a
+//! loopback port of its own) and against
 //! simmysql's `serve_tcp`, and the client's output (errors included) must
 //! be the same line for line. Nothing is masked: the cases compare
 //! connection ids rather than print them. Skipped (with a message) when
 //! MariaDB's binaries are not installed.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use harness::mariadb::MariaDbServer;
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-const SERVER: &str = "/usr/sbin/mariadbd";
-const INSTALL_DB: &str = "/usr/bin/mariadb-install-db";
-
-/// A real MariaDB in a temp dir, stopped (by its pid) and removed when
-/// dropped, a failing test included.
-struct RealMariaDb {
-    child: Child,
-    dir: PathBuf,
-    port: u16,
-}
-
-/// MariaDB refuses to run as root unless told to.
-fn user_args() -> Vec<String> {
-    let root = Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| o.stdout.trim_ascii() == b"0");
-    if root {
-        vec!["--user=root".into()]
-    } else {
-        Vec::new()
-    }
-}
-
-impl RealMariaDb {
-    fn start() -> RealMariaDb {
-        let dir = std::env::temp_dir().join(format!("simmysql-conformance-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let data = dir.join("data");
-        let install = Command::new(INSTALL_DB)
-            .arg("--no-defaults")
-            .args(user_args())
-            .arg(format!("--datadir={}", data.display()))
-            .args(["--auth-root-authentication-method=normal", "--skip-test-db"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(install.success(), "mariadb-install-db failed");
-        let port = free_port();
-        let child = Command::new(SERVER)
-            .arg("--no-defaults")
-            .args(user_args())
-            .arg(format!("--datadir={}", data.display()))
-            .arg(format!("--socket={}", dir.join("sock").display()))
-            .arg(format!("--pid-file={}", dir.join("pid").display()))
-            .arg(format!("--log-error={}", dir.join("err.log").display()))
-            .arg(format!("--port={port}"))
-            .args([
-                "--bind-address=127.0.0.1",
-                "--skip-grant-tables",
-                "--skip-log-bin",
-                "--default-time-zone=+00:00",
-                "--innodb-buffer-pool-size=16M",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let db = RealMariaDb { child, dir, port };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while mariadb(port, None, "CREATE DATABASE IF NOT EXISTS test;\n").contains("ERROR") {
-            assert!(Instant::now() < deadline, "MariaDB did not start");
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        db
-    }
-}
-
-impl Drop for RealMariaDb {
-    fn drop(&mut self) {
-        // SIGTERM: MariaDB's normal shutdown; then wait for it.
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while self.child.try_wait().ok().flatten().is_none() {
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
-}
 
 /// The client's output, stdout and stderr together (`--unbuffered`
 /// keeps them in order), for `input` on `port`.
@@ -151,13 +58,22 @@ fn sessions() -> Vec<String> {
 #[test]
 fn the_mariadb_client_prints_the_same_against_simmysql_as_against_mariadb_10_11() {
     let client_found = Command::new("mariadb").arg("--version").output().is_ok();
-    if !(Path::new(SERVER).exists() && Path::new(INSTALL_DB).exists() && client_found) {
+    if !(harness::mariadb::installed() && client_found) {
         eprintln!(
-            "skipped: MariaDB ({SERVER}, {INSTALL_DB}) or the mariadb client is not installed"
+            "skipped: MariaDB or the mariadb client is not installed (scripts/setup installs them)"
         );
         return;
     }
-    let real = RealMariaDb::start();
+    let real = MariaDbServer::start().unwrap_or_else(|e| panic!("{e}"));
+    // The cases run in a database of their own, as an application's would.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while mariadb(real.port(), None, "CREATE DATABASE IF NOT EXISTS test;\n").contains("ERROR") {
+        assert!(
+            Instant::now() < deadline,
+            "MariaDB did not create the test database"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 
     // simmysql on its own runtime and port, for the same sessions.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -189,7 +105,7 @@ fn the_mariadb_client_prints_the_same_against_simmysql_as_against_mariadb_10_11(
     let mut lines = 0;
     for (i, session) in sessions().iter().enumerate() {
         lines += session.lines().count();
-        let want = mariadb(real.port, Some("test"), session);
+        let want = mariadb(real.port(), Some("test"), session);
         let got = mariadb(sim_port, Some("test"), session);
         transcript.push_str(&got);
         if want != got {
