@@ -247,9 +247,12 @@ fn the_tours_database_chapter_shows_the_row_left_by_a_dead_holder_and_the_adviso
     // and the row's version fences it off.
     assert!(scenario_line(&expiry, "db-holder-paused").contains("VIOLATED"));
     assert!(scenario_line(&fenced, "db-holder-paused").contains("SAFE"));
-    // A restart ends every session: the advisory lock goes under its
-    // holder, the committed row does not.
+    // A restart ends every session: the advisory lock, and MariaDB's
+    // named lock, go under their holder; the committed row does not.
     assert!(scenario_line(&advisory, "db-restart-under-holder").contains("VIOLATED"));
+    let named = tour("mysql-get-lock");
+    assert!(scenario_line(&named, "db-restart-under-holder").contains("VIOLATED"));
+    assert!(scenario_line(&named, "db-holder-crashes").contains("SAFE"));
     assert!(scenario_line(&row, "db-restart-under-holder").contains("SAFE"));
     // A cut reaps the row but leaves the session, and its lock, alone.
     assert!(scenario_line(&expiry, "db-partitioned-from-holder").contains("VIOLATED"));

@@ -55,8 +55,8 @@ pub struct Rung {
     pub renews: bool,
     /// The lock service it keeps its state on: `redis`, `etcd` for the
     /// rungs of [`crate::etcd`], `zookeeper` for those of
-    /// [`crate::zookeeper`], or `postgres` for those of
-    /// [`crate::database`].
+    /// [`crate::zookeeper`], or `postgres` (`mysql` for MariaDB's named
+    /// lock) for those of [`crate::database`].
     #[serde(skip)]
     pub service: &'static str,
 }

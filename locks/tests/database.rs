@@ -1,14 +1,15 @@
-//! The database rungs against the simulated PostgreSQL (simpg) on a real
-//! TCP port: each acquires, excludes a second owner, releases, and says
+//! The database rungs against the simulated PostgreSQL (simpg) or
+//! MariaDB (simmysql), as the rung's service says, on a real TCP port: each acquires, excludes a second owner, releases, and says
 //! what its session or row says when the lock is no longer its own.
 
-use locks::database::rungs::{RUNGS, build};
+use locks::database::rungs::{MYSQL_SERVICE, RUNGS, build};
 use locks::{ConnConfig, Lock, LockConfig, LockContext, LockError, Owner, SystemClock, TcpDialer};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A simulated server on a free loopback port, served until the test ends.
-async fn serve() -> String {
+/// A simulated server of `service` on a free loopback port, served until
+/// the test ends.
+async fn serve(service: &str) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let wall = Arc::new(|| {
@@ -16,8 +17,17 @@ async fn serve() -> String {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64)
     });
-    let server = simpg::Server::new(simpg::Config::new(wall));
-    tokio::spawn(simpg::serve_tcp(server, listener, std::future::pending()));
+    if service == MYSQL_SERVICE {
+        let server = simmysql::Server::new(simmysql::Config::new(wall));
+        tokio::spawn(simmysql::serve_tcp(
+            server,
+            listener,
+            std::future::pending(),
+        ));
+    } else {
+        let server = simpg::Server::new(simpg::Config::new(wall));
+        tokio::spawn(simpg::serve_tcp(server, listener, std::future::pending()));
+    }
     addr
 }
 
@@ -33,8 +43,8 @@ fn lock(id: &str, addr: &str, seed: u64) -> Box<dyn Lock> {
 
 #[tokio::test]
 async fn every_database_rung_excludes_a_second_owner_until_the_first_releases() {
-    let addr = serve().await;
     for rung in RUNGS {
+        let addr = serve(rung.service).await;
         let (a, b) = (lock(rung.id, &addr, 1), lock(rung.id, &addr, 2));
         let resource = format!("lock:{}", rung.id);
         let first = a.acquire(&resource, &Owner::new("a", 1)).await;
@@ -58,4 +68,30 @@ async fn every_database_rung_excludes_a_second_owner_until_the_first_releases() 
             .await
             .unwrap_or_else(|e| panic!("{}: {e}", rung.id));
     }
+}
+
+#[tokio::test]
+async fn mariadbs_named_lock_is_reentrant_in_its_session_and_takes_long_names() {
+    let addr = serve(MYSQL_SERVICE).await;
+    let (a, b) = (
+        lock("mysql-get-lock", &addr, 1),
+        lock("mysql-get-lock", &addr, 2),
+    );
+    let resource = format!("lock:{}", "long".repeat(30));
+    let owner = Owner::new("a", 1);
+    let outer = a.acquire(&resource, &owner).await.expect("outer");
+    let inner = a.acquire(&resource, &owner).await.expect("inner");
+    a.release(&inner).await.expect("inner release");
+    let still = b.acquire(&resource, &Owner::new("b", 1)).await;
+    assert!(
+        matches!(still, Err(LockError::NotAcquired { .. })),
+        "one level left: {still:?}"
+    );
+    a.release(&outer).await.expect("outer release");
+    let again = a.release(&outer).await;
+    assert!(matches!(again, Err(LockError::NotHeld { .. })), "{again:?}");
+    let taken = b.acquire(&resource, &Owner::new("b", 1)).await;
+    b.release(&taken.expect("free now"))
+        .await
+        .expect("released");
 }

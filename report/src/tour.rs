@@ -186,10 +186,11 @@ pub const ZOOKEEPER_HEADING: &str = "━━ ZooKeeper ━━\n\
 
 /// The heading of the databases chapter.
 pub const DATABASES_HEADING: &str = "━━ databases ━━\n\
-     Where many teams start: the PostgreSQL they already run (scenarios/databases/). \
-     A row under a unique key is committed, so it outlives its holder's connection \
-     and the server's restarts, and a holder that dies leaves it for ever; an expiry \
-     column and a reaper bring back every lease problem. An advisory lock belongs to \
+     Where many teams start: the PostgreSQL or MySQL they already run \
+     (scenarios/databases/). A row under a unique key is committed, so it outlives \
+     its holder's connection and the server's restarts, and a holder that dies \
+     leaves it for ever; an expiry column and a reaper bring back every lease \
+     problem. An advisory lock, like MariaDB's named lock (GET_LOCK), belongs to \
      a session and lives in the server's memory: it goes the moment its holder's \
      connection does, which frees a dead holder's lock at once and a working \
      holder's lock with no warning when the server restarts. Neither is a lease the \

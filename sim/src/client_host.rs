@@ -184,7 +184,7 @@ fn start_process(
 /// through `dialer(host)`: an etcd rung speaks gRPC over one channel to
 /// one member at a time (the targets in turn when a dial fails), a
 /// ZooKeeper rung its own protocol over one session, a database rung
-/// PostgreSQL's over one session, every other rung
+/// its database's (PostgreSQL's or MySQL's) over one session, every other rung
 /// RESP over a reconnecting connection per node. The simulator
 /// and real mode build their clients' locks here.
 pub fn build_lock<D: Dialer>(
@@ -207,7 +207,7 @@ pub fn build_lock<D: Dialer>(
         return locks::zookeeper::rungs::build(&setup.rung, servers, ctx, setup.lock)
             .ok_or_else(|| UnknownRung(setup.rung.clone()));
     }
-    if locks::rung(&setup.rung).is_some_and(|r| r.service == locks::database::rungs::SERVICE) {
+    if (locks::database::rungs::RUNGS.iter()).any(|r| r.id == setup.rung) {
         // A database lock keeps one session, on the one server.
         return locks::database::rungs::build(
             &setup.rung,

@@ -1,9 +1,9 @@
 //! The database scenarios (`scenarios/databases/`): every expectation
 //! holds under every seed each scenario lists, and what each one teaches
 //! is pinned from the server's own record: a crash ends the holder's
-//! session and its advisory lock at once, a restart ends every session,
-//! a cut leaves the session (and its lock) alone, and the reaper deletes a
-//! paused holder's row.
+//! session and its advisory lock (or MariaDB's named lock) at once, a
+//! restart ends every session, a cut leaves the session (and its lock)
+//! alone, and the reaper deletes a paused holder's row.
 
 mod common;
 
@@ -62,12 +62,12 @@ fn every_database_scenario_meets_its_expectations_under_every_seed() {
             }
         }
     }
-    assert!(cells >= 120, "{cells} runs");
+    assert!(cells >= 144, "{cells} runs");
 }
 
 #[test]
 fn a_crashed_holders_advisory_lock_ends_with_its_session_at_the_crash() {
-    for rung in ["pg-advisory", "pg-advisory-xact"] {
+    for rung in ["pg-advisory", "pg-advisory-xact", "mysql-get-lock"] {
         let judged = judge("db-holder-crashes", rung, 1);
         let crash = fault_at(&judged, "crash");
         let changes = server_changes(&judged);
@@ -96,7 +96,7 @@ fn a_crashed_holders_row_stays_for_ever_without_an_expiry_and_is_reaped_with_one
 
 #[test]
 fn a_restart_ends_every_session_and_the_holders_advisory_lock_with_it() {
-    for rung in ["pg-advisory", "pg-advisory-xact"] {
+    for rung in ["pg-advisory", "pg-advisory-xact", "mysql-get-lock"] {
         let judged = judge("db-restart-under-holder", rung, 1);
         let crash = fault_at(&judged, "crash");
         let changes = server_changes(&judged);
@@ -120,7 +120,7 @@ fn a_restart_ends_every_session_and_the_holders_advisory_lock_with_it() {
 
 #[test]
 fn a_cut_off_holder_keeps_its_advisory_lock_until_it_releases_it() {
-    for rung in ["pg-advisory", "pg-advisory-xact"] {
+    for rung in ["pg-advisory", "pg-advisory-xact", "mysql-get-lock"] {
         let judged = judge("db-partitioned-from-holder", rung, 1);
         let changes = server_changes(&judged);
         assert!(

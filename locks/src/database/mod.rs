@@ -1,5 +1,5 @@
-//! Locks on a database: the locks teams build on the PostgreSQL they
-//! already run, over PostgreSQL's own wire protocol.
+//! Locks on a database: the locks teams build on the PostgreSQL or the
+//! MySQL (MariaDB) they already run, over each one's own wire protocol.
 //!
 //! A database offers locks of two kinds, and they fail differently:
 //!
@@ -8,17 +8,24 @@
 //!   restarts and a failover (up to the replication lag). That is its
 //!   strength and its flaw: a holder that dies leaves its row, and an
 //!   expiry column to reap it brings back every lease problem;
-//! - **advisory locks** (`pg_advisory_lock` and friends): kept in the
-//!   server's memory, owned by a *session*, never written to disk or
-//!   replicated. They go when the session ends, which frees a dead
-//!   holder's lock at once, and also frees a live holder's lock the moment
-//!   its connection dies, with no lease to warn it.
+//! - **session locks** (PostgreSQL's `pg_advisory_lock` and friends,
+//!   MariaDB's `GET_LOCK`): kept in the server's memory, owned by a
+//!   *session*, never written to disk or replicated. They go when the
+//!   session ends, which frees a dead holder's lock at once, and also
+//!   frees a live holder's lock the moment its connection dies, with no
+//!   lease to warn it.
 //!
-//! - [`session`]: one connection as the rungs use it (simple queries, a
-//!   bound on each reply, the answers as text);
+//! - [`session`]: one connection as the rungs use it (statements as
+//!   text, a bound on each reply, the answers as text), whatever the
+//!   database;
+//! - [`postgres`]: a session on PostgreSQL (tokio-postgres);
+//! - [`mysql`]: a session on MySQL or MariaDB (`mysqlproto`'s client
+//!   half);
 //! - [`rungs`]: the database rungs (`db-unique-row`,
 //!   `db-unique-row-expiry`, `pg-advisory`, `pg-advisory-xact`,
-//!   `db-fenced`) as [`Lock`](crate::Lock)s.
+//!   `mysql-get-lock`, `db-fenced`) as [`Lock`](crate::Lock)s.
 
+pub mod mysql;
+pub mod postgres;
 pub mod rungs;
 pub mod session;

@@ -1,7 +1,9 @@
-//! The database rungs, as [`Lock`]s on PostgreSQL. Each lock keeps one
-//! session (one connection), opened on its first statement and opened
-//! again after it is lost; a lease taken in one session is not held in
-//! the next.
+//! The database rungs, as [`Lock`]s on PostgreSQL and on MariaDB. Each
+//! lock keeps one session (one connection), opened on its first
+//! statement and opened again after it is lost; a lease taken in one
+//! session is not held in the next. The rung's service decides which
+//! database's session it opens ([`crate::database::postgres`] or
+//! [`crate::database::mysql`]); the lock code is the same.
 //!
 //! # `db-unique-row`: insert a row to lock, delete it to unlock
 //! `INSERT INTO locklab_locks (name, owner)`: the primary key lets one
@@ -44,6 +46,20 @@
 //! Flaw: the connection's death ends the transaction and the lock with
 //! it, as for `pg-advisory`. Shown by: `db-restart-under-holder`.
 //!
+//! # `mysql-get-lock`: MariaDB's named lock
+//! `SELECT GET_LOCK(name, 0)` until it answers 1 (0: another session
+//! holds it; NULL or an error is an error), where `name` is
+//! [`mysql_lock_name`] of the lock's name; release is
+//! `SELECT RELEASE_LOCK(name)` (1: released; 0, another session's, or
+//! NULL, no one's: not held). Like PostgreSQL's advisory lock, the named
+//! lock belongs to the connection's session: re-entrant within it
+//! (MariaDB 10.0 and later count the levels), and gone when the session
+//! ends for any reason.
+//! Fixes: a dead holder's connection closes and the lock is free at once,
+//! on the MySQL a team already runs.
+//! Flaw: the same as `pg-advisory`'s: the lock lives as long as the
+//! connection. Shown by: `db-restart-under-holder`.
+//!
 //! # `db-fenced`: the row's version as a fencing token
 //! One row per lock that is never deleted: acquiring sets its owner and
 //! `expires_at` and adds one to its `version`, if it is free or expired
@@ -57,7 +73,8 @@
 
 use crate::clock::BoxFuture;
 use crate::conn::{ConnConfig, Dialer};
-use crate::database::session::{Answer, DbError, Opener, Session, literal, opener};
+use crate::database::session::{Answer, DbError, Opener, Session, literal};
+use crate::database::{mysql, postgres};
 use crate::error::LockError;
 use crate::fault::FaultPoint;
 use crate::ladder::Rung;
@@ -68,6 +85,10 @@ use std::sync::Mutex;
 
 /// The PostgreSQL lock service's name, as rungs name their service.
 pub const SERVICE: &str = "postgres";
+
+/// The MySQL (MariaDB) lock service's name, as rungs name their service:
+/// the simulator picks its server by it, and [`build`] its session.
+pub const MYSQL_SERVICE: &str = "mysql";
 
 /// `db-unique-row`.
 pub const UNIQUE_ROW: Rung = Rung {
@@ -118,6 +139,19 @@ pub const ADVISORY_XACT: Rung = Rung {
     ..Rung::OFF_LADDER
 };
 
+/// `mysql-get-lock`.
+pub const MYSQL_GET_LOCK: Rung = Rung {
+    id: "mysql-get-lock",
+    acquire: "SELECT GET_LOCK(name, 0) until it answers 1 (0: taken; NULL: an error)",
+    release: "SELECT RELEASE_LOCK(name) (0 or NULL: not held)",
+    fixes: "released when the connection's session ends for any reason: a dead holder's lock goes at once",
+    flaw: "the lock lives as long as the connection: a connection that dies under a working holder frees it",
+    shown_by: "db-restart-under-holder",
+    reentrant: true,
+    service: MYSQL_SERVICE,
+    ..Rung::OFF_LADDER
+};
+
 /// `db-fenced`.
 pub const FENCED: Rung = Rung {
     id: "db-fenced",
@@ -132,11 +166,12 @@ pub const FENCED: Rung = Rung {
 };
 
 /// The database rungs, in the order they are taught.
-pub const RUNGS: [&Rung; 5] = [
+pub const RUNGS: [&Rung; 6] = [
     &UNIQUE_ROW,
     &UNIQUE_ROW_EXPIRY,
     &ADVISORY,
     &ADVISORY_XACT,
+    &MYSQL_GET_LOCK,
     &FENCED,
 ];
 
@@ -169,6 +204,31 @@ pub fn advisory_key(resource: &str) -> i64 {
     hash as i64
 }
 
+/// The longest name MariaDB takes for a named lock (longer ones are
+/// refused with error 3057, "Incorrect user-level lock name").
+pub const MYSQL_LOCK_NAME_MAX: usize = 64;
+
+/// The MariaDB named lock of the lock named `resource`: the name itself
+/// if it fits in [`MYSQL_LOCK_NAME_MAX`] bytes (so at most as many
+/// characters), otherwise its first 47 bytes (cut at a character) and
+/// `#` and the 16 hex digits of its [`advisory_key`] hash: stable, at
+/// most 64 bytes, and still telling a person whose lock it is. Two long
+/// names share a lock only if their starts and hashes both agree.
+pub fn mysql_lock_name(resource: &str) -> String {
+    if resource.len() <= MYSQL_LOCK_NAME_MAX {
+        return resource.to_string();
+    }
+    let mut cut = 47;
+    while !resource.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!(
+        "{}#{:016x}",
+        &resource[..cut],
+        advisory_key(resource) as u64
+    )
+}
+
 /// What a rung does its own way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum How {
@@ -176,6 +236,7 @@ enum How {
     UniqueRowExpiry,
     Advisory,
     AdvisoryXact,
+    NamedLock,
     Fenced,
 }
 
@@ -187,6 +248,7 @@ impl How {
                 "db-unique-row-expiry" => How::UniqueRowExpiry,
                 "pg-advisory" => How::Advisory,
                 "pg-advisory-xact" => How::AdvisoryXact,
+                "mysql-get-lock" => How::NamedLock,
                 _ => How::Fenced,
             };
             (rung, how)
@@ -199,7 +261,7 @@ impl How {
             How::UniqueRow => Some(TABLES[0]),
             How::UniqueRowExpiry => Some(TABLES[1]),
             How::Fenced => Some(TABLES[2]),
-            How::Advisory | How::AdvisoryXact => None,
+            How::Advisory | How::AdvisoryXact | How::NamedLock => None,
         }
     }
 }
@@ -208,7 +270,7 @@ impl How {
 #[derive(Default)]
 struct Slot {
     /// The open session, if any.
-    session: Option<Arc<Session>>,
+    session: Option<Arc<dyn Session>>,
     /// How many sessions this lock has opened.
     opened: u64,
     /// `pg-advisory-xact`: how many holds the open transaction carries
@@ -245,7 +307,7 @@ impl DbLock {
 
     /// The open session, opening one (and the rung's table) if there is
     /// none or the last one's connection ended.
-    async fn session(&self) -> Result<Arc<Session>, DbError> {
+    async fn session(&self) -> Result<Arc<dyn Session>, DbError> {
         let _opening = self.opening.lock().await;
         let (current, number) = {
             let mut slot = self.slot();
@@ -258,20 +320,20 @@ impl DbLock {
         if let Some(session) = current {
             return Ok(session);
         }
-        let session = Arc::new((self.open)(number).await?);
+        let session: Arc<dyn Session> = Arc::from((self.open)(number).await?);
         {
             let mut slot = self.slot();
             slot.opened = number;
             slot.session = Some(session.clone());
         }
-        self.ensure_table(&session).await?;
+        self.ensure_table(&*session).await?;
         Ok(session)
     }
 
     /// Creates the rung's table if it is not known to exist. Two sessions
     /// creating it at once may race in PostgreSQL's catalog (a duplicate
     /// key on its type): the loser finds it made.
-    async fn ensure_table(&self, session: &Session) -> Result<(), DbError> {
+    async fn ensure_table(&self, session: &dyn Session) -> Result<(), DbError> {
         let Some((_, create)) = self.how.table() else {
             return Ok(());
         };
@@ -289,10 +351,10 @@ impl DbLock {
 
     /// Runs `sql` in `session`; a lost connection closes the session, so
     /// that the next statement opens a new one.
-    async fn run(&self, session: &Session, sql: &str) -> Result<Answer, DbError> {
+    async fn run(&self, session: &dyn Session, sql: &str) -> Result<Answer, DbError> {
         let answer = session.query(sql).await;
-        if matches!(answer, Err(DbError::Lost(_))) {
-            self.forget(session.number);
+        if matches!(answer, Err(DbError::Lost(_) | DbError::Garbled(_))) {
+            self.forget(session.number());
         }
         answer
     }
@@ -301,7 +363,7 @@ impl DbLock {
     /// connection closes, and with it its session on the server.
     fn forget(&self, number: u64) {
         let mut slot = self.slot();
-        if slot.session.as_ref().is_some_and(|s| s.number == number) {
+        if slot.session.as_ref().is_some_and(|s| s.number() == number) {
             slot.session = None;
             slot.in_transaction = 0;
         }
@@ -309,12 +371,12 @@ impl DbLock {
 
     /// The open session if it is the one numbered `number`: a lease taken
     /// in another session is not held in this one.
-    fn session_of(&self, lease: &Lease) -> Option<Arc<Session>> {
+    fn session_of(&self, lease: &Lease) -> Option<Arc<dyn Session>> {
         let number: u64 = lease.token.split(':').next()?.parse().ok()?;
         let slot = self.slot();
         slot.session
             .clone()
-            .filter(|s| s.number == number && !s.is_closed())
+            .filter(|s| s.number() == number && !s.is_closed())
     }
 
     fn interval(&self) -> String {
@@ -326,7 +388,7 @@ impl DbLock {
         let session = self.session().await?;
         let started = self.ctx.clock.monotonic();
         let name = literal(resource);
-        let token = format!("{}:{}", session.number, self.ctx.tokens.token());
+        let token = format!("{}:{}", session.number(), self.ctx.tokens.token());
         let lease = |fence: Option<u64>| {
             let mut lease = Lease::new(resource, token.clone(), owner, started);
             lease.fence = fence;
@@ -345,7 +407,7 @@ impl DbLock {
                     "INSERT INTO locklab_locks (name, owner) VALUES ({name}, {})",
                     literal(&token)
                 );
-                match self.run(&session, &insert).await {
+                match self.run(&*session, &insert).await {
                     Ok(_) => Ok(lease(None)),
                     Err(e) => taken(e),
                 }
@@ -354,14 +416,14 @@ impl DbLock {
                 let reap = format!(
                     "DELETE FROM locklab_leases WHERE name = {name} AND expires_at < now()"
                 );
-                self.run(&session, &reap).await?;
+                self.run(&*session, &reap).await?;
                 self.ctx.point(FaultPoint::AcquireMid, resource).await;
                 let insert = format!(
                     "INSERT INTO locklab_leases (name, owner, expires_at) VALUES ({name}, {}, now() + {})",
                     literal(&token),
                     self.interval()
                 );
-                match self.run(&session, &insert).await {
+                match self.run(&*session, &insert).await {
                     Ok(_) => Ok(lease(None)),
                     Err(e) => taken(e),
                 }
@@ -375,7 +437,7 @@ impl DbLock {
                     literal(&token),
                     self.interval()
                 );
-                let answer = self.run(&session, &upsert).await?;
+                let answer = self.run(&*session, &upsert).await?;
                 match answer.first() {
                     None => Ok(None),
                     Some(v) => {
@@ -389,28 +451,43 @@ impl DbLock {
             }
             How::Advisory => {
                 let sql = format!("SELECT pg_try_advisory_lock({})", advisory_key(resource));
-                let answer = self.run(&session, &sql).await?;
+                let answer = self.run(&*session, &sql).await?;
                 Ok(yes(&answer, "pg_try_advisory_lock")?
                     .then(|| lease(None))
                     .flatten())
             }
+            How::NamedLock => {
+                let sql = format!(
+                    "SELECT GET_LOCK({}, 0)",
+                    mysql::literal(&mysql_lock_name(resource))
+                );
+                let answer = self.run(&*session, &sql).await?;
+                match answer.first() {
+                    Some("1") => Ok(lease(None)),
+                    Some("0") => Ok(None),
+                    other => Err(LockError::Protocol {
+                        command: "GET_LOCK",
+                        reply: format!("{other:?}"),
+                    }),
+                }
+            }
             How::AdvisoryXact => {
                 let opened = self.slot().in_transaction > 0;
                 if !opened {
-                    self.run(&session, "BEGIN").await?;
+                    self.run(&*session, "BEGIN").await?;
                 }
                 let sql = format!(
                     "SELECT pg_try_advisory_xact_lock({})",
                     advisory_key(resource)
                 );
-                let answer = self.run(&session, &sql).await?;
+                let answer = self.run(&*session, &sql).await?;
                 if yes(&answer, "pg_try_advisory_xact_lock")? {
                     self.slot().in_transaction += 1;
                     return Ok(lease(None));
                 }
                 if !opened {
                     // No transaction left idle while it waits.
-                    self.run(&session, "ROLLBACK").await?;
+                    self.run(&*session, "ROLLBACK").await?;
                 }
                 Ok(None)
             }
@@ -439,7 +516,7 @@ impl DbLock {
                         "UPDATE locklab_fences SET owner = NULL WHERE name = {name} AND owner = {owner}"
                     ),
                 };
-                let answer = self.run(&session, &sql).await?;
+                let answer = self.run(&*session, &sql).await?;
                 if answer.count == 0 {
                     return Err(not_held());
                 }
@@ -452,11 +529,29 @@ impl DbLock {
                     "SELECT pg_advisory_unlock({})",
                     advisory_key(&lease.resource)
                 );
-                let answer = self.run(&session, &sql).await?;
+                let answer = self.run(&*session, &sql).await?;
                 if yes(&answer, "pg_advisory_unlock")? {
                     Ok(())
                 } else {
                     Err(not_held())
+                }
+            }
+            How::NamedLock => {
+                // Its session ended, and the lock with it.
+                let session = self.session_of(lease).ok_or_else(not_held)?;
+                let sql = format!(
+                    "SELECT RELEASE_LOCK({})",
+                    mysql::literal(&mysql_lock_name(&lease.resource))
+                );
+                let answer = self.run(&*session, &sql).await?;
+                match answer.first() {
+                    Some("1") => Ok(()),
+                    // 0: another session's; NULL: no one's.
+                    Some("0") | None => Err(not_held()),
+                    Some(other) => Err(LockError::Protocol {
+                        command: "RELEASE_LOCK",
+                        reply: other.to_string(),
+                    }),
                 }
             }
             How::AdvisoryXact => {
@@ -471,7 +566,7 @@ impl DbLock {
                     // until the last one ends it.
                     return Ok(());
                 }
-                self.run(&session, "COMMIT").await?;
+                self.run(&*session, "COMMIT").await?;
                 Ok(())
             }
         }
@@ -496,7 +591,7 @@ impl DbLock {
             literal(&lease.resource),
             literal(&lease.token)
         );
-        if self.run(&session, &sql).await?.count == 0 {
+        if self.run(&*session, &sql).await?.count == 0 {
             return Err(LockError::NotHeld {
                 resource: lease.resource.clone(),
             });
@@ -563,10 +658,14 @@ pub fn build<D: Dialer>(
     config: LockConfig,
 ) -> Option<Box<dyn Lock>> {
     let (rung, how) = How::of(id)?;
+    let open = match rung.service {
+        MYSQL_SERVICE => mysql::opener(dialer, conn),
+        _ => postgres::opener(dialer, conn),
+    };
     Some(Box::new(DbLock {
         rung,
         how,
-        open: opener(dialer, conn),
+        open,
         ctx,
         config,
         slot: Mutex::new(Slot::default()),
@@ -595,7 +694,7 @@ mod tests {
             assert_eq!(built.rung().id, rung.id);
             assert_eq!(crate::ladder::rung(rung.id), Some(rung));
             assert!(crate::ladder::all_ids().contains(&rung.id));
-            assert_eq!(rung.service, SERVICE);
+            assert!([SERVICE, MYSQL_SERVICE].contains(&rung.service), "{rung:?}");
             let texts = [
                 rung.acquire,
                 rung.release,
@@ -605,6 +704,19 @@ mod tests {
             ];
             assert!(texts.iter().all(|t| !t.is_empty()), "{rung:?}");
         }
+    }
+
+    #[test]
+    fn a_long_name_is_hashed_into_a_stable_named_lock_of_at_most_64_bytes() {
+        assert_eq!(mysql_lock_name("lock:stock"), "lock:stock");
+        let exact = "x".repeat(64);
+        assert_eq!(mysql_lock_name(&exact), exact);
+        let long = format!("lock:{}", "é".repeat(40));
+        let named = mysql_lock_name(&long);
+        assert!(named.len() <= MYSQL_LOCK_NAME_MAX, "{named}");
+        assert!(named.starts_with("lock:é"), "{named}");
+        assert_eq!(named, mysql_lock_name(&long));
+        assert_ne!(named, mysql_lock_name(&format!("{long}!")));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! # Lock services: what the locks run on
 //!
 //! A *lock service* is the kind of server a lock keeps its state on:
-//! Redis, etcd, ZooKeeper or PostgreSQL. The
+//! Redis, etcd, ZooKeeper, PostgreSQL or MySQL (MariaDB). The
 //! engines (the simulator's [`World`](crate::world::World), real mode's
 //! world in the `real` crate) and the nemesis know nothing of any one
 //! service: they ask the run's service, through [`LockService`], which
@@ -17,12 +17,13 @@
 //! (`sim/src/store_host.rs`), because the workload's sales speak Redis.
 //!
 //! One service, one file beside this one ([`redis`], [`etcd`],
-//! [`zookeeper`], [`postgres`]), registered in
+//! [`zookeeper`], [`postgres`], [`mysql`]), registered in
 //! [`SERVICES`]. Real mode has the other half of each service, its real
 //! servers (`real::service`), so that a service has one API and two
 //! backends, as a madsim crate does.
 
 pub mod etcd;
+pub mod mysql;
 pub mod postgres;
 pub mod redis;
 pub mod zookeeper;
@@ -44,6 +45,7 @@ pub const SERVICES: &[&dyn LockService] = &[
     &etcd::EtcdService,
     &zookeeper::ZooKeeperService,
     &postgres::PostgresService,
+    &mysql::MySqlService,
 ];
 
 /// A kind of server locks keep their state on, as the simulator sees it.
