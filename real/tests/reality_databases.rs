@@ -1,12 +1,12 @@
-//! Database cells of the safety matrix on a real PostgreSQL 15 (Debian's),
-//! with real faults: the server killed and restarted under a holder ends
-//! every session, so a session's advisory lock goes under its holder and
-//! a second holder enters, while a committed lock row comes back from the
-//! WAL; and a holder cut off from the server keeps its session and its
-//! advisory lock through the cut, while the reaper takes its row. A
-//! server's clock cannot be moved honestly, so such a cell is refused
-//! with the reason. Needs PostgreSQL 15 and redis-server (scripts/test
-//! installs them).
+//! Database cells of the safety matrix on a real PostgreSQL 15 and a real
+//! MariaDB 10.11 (Debian's), with real faults: the server killed and
+//! restarted under a holder ends every session, so a session's advisory
+//! (or named) lock goes under its holder and a second holder enters,
+//! while a committed lock row comes back from the log; and a holder cut
+//! off from the server keeps its session and its advisory lock through
+//! the cut, while the reaper takes its row. A server's clock cannot be
+//! moved honestly, so such a cell is refused with the reason. Needs
+//! PostgreSQL 15, MariaDB and redis-server (scripts/test installs them).
 
 mod common;
 
@@ -38,6 +38,19 @@ fn a_cut_reaps_the_row_for_real_and_leaves_the_advisory_lock_alone() {
         Verdict::Violated,
     );
     assert_agrees("db-partitioned-from-holder", "pg-advisory", Verdict::Safe);
+}
+
+#[test]
+fn a_restart_of_mariadb_loses_the_named_lock_for_real() {
+    assert!(
+        harness::mariadb::installed(),
+        "MariaDB is not installed: run scripts/setup"
+    );
+    common::assert_agrees(
+        &common::scenario("databases", "db-restart-under-holder"),
+        "mysql-get-lock",
+        Verdict::Violated,
+    );
 }
 
 #[test]

@@ -11,11 +11,12 @@
 //! the simulator.
 //!
 //! One service, one file or folder beside this file ([`redis`], [`etcd`],
-//! [`zookeeper`], [`postgres`]),
+//! [`zookeeper`], [`postgres`], [`mysql`]),
 //! registered in
 //! [`SERVICES`] by the same type that the simulator registers.
 
 pub mod etcd;
+pub mod mysql;
 pub mod postgres;
 pub mod redis;
 pub mod zookeeper;
@@ -37,6 +38,7 @@ pub const SERVICES: &[&dyn RealService] = &[
     &sim::service::etcd::EtcdService,
     &sim::service::zookeeper::ZooKeeperService,
     &sim::service::postgres::PostgresService,
+    &sim::service::mysql::MySqlService,
 ];
 
 /// A lock service that real mode can run: its real servers.
@@ -135,13 +137,14 @@ pub fn real_service(service: &dyn LockService) -> Result<&'static dyn RealServic
 
 /// The version of the servers of the lock service named `service` when
 /// that is not Redis (`etcd 3.4.23`, `zookeeper 3.8.0`, `postgresql
-/// 15.18`); `None` for Redis,
+/// 15.18`, `mariadb 10.11.19`); `None` for Redis,
 /// or when the service is not installed.
 fn other_service_version(service: &str) -> Option<String> {
     match service {
         "etcd" => harness::etcd::version(),
         "zookeeper" => harness::zookeeper::version(),
         "postgres" => harness::postgres::version(),
+        "mysql" => harness::mariadb::version(),
         _ => None,
     }
 }
