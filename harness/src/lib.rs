@@ -29,6 +29,7 @@ pub mod mariadb;
 pub mod postgres;
 pub mod procfs;
 mod reserved_port;
+mod served;
 pub mod zookeeper;
 
 pub use reserved_port::ReservedPort;

@@ -10,13 +10,13 @@
 //! is 1 by default: a commit is on disk before it is acknowledged), and
 //! no session, nor any named lock (`GET_LOCK`), survives it.
 
-use crate::{ReservedPort, Watched, has_exited};
+#[cfg(test)]
+use crate::has_exited;
+use crate::served::Served;
 use std::io::{self, Read};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::thread;
 use std::time::{Duration, Instant};
 
 /// The server binary, where Debian's `mariadb-server` puts it.
@@ -27,10 +27,6 @@ pub const INSTALL_DB: &str = "/usr/bin/mariadb-install-db";
 const STARTUP_TIMEOUT_MS: u64 = 60_000;
 /// How long a normal shutdown may take before the server is killed.
 const SHUTDOWN_TIMEOUT_MS: u64 = 20_000;
-/// How many lines of a server's log an error shows.
-const LOG_TAIL_LINES: usize = 30;
-/// Tells apart the folders one process creates.
-static FOLDERS: AtomicU64 = AtomicU64::new(0);
 
 /// Whether MariaDB can be run here.
 pub fn installed() -> bool {
@@ -78,12 +74,7 @@ fn not_installed() -> io::Error {
 /// server).
 #[derive(Debug)]
 pub struct MariaDbServer {
-    /// Held for the server's life: MariaDB sets `SO_REUSEADDR` and binds
-    /// it all the same, while no other test is handed it.
-    port: ReservedPort,
-    /// The folder: `data/`, the socket, the pid file, `error.log`.
-    dir: PathBuf,
-    process: Option<Watched>,
+    served: Served,
 }
 
 impl MariaDbServer {
@@ -93,16 +84,15 @@ impl MariaDbServer {
         if !installed() {
             return Err(not_installed());
         }
-        let serial = FOLDERS.fetch_add(1, Ordering::Relaxed);
-        let dir =
-            std::env::temp_dir().join(format!("locklab-mariadb-{}-{serial}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir)?;
-        let mut server = MariaDbServer {
-            port: ReservedPort::new()?,
-            dir,
-            process: None,
-        };
+        let served = Served::new(
+            "MariaDB",
+            "mariadb",
+            "error.log",
+            // SIGTERM: MariaDB's normal shutdown.
+            "TERM",
+            Duration::from_millis(SHUTDOWN_TIMEOUT_MS),
+        )?;
+        let mut server = MariaDbServer { served };
         let install = Command::new(INSTALL_DB)
             .arg("--no-defaults")
             .args(user_args())
@@ -122,27 +112,20 @@ impl MariaDbServer {
     }
 
     fn data(&self) -> PathBuf {
-        self.dir.join("data")
-    }
-
-    fn log_path(&self) -> PathBuf {
-        self.dir.join("error.log")
+        self.served.dir.join("data")
     }
 
     /// Starts the server under a watcher and waits until it greets a
     /// client.
     fn launch(&mut self) -> io::Result<()> {
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.log_path())?;
+        let dir = &self.served.dir;
         let mut args: Vec<String> = vec!["--no-defaults".into()];
         args.extend(user_args());
         args.extend([
             format!("--datadir={}", self.data().display()),
-            format!("--socket={}", self.dir.join("sock").display()),
-            format!("--pid-file={}", self.dir.join("pid").display()),
-            format!("--port={}", self.port.port()),
+            format!("--socket={}", dir.join("sock").display()),
+            format!("--pid-file={}", dir.join("pid").display()),
+            format!("--port={}", self.served.port()),
             "--bind-address=127.0.0.1".into(),
             "--skip-grant-tables".into(),
             "--skip-log-bin".into(),
@@ -151,68 +134,35 @@ impl MariaDbServer {
             "--max-connections=200".into(),
         ]);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        self.process = Some(Watched::spawn(SERVER, &args, log)?);
+        self.served.spawn(SERVER, &args)?;
         let deadline = Instant::now() + Duration::from_millis(STARTUP_TIMEOUT_MS);
-        loop {
-            if self.died() {
-                let e = self.failed("exited while starting");
-                self.kill();
-                return Err(e);
-            }
-            if greets(self.addr()) {
-                return Ok(());
-            }
-            if Instant::now() >= deadline {
-                let e = self.failed(&format!("did not greet within {STARTUP_TIMEOUT_MS} ms"));
-                self.kill();
-                return Err(e);
-            }
-            thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn died(&self) -> bool {
-        self.process
-            .as_ref()
-            .is_some_and(|p| p.pid() == 0 || has_exited(p.pid()))
-    }
-
-    fn failed(&self, what: &str) -> io::Error {
-        let log = std::fs::read_to_string(self.log_path()).unwrap_or_default();
-        let lines: Vec<&str> = log.lines().collect();
-        let tail = lines[lines.len().saturating_sub(LOG_TAIL_LINES)..].join("\n");
-        io::Error::other(format!(
-            "MariaDB on {} {what}; the end of its log:\n{tail}",
-            self.addr()
-        ))
+        self.served.wait(deadline, greets)
     }
 
     /// The loopback port it listens on.
     pub fn port(&self) -> u16 {
-        self.port.port()
+        self.served.port()
     }
 
     /// `127.0.0.1:port`.
     pub fn addr(&self) -> SocketAddr {
-        self.port.addr()
+        self.served.addr()
     }
 
     /// The server's pid (0 while killed).
     pub fn pid(&self) -> u32 {
-        self.process.as_ref().map_or(0, Watched::pid)
+        self.served.pid()
     }
 
     /// Whether the server is running.
     pub fn running(&self) -> bool {
-        self.process.as_ref().is_some_and(|p| !has_exited(p.pid()))
+        self.served.running()
     }
 
     /// Kills the server (`SIGKILL`), a crash: every session ends, and
     /// every named lock with it.
     pub fn kill(&mut self) {
-        if let Some(mut process) = self.process.take() {
-            process.stop();
-        }
+        self.served.kill();
     }
 
     /// Starts a killed server again on its own data and port: InnoDB's
@@ -220,26 +170,6 @@ impl MariaDbServer {
     pub fn restart(&mut self) -> io::Result<()> {
         self.kill();
         self.launch()
-    }
-}
-
-impl Drop for MariaDbServer {
-    fn drop(&mut self) {
-        // A normal shutdown first (SIGTERM), then the watcher's SIGKILL
-        // for a server that does not stop in time.
-        let pid = self.pid();
-        if pid != 0 && !has_exited(pid) {
-            let _ = Command::new("kill")
-                .args(["-TERM", &pid.to_string()])
-                .stderr(Stdio::null())
-                .status();
-            let deadline = Instant::now() + Duration::from_millis(SHUTDOWN_TIMEOUT_MS);
-            while !has_exited(pid) && Instant::now() < deadline {
-                thread::sleep(Duration::from_millis(20));
-            }
-        }
-        self.kill();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -266,7 +196,7 @@ mod tests {
             return;
         }
         let mut server = MariaDbServer::start().expect("a server");
-        let (addr, dir) = (server.addr(), server.dir.clone());
+        let (addr, dir) = (server.addr(), server.served.dir.clone());
         assert!(server.running() && greets(addr));
         assert!(
             version().is_some_and(|v| v.starts_with("mariadb 10.")),

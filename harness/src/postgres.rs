@@ -16,12 +16,13 @@
 //! `fsync` stays on: a commit is on disk before it is acknowledged, as
 //! in the deployments the lock designs run on.
 
-use crate::{ReservedPort, Watched, has_exited};
+#[cfg(test)]
+use crate::has_exited;
+use crate::served::Served;
 use std::io;
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -34,10 +35,6 @@ pub const PG_USER: &str = "postgres";
 const STARTUP_TIMEOUT_MS: u64 = 30_000;
 /// How long a fast shutdown may take before the server is killed.
 const SHUTDOWN_TIMEOUT_MS: u64 = 10_000;
-/// How many lines of a server's log an error shows.
-const LOG_TAIL_LINES: usize = 30;
-/// Tells apart the folders one process creates.
-static FOLDERS: AtomicU64 = AtomicU64::new(0);
 
 /// Whether PostgreSQL 15 can be run here.
 pub fn installed() -> bool {
@@ -95,12 +92,7 @@ fn not_installed() -> io::Error {
 /// Starting one takes about 1 to 2 s (`initdb`, then the server).
 #[derive(Debug)]
 pub struct PgServer {
-    /// Held for the server's life: PostgreSQL sets `SO_REUSEADDR` and
-    /// binds it all the same, while no other test is handed it.
-    port: ReservedPort,
-    /// The folder: `data/`, the socket, `postgres.log`.
-    dir: PathBuf,
-    process: Option<Watched>,
+    served: Served,
 }
 
 impl PgServer {
@@ -110,24 +102,27 @@ impl PgServer {
         if !installed() {
             return Err(not_installed());
         }
-        let serial = FOLDERS.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("locklab-pg-{}-{serial}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir)?;
+        let served = Served::new(
+            "PostgreSQL",
+            "pg",
+            "postgres.log",
+            // SIGINT: PostgreSQL's fast shutdown.
+            "INT",
+            Duration::from_millis(SHUTDOWN_TIMEOUT_MS),
+        )?;
         if as_root() {
-            let owned = Command::new("chown").arg("postgres:").arg(&dir).status()?;
+            let owned = Command::new("chown")
+                .arg("postgres:")
+                .arg(&served.dir)
+                .status()?;
             if !owned.success() {
                 return Err(io::Error::other(format!(
                     "could not give {} to the postgres user",
-                    dir.display()
+                    served.dir.display()
                 )));
             }
         }
-        let mut server = PgServer {
-            port: ReservedPort::new()?,
-            dir,
-            process: None,
-        };
+        let mut server = PgServer { served };
         let (program, mut args) = pg_program("initdb");
         args.extend(["-A", "trust", "-U", PG_USER, "--no-sync", "-D"].map(String::from));
         args.push(server.data().to_string_lossy().into_owned());
@@ -147,11 +142,7 @@ impl PgServer {
     }
 
     fn data(&self) -> PathBuf {
-        self.dir.join("data")
-    }
-
-    fn log_path(&self) -> PathBuf {
-        self.dir.join("postgres.log")
+        self.served.dir.join("data")
     }
 
     /// Starts the postmaster under a watcher and waits until it accepts
@@ -161,20 +152,16 @@ impl PgServer {
     fn launch(&mut self) -> io::Result<()> {
         let deadline = Instant::now() + Duration::from_millis(STARTUP_TIMEOUT_MS);
         loop {
-            let log = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(self.log_path())?;
             let (program, mut args) = pg_program("postgres");
             args.extend([
                 "-D".to_string(),
                 self.data().to_string_lossy().into_owned(),
                 "-k".into(),
-                self.dir.to_string_lossy().into_owned(),
+                self.served.dir.to_string_lossy().into_owned(),
                 "-h".into(),
                 "127.0.0.1".into(),
                 "-p".into(),
-                self.port.port().to_string(),
+                self.served.port().to_string(),
                 "-c".into(),
                 "TimeZone=UTC".into(),
                 "-c".into(),
@@ -185,82 +172,39 @@ impl PgServer {
                 "recovery_init_sync_method=syncfs".into(),
             ]);
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            self.process = Some(Watched::spawn(&program, &args, log)?);
-            match self.wait_serving(deadline) {
+            self.served.spawn(&program, &args)?;
+            match self.served.wait(deadline, accepts_sessions) {
                 Ok(()) => return Ok(()),
-                Err(_) if Instant::now() < deadline && self.died() => {
-                    self.kill();
-                    thread::sleep(Duration::from_millis(100));
-                }
-                Err(e) => {
-                    self.kill();
-                    return Err(e);
-                }
+                Err(_) if Instant::now() < deadline => thread::sleep(Duration::from_millis(100)),
+                Err(e) => return Err(e),
             }
         }
-    }
-
-    /// Waits until the server answers a startup message with a session,
-    /// or has died, or `deadline` passes.
-    fn wait_serving(&self, deadline: Instant) -> io::Result<()> {
-        loop {
-            if self.died() {
-                return Err(self.failed("exited while starting"));
-            }
-            if accepts_sessions(self.addr()) {
-                return Ok(());
-            }
-            if Instant::now() >= deadline {
-                return Err(self.failed(&format!(
-                    "did not accept sessions within {STARTUP_TIMEOUT_MS} ms"
-                )));
-            }
-            thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn died(&self) -> bool {
-        self.process
-            .as_ref()
-            .is_some_and(|p| p.pid() == 0 || has_exited(p.pid()))
-    }
-
-    fn failed(&self, what: &str) -> io::Error {
-        let log = std::fs::read_to_string(self.log_path()).unwrap_or_default();
-        let lines: Vec<&str> = log.lines().collect();
-        let tail = lines[lines.len().saturating_sub(LOG_TAIL_LINES)..].join("\n");
-        io::Error::other(format!(
-            "PostgreSQL on {} {what}; the end of its log:\n{tail}",
-            self.addr()
-        ))
     }
 
     /// The loopback port it listens on.
     pub fn port(&self) -> u16 {
-        self.port.port()
+        self.served.port()
     }
 
     /// `127.0.0.1:port`.
     pub fn addr(&self) -> SocketAddr {
-        self.port.addr()
+        self.served.addr()
     }
 
     /// The postmaster's pid (0 while killed).
     pub fn pid(&self) -> u32 {
-        self.process.as_ref().map_or(0, Watched::pid)
+        self.served.pid()
     }
 
     /// Whether the postmaster is running.
     pub fn running(&self) -> bool {
-        self.process.as_ref().is_some_and(|p| !has_exited(p.pid()))
+        self.served.running()
     }
 
     /// Kills the postmaster (`SIGKILL`), a crash: its backends end as
     /// they notice, and with them every session.
     pub fn kill(&mut self) {
-        if let Some(mut process) = self.process.take() {
-            process.stop();
-        }
+        self.served.kill();
     }
 
     /// Starts a killed server again on its own data and port: crash
@@ -268,27 +212,6 @@ impl PgServer {
     pub fn restart(&mut self) -> io::Result<()> {
         self.kill();
         self.launch()
-    }
-}
-
-impl Drop for PgServer {
-    fn drop(&mut self) {
-        // A fast shutdown first (SIGINT: sessions end, nothing is left in
-        // shared memory), then the watcher's SIGKILL for a server that
-        // does not stop in time.
-        let pid = self.pid();
-        if pid != 0 && !has_exited(pid) {
-            let _ = Command::new("kill")
-                .args(["-INT", &pid.to_string()])
-                .stderr(Stdio::null())
-                .status();
-            let deadline = Instant::now() + Duration::from_millis(SHUTDOWN_TIMEOUT_MS);
-            while !has_exited(pid) && Instant::now() < deadline {
-                thread::sleep(Duration::from_millis(20));
-            }
-        }
-        self.kill();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -336,7 +259,7 @@ mod tests {
             return;
         }
         let mut server = PgServer::start().expect("a server");
-        let (addr, dir) = (server.addr(), server.dir.clone());
+        let (addr, dir) = (server.addr(), server.served.dir.clone());
         assert!(server.running() && accepts_sessions(addr));
         assert!(version().is_some_and(|v| v.starts_with("postgresql 15")));
         let pid = server.pid();

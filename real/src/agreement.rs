@@ -377,6 +377,7 @@ mod tests {
             "reality-valkey",
             "reality-etcd",
             "reality-zookeeper",
+            "reality-databases",
         ] {
             let report: Report = serde_json::from_str(&read(&format!("reports/{name}.json")))
                 .unwrap_or_else(|e| panic!("{name}.json: {e}"));

@@ -19,6 +19,7 @@ pub mod etcd;
 pub mod mysql;
 pub mod postgres;
 pub mod redis;
+pub mod single;
 pub mod zookeeper;
 
 use crate::links::LinkTable;

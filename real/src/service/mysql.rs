@@ -15,24 +15,15 @@
 //! clock, which every process here shares.
 
 use super::{RealDeployment, RealService, RealStart};
-use crate::links::LinkTable;
 use crate::nodes::ServerBin;
 use harness::mariadb::MariaDbServer;
-use model::host::Host;
 use model::scenario::Scenario;
 use sim::service::LockService;
 use sim::service::mysql::MySqlService;
-use std::collections::BTreeMap;
-use std::net::SocketAddr;
 
 impl RealService for MySqlService {
     fn start_real(&self, start: RealStart<'_>) -> Result<Box<dyn RealDeployment>, String> {
-        let mut servers = BTreeMap::new();
-        for host in self.node_hosts(start.topology) {
-            let server = MariaDbServer::start().map_err(|e| format!("MariaDB for {host}: {e}"))?;
-            servers.insert(host, server);
-        }
-        Ok(Box::new(MariaDbServers { servers }))
+        super::single::start_each(self.node_hosts(start.topology), MariaDbServer::start)
     }
 
     fn refusals(
@@ -55,50 +46,5 @@ impl RealService for MySqlService {
              here shares",
         ));
         Ok(refused)
-    }
-}
-
-/// The running servers of one deployment, by node.
-struct MariaDbServers {
-    servers: BTreeMap<Host, MariaDbServer>,
-}
-
-impl RealDeployment for MariaDbServers {
-    fn hosts(&self) -> Vec<Host> {
-        self.servers.keys().copied().collect()
-    }
-
-    fn addr(&self, host: Host) -> Option<SocketAddr> {
-        self.servers.get(&host).map(MariaDbServer::addr)
-    }
-
-    fn running(&self, host: Host) -> bool {
-        self.servers.get(&host).is_some_and(MariaDbServer::running)
-    }
-
-    fn kill(&mut self, host: Host) {
-        if let Some(server) = self.servers.get_mut(&host) {
-            server.kill();
-        }
-    }
-
-    fn restart(&mut self, host: Host) -> Result<(), String> {
-        let server = (self.servers.get_mut(&host))
-            .ok_or_else(|| format!("{host} is no MariaDB server of this run"))?;
-        server
-            .restart()
-            .map_err(|e| format!("restarting MariaDB {host}: {e}"))
-    }
-
-    /// A single server has no replica to promote.
-    fn promote(&mut self, _replica: Host, _old: Host, _table: &LinkTable) -> Result<(), String> {
-        Ok(())
-    }
-
-    fn shift_clock(&self, host: Host, shift_ms: i64, _prefixes: &[String]) -> Result<(), String> {
-        Err(format!(
-            "the clock of MariaDB server {host} cannot be moved by {shift_ms} ms (refused \
-             before the run)"
-        ))
     }
 }

@@ -44,7 +44,6 @@ use model::host::Host;
 use model::scenario::{Scenario, TopologyKind};
 use sim::service::LockService;
 use sim::service::zookeeper::ZooKeeperService;
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
 impl RealService for ZooKeeperService {
@@ -52,12 +51,7 @@ impl RealService for ZooKeeperService {
         if start.topology.kind == TopologyKind::Cluster {
             return Ok(Box::new(ZooKeeperEnsemble::start(start)?));
         }
-        let mut servers = BTreeMap::new();
-        for host in self.node_hosts(start.topology) {
-            let server = ZkServer::start().map_err(|e| format!("ZooKeeper for {host}: {e}"))?;
-            servers.insert(host, server);
-        }
-        Ok(Box::new(ZooKeeperServers { servers }))
+        super::single::start_each(self.node_hosts(start.topology), ZkServer::start)
     }
 
     fn refusals(
@@ -97,48 +91,6 @@ fn clock_refused(host: Host, shift_ms: i64) -> Result<(), String> {
         "the clock of ZooKeeper server {host} cannot be moved by {shift_ms} ms (refused \
          before the run: see `clock_refusals`)"
     ))
-}
-
-/// The running servers of one deployment, by node.
-struct ZooKeeperServers {
-    servers: BTreeMap<Host, ZkServer>,
-}
-
-impl RealDeployment for ZooKeeperServers {
-    fn hosts(&self) -> Vec<Host> {
-        self.servers.keys().copied().collect()
-    }
-
-    fn addr(&self, host: Host) -> Option<SocketAddr> {
-        self.servers.get(&host).map(ZkServer::addr)
-    }
-
-    fn running(&self, host: Host) -> bool {
-        self.servers.get(&host).is_some_and(ZkServer::running)
-    }
-
-    fn kill(&mut self, host: Host) {
-        if let Some(server) = self.servers.get_mut(&host) {
-            server.kill();
-        }
-    }
-
-    fn restart(&mut self, host: Host) -> Result<(), String> {
-        let server = (self.servers.get_mut(&host))
-            .ok_or_else(|| format!("{host} is no ZooKeeper server of this run"))?;
-        server
-            .restart()
-            .map_err(|e| format!("restarting ZooKeeper {host}: {e}"))
-    }
-
-    /// A standalone server has no one to hand over to.
-    fn promote(&mut self, _replica: Host, _old: Host, _table: &LinkTable) -> Result<(), String> {
-        Ok(())
-    }
-
-    fn shift_clock(&self, host: Host, shift_ms: i64, _prefixes: &[String]) -> Result<(), String> {
-        clock_refused(host, shift_ms)
-    }
 }
 
 /// The running ensemble of a `cluster` deployment: `hosts[i]` is server
@@ -393,11 +345,8 @@ mod tests {
         }
         let topology = scenario("kind = \"crash\"\nat_ms = 100\ntarget = \"redis-0\"").topology;
         let hosts = ZooKeeperService.node_hosts(&topology);
-        let mut servers = ZooKeeperServers {
-            servers: (hosts.iter())
-                .map(|&h| (h, ZkServer::start().expect("ZooKeeper starts")))
-                .collect(),
-        };
+        let mut servers =
+            super::super::single::start_each(hosts, ZkServer::start).expect("ZooKeeper starts");
         let node = Host::Node(0);
         assert_eq!(servers.hosts(), vec![node]);
         let addr = servers.addr(node).expect("an address");

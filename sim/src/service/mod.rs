@@ -22,6 +22,7 @@
 //! servers (`real::service`), so that a service has one API and two
 //! backends, as a madsim crate does.
 
+pub mod database;
 pub mod etcd;
 pub mod mysql;
 pub mod postgres;

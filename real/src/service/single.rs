@@ -1,0 +1,135 @@
+//! The deployment of services whose every node is one server on its own,
+//! nothing replicated between them (a standalone ZooKeeper, PostgreSQL,
+//! MariaDB): each node a [`SingleServer`] the harness started, killed and
+//! restarted on its own data, with nobody to promote and a clock that
+//! cannot be moved (each service refuses such faults before the run, with
+//! its reason).
+
+use super::RealDeployment;
+use crate::links::LinkTable;
+use model::host::Host;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+
+/// One real server process the harness started.
+pub trait SingleServer {
+    /// What reports call it (`PostgreSQL`).
+    const KIND: &'static str;
+    /// Where it listens.
+    fn addr(&self) -> SocketAddr;
+    /// Whether its process is running.
+    fn running(&self) -> bool;
+    /// Kills it (`SIGKILL`) and waits until it is gone.
+    fn kill(&mut self);
+    /// Starts it again on its own data and port.
+    fn restart(&mut self) -> std::io::Result<()>;
+}
+
+impl SingleServer for harness::zookeeper::ZkServer {
+    const KIND: &'static str = "ZooKeeper";
+    fn addr(&self) -> SocketAddr {
+        harness::zookeeper::ZkServer::addr(self)
+    }
+    fn running(&self) -> bool {
+        harness::zookeeper::ZkServer::running(self)
+    }
+    fn kill(&mut self) {
+        harness::zookeeper::ZkServer::kill(self);
+    }
+    fn restart(&mut self) -> std::io::Result<()> {
+        harness::zookeeper::ZkServer::restart(self)
+    }
+}
+
+impl SingleServer for harness::postgres::PgServer {
+    const KIND: &'static str = "PostgreSQL";
+    fn addr(&self) -> SocketAddr {
+        harness::postgres::PgServer::addr(self)
+    }
+    fn running(&self) -> bool {
+        harness::postgres::PgServer::running(self)
+    }
+    fn kill(&mut self) {
+        harness::postgres::PgServer::kill(self);
+    }
+    fn restart(&mut self) -> std::io::Result<()> {
+        harness::postgres::PgServer::restart(self)
+    }
+}
+
+impl SingleServer for harness::mariadb::MariaDbServer {
+    const KIND: &'static str = "MariaDB";
+    fn addr(&self) -> SocketAddr {
+        harness::mariadb::MariaDbServer::addr(self)
+    }
+    fn running(&self) -> bool {
+        harness::mariadb::MariaDbServer::running(self)
+    }
+    fn kill(&mut self) {
+        harness::mariadb::MariaDbServer::kill(self);
+    }
+    fn restart(&mut self) -> std::io::Result<()> {
+        harness::mariadb::MariaDbServer::restart(self)
+    }
+}
+
+/// Starts one server per host with `start`; the first failure ends the
+/// start (the servers already started are stopped as they drop).
+pub fn start_each<S: SingleServer + 'static>(
+    hosts: Vec<Host>,
+    start: impl Fn() -> std::io::Result<S>,
+) -> Result<Box<dyn RealDeployment>, String> {
+    let mut servers = BTreeMap::new();
+    for host in hosts {
+        let server = start().map_err(|e| format!("{} for {host}: {e}", S::KIND))?;
+        servers.insert(host, server);
+    }
+    Ok(Box::new(SingleServers { servers }))
+}
+
+/// The running servers of one deployment, by node.
+struct SingleServers<S> {
+    servers: BTreeMap<Host, S>,
+}
+
+impl<S: SingleServer> RealDeployment for SingleServers<S> {
+    fn hosts(&self) -> Vec<Host> {
+        self.servers.keys().copied().collect()
+    }
+
+    fn addr(&self, host: Host) -> Option<SocketAddr> {
+        self.servers.get(&host).map(S::addr)
+    }
+
+    fn running(&self, host: Host) -> bool {
+        self.servers.get(&host).is_some_and(S::running)
+    }
+
+    fn kill(&mut self, host: Host) {
+        if let Some(server) = self.servers.get_mut(&host) {
+            server.kill();
+        }
+    }
+
+    fn restart(&mut self, host: Host) -> Result<(), String> {
+        let server = (self.servers.get_mut(&host))
+            .ok_or_else(|| format!("{host} is no {} server of this run", S::KIND))?;
+        server
+            .restart()
+            .map_err(|e| format!("restarting {} {host}: {e}", S::KIND))
+    }
+
+    /// A server on its own has no one to hand over to.
+    fn promote(&mut self, _replica: Host, _old: Host, _table: &LinkTable) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Refused before the run by every service deployed this way.
+    fn shift_clock(&self, host: Host, shift_ms: i64, _prefixes: &[String]) -> Result<(), String> {
+        Err(format!(
+            "the clock of {} server {host} cannot be moved by {shift_ms} ms (refused before \
+             the run)",
+            S::KIND
+        ))
+    }
+}
