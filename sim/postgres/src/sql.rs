@@ -916,12 +916,15 @@ fn parse_interval(text: &str) -> Option<i64> {
     let mut total = 0i64;
     for pair in words.chunks(2) {
         let n: i64 = pair[0].parse().ok()?;
-        let unit = match pair[1].trim_end_matches('s') {
-            "millisecond" | "m" => 1_000,
-            "second" | "sec" => 1_000_000,
-            "minute" | "min" => 60_000_000,
-            "hour" => 3_600_000_000,
-            "day" => 86_400_000_000,
+        // PostgreSQL's own unit spellings: `m` is a minute, `ms` a
+        // millisecond.
+        let unit = match pair[1].to_ascii_lowercase().as_str() {
+            "microsecond" | "microseconds" | "us" | "usec" | "usecs" => 1,
+            "millisecond" | "milliseconds" | "ms" | "msec" | "msecs" => 1_000,
+            "second" | "seconds" | "s" | "sec" | "secs" => 1_000_000,
+            "minute" | "minutes" | "m" | "min" | "mins" => 60_000_000,
+            "hour" | "hours" | "h" | "hr" | "hrs" => 3_600_000_000,
+            "day" | "days" | "d" => 86_400_000_000,
             _ => return None,
         };
         total = total.checked_add(n.checked_mul(unit)?)?;
@@ -992,3 +995,20 @@ const KNOWN_UNSUPPORTED: &[&str] = &[
     "values",
     "with",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interval_units_are_read_as_postgresql_spells_them() {
+        assert_eq!(parse_interval("5 m"), Some(300_000_000));
+        assert_eq!(parse_interval("5 ms"), Some(5_000));
+        assert_eq!(
+            parse_interval("2 seconds 500 milliseconds"),
+            Some(2_500_000)
+        );
+        assert_eq!(parse_interval("1 Hour"), Some(3_600_000_000));
+        assert_eq!(parse_interval("3 fortnights"), None);
+    }
+}
