@@ -43,26 +43,7 @@ fn fault_at(judged: &Judged, kind: &str) -> u64 {
 
 #[test]
 fn every_database_scenario_meets_its_expectations_under_every_seed() {
-    let dir = common::scenarios_dir().join("databases");
-    let scenarios = sim::suite::load_all(&dir).expect("load scenarios/databases");
-    assert!(scenarios.len() >= 4, "{} scenarios", scenarios.len());
-    let mut cells = 0;
-    for s in &scenarios {
-        assert!(s.seeds.len() >= 6, "{}: seeds {:?}", s.name, s.seeds);
-        for rung in &s.rungs {
-            let expected = s.expect[rung];
-            for &seed in &s.seeds {
-                let judged = run_cell(s, rung, seed).unwrap_or_else(|e| panic!("{e}"));
-                assert_eq!(
-                    judged.verdict, expected,
-                    "{}/{rung} seed {seed}: {:?}",
-                    s.name, judged.results
-                );
-                cells += 1;
-            }
-        }
-    }
-    assert!(cells >= 144, "{cells} runs");
+    common::assert_every_expectation("databases", 4, 144);
 }
 
 #[test]

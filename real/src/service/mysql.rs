@@ -32,19 +32,13 @@ impl RealService for MySqlService {
         rung: &str,
         _bin: &ServerBin,
     ) -> Result<Vec<String>, String> {
-        let mut refused = Vec::new();
-        if !harness::mariadb::installed() {
-            refused.push(
-                "MariaDB is not installed (scripts/setup installs Debian's mariadb-server)"
-                    .to_string(),
-            );
-        }
-        refused.extend(super::node_clock_refusals(
+        Ok(super::single::refusals(
+            harness::mariadb::installed(),
+            "MariaDB is not installed (scripts/setup installs Debian's mariadb-server)",
             scenario,
             rung,
             "a MariaDB server: `NOW()` reads the machine's wall clock, which every process \
              here shares",
-        ));
-        Ok(refused)
+        ))
     }
 }

@@ -34,20 +34,14 @@ impl RealService for PostgresService {
         rung: &str,
         _bin: &ServerBin,
     ) -> Result<Vec<String>, String> {
-        let mut refused = Vec::new();
-        if !harness::postgres::installed() {
-            refused.push(
-                "PostgreSQL 15 is not installed (scripts/setup installs Debian's postgresql-15)"
-                    .to_string(),
-            );
-        }
-        refused.extend(super::node_clock_refusals(
+        Ok(super::single::refusals(
+            harness::postgres::installed(),
+            "PostgreSQL 15 is not installed (scripts/setup installs Debian's postgresql-15)",
             scenario,
             rung,
             "a PostgreSQL server: `now()` reads the machine's wall clock, which every \
              process here shares, and libfaketime would have to follow every backend \
              the postmaster forks",
-        ));
-        Ok(refused)
+        ))
     }
 }

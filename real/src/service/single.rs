@@ -133,3 +133,22 @@ impl<S: SingleServer> RealDeployment for SingleServers<S> {
         ))
     }
 }
+
+/// What a service of single servers refuses to stage in `rung`'s run of
+/// `scenario`: everything when its server is not `installed` (`missing`
+/// says how to install it), and every move of a server's clock (`why`
+/// says why, after "moves the clock of NODE, ").
+pub fn refusals(
+    installed: bool,
+    missing: &str,
+    scenario: &model::scenario::Scenario,
+    rung: &str,
+    why: &str,
+) -> Vec<String> {
+    let mut refused = Vec::new();
+    if !installed {
+        refused.push(missing.to_string());
+    }
+    refused.extend(super::node_clock_refusals(scenario, rung, why));
+    refused
+}

@@ -31,3 +31,34 @@ pub fn scenario(name: &str) -> Scenario {
 pub fn scenario_with_text(name: &str) -> (Scenario, String) {
     Scenario::load_text(&scenario_path(name)).unwrap_or_else(|e| panic!("{e}"))
 }
+
+/// Runs every scenario under `scenarios/<folder>/` for every rung it
+/// names and every seed it lists (at least six), asserting each verdict
+/// is the expected one; at least `min_scenarios` scenarios and
+/// `min_runs` runs in all.
+pub fn assert_every_expectation(folder: &str, min_scenarios: usize, min_runs: usize) {
+    let dir = scenarios_dir().join(folder);
+    let scenarios = sim::suite::load_all(&dir).unwrap_or_else(|e| panic!("{folder}: {e}"));
+    assert!(
+        scenarios.len() >= min_scenarios,
+        "{} scenarios",
+        scenarios.len()
+    );
+    let mut runs = 0;
+    for s in &scenarios {
+        assert!(s.seeds.len() >= 6, "{}: seeds {:?}", s.name, s.seeds);
+        for rung in &s.rungs {
+            let expected = s.expect[rung];
+            for &seed in &s.seeds {
+                let judged = sim::cell::run_cell(s, rung, seed).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(
+                    judged.verdict, expected,
+                    "{}/{rung} seed {seed}: {:?}",
+                    s.name, judged.results
+                );
+                runs += 1;
+            }
+        }
+    }
+    assert!(runs >= min_runs, "{runs} runs");
+}
