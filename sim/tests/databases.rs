@@ -9,6 +9,7 @@ mod common;
 
 use judge::check::Check;
 use model::history::{EventKind, KeyChange};
+use model::host::Host;
 use model::scenario::Scenario;
 use model::verdict::Verdict;
 use sim::cell::{Judged, run_cell};
@@ -31,6 +32,21 @@ fn server_changes(judged: &Judged) -> Vec<(u64, KeyChange, Option<String>)> {
         .collect()
 }
 
+/// The changes node `node` made to the lock, in order: (µs, what, value).
+fn changes_on(judged: &Judged, node: Host) -> Vec<(u64, KeyChange, Option<String>)> {
+    (judged.history.events().iter())
+        .filter_map(|e| match &e.kind {
+            EventKind::Server {
+                node: n,
+                what,
+                value,
+                ..
+            } if *n == node => Some((e.at_us, *what, value.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
 /// When the fault of kind `kind` struck, in µs.
 fn fault_at(judged: &Judged, kind: &str) -> u64 {
     (judged.history.events().iter())
@@ -43,7 +59,7 @@ fn fault_at(judged: &Judged, kind: &str) -> u64 {
 
 #[test]
 fn every_database_scenario_meets_its_expectations_under_every_seed() {
-    common::assert_every_expectation("databases", 4, 144);
+    common::assert_every_expectation("databases", 6, 204);
 }
 
 #[test]
@@ -153,4 +169,63 @@ fn the_reaper_deletes_a_paused_holders_row_and_the_fence_refuses_its_late_write(
         matches!(reaped.results.resource, Some(Check::Invalid { .. })),
         "without a fence the paused holder's write lands"
     );
+}
+
+#[test]
+fn a_promoted_standby_has_the_replicated_lock_row_and_none_of_the_advisory_locks() {
+    let row = judge("db-failover-to-standby", "db-unique-row", 1);
+    let failover = fault_at(&row, "failover");
+    let replayed = changes_on(&row, Host::Node(1));
+    // A's row reached the standby a lag after its commit, before the
+    // failover; B's row is written on the standby once A released.
+    assert!(
+        replayed
+            .first()
+            .is_some_and(|(at, what, _)| *at < failover && *what == KeyChange::Set),
+        "{replayed:?}"
+    );
+    for rung in ["pg-advisory", "pg-advisory-xact"] {
+        let judged = judge("db-failover-to-standby", rung, 1);
+        let failover = fault_at(&judged, "failover");
+        let primary = changes_on(&judged, Host::Node(0));
+        let standby = changes_on(&judged, Host::Node(1));
+        // The old primary's last word is A's session ending with its
+        // host, within a tick of the failover.
+        assert!(
+            primary.last().is_some_and(
+                |(at, what, _)| *what == KeyChange::Expired && *at < failover + 10_000
+            ),
+            "{rung}: {primary:?}"
+        );
+        // Nothing of the advisory lock was replayed: the standby's first
+        // change is B's grant, after the failover, while A holds.
+        assert!(
+            standby
+                .first()
+                .is_some_and(|(at, what, _)| *at > failover && *what == KeyChange::Set),
+            "{rung}: {standby:?}"
+        );
+        assert_eq!(judged.verdict, Verdict::Violated, "{rung}");
+    }
+}
+
+#[test]
+fn a_failover_within_the_lag_loses_the_lock_row_and_hands_the_fence_version_out_again() {
+    let fenced = judge("db-failover-within-the-lag", "db-fenced", 1);
+    let versions = |node| -> Vec<String> {
+        (changes_on(&fenced, node).into_iter())
+            .filter_map(|(_, _, v)| v)
+            .filter(|v| v.contains("version"))
+            .collect()
+    };
+    let (primary, standby) = (versions(Host::Node(0)), versions(Host::Node(1)));
+    assert!(
+        primary.first().is_some_and(|v| v.ends_with("version 1")),
+        "{primary:?}"
+    );
+    assert!(
+        standby.first().is_some_and(|v| v.ends_with("version 1")),
+        "B is given A's version again: {standby:?}"
+    );
+    assert_eq!(fenced.verdict, Verdict::Violated);
 }

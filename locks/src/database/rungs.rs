@@ -276,8 +276,6 @@ struct Slot {
     /// `pg-advisory-xact`: how many holds the open transaction carries
     /// (0: no transaction is open).
     in_transaction: u32,
-    /// Whether the rung's table is known to exist.
-    table_ready: bool,
 }
 
 /// One of the database rungs over one server.
@@ -330,23 +328,21 @@ impl DbLock {
         Ok(session)
     }
 
-    /// Creates the rung's table if it is not known to exist. Two sessions
-    /// creating it at once may race in PostgreSQL's catalog (a duplicate
-    /// key on its type): the loser finds it made.
+    /// Creates the rung's table if it does not exist, in every new
+    /// session: the server this session reached may not be the one the
+    /// last reached (a standby promoted before the table's creation
+    /// reached it). Two sessions creating it at once may race in
+    /// PostgreSQL's catalog (a duplicate key on its type): the loser finds
+    /// it made.
     async fn ensure_table(&self, session: &dyn Session) -> Result<(), DbError> {
         let Some((_, create)) = self.how.table() else {
             return Ok(());
         };
-        if self.slot().table_ready {
-            return Ok(());
-        }
         match self.run(session, create).await {
-            Ok(_) => {}
-            Err(e) if e.is("23505") || e.is("42P07") => {}
-            Err(e) => return Err(e),
+            Ok(_) => Ok(()),
+            Err(e) if e.is("23505") || e.is("42P07") => Ok(()),
+            Err(e) => Err(e),
         }
-        self.slot().table_ready = true;
-        Ok(())
     }
 
     /// Runs `sql` in `session`; a lost connection closes the session, so

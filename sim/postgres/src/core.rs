@@ -12,6 +12,7 @@ use tokio::sync::Notify;
 
 use crate::advisory::{AdvisoryKey, AdvisoryLocks, Released, Scope};
 use crate::change::{Change, ReleaseReason, RowChange};
+use crate::replication::{Recovery, Wal, WalChange};
 use crate::table::{RowId, Table, Write, WriteSet};
 
 /// A backend's process id, as `pg_backend_pid()` and BackendKeyData give
@@ -87,6 +88,12 @@ pub(crate) struct State {
     /// A blocked statement changed another's fate (a deadlock victim):
     /// the waiters must look again.
     pub(crate) wake: bool,
+    /// What a standby following this server has yet to replay.
+    pub(crate) wal: Wal,
+    /// Where its replay stands, while the server is a standby in recovery.
+    pub(crate) recovery: Option<Recovery>,
+    /// Its host is up and serving: a standby replays only then.
+    pub(crate) serving: bool,
 }
 
 /// The server: its tables, locks and sessions. Clone = same server.
@@ -124,6 +131,9 @@ impl Server {
                 next_pid: FIRST_PID,
                 observers: Vec::new(),
                 wake: false,
+                wal: Wal::default(),
+                recovery: None,
+                serving: false,
             })),
         }
     }
@@ -177,12 +187,18 @@ impl Server {
     /// locks and uncommitted writes.
     pub(crate) fn restart(&self) {
         let mut state = self.lock();
+        state.serving = true;
         let pids: Vec<Pid> = state.sessions.keys().copied().collect();
         for pid in pids {
             state.end_session(pid);
         }
         drop(state);
         self.changed.notify_waiters();
+    }
+
+    /// Its host went down: nothing is served until [`Server::restart`].
+    pub(crate) fn stopped(&self) {
+        self.lock().serving = false;
     }
 }
 
@@ -249,6 +265,11 @@ impl State {
                     // Dropped meanwhile: nothing to write to.
                     continue;
                 };
+                let logged = WalChange::Row {
+                    table: name.clone(),
+                    id,
+                    write: write.clone(),
+                };
                 let (kind, values) = match write {
                     Write::Insert(v) => {
                         table.rows.insert(id, v.clone());
@@ -275,6 +296,7 @@ impl State {
                     kind,
                 };
                 self.emit(change);
+                self.wal.log(logged);
             }
         }
         self.row_locks.retain(|_, holder| *holder != pid);

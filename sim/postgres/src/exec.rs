@@ -9,6 +9,7 @@ use crate::advisory::{AdvisoryKey, Attempt, Scope};
 use crate::change::{Change, ReleaseReason};
 use crate::core::{Pid, State, Txn};
 use crate::error::{PgError, in_failed_transaction, no_such_column, no_such_table};
+use crate::replication::WalChange;
 use crate::sql::{BinOp, ColumnDef, Expr, OnConflict, SelectItem, Statement};
 use crate::table::{RowId, Table, Write, record, visible};
 use crate::value::{ColumnType, Value, parse_timestamp};
@@ -257,6 +258,15 @@ fn run(
         excluded: None,
     };
     let env = &mut env;
+    if env.state.recovery.is_some()
+        && let Some(what) = writes(statement)
+    {
+        return Err(PgError::new(
+            "25006",
+            format!("cannot execute {what} in a read-only transaction"),
+        )
+        .into());
+    }
     match statement {
         Statement::Select {
             items,
@@ -315,6 +325,10 @@ fn run(
                 rows: Default::default(),
             };
             env.state.tables.insert(name.clone(), table);
+            env.state.wal.log(WalChange::CreateTable {
+                name: name.clone(),
+                columns: columns.clone(),
+            });
             Ok(Output::Tag("CREATE TABLE".into()))
         }
         Statement::DropTable { name, if_exists } => {
@@ -334,6 +348,10 @@ fn run(
                     )
                     .into());
                 }
+            } else {
+                env.state.wal.log(WalChange::DropTable {
+                    name: name.0.clone(),
+                });
             }
             Ok(Output::Tag("DROP TABLE".into()))
         }
@@ -473,6 +491,22 @@ fn run(
 /// ON CONFLICT DO UPDATE: the row already there with `values`' key is
 /// locked and, if `filter` holds of it, updated by `sets`; the new row
 /// (`None` if the filter said no).
+/// What PostgreSQL calls `statement` when a standby refuses it, if it
+/// writes.
+fn writes(statement: &Statement) -> Option<&'static str> {
+    Some(match statement {
+        Statement::Select {
+            for_update: true, ..
+        } => "SELECT FOR UPDATE",
+        Statement::CreateTable { .. } => "CREATE TABLE",
+        Statement::DropTable { .. } => "DROP TABLE",
+        Statement::Insert { .. } => "INSERT",
+        Statement::Update { .. } => "UPDATE",
+        Statement::Delete { .. } => "DELETE",
+        _ => return None,
+    })
+}
+
 fn upsert(
     env: &mut Env,
     name: &str,
@@ -895,6 +929,7 @@ fn call(
     match (name, args.len()) {
         ("now", 0) => return Ok(Value::Timestamp(env.txn().started_us)),
         ("pg_backend_pid", 0) => return Ok(Value::Int(i64::from(pid))),
+        ("pg_is_in_recovery", 0) => return Ok(Value::Bool(env.state.recovery.is_some())),
         ("pg_advisory_unlock_all", 0) => {
             let released = env.state.advisory.release_all(pid, Scope::Session);
             env.state

@@ -70,6 +70,7 @@ mod conn;
 pub mod core;
 pub mod error;
 mod exec;
+pub mod replication;
 pub mod server;
 pub mod sql;
 mod table;

@@ -42,6 +42,15 @@ pub async fn serve_tcp(
     serve(server, accept, stop).await
 }
 
+/// Marks its server stopped when serving ends, however it ends.
+struct Serving(Server);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        self.0.stopped();
+    }
+}
+
 /// The accept loop and the connections, all ended when `stop` resolves or
 /// this future is dropped.
 async fn serve<S, F, A>(
@@ -57,6 +66,8 @@ where
     // Sessions a crash left behind end now, as PostgreSQL's restart ends
     // them.
     server.restart();
+    // Dropped with this future when the host goes down.
+    let _serving = Serving(server.clone());
     let mut conns = JoinSet::new();
     tokio::pin!(stop);
     loop {

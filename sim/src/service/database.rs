@@ -2,42 +2,67 @@
 //! node, each with a wall clock of its own that its `now()` reads and the
 //! nemesis moves, and the same answers to node faults: a commit is
 //! synced before it is acknowledged, so a crash of either kind loses no
-//! committed row (and every session, which the server's restart ends);
-//! a single server has no standby to promote.
+//! committed row (and every session, which the server's restart ends).
+//!
+//! A `replicated` deployment, for a database that has standbys
+//! ([`DatabaseServer::KINDS`]), is a primary on `node-0` and hot standbys
+//! on the other nodes replaying its commits `replication_delay_ms`
+//! behind; clients dial `master`, which a failover points at the
+//! promoted standby.
 
 use super::{GroundTruth, LockService, SimDeployment, Software};
 use crate::client_clock::{EPOCH_MS, Skew};
 use crate::freeze::sim_now;
 use crate::machines::Machines;
 use crate::nemesis::ClockChange;
+use futures::future::LocalBoxFuture;
 use model::fault::CrashKind;
 use model::host::Host;
 use model::scenario::{Topology, TopologyKind};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// A database server's wall clock, in ms since the Unix epoch: what its
 /// `now()` reads.
 pub type WallClockMs = Arc<dyn Fn() -> i64 + Send + Sync>;
 
-/// A database as a lock service: one server on each node of a
-/// `standalone` deployment, which every client dials. What a database
-/// does its own way is only its server; the rest of its
+/// A database as a lock service: one server on each node, which every
+/// client dials (standalone), or a primary and its standbys (replicated).
+/// What a database does its own way is only its server; the rest of its
 /// [`LockService`] is this file's.
 pub trait DatabaseServer: Sync {
     /// The service's name, as its rungs name it.
     const NAME: &'static str;
+    /// The deployments it runs: `replicated` only if it has standbys.
+    const KINDS: &'static [TopologyKind] = &[TopologyKind::Standalone];
+    /// One server: clones are the same server, which outlives its host.
+    type Server: Clone + 'static;
 
-    /// Builds the server of `host`, listening on `port`, its `now()`
-    /// reading `wall_clock_ms`, its changes to the lock's names fed into
-    /// `ground_truth`; returns its software.
-    fn start_server(
+    /// Builds the server of `host`, its `now()` reading `wall_clock_ms`,
+    /// its changes to the lock's names fed into `ground_truth`; a hot
+    /// standby of `primary`, if given.
+    fn new_server(
         &self,
         host: Host,
-        port: u16,
         wall_clock_ms: WallClockMs,
         ground_truth: &GroundTruth,
-    ) -> Software;
+        primary: Option<&Self::Server>,
+    ) -> Self::Server;
+
+    /// Serves `server` on `port` until its host goes down.
+    fn serve(server: &Self::Server, port: u16) -> LocalBoxFuture<'static, turmoil::Result>;
+
+    /// Replays `primary`'s commits on `standby`, `lag` behind, until it is
+    /// promoted. Never called for a database without standbys.
+    fn follow(
+        standby: &Self::Server,
+        primary: &Self::Server,
+        lag: Duration,
+    ) -> LocalBoxFuture<'static, ()>;
+
+    /// Ends a standby's recovery: it stops following and takes writes.
+    fn promote(server: &Self::Server);
 }
 
 impl<D: DatabaseServer> LockService for D {
@@ -46,7 +71,7 @@ impl<D: DatabaseServer> LockService for D {
     }
 
     fn kinds(&self) -> &'static [TopologyKind] {
-        &[TopologyKind::Standalone]
+        D::KINDS
     }
 
     fn node_hosts(&self, topology: &Topology) -> Vec<Host> {
@@ -54,15 +79,21 @@ impl<D: DatabaseServer> LockService for D {
     }
 
     fn lock_targets(&self, topology: &Topology, _client: usize) -> Vec<Host> {
-        topology.nodes()
+        match topology.kind {
+            TopologyKind::Replicated => vec![Host::Master],
+            _ => topology.nodes(),
+        }
     }
 
-    fn aliases(&self, _topology: &Topology) -> Vec<(Host, Host)> {
-        Vec::new()
+    fn aliases(&self, topology: &Topology) -> Vec<(Host, Host)> {
+        match topology.kind {
+            TopologyKind::Replicated => vec![(Host::Master, Host::Node(0))],
+            _ => Vec::new(),
+        }
     }
 
-    fn nodes_talk(&self, _topology: &Topology) -> bool {
-        false
+    fn nodes_talk(&self, topology: &Topology) -> bool {
+        topology.kind == TopologyKind::Replicated
     }
 
     fn start_sim(
@@ -72,37 +103,58 @@ impl<D: DatabaseServer> LockService for D {
         machines: &Machines,
         ground_truth: GroundTruth,
     ) -> (Box<dyn SimDeployment>, Vec<(Host, Software)>) {
-        start_servers(topology.nodes(), machines, |host, port, wall_clock_ms| {
-            self.start_server(host, port, wall_clock_ms, &ground_truth)
-        })
+        let replicated = topology.kind == TopologyKind::Replicated;
+        let lag = Duration::from_millis(topology.replication_delay_ms);
+        let mut clocks = BTreeMap::new();
+        let mut promoters: BTreeMap<Host, Box<dyn Fn()>> = BTreeMap::new();
+        let mut software: Vec<(Host, Software)> = Vec::new();
+        let mut primary: Option<D::Server> = None;
+        for host in topology.nodes() {
+            let (clock, wall_clock_ms) = wall_clock();
+            let of = primary.as_ref().filter(|_| replicated);
+            let server = self.new_server(host, wall_clock_ms, &ground_truth, of);
+            let port = machines.address(host).1;
+            let serving: Software = match of {
+                Some(of) => {
+                    let (server, of) = (server.clone(), of.clone());
+                    Box::new(move || {
+                        let serve = D::serve(&server, port);
+                        let follow = D::follow(&server, &of, lag);
+                        Box::pin(async move { futures::join!(serve, follow).0 })
+                    })
+                }
+                None => {
+                    let server = server.clone();
+                    Box::new(move || D::serve(&server, port))
+                }
+            };
+            software.push((host, serving));
+            let promoted = server.clone();
+            promoters.insert(host, Box::new(move || D::promote(&promoted)));
+            clocks.insert(host, clock);
+            primary.get_or_insert(server);
+        }
+        let servers = DatabaseServers { clocks, promoters };
+        (Box::new(servers), software)
     }
 }
 
-/// Starts one server on each of `hosts`: `start(host, port, wall clock)`
-/// builds the server listening on `port` and returns its software.
-fn start_servers(
-    hosts: Vec<Host>,
-    machines: &Machines,
-    mut start: impl FnMut(Host, u16, WallClockMs) -> Software,
-) -> (Box<dyn SimDeployment>, Vec<(Host, Software)>) {
-    let mut clocks = BTreeMap::new();
-    let mut software = Vec::new();
-    for host in hosts {
-        let clock = Arc::new(Mutex::new(Skew::default()));
-        let reads = clock.clone();
-        let wall_clock_ms: WallClockMs = Arc::new(move || {
-            let skew = *reads.lock().unwrap_or_else(|p| p.into_inner());
-            skew.wall_ms(EPOCH_MS, sim_now().as_micros() as i64) as i64
-        });
-        software.push((host, start(host, machines.address(host).1, wall_clock_ms)));
-        clocks.insert(host, clock);
-    }
-    (Box::new(DatabaseServers { clocks }), software)
+/// A server's movable wall clock, and the reading its `now()` takes.
+fn wall_clock() -> (Arc<Mutex<Skew>>, WallClockMs) {
+    let clock = Arc::new(Mutex::new(Skew::default()));
+    let reads = clock.clone();
+    let wall_clock_ms: WallClockMs = Arc::new(move || {
+        let skew = *reads.lock().unwrap_or_else(|p| p.into_inner());
+        skew.wall_ms(EPOCH_MS, sim_now().as_micros() as i64) as i64
+    });
+    (clock, wall_clock_ms)
 }
 
-/// The running servers of one run, by host, as their wall clocks.
+/// The running servers of one run, by host: their wall clocks, and what
+/// promotes each.
 struct DatabaseServers {
     clocks: BTreeMap<Host, Arc<Mutex<Skew>>>,
+    promoters: BTreeMap<Host, Box<dyn Fn()>>,
 }
 
 impl SimDeployment for DatabaseServers {
@@ -131,6 +183,11 @@ impl SimDeployment for DatabaseServers {
     /// kind loses no committed row, and every session either way.
     fn prepare_crash(&self, _host: Host, _how: CrashKind) {}
 
-    /// A single server has no standby to promote.
-    fn promote(&self, _host: Host) {}
+    /// Ends a standby's recovery (`pg_promote()`); nothing, for a
+    /// primary or a server on its own.
+    fn promote(&self, host: Host) {
+        if let Some(promote) = self.promoters.get(&host) {
+            promote();
+        }
+    }
 }

@@ -19,14 +19,16 @@
 //! `RELEASE_LOCK` or `RELEASE_ALL_LOCKS()` lets it go, `expired` when its
 //! session ended under it.
 
+use super::GroundTruth;
 use super::database::{DatabaseServer, WallClockMs};
-use super::{GroundTruth, Software};
+use futures::future::LocalBoxFuture;
 use locks::database::rungs::mysql_lock_name;
 use model::history::KeyChange;
 use model::host::Host;
 use simmysql::{Change, Config, ReleaseReason, Server};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// MySQL (MariaDB): one server.
 #[derive(Debug, Clone, Copy, Default)]
@@ -35,13 +37,15 @@ pub struct MySqlService;
 impl DatabaseServer for MySqlService {
     const NAME: &'static str = locks::database::rungs::MYSQL_SERVICE;
 
-    fn start_server(
+    type Server = Server;
+
+    fn new_server(
         &self,
         host: Host,
-        port: u16,
         wall_clock_ms: WallClockMs,
         ground_truth: &GroundTruth,
-    ) -> Software {
+        _primary: Option<&Server>,
+    ) -> Server {
         let names: BTreeMap<String, String> = (ground_truth.watched().iter())
             .map(|name| (mysql_lock_name(name), name.clone()))
             .collect();
@@ -50,8 +54,20 @@ impl DatabaseServer for MySqlService {
         server.observe(Arc::new(move |change: &Change| {
             record_ground_truth(&feed, &names, host, change);
         }));
-        Box::new(move || Box::pin(simmysql::serve_sim(server.clone(), port)))
+        server
     }
+
+    fn serve(server: &Server, port: u16) -> LocalBoxFuture<'static, turmoil::Result> {
+        Box::pin(simmysql::serve_sim(server.clone(), port))
+    }
+
+    /// MariaDB's replication is not modelled: `KINDS` has no
+    /// `replicated`, so there is never a standby to follow.
+    fn follow(_standby: &Server, _primary: &Server, _lag: Duration) -> LocalBoxFuture<'static, ()> {
+        Box::pin(std::future::pending())
+    }
+
+    fn promote(_server: &Server) {}
 }
 
 /// A change to a watched lock's named lock, into the history.

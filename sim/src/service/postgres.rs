@@ -2,7 +2,11 @@
 //! turmoil machine, speaking PostgreSQL's wire protocol to the database
 //! rungs.
 //!
-//! - `standalone`: one server.
+//! - `standalone`: one server;
+//! - `replicated`: a primary and hot standbys replaying its WAL
+//!   `replication_delay_ms` behind ([`simpg::replication`]). A failover
+//!   promotes the first standby, with the rows that had reached it and
+//!   no advisory lock: those are never WAL-logged.
 //!
 //! The server's committed rows live outside its host, as PostgreSQL's do
 //! in its WAL (it syncs a commit before it answers), so a crash loses no
@@ -20,14 +24,17 @@
 //! committed row of a lock table keyed by a watched name is `set` (its
 //! value the owner, and the version where there is one) or `deleted`.
 
+use super::GroundTruth;
 use super::database::{DatabaseServer, WallClockMs};
-use super::{GroundTruth, Software};
+use futures::future::LocalBoxFuture;
 use locks::database::rungs::advisory_key;
 use model::history::KeyChange;
 use model::host::Host;
+use model::scenario::TopologyKind;
 use simpg::{AdvisoryKey, Change, Config, ReleaseReason, RowChange, Server, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// PostgreSQL: one server.
 #[derive(Debug, Clone, Copy, Default)]
@@ -35,23 +42,42 @@ pub struct PostgresService;
 
 impl DatabaseServer for PostgresService {
     const NAME: &'static str = locks::database::rungs::SERVICE;
+    const KINDS: &'static [TopologyKind] = &[TopologyKind::Standalone, TopologyKind::Replicated];
+    type Server = Server;
 
-    fn start_server(
+    fn new_server(
         &self,
         host: Host,
-        port: u16,
         wall_clock_ms: WallClockMs,
         ground_truth: &GroundTruth,
-    ) -> Software {
+        primary: Option<&Server>,
+    ) -> Server {
         let keys: BTreeMap<i64, String> = (ground_truth.watched().iter())
             .map(|name| (advisory_key(name), name.clone()))
             .collect();
-        let server = Server::new(Config::new(wall_clock_ms));
+        let config = Config::new(wall_clock_ms);
+        let server = match primary {
+            Some(primary) => Server::standby_of(config, primary),
+            None => Server::new(config),
+        };
         let feed = ground_truth.clone();
         server.observe(Arc::new(move |change: &Change| {
             record_ground_truth(&feed, &keys, host, change);
         }));
-        Box::new(move || Box::pin(simpg::serve_sim(server.clone(), port)))
+        server
+    }
+
+    fn serve(server: &Server, port: u16) -> LocalBoxFuture<'static, turmoil::Result> {
+        Box::pin(simpg::serve_sim(server.clone(), port))
+    }
+
+    fn follow(standby: &Server, primary: &Server, lag: Duration) -> LocalBoxFuture<'static, ()> {
+        let (standby, primary) = (standby.clone(), primary.clone());
+        Box::pin(async move { standby.follow(primary, lag).await })
+    }
+
+    fn promote(server: &Server) {
+        server.promote();
     }
 }
 
