@@ -15,6 +15,12 @@
 //!
 //! `fsync` stays on: a commit is on disk before it is acknowledged, as
 //! in the deployments the lock designs run on.
+//!
+//! Every server is started ready to replicate ([`standby`]): a hot
+//! standby of one is [`PgServer::start_standby`], promoted by
+//! [`PgServer::promote`].
+
+pub mod standby;
 
 #[cfg(test)]
 use crate::has_exited;
@@ -35,6 +41,24 @@ pub const PG_USER: &str = "postgres";
 const STARTUP_TIMEOUT_MS: u64 = 30_000;
 /// How long a fast shutdown may take before the server is killed.
 const SHUTDOWN_TIMEOUT_MS: u64 = 10_000;
+/// What every server runs with so that it can serve a standby, be one,
+/// and be promoted ([`standby`]).
+const REPLICATION_SETTINGS: &[&str] = &[
+    // WAL with what a standby needs to replay it (PostgreSQL 15's default,
+    // said so that a change of default does not silently break standbys).
+    "wal_level=replica",
+    // Room for a base backup's stream and every standby's.
+    "max_wal_senders=10",
+    // WAL kept for a standby cut off by a partition, so that it can catch
+    // up when the partition heals rather than need a new base backup.
+    "wal_keep_size=256MB",
+    // A standby answers read-only sessions while it replays: the tests
+    // and the run see what it has received.
+    "hot_standby=on",
+    // A standby whose stream was cut (a killed primary, a partition) tries
+    // again every 200 ms rather than every 5 s.
+    "wal_retrieve_retry_interval=200ms",
+];
 
 /// Whether PostgreSQL 15 can be run here.
 pub fn installed() -> bool {
@@ -76,6 +100,40 @@ fn pg_program(bin: &str) -> (String, Vec<String>) {
     }
 }
 
+/// Gives `path` (and what is in it) to the `postgres` user.
+fn give_to_postgres(path: &Path) -> io::Result<()> {
+    let owned = Command::new("chown")
+        .args(["-R", "postgres:"])
+        .arg(path)
+        .status()?;
+    if owned.success() {
+        Ok(())
+    } else {
+        Err(io::Error::other(format!(
+            "could not give {} to the postgres user",
+            path.display()
+        )))
+    }
+}
+
+/// Runs `program` with `args` to its end; an error with its output when
+/// it fails (`what` names it).
+fn run(program: &str, args: &[String], what: &str) -> io::Result<()> {
+    let out = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(io::Error::other(format!(
+            "{what} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )))
+    }
+}
+
 fn not_installed() -> io::Error {
     io::Error::new(
         io::ErrorKind::NotFound,
@@ -99,6 +157,29 @@ impl PgServer {
     /// Creates a cluster in a fresh folder and starts a server on it, on
     /// a free loopback port; waits until it accepts sessions.
     pub fn start() -> io::Result<PgServer> {
+        let mut server = PgServer::prepare()?;
+        let (program, mut args) = pg_program("initdb");
+        args.extend(["-A", "trust", "-U", PG_USER, "--no-sync", "-D"].map(String::from));
+        args.push(server.data().to_string_lossy().into_owned());
+        run(&program, &args, "initdb")?;
+        // A standby's base backup and stream log in from 127.0.0.1 as a
+        // replication connection: initdb's pg_hba.conf lets them in today
+        // (trust for every local line), said here so that standbys do not
+        // depend on that default.
+        let mut hba = std::fs::OpenOptions::new()
+            .append(true)
+            .open(server.data().join("pg_hba.conf"))?;
+        io::Write::write_all(
+            &mut hba,
+            format!("host replication {PG_USER} 127.0.0.1/32 trust\n").as_bytes(),
+        )?;
+        server.launch()?;
+        Ok(server)
+    }
+
+    /// A server not yet started: its port and folder, the folder given to
+    /// the `postgres` user when this process is root.
+    fn prepare() -> io::Result<PgServer> {
         if !installed() {
             return Err(not_installed());
         }
@@ -111,34 +192,9 @@ impl PgServer {
             Duration::from_millis(SHUTDOWN_TIMEOUT_MS),
         )?;
         if as_root() {
-            let owned = Command::new("chown")
-                .arg("postgres:")
-                .arg(&served.dir)
-                .status()?;
-            if !owned.success() {
-                return Err(io::Error::other(format!(
-                    "could not give {} to the postgres user",
-                    served.dir.display()
-                )));
-            }
+            give_to_postgres(&served.dir)?;
         }
-        let mut server = PgServer { served };
-        let (program, mut args) = pg_program("initdb");
-        args.extend(["-A", "trust", "-U", PG_USER, "--no-sync", "-D"].map(String::from));
-        args.push(server.data().to_string_lossy().into_owned());
-        let initdb = Command::new(program)
-            .args(&args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .output()?;
-        if !initdb.status.success() {
-            return Err(io::Error::other(format!(
-                "initdb failed: {}",
-                String::from_utf8_lossy(&initdb.stderr)
-            )));
-        }
-        server.launch()?;
-        Ok(server)
+        Ok(PgServer { served })
     }
 
     fn data(&self) -> PathBuf {
@@ -171,6 +227,11 @@ impl PgServer {
                 "-c".into(),
                 "recovery_init_sync_method=syncfs".into(),
             ]);
+            // Every server can be a primary (a standby becomes one when
+            // promoted) or a hot standby (`standby`).
+            for setting in REPLICATION_SETTINGS {
+                args.extend(["-c".to_string(), setting.to_string()]);
+            }
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             self.served.spawn(&program, &args)?;
             match self.served.wait(deadline, accepts_sessions) {

@@ -11,21 +11,47 @@
 //! keeps its session on the server, as a silent client does until TCP
 //! keepalive gives up on it.
 //!
+//! A `replicated` deployment runs node-0 as the primary and node-1 on as
+//! hot standbys of it (`harness::postgres::standby`), each streaming the
+//! WAL through its proxy link to node-0, so that the replication lag (the
+//! scenario's `replication_delay_ms`) is the latency of that link from
+//! node-0 and a partition cuts the stream. Replication is asynchronous,
+//! as PostgreSQL's is by default: a commit is acknowledged before any
+//! standby has it. The run starts once every standby has replayed all
+//! the primary wrote. A failover is staged as a kill of the primary and
+//! a promotion (`pg_promote`): the promoted standby keeps the rows it had
+//! replayed, loses those still in the delayed stream, and holds no
+//! advisory lock (they are never in the WAL); the other standbys are
+//! re-pointed at it through their links. A killed old primary restarted
+//! afterwards comes back as a primary of its own: nothing demotes it.
+//!
 //! Refused: moving the server's clock. `now()` reads the machine's wall
 //! clock, which is every process's on this machine; the tool that moves
 //! one process's clock, libfaketime, would have to follow every backend
 //! the postmaster forks, and is not used here.
 
 use super::{RealDeployment, RealService, RealStart};
+use crate::links::LinkTable;
 use crate::nodes::ServerBin;
 use harness::postgres::PgServer;
-use model::scenario::Scenario;
+use model::host::Host;
+use model::scenario::{Scenario, TopologyKind};
 use sim::service::LockService;
 use sim::service::postgres::PostgresService;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// How long a fresh standby may take to replay what the primary wrote.
+const CATCH_UP: Duration = Duration::from_secs(30);
 
 impl RealService for PostgresService {
-    fn start_real(&self, start: RealStart<'_>) -> Result<Box<dyn RealDeployment>, String> {
-        super::single::start_each(self.node_hosts(start.topology), PgServer::start)
+    fn start_real(&self, mut start: RealStart<'_>) -> Result<Box<dyn RealDeployment>, String> {
+        let hosts = self.node_hosts(start.topology);
+        if start.topology.kind == TopologyKind::Replicated {
+            return Ok(Box::new(start_replicated(&mut start, &hosts)?));
+        }
+        super::single::start_each(hosts, PgServer::start)
     }
 
     fn refusals(
@@ -42,6 +68,117 @@ impl RealService for PostgresService {
             "a PostgreSQL server: `now()` reads the machine's wall clock, which every \
              process here shares, and libfaketime would have to follow every backend \
              the postmaster forks",
+        ))
+    }
+}
+
+/// Starts `hosts[0]` as the primary and the rest as its standbys, each
+/// streaming through its proxy link to the primary; every pair of
+/// standbys gets a link too, for a promotion that re-points the rest.
+fn start_replicated(start: &mut RealStart<'_>, hosts: &[Host]) -> Result<PgReplicated, String> {
+    let (&first, standbys) = hosts
+        .split_first()
+        .ok_or("a replicated PostgreSQL deployment with no node")?;
+    let primary = PgServer::start().map_err(|e| format!("PostgreSQL for {first}: {e}"))?;
+    let primary_addr = primary.addr();
+    let mut servers = BTreeMap::from([(first, primary)]);
+    for &standby in standbys {
+        start.open(standby, first, primary_addr)?;
+        let link = (start.table.addr(standby, first))
+            .ok_or_else(|| format!("no link from {standby} to {first}"))?;
+        let server = PgServer::start_standby(&servers[&first], link)
+            .map_err(|e| format!("PostgreSQL standby {standby} of {first}: {e}"))?;
+        servers.insert(standby, server);
+    }
+    for &from in standbys {
+        for &to in standbys {
+            if from != to {
+                start.open(from, to, servers[&to].addr())?;
+            }
+        }
+    }
+    for &standby in standbys {
+        servers[&standby]
+            .wait_caught_up(primary_addr, CATCH_UP)
+            .map_err(|e| format!("PostgreSQL standby {standby}: {e}"))?;
+    }
+    // The lag is time the WAL spends on its way to the standby; the
+    // standby's acknowledgements go back at the base latency.
+    let lag = Duration::from_millis(start.topology.replication_delay_ms);
+    for &standby in standbys {
+        start.table.set_latency(standby, first, start.base_latency);
+        if !lag.is_zero() {
+            start.table.set_latency_from(first, standby, lag);
+        }
+        for &other in standbys {
+            start.table.set_latency(standby, other, start.base_latency);
+        }
+    }
+    Ok(PgReplicated { servers })
+}
+
+/// A primary and its hot standbys, by node.
+struct PgReplicated {
+    servers: BTreeMap<Host, PgServer>,
+}
+
+impl PgReplicated {
+    fn server(&self, host: Host) -> Result<&PgServer, String> {
+        (self.servers.get(&host))
+            .ok_or_else(|| format!("{host} is no PostgreSQL server of this run"))
+    }
+}
+
+impl RealDeployment for PgReplicated {
+    fn hosts(&self) -> Vec<Host> {
+        self.servers.keys().copied().collect()
+    }
+
+    fn addr(&self, host: Host) -> Option<SocketAddr> {
+        self.servers.get(&host).map(PgServer::addr)
+    }
+
+    fn running(&self, host: Host) -> bool {
+        self.servers.get(&host).is_some_and(PgServer::running)
+    }
+
+    fn kill(&mut self, host: Host) {
+        if let Some(server) = self.servers.get_mut(&host) {
+            server.kill();
+        }
+    }
+
+    fn restart(&mut self, host: Host) -> Result<(), String> {
+        let server = (self.servers.get_mut(&host))
+            .ok_or_else(|| format!("{host} is no PostgreSQL server of this run"))?;
+        server
+            .restart()
+            .map_err(|e| format!("restarting PostgreSQL {host}: {e}"))
+    }
+
+    /// `pg_promote` on `replica`, then every other standby but `old`
+    /// streams from it through its link.
+    fn promote(&mut self, replica: Host, old: Host, table: &LinkTable) -> Result<(), String> {
+        (self.server(replica)?)
+            .promote()
+            .map_err(|e| format!("promoting PostgreSQL {replica}: {e}"))?;
+        for (&other, server) in &self.servers {
+            if other == old || other == replica || !server.running() {
+                continue;
+            }
+            if let Some(link) = table.addr(other, replica) {
+                (server.follow(link))
+                    .map_err(|e| format!("re-pointing PostgreSQL {other} at {replica}: {e}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Refused before the run, as for a server on its own.
+    fn shift_clock(&self, host: Host, shift_ms: i64, _prefixes: &[String]) -> Result<(), String> {
+        Err(format!(
+            "the clock of PostgreSQL server {host} cannot be moved by {shift_ms} ms (refused \
+             before the run)"
         ))
     }
 }
