@@ -4,7 +4,8 @@
 //! (or named) lock goes under its holder and a second holder enters,
 //! while a committed lock row comes back from the log; and a holder cut
 //! off from the server keeps its session and its advisory lock through
-//! the cut, while the reaper takes its row. A server's clock cannot be
+//! the cut, while the reaper takes its row; a failover to a streaming
+//! standby loses every advisory lock. A server's clock cannot be
 //! moved honestly, so such a cell is refused with the reason. Needs
 //! PostgreSQL 15, MariaDB and redis-server (scripts/test installs them).
 
@@ -70,4 +71,11 @@ fn a_server_clock_jump_is_not_stageable_and_says_why() {
         reasons.iter().any(|r| r.contains("wall clock")),
         "{reasons:?}"
     );
+}
+
+/// (That the promoted standby keeps the replicated rows, for real:
+/// harness/tests/pg_standby.rs.)
+#[test]
+fn a_failover_to_the_standby_loses_the_advisory_lock_for_real() {
+    assert_agrees("db-failover-to-standby", "pg-advisory", Verdict::Violated);
 }
