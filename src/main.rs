@@ -58,8 +58,8 @@ enum Command {
     /// them out to edit.
     Scenarios(scenarios::Args),
     /// Benchmarks every rung against real redis-server, beside the floor
-    /// and rslock, and the etcd and ZooKeeper rungs on real servers beside
-    /// Redis;
+    /// and rslock, and the etcd, ZooKeeper, PostgreSQL and MariaDB rungs
+    /// on real servers beside Redis;
     /// writes bench.md, bench.json and SVG plots.
     Bench(bench_cmd::Args),
     /// Swarm search for fault schedules that break a rung; shrinks the

@@ -85,6 +85,28 @@ impl Node {
         }
     }
 
+    /// The address of a PostgreSQL server the harness started, for the
+    /// PostgreSQL rungs ([`Impl::Postgres`]); its `url` is the server's
+    /// connection URI.
+    pub fn postgres(server: &harness::postgres::PgServer) -> Node {
+        let addr = server.addr().to_string();
+        Node {
+            url: format!("postgresql://{addr}"),
+            addr,
+        }
+    }
+
+    /// The address of a MariaDB server the harness started, for
+    /// `mysql-get-lock` ([`Impl::MySql`]); its `url` names the server as
+    /// MySQL's connection URIs do.
+    pub fn mariadb(server: &harness::mariadb::MariaDbServer) -> Node {
+        let addr = server.addr().to_string();
+        Node {
+            url: format!("mysql://{addr}"),
+            addr,
+        }
+    }
+
     /// Connects and sends `PING`, all within [`ANSWER_WITHIN`]: a server
     /// given by URL that is down, or that accepts but never answers, stops
     /// the run at its start with an error naming the URL, instead of
@@ -166,6 +188,13 @@ pub enum Impl {
     /// A ZooKeeper rung (`service: "zookeeper"`), on a ZooKeeper server:
     /// it waits on its watches, never by a [`Wait`].
     ZooKeeper(&'static str),
+    /// A PostgreSQL rung (`service: "postgres"`), on a PostgreSQL server,
+    /// with one session of its own: it polls as the rung's default does
+    /// ([`Wait::Fixed`]), since a database has nothing to wake it.
+    Postgres(&'static str),
+    /// `mysql-get-lock` (`service: "mysql"`), on a MariaDB server, with
+    /// one session of its own; it polls as [`Impl::Postgres`] does.
+    MySql(&'static str),
 }
 
 /// A service other than Redis whose rungs are measured beside it, each
@@ -176,22 +205,39 @@ pub enum Service {
     Etcd,
     /// ZooKeeper: one standalone server.
     ZooKeeper,
+    /// PostgreSQL: one server, `fsync` on.
+    Postgres,
+    /// MySQL, as MariaDB: one server, each commit flushed to its redo log.
+    MySql,
 }
 
 impl Service {
+    /// Every service measured beside Redis, in the report's order.
+    pub const ALL: [Service; 4] = [
+        Service::Etcd,
+        Service::ZooKeeper,
+        Service::Postgres,
+        Service::MySql,
+    ];
+
     /// The [`Rung::service`](locks::Rung::service) of its rungs.
     pub fn id(self) -> &'static str {
         match self {
             Service::Etcd => ETCD_SERVICE,
             Service::ZooKeeper => ZOOKEEPER_SERVICE,
+            Service::Postgres => locks::database::rungs::SERVICE,
+            Service::MySql => locks::database::rungs::MYSQL_SERVICE,
         }
     }
 
-    /// Its name in reports.
+    /// Its name in reports: the server's, for the databases (MariaDB
+    /// stands for MySQL here).
     pub fn name(self) -> &'static str {
         match self {
             Service::Etcd => "etcd",
             Service::ZooKeeper => "ZooKeeper",
+            Service::Postgres => "PostgreSQL",
+            Service::MySql => "MariaDB",
         }
     }
 
@@ -200,6 +246,8 @@ impl Service {
         match self {
             Service::Etcd => Impl::Etcd(id),
             Service::ZooKeeper => Impl::ZooKeeper(id),
+            Service::Postgres => Impl::Postgres(id),
+            Service::MySql => Impl::MySql(id),
         }
     }
 }
@@ -222,7 +270,11 @@ impl Impl {
             Impl::Floor => "floor",
             Impl::Rslock => "rslock",
             Impl::Rung(id, _) if *id == locks::libraries::rslock::RUNG.id => RSLOCK_MODEL,
-            Impl::Rung(id, _) | Impl::Etcd(id) | Impl::ZooKeeper(id) => id,
+            Impl::Rung(id, _)
+            | Impl::Etcd(id)
+            | Impl::ZooKeeper(id)
+            | Impl::Postgres(id)
+            | Impl::MySql(id) => id,
         }
     }
 
@@ -234,7 +286,7 @@ impl Impl {
             "rslock" => Some(Impl::Rslock),
             RSLOCK_MODEL => Some(Impl::Rung(locks::libraries::rslock::RUNG.id, Wait::Fixed)),
             id => locks::rung(id).map(|rung| {
-                [Service::Etcd, Service::ZooKeeper]
+                Service::ALL
                     .into_iter()
                     .find(|s| s.id() == rung.service)
                     .map_or(Impl::Rung(rung.id, Wait::Fixed), |s| s.rung(rung.id))
@@ -252,6 +304,7 @@ impl Impl {
             Impl::Etcd(_) => "watch",
             Impl::ZooKeeper(id) if *id == locks::zookeeper::rungs::HERD.id => "watch-parent",
             Impl::ZooKeeper(_) => "watch",
+            Impl::Postgres(_) | Impl::MySql(_) => Wait::Fixed.label(),
         }
     }
 
@@ -260,7 +313,12 @@ impl Impl {
     pub fn multi_node(&self) -> bool {
         match self {
             Impl::Rung(id, _) => locks::rung(id).is_some_and(|r| r.multi_node),
-            Impl::Floor | Impl::Rslock | Impl::Etcd(_) | Impl::ZooKeeper(_) => false,
+            Impl::Floor
+            | Impl::Rslock
+            | Impl::Etcd(_)
+            | Impl::ZooKeeper(_)
+            | Impl::Postgres(_)
+            | Impl::MySql(_) => false,
         }
     }
 
@@ -269,6 +327,8 @@ impl Impl {
         match self {
             Impl::Etcd(_) => Some(Service::Etcd),
             Impl::ZooKeeper(_) => Some(Service::ZooKeeper),
+            Impl::Postgres(_) => Some(Service::Postgres),
+            Impl::MySql(_) => Some(Service::MySql),
             Impl::Floor | Impl::Rslock | Impl::Rung(..) => None,
         }
     }
@@ -326,7 +386,9 @@ impl Client {
     /// As [`Client::connect`], a rung counting its waiters' wake-ups in
     /// `wakeups` (shared by the clients that are counted together). An
     /// etcd rung ([`Impl::Etcd`]) talks to `nodes[0]` as an etcd member, a
-    /// ZooKeeper rung ([`Impl::ZooKeeper`]) to it as a ZooKeeper server.
+    /// ZooKeeper rung ([`Impl::ZooKeeper`]) to it as a ZooKeeper server, a
+    /// database rung ([`Impl::Postgres`], [`Impl::MySql`]) to it as its
+    /// database's server.
     pub async fn connect_counting(
         which: Impl,
         nodes: &[Node],
@@ -371,6 +433,28 @@ impl Client {
                     config(Wait::Fixed),
                 )
                 .ok_or_else(|| anyhow::anyhow!("{id} is not a ZooKeeper rung"))?;
+                Ok(Client::Rung(lock))
+            }
+            Impl::Postgres(id) | Impl::MySql(id) => {
+                let server = nodes
+                    .first()
+                    .ok_or_else(|| anyhow::anyhow!("{id}: no database server to connect to"))?;
+                // Built as the simulator and real mode build it: one
+                // session, opened on the first statement. A reply may take
+                // as long as any server's here: an fsync on a busy shared
+                // disk can take far longer than the default second.
+                let conn = ConnConfig {
+                    connect_timeout: ANSWER_WITHIN,
+                    response_timeout: ANSWER_WITHIN,
+                };
+                let lock = locks::database::rungs::build(
+                    id,
+                    TcpDialer::new(server.addr.clone()),
+                    conn,
+                    context(),
+                    config(Wait::Fixed),
+                )
+                .ok_or_else(|| anyhow::anyhow!("{id} is not a database rung"))?;
                 Ok(Client::Rung(lock))
             }
             Impl::Floor => Ok(Client::Floor(Floor::connect(nodes, common.ttl).await?)),

@@ -28,7 +28,12 @@
 //! - the **ZooKeeper rungs** the same way, on a real ZooKeeper standalone
 //!   server the run starts, its JVM with the full JIT (the same
 //!   [`report::BesideRedis`] section; skipped, saying why, when ZooKeeper
-//!   is not installed).
+//!   is not installed);
+//! - the **database rungs** the same way, on a real PostgreSQL server and
+//!   a real MariaDB server the run starts (sections of their own; each
+//!   skipped, saying why, when its server is not installed), each rung's
+//!   log fsyncs per cycle counted by the database itself in a pass after
+//!   the timed rounds.
 //!
 //! The targets ([`targets`]) compare implementations named in advance,
 //! in pairs measured in a seeded random order, in batches that each take
@@ -100,4 +105,4 @@ pub mod write;
 pub use error::BenchError;
 pub use measure::{BATCH_ENV, child_main as batch_child_main};
 pub use options::BenchOptions;
-pub use run::{etcd_rows, run, run_keeping, zookeeper_rows};
+pub use run::{etcd_rows, mysql_rows, postgres_rows, run, run_keeping, zookeeper_rows};

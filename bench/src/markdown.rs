@@ -22,6 +22,12 @@ const ETCD_TITLE: &str = "etcd beside Redis";
 /// The heading of the ZooKeeper rows.
 const ZOOKEEPER_TITLE: &str = "ZooKeeper beside Redis";
 
+/// The heading of the PostgreSQL rows.
+const POSTGRES_TITLE: &str = "PostgreSQL beside Redis";
+
+/// The heading of the MariaDB rows.
+const MYSQL_TITLE: &str = "MariaDB beside Redis";
+
 /// The heading of the rows measured on the simulated node: what they are
 /// measured on, so nobody compares them with the redis-server rows.
 const SIMULATED_TITLE: &str = "Uncontended on locklab's simulated node over TCP, not redis-server \
@@ -49,6 +55,18 @@ impl Report {
             ZOOKEEPER_TITLE,
             Service::ZooKeeper,
             self.figures.zookeeper.as_ref(),
+        );
+        write_beside(
+            &mut s,
+            POSTGRES_TITLE,
+            Service::Postgres,
+            self.figures.postgres.as_ref(),
+        );
+        write_beside(
+            &mut s,
+            MYSQL_TITLE,
+            Service::MySql,
+            self.figures.mysql.as_ref(),
         );
         self.write_inventory(&mut s);
         self.write_watchdog(&mut s);
@@ -103,6 +121,8 @@ impl Report {
             .chain(&self.placement.simulated_node)
             .chain(&self.placement.etcd)
             .chain(&self.placement.zookeeper)
+            .chain(&self.placement.postgres)
+            .chain(&self.placement.mysql)
             .map(|p| {
                 format!(
                     "{} (pid {}) CPUs {} last on {}",
@@ -500,8 +520,8 @@ fn write_uncontended_table(s: &mut String, title: &str, rows: &[UncontendedRow])
 }
 
 /// The rows of `service` beside Redis under `title`, or the line saying
-/// why there are none; nothing when the run did not get that far. Only
-/// an etcd member counts its log fsyncs: only its table has the column.
+/// why there are none; nothing when the run did not get that far. A
+/// service whose log fsyncs are counted has a column for them.
 fn write_beside(s: &mut String, title: &str, service: Service, section: Option<&BesideRedis>) {
     let Some(section) = section else {
         return;
@@ -511,7 +531,7 @@ fn write_beside(s: &mut String, title: &str, service: Service, section: Option<&
         let _ = writeln!(s, "Skipped: {why}.");
         return;
     }
-    let fsyncs = service == Service::Etcd;
+    let fsyncs = fsync_column(service);
     let mut columns = vec![
         "impl",
         "wait",
@@ -519,8 +539,8 @@ fn write_beside(s: &mut String, title: &str, service: Service, section: Option<&
         "round trips",
         "cycles/s [interval]",
     ];
-    if fsyncs {
-        columns.push("WAL fsyncs per cycle");
+    if let Some(column) = fsyncs {
+        columns.push(column);
     }
     columns.extend(["p50 µs", "p99 µs", "p99.9 µs", "× floor"]);
     let mut table = Table::section(
@@ -543,7 +563,7 @@ fn write_beside(s: &mut String, title: &str, service: Service, section: Option<&
                 |e| format!("{} [{}–{}]", rate(e.median), rate(e.low), rate(e.high)),
             ),
         ];
-        if fsyncs {
+        if fsyncs.is_some() {
             cells.push(
                 row.wal_fsyncs_per_cycle
                     .map_or("–".to_string(), |f| format!("{f:.2}")),
@@ -601,6 +621,15 @@ fn write_beside(s: &mut String, title: &str, service: Service, section: Option<&
         ]);
     }
     let _ = writeln!(s, "\n{}", section.note);
+}
+
+/// The column of the log fsyncs `service` counts (ZooKeeper counts none).
+fn fsync_column(service: Service) -> Option<&'static str> {
+    match service {
+        Service::Etcd | Service::Postgres => Some("WAL fsyncs per cycle"),
+        Service::MySql => Some("InnoDB fsyncs per cycle"),
+        Service::ZooKeeper => None,
+    }
 }
 
 fn write_plots(s: &mut String) {
@@ -710,6 +739,24 @@ mod tests {
         assert!(s.contains("| 4.00 |"), "{s}");
         assert!(s.contains("| zk-recipe | watch | ZooKeeper | 3 |"), "{s}");
         assert!(s.find("## etcd beside Redis") < s.find("## ZooKeeper beside Redis"));
+    }
+
+    #[test]
+    fn the_database_rows_name_their_server_and_their_logs_fsyncs() {
+        let pg = section(Service::Postgres, "db-fenced", Some(2.0));
+        let my = section(Service::MySql, "mysql-get-lock", Some(0.0));
+        let mut s = String::new();
+        write_beside(&mut s, POSTGRES_TITLE, Service::Postgres, Some(&pg));
+        write_beside(&mut s, MYSQL_TITLE, Service::MySql, Some(&my));
+        assert!(s.contains("## PostgreSQL beside Redis: uncontended"), "{s}");
+        assert!(s.contains("| db-fenced | fixed | PostgreSQL | 2 |"), "{s}");
+        assert!(s.contains("| 2.00 |") && s.contains("| 0.00 |"), "{s}");
+        assert!(s.contains("InnoDB fsyncs per cycle"), "{s}");
+        assert!(
+            s.contains("| mysql-get-lock | fixed | MariaDB | 2 |"),
+            "{s}"
+        );
+        assert!(s.find("## PostgreSQL beside Redis") < s.find("## MariaDB beside Redis"));
     }
 
     #[test]

@@ -175,6 +175,8 @@ fn heading(field: &str) -> String {
         "contention" => "Contention: many tasks of one client",
         "etcd" => "etcd beside Redis: the etcd rungs on a real etcd member",
         "zookeeper" => "ZooKeeper beside Redis: the ZooKeeper rungs on a real ZooKeeper server",
+        "postgres" => "PostgreSQL beside Redis: the PostgreSQL rungs on a real PostgreSQL server",
+        "mysql" => "MariaDB beside Redis: mysql-get-lock on a real MariaDB server",
         "raw_rtt" => "Raw round trip (PING, node 0)",
         "inventory" => "The inventory sale under load",
         "watchdog" => "The watchdog on long critical sections",
@@ -338,7 +340,7 @@ pub fn bench_page(json: &str, plots: &[BenchPlot<'_>]) -> Result<String, String>
     let mut body = String::new();
     let _ = writeln!(body, "<header>\n<h1>{title}</h1>");
     let mut lede = String::from(
-        "Every rung against real redis-server, beside the floor (a hand-written <code>SET NX PX</code> + <code>EVALSHA</code> release) and rslock; <code>native-cad</code>, which no server here can release, on locklab's simulated node; the etcd rungs on a real etcd member and the ZooKeeper rungs on a real ZooKeeper server, beside Redis.",
+        "Every rung against real redis-server, beside the floor (a hand-written <code>SET NX PX</code> + <code>EVALSHA</code> release) and rslock; <code>native-cad</code>, which no server here can release, on locklab's simulated node; the etcd rungs on a real etcd member, the ZooKeeper rungs on a real ZooKeeper server and the database rungs on real PostgreSQL and MariaDB servers, beside Redis.",
     );
     if let Some(machine) = doc.get("machine") {
         let field = |k: &str| machine.get(k).and_then(scalar).unwrap_or_default();

@@ -10,7 +10,9 @@
 //! the etcd rows, whose commands are gRPC requests, `bench/tests/etcd_rows.rs`
 //! counts them in the member's own request counters, and for the
 //! ZooKeeper rows `bench/tests/zookeeper_rows.rs` in the server's count
-//! of the requests it received.
+//! of the requests it received. The database rows' statements are read
+//! off `locks::database::rungs` the same way; what each costs the server's
+//! disk is counted by the run itself (`wal_fsyncs_per_cycle`).
 
 use crate::client::{Impl, RSLOCK_MODEL};
 
@@ -38,7 +40,7 @@ impl Cycle {
 }
 
 /// Every implementation's cycle: the one table of round trips.
-pub const CYCLES: [Cycle; 25] = [
+pub const CYCLES: [Cycle; 31] = [
     Cycle::new("floor", &["SET NX PX", "EVALSHA release"], 2),
     Cycle::new("rslock", &["SET NX PX", "EVALSHA unlock"], 2),
     Cycle::new("setnx", &["SETNX", "DEL"], 2),
@@ -110,6 +112,40 @@ pub const CYCLES: [Cycle; 25] = [
     Cycle::new("zk-herd", &["create", "getChildren", "delete"], 3),
     Cycle::new("curator-mutex", &["create", "getChildren", "delete"], 3),
     Cycle::new("zk-fenced", &["create2", "getChildren", "delete"], 3),
+    // The database rungs (`POSTGRES_ROWS`, `MYSQL_ROWS`), on real servers:
+    // each lock keeps one session (its connection) from cycle to cycle and
+    // sends one statement per round trip, as a simple query; its table is
+    // made once, with the session. The rows' writes are transactions of
+    // one statement each, committed (and so fsynced) before the answer.
+    Cycle::new("db-unique-row", &["INSERT", "DELETE"], 2),
+    Cycle::new(
+        "db-unique-row-expiry",
+        &["DELETE expired", "INSERT", "DELETE if owner"],
+        3,
+    ),
+    Cycle::new(
+        "pg-advisory",
+        &["SELECT pg_try_advisory_lock", "SELECT pg_advisory_unlock"],
+        2,
+    ),
+    Cycle::new(
+        "pg-advisory-xact",
+        &["BEGIN", "SELECT pg_try_advisory_xact_lock", "COMMIT"],
+        3,
+    ),
+    Cycle::new(
+        "db-fenced",
+        &[
+            "INSERT ... ON CONFLICT DO UPDATE ... RETURNING version",
+            "UPDATE owner = NULL",
+        ],
+        2,
+    ),
+    Cycle::new(
+        "mysql-get-lock",
+        &["SELECT GET_LOCK", "SELECT RELEASE_LOCK"],
+        2,
+    ),
 ];
 
 /// The etcd rungs the benchmark measures on a real etcd member, beside
@@ -124,6 +160,21 @@ pub const ETCD_ROWS: [&str; 4] = [
 /// The ZooKeeper rungs the benchmark measures on a real ZooKeeper server,
 /// beside the floor and `lua-release` on redis-server in the same rounds.
 pub const ZOOKEEPER_ROWS: [&str; 4] = ["zk-recipe", "zk-herd", "curator-mutex", "zk-fenced"];
+
+/// The PostgreSQL rungs the benchmark measures on a real PostgreSQL
+/// server, beside the floor and `lua-release` on redis-server in the same
+/// rounds.
+pub const POSTGRES_ROWS: [&str; 5] = [
+    "db-unique-row",
+    "db-unique-row-expiry",
+    "pg-advisory",
+    "pg-advisory-xact",
+    "db-fenced",
+];
+
+/// The MySQL rungs the benchmark measures on a real MariaDB server, the
+/// same way.
+pub const MYSQL_ROWS: [&str; 1] = ["mysql-get-lock"];
 
 /// The request each etcd session sends beside its cycle, not in turn with
 /// it: the keep-alive stream, opened by a task of its own as the lease is
@@ -207,6 +258,8 @@ mod tests {
                 + SIMULATED_NODE_ROWS.len()
                 + ETCD_ROWS.len()
                 + ZOOKEEPER_ROWS.len()
+                + POSTGRES_ROWS.len()
+                + MYSQL_ROWS.len()
         );
     }
 
@@ -251,6 +304,38 @@ mod tests {
         }
         assert_eq!(Impl::ZooKeeper("zk-herd").wait(), "watch-parent");
         assert_eq!(Impl::ZooKeeper("zk-recipe").wait(), "watch");
+    }
+
+    #[test]
+    fn every_database_rung_has_a_row_and_is_named_as_its_services_implementation() {
+        let rows = |service: &str| -> Vec<&str> {
+            locks::database::rungs::RUNGS
+                .iter()
+                .filter(|r| r.service == service)
+                .map(|r| r.id)
+                .collect()
+        };
+        assert_eq!(
+            POSTGRES_ROWS.to_vec(),
+            rows(locks::database::rungs::SERVICE)
+        );
+        assert_eq!(
+            MYSQL_ROWS.to_vec(),
+            rows(locks::database::rungs::MYSQL_SERVICE)
+        );
+        for id in POSTGRES_ROWS {
+            assert_eq!(Impl::named(id), Some(Impl::Postgres(id)), "{id}");
+        }
+        assert_eq!(
+            Impl::named("mysql-get-lock"),
+            Some(Impl::MySql("mysql-get-lock"))
+        );
+        for id in POSTGRES_ROWS.into_iter().chain(MYSQL_ROWS) {
+            let c = cycle(id).unwrap_or_else(|| panic!("{id} has no round trips"));
+            // One statement per round trip: a session answers one at a time.
+            assert_eq!(c.commands.len(), c.round_trips as usize, "{id}");
+        }
+        assert_eq!(Impl::Postgres("pg-advisory").wait(), "fixed");
     }
 
     #[test]

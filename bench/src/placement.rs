@@ -27,6 +27,11 @@ pub struct Placement {
     /// The ZooKeeper server of the ZooKeeper rows (null when none was
     /// started).
     pub zookeeper: Option<Proc>,
+    /// The PostgreSQL postmaster of the PostgreSQL rows (null when none was
+    /// started); its backends are forked from it, on its CPUs.
+    pub postgres: Option<Proc>,
+    /// The MariaDB server of the MariaDB rows (null when none was started).
+    pub mysql: Option<Proc>,
     /// Which processes share a CPU, in words.
     pub sharing: String,
 }
@@ -61,7 +66,7 @@ pub fn describe(servers: usize, cpus: usize, pinned: bool) -> (String, String) {
             "unknown".to_string(),
         );
     }
-    let policy = "client (one tokio current-thread runtime, all its tasks) on CPU 0; redis-server i on CPU 1 + i mod (cpus-1), or CPU 0 on a single-CPU machine; the `same-cpu` rows move node 0 onto CPU 0 beside the client; the simulated node's threads, the etcd member and the ZooKeeper server on node 0's CPU".to_string();
+    let policy = "client (one tokio current-thread runtime, all its tasks) on CPU 0; redis-server i on CPU 1 + i mod (cpus-1), or CPU 0 on a single-CPU machine; the `same-cpu` rows move node 0 onto CPU 0 beside the client; the simulated node's threads, the etcd member, the ZooKeeper server, the PostgreSQL server and the MariaDB server on node 0's CPU".to_string();
     let sharing = if servers == 0 {
         "no servers of ours".to_string()
     } else if cpus <= 1 {
@@ -104,6 +109,10 @@ pub struct Pinning {
     etcd_pid: Option<u32>,
     /// The ZooKeeper server's pid (its JVM's), once started.
     zookeeper_pid: Option<u32>,
+    /// The PostgreSQL postmaster's pid, once started.
+    postgres_pid: Option<u32>,
+    /// The MariaDB server's pid, once started.
+    mysql_pid: Option<u32>,
 }
 
 impl Pinning {
@@ -126,6 +135,8 @@ impl Pinning {
             simulated_threads: Vec::new(),
             etcd_pid: None,
             zookeeper_pid: None,
+            postgres_pid: None,
+            mysql_pid: None,
         }
     }
 
@@ -144,6 +155,8 @@ impl Pinning {
             simulated_threads: Vec::new(),
             etcd_pid: None,
             zookeeper_pid: None,
+            postgres_pid: None,
+            mysql_pid: None,
         }
     }
 
@@ -164,6 +177,8 @@ impl Pinning {
             simulated_threads: Vec::new(),
             etcd_pid: None,
             zookeeper_pid: None,
+            postgres_pid: None,
+            mysql_pid: None,
         }
     }
 
@@ -193,7 +208,8 @@ impl Pinning {
     }
 
     /// Pins the server of `service` at `pid` (every thread: an etcd
-    /// member, a ZooKeeper JVM) to node 0's CPU, apart from the client's,
+    /// member, a ZooKeeper JVM, a MariaDB server; a postmaster, whose
+    /// backends are forked later and inherit it) to node 0's CPU, apart from the client's,
     /// when this pinning pinned; notes it to read back where it ran.
     pub fn place(&mut self, service: Service, pid: u32) {
         if self.pinned {
@@ -202,6 +218,8 @@ impl Pinning {
         match service {
             Service::Etcd => self.etcd_pid = Some(pid),
             Service::ZooKeeper => self.zookeeper_pid = Some(pid),
+            Service::Postgres => self.postgres_pid = Some(pid),
+            Service::MySql => self.mysql_pid = Some(pid),
         }
     }
 
@@ -251,6 +269,12 @@ impl Pinning {
             zookeeper: self
                 .zookeeper_pid
                 .map(|pid| Proc::read("ZooKeeper server".to_string(), pid)),
+            postgres: self
+                .postgres_pid
+                .map(|pid| Proc::read("PostgreSQL postmaster".to_string(), pid)),
+            mysql: self
+                .mysql_pid
+                .map(|pid| Proc::read("MariaDB server".to_string(), pid)),
             sharing,
         }
     }

@@ -155,9 +155,18 @@ pub struct Figures {
     /// (null when the run did not get that far; skipped, saying why, when
     /// no server could be started).
     pub zookeeper: Option<BesideRedis>,
+    /// The PostgreSQL rungs on a real PostgreSQL server beside
+    /// redis-server (null when the run did not get that far; skipped,
+    /// saying why, when no server could be started).
+    pub postgres: Option<BesideRedis>,
+    /// `mysql-get-lock` on a real MariaDB server beside redis-server (null
+    /// when the run did not get that far; skipped, saying why, when no
+    /// server could be started).
+    pub mysql: Option<BesideRedis>,
 }
 
-/// The rungs of a service other than Redis (etcd, ZooKeeper) measured on
+/// The rungs of a service other than Redis (etcd, ZooKeeper, PostgreSQL,
+/// MariaDB) measured on
 /// one real server of it started by the run, beside redis-server node 0
 /// in the same rounds.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -187,9 +196,12 @@ pub struct BesideUncontendedRow {
     /// no round trip of the other server's was measured).
     #[serde(flatten)]
     pub figures: UncontendedRow,
-    /// An etcd member's write-ahead log fsyncs per cycle, by its own
-    /// counter over the row's slices (null for the redis-server and
-    /// ZooKeeper rows, and when the member's counters could not be read).
+    /// Log fsyncs per cycle, by the server's own counter: an etcd
+    /// member's write-ahead log fsyncs over the row's slices; PostgreSQL's
+    /// WAL syncs (`pg_stat_wal.wal_sync`) and InnoDB's fsyncs in MariaDB
+    /// (`Innodb_data_fsyncs`, its redo log's included) over a counting pass of their own after
+    /// the timed rounds. Null for the redis-server and ZooKeeper rows, and
+    /// when the counters could not be read.
     pub wal_fsyncs_per_cycle: Option<f64>,
 }
 

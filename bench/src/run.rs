@@ -17,7 +17,10 @@ use crate::sim_node::SimNode;
 use crate::targets::Verdict;
 use crate::write;
 use harness::etcd::EtcdServer;
+use harness::mariadb::MariaDbServer;
+use harness::postgres::PgServer;
 use harness::zookeeper::ZkServer;
+use std::any::Any;
 use std::time::Duration;
 use tokio::runtime::Runtime;
 use tokio::signal::unix::{Signal, SignalKind, signal};
@@ -63,8 +66,14 @@ pub fn run_keeping(options: BenchOptions, kept: &mut Option<Report>) -> Result<R
     // After the pinning: its threads go on node 0's CPU, not the client's.
     let simulated = SimNode::start(pinning.simulated_node_cpu()).map_err(BenchError::Measure)?;
     pinning.note_simulated_node(simulated.threads());
-    let (etcd_member, etcd_at) = start_etcd(&mut pinning);
-    let (zk_server, zk_at) = start_zookeeper(&mut pinning);
+    // Each service's server, stopped when its handle drops.
+    let (beside_servers, beside_at): (Vec<_>, Vec<_>) = Service::ALL
+        .into_iter()
+        .map(|service| {
+            let (server, at) = start_service(service, &mut pinning);
+            (server, (service, at))
+        })
+        .unzip();
     let prefix = key_prefix();
     if !servers.are_own() {
         eprintln!(
@@ -72,7 +81,7 @@ pub fn run_keeping(options: BenchOptions, kept: &mut Option<Report>) -> Result<R
             servers.nodes().len()
         );
     }
-    let session = Session::new(
+    let mut session = Session::new(
         sizes,
         servers.nodes().to_vec(),
         prefix.clone(),
@@ -84,9 +93,10 @@ pub fn run_keeping(options: BenchOptions, kept: &mut Option<Report>) -> Result<R
         exe,
         asked: Asked::of(&options),
     }))
-    .with_simulated_node(Some(simulated.node().clone()))
-    .with_beside(Service::Etcd, Some(etcd_at))
-    .with_beside(Service::ZooKeeper, Some(zk_at));
+    .with_simulated_node(Some(simulated.node().clone()));
+    for (service, at) in beside_at {
+        session = session.with_beside(service, Some(at));
+    }
     let outcome = rt.block_on(async {
         tokio::select! {
             measured = session.measure() => Outcome::Done(measured),
@@ -137,8 +147,7 @@ pub fn run_keeping(options: BenchOptions, kept: &mut Option<Report>) -> Result<R
     *kept = Some(report.clone());
     drop(servers);
     drop(simulated);
-    drop(etcd_member);
-    drop(zk_server);
+    drop(beside_servers);
     let json = write::json(&report);
     if report.partial.is_some() {
         keep_partial(&options, &report, &json);
@@ -190,6 +199,35 @@ pub fn zookeeper_rows(
     )
 }
 
+/// As [`etcd_rows`], the PostgreSQL rows, on a PostgreSQL server of their
+/// own. Without PostgreSQL, the rows come back skipped, saying why.
+pub fn postgres_rows(
+    slice: Duration,
+    rounds: u32,
+    handoff_slice: Duration,
+    handoff_rounds: u32,
+) -> Result<BesideRedis, BenchError> {
+    rows_beside_redis(
+        Service::Postgres,
+        slice,
+        rounds,
+        handoff_slice,
+        handoff_rounds,
+    )
+}
+
+/// As [`etcd_rows`], the MariaDB row (`mysql-get-lock`), on a MariaDB
+/// server of its own. Without MariaDB, the rows come back skipped, saying
+/// why.
+pub fn mysql_rows(
+    slice: Duration,
+    rounds: u32,
+    handoff_slice: Duration,
+    handoff_rounds: u32,
+) -> Result<BesideRedis, BenchError> {
+    rows_beside_redis(Service::MySql, slice, rounds, handoff_slice, handoff_rounds)
+}
+
 /// Measures the rows of `service` alone, as [`etcd_rows`] says.
 fn rows_beside_redis(
     service: Service,
@@ -210,18 +248,8 @@ fn rows_beside_redis(
     let rt = runtime()?;
     let servers = Servers::start_fresh(1)?;
     let mut pinning = Pinning::apply(false, servers.pids(), Machine::detect().cpus);
-    // Whichever server is started is stopped when its handle drops, at
-    // return.
-    let (_etcd, _zk, at) = match service {
-        Service::Etcd => {
-            let (member, at) = start_etcd(&mut pinning);
-            (member, None, at)
-        }
-        Service::ZooKeeper => {
-            let (server, at) = start_zookeeper(&mut pinning);
-            (None, server, at)
-        }
-    };
+    // The server is stopped when its handle drops, at return.
+    let (_server, at) = start_service(service, &mut pinning);
     let session = Session::new(sizes, servers.nodes().to_vec(), key_prefix(), pinning)
         .with_beside(service, Some(at));
     let measured = rt
@@ -233,6 +261,36 @@ fn rows_beside_redis(
             service.name()
         ))
     })
+}
+
+/// The server of `service`'s rows, started and placed (see
+/// [`start_beside`]); its handle stops it when dropped.
+fn start_service(service: Service, pinning: &mut Pinning) -> (Option<Box<dyn Any>>, ServerAt) {
+    fn boxed<S: Any>((server, at): (Option<S>, ServerAt)) -> (Option<Box<dyn Any>>, ServerAt) {
+        (server.map(|s| Box::new(s) as Box<dyn Any>), at)
+    }
+    match service {
+        Service::Etcd => boxed(start_etcd(pinning)),
+        Service::ZooKeeper => boxed(start_zookeeper(pinning)),
+        Service::Postgres => boxed(start_beside(
+            service,
+            "server",
+            pinning,
+            PgServer::start().map(|server| {
+                let (pid, node) = (server.pid(), Node::postgres(&server));
+                (server, pid, node)
+            }),
+        )),
+        Service::MySql => boxed(start_beside(
+            service,
+            "server",
+            pinning,
+            MariaDbServer::start().map(|server| {
+                let (pid, node) = (server.pid(), Node::mariadb(&server));
+                (server, pid, node)
+            }),
+        )),
+    }
 }
 
 /// Starts the etcd member of the etcd rows (see [`start_beside`]).

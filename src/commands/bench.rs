@@ -1,6 +1,6 @@
 //! `locklab bench`: every rung against real redis-server, beside the floor
-//! and rslock, and the etcd and ZooKeeper rungs on real servers beside
-//! Redis (the `bench` crate), and its HTML page.
+//! and rslock, and the etcd, ZooKeeper, PostgreSQL and MariaDB rungs on
+//! real servers beside Redis (the `bench` crate), and its HTML page.
 
 use super::Outcome;
 use sim::exit::ExitCode;

@@ -1,18 +1,20 @@
-//! Services beside Redis: the rungs of etcd and of ZooKeeper, each on a
-//! real server of its own the run starts, uncontended beside the floor
+//! Services beside Redis: the rungs of etcd, of ZooKeeper, of PostgreSQL
+//! and of MariaDB, each on a real server of its own the run starts, uncontended beside the floor
 //! and `lua-release` on redis-server node 0 in the same rounds, and in a
 //! hand-off between clients of their own beside Redis rungs that poll and
 //! that are woken by pub/sub, with the wake-ups the lock code counts. What
 //! sets the services apart is only which rungs they have, what their
-//! section says of them ([`etcd::NOTE`], [`zookeeper::NOTE`]) and that an
-//! etcd member counts its log fsyncs.
+//! section says of them ([`etcd::NOTE`], [`zookeeper::NOTE`],
+//! [`database::POSTGRES_NOTE`], [`database::MYSQL_NOTE`]), and how their
+//! log fsyncs are counted: an etcd member's over each slice, a database's
+//! in a counting pass of its own ([`database::FsyncCounter`]).
 
-use super::{COMMON, Session, TTL, etcd, shuffled, subject, zookeeper};
+use super::{COMMON, Session, TTL, database, etcd, shuffled, subject, zookeeper};
 use crate::client::{Client, Impl, Node, Service, Wait};
 use crate::etcd_member::Metrics;
 use crate::interval::Estimate;
 use crate::options::Sizes;
-use crate::physics::{ETCD_ROWS, ZOOKEEPER_ROWS};
+use crate::physics::{ETCD_ROWS, MYSQL_ROWS, POSTGRES_ROWS, ZOOKEEPER_ROWS};
 use crate::report::{BesideRedis, BesideUncontendedRow, HandoffRow};
 use crate::rng::Seeded;
 use crate::stats::{median, quantile_us, round3};
@@ -39,6 +41,8 @@ fn rungs(service: Service) -> Vec<Impl> {
     let ids: &[&'static str] = match service {
         Service::Etcd => &ETCD_ROWS,
         Service::ZooKeeper => &ZOOKEEPER_ROWS,
+        Service::Postgres => &POSTGRES_ROWS,
+        Service::MySql => &MYSQL_ROWS,
     };
     ids.iter().map(|id| service.rung(id)).collect()
 }
@@ -48,6 +52,8 @@ fn note(service: Service) -> &'static str {
     match service {
         Service::Etcd => etcd::NOTE,
         Service::ZooKeeper => zookeeper::NOTE,
+        Service::Postgres => database::POSTGRES_NOTE,
+        Service::MySql => database::MYSQL_NOTE,
     }
 }
 
@@ -57,6 +63,8 @@ fn tag(service: Service) -> (&'static str, u64) {
     match service {
         Service::Etcd => ("e", 0x6574_6364),
         Service::ZooKeeper => ("z", 0x7a6b_6364),
+        Service::Postgres => ("p", 0x7067_6364),
+        Service::MySql => ("m", 0x6d79_6364),
     }
 }
 
@@ -88,8 +96,15 @@ pub(super) fn planned(service: Service, sizes: &Sizes) -> Duration {
     let drain = Duration::from_millis(150);
     let handoff = (sizes.contention_slice + drain)
         * (handoff_group(service).len() as u32 * sizes.contention_rounds);
+    // A database's counting pass: its cycles and the wait for its
+    // sessions to end, per rung.
+    let counting = if is_database(service) {
+        Duration::from_millis(400) * rungs(service).len() as u32
+    } else {
+        Duration::ZERO
+    };
     // The server's start and every client's connections.
-    uncontended + handoff + Duration::from_secs(2)
+    uncontended + handoff + counting + Duration::from_secs(2)
 }
 
 /// Slices of one implementation in the uncontended group.
@@ -100,6 +115,12 @@ struct Slices {
     cycles: f64,
     /// Whether every slice's counters were read.
     counted: bool,
+}
+
+/// Whether `service` is a database, whose log fsyncs are counted in a pass
+/// of their own after the timed rounds.
+fn is_database(service: Service) -> bool {
+    matches!(service, Service::Postgres | Service::MySql)
 }
 
 /// Whether the lock code of `which` counts its waiters' wake-ups: etcd's
@@ -255,19 +276,73 @@ impl Session {
                 group.add(i, &s);
             }
         }
+        // The timed sessions end before a database's counts are read.
+        drop(clients);
+        let counted = if is_database(service) {
+            self.count_fsyncs(service, server, &impls).await
+        } else {
+            vec![None; impls.len()]
+        };
         Ok(group
             .rows(1, 80)
             .into_iter()
             .zip(&impls)
-            .zip(&slices)
-            .map(|((figures, which), slices)| BesideUncontendedRow {
-                figures,
-                wal_fsyncs_per_cycle: (which.service() == Some(Service::Etcd)
-                    && slices.counted
-                    && slices.cycles > 0.0)
-                    .then(|| round3(slices.fsyncs / slices.cycles)),
-            })
+            .zip(slices.iter().zip(counted))
+            .map(
+                |((figures, which), (slices, counted))| BesideUncontendedRow {
+                    figures,
+                    wal_fsyncs_per_cycle: if which.service() == Some(Service::Etcd) {
+                        (slices.counted && slices.cycles > 0.0)
+                            .then(|| round3(slices.fsyncs / slices.cycles))
+                    } else {
+                        counted.map(round3)
+                    },
+                },
+            )
             .collect())
+    }
+
+    /// Log fsyncs per cycle of each database rung among `impls` (`None`
+    /// for the others, and where the server's counter could not be read:
+    /// said in the progress, the row stays).
+    async fn count_fsyncs(
+        &self,
+        service: Service,
+        server: &Node,
+        impls: &[Impl],
+    ) -> Vec<Option<f64>> {
+        let (tag, _) = tag(service);
+        let counter = match database::FsyncCounter::open(service, server).await {
+            Ok(counter) => counter,
+            Err(e) => {
+                self.progress(&format!(
+                    "{} beside redis: fsyncs not counted: {e:#}",
+                    service.name()
+                ));
+                return vec![None; impls.len()];
+            }
+        };
+        let mut counted = Vec::new();
+        for (seed, which) in (350..).zip(impls) {
+            if which.service() != Some(service) {
+                counted.push(None);
+                continue;
+            }
+            let key = format!("{}{tag}:f:{}", self.prefix, which.label());
+            let per_cycle = counter.per_cycle(*which, server, &key, seed).await;
+            self.progress(&format!(
+                "{} beside redis, log fsyncs over {} cycles: {} {}",
+                service.name(),
+                database::COUNTED_CYCLES,
+                which.label(),
+                match &per_cycle {
+                    Ok(f) => format!("{f:.2} per cycle"),
+                    Err(e) => format!("not counted: {e:#}"),
+                }
+            ));
+            counted.push(per_cycle.ok());
+        }
+        counted
     }
 
     /// Rounds of the hand-off: [`HANDOFF_CLIENTS`] clients of each of the
@@ -347,8 +422,10 @@ mod tests {
     #[test]
     fn every_rung_of_each_service_is_measured_both_ways_beside_redis() {
         for (service, ids) in [
-            (Service::Etcd, &ETCD_ROWS),
-            (Service::ZooKeeper, &ZOOKEEPER_ROWS),
+            (Service::Etcd, &ETCD_ROWS[..]),
+            (Service::ZooKeeper, &ZOOKEEPER_ROWS[..]),
+            (Service::Postgres, &POSTGRES_ROWS[..]),
+            (Service::MySql, &MYSQL_ROWS[..]),
         ] {
             let uncontended = uncontended_group(service);
             let handoff = handoff_group(service);
@@ -361,7 +438,8 @@ mod tests {
             assert!(handoff.contains(&Impl::Rung("lua-release", Wait::Notify)));
         }
         // Their keys and rounds' orders are apart.
-        assert_ne!(tag(Service::Etcd), tag(Service::ZooKeeper));
+        let tags: std::collections::BTreeSet<_> = Service::ALL.into_iter().map(tag).collect();
+        assert_eq!(tags.len(), Service::ALL.len());
     }
 
     #[test]
@@ -377,6 +455,14 @@ mod tests {
                 Service::ZooKeeper,
                 "no ZooKeeper server could be started: ZooKeeper is not installed",
             ),
+            (
+                Service::Postgres,
+                "no PostgreSQL server could be started: PostgreSQL 15 is not installed",
+            ),
+            (
+                Service::MySql,
+                "no MariaDB server could be started: MariaDB is not installed",
+            ),
         ] {
             let pinning = crate::placement::Pinning::apply(false, Vec::new(), 2);
             let skipped = Some(ServerAt::Skipped(why.to_string()));
@@ -389,13 +475,11 @@ mod tests {
             assert_eq!(section.skipped.as_deref(), Some(why));
             assert!(section.uncontended.is_empty() && section.handoff.is_empty());
             assert_eq!(section.note, note(service));
-            // Only the service asked for is skipped: the other has no
+            // Only the service asked for is skipped: the others have no
             // section at all, as a batch of pairs has none.
-            let other = match service {
-                Service::Etcd => Service::ZooKeeper,
-                Service::ZooKeeper => Service::Etcd,
-            };
-            assert!(rt.block_on(session.beside(other)).unwrap().is_none());
+            for other in Service::ALL.into_iter().filter(|s| *s != service) {
+                assert!(rt.block_on(session.beside(other)).unwrap().is_none());
+            }
         }
     }
 
@@ -418,6 +502,18 @@ mod tests {
         assert_eq!(herd.wakeups_per_handoff, Some(15.0));
         assert_eq!(herd.subject.wait, "watch-parent");
         assert_eq!(herd.clients, HANDOFF_CLIENTS);
+    }
+
+    #[test]
+    fn every_database_rung_counts_its_polls_and_its_fsyncs_in_a_pass_of_their_own() {
+        for id in POSTGRES_ROWS {
+            assert!(counts_wakeups(Impl::Postgres(id)), "{id}");
+        }
+        assert!(counts_wakeups(Impl::MySql("mysql-get-lock")));
+        assert!(is_database(Service::Postgres) && is_database(Service::MySql));
+        assert!(!is_database(Service::Etcd) && !is_database(Service::ZooKeeper));
+        let sizes = Sizes::from(&crate::BenchOptions::default());
+        assert!(planned(Service::Postgres, &sizes) > planned(Service::MySql, &sizes));
     }
 
     #[test]

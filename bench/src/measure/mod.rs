@@ -1,13 +1,15 @@
 //! The measurement, in phases: a reference `PING` loop; the targets'
 //! comparisons in pairs ([`paired`]); the descriptive groups, each
 //! interleaving its implementations round by round in a shuffled order
-//! (the etcd and ZooKeeper rows among them, [`beside`]); the reference loop again. Everything measured goes into the session's
-//! [`Progress`] as soon as it is measured, so a run stopped half-way still
-//! reports what it has.
+//! (the etcd, ZooKeeper, PostgreSQL and MariaDB rows among them,
+//! [`beside`]); the reference loop again. Everything measured goes into
+//! the session's [`Progress`] as soon as it is measured, so a run stopped
+//! half-way still reports what it has.
 
 mod batch;
 mod beside;
 mod contention;
+mod database;
 mod etcd;
 mod inventory;
 mod paired;
@@ -130,6 +132,10 @@ pub struct Session {
     etcd: Option<ServerAt>,
     /// Where the ZooKeeper rows are measured, or why not (`None`: none).
     zookeeper: Option<ServerAt>,
+    /// Where the PostgreSQL rows are measured, or why not (`None`: none).
+    postgres: Option<ServerAt>,
+    /// Where the MariaDB rows are measured, or why not (`None`: none).
+    mysql: Option<ServerAt>,
 }
 
 impl Session {
@@ -148,6 +154,8 @@ impl Session {
             fresh_servers: false,
             etcd: None,
             zookeeper: None,
+            postgres: None,
+            mysql: None,
         }
     }
 
@@ -157,6 +165,8 @@ impl Session {
         match service {
             Service::Etcd => self.etcd = at,
             Service::ZooKeeper => self.zookeeper = at,
+            Service::Postgres => self.postgres = at,
+            Service::MySql => self.mysql = at,
         }
         self
     }
@@ -166,6 +176,8 @@ impl Session {
         match service {
             Service::Etcd => self.etcd.as_ref(),
             Service::ZooKeeper => self.zookeeper.as_ref(),
+            Service::Postgres => self.postgres.as_ref(),
+            Service::MySql => self.mysql.as_ref(),
         }
     }
 
@@ -218,6 +230,20 @@ impl Session {
             let number = zk.strip_prefix("zookeeper ").unwrap_or(&zk);
             versions.insert("zookeeper".to_string(), number.to_string());
         }
+        // Both name themselves as `<server> <number>`.
+        for (service, version) in [
+            (
+                Service::Postgres,
+                harness::postgres::version as fn() -> Option<String>,
+            ),
+            (Service::MySql, harness::mariadb::version),
+        ] {
+            if let Some(ServerAt::Server(_)) = self.server_of(service)
+                && let Some((server, number)) = version().as_deref().and_then(|v| v.split_once(' '))
+            {
+                versions.insert(server.to_string(), number.to_string());
+            }
+        }
         self.with(|p| p.versions = versions);
         let reference = self.reference_floor().await?;
 
@@ -260,6 +286,18 @@ impl Session {
             let zookeeper = self.beside(Service::ZooKeeper).await?;
             self.with(|p| p.figures.zookeeper = zookeeper);
             self.completed("zookeeper beside redis");
+        }
+        if self.postgres.is_some() {
+            self.phase("postgres beside redis");
+            let postgres = self.beside(Service::Postgres).await?;
+            self.with(|p| p.figures.postgres = postgres);
+            self.completed("postgres beside redis");
+        }
+        if self.mysql.is_some() {
+            self.phase("mysql beside redis");
+            let mysql = self.beside(Service::MySql).await?;
+            self.with(|p| p.figures.mysql = mysql);
+            self.completed("mysql beside redis");
         }
 
         self.phase("inventory and watchdog");
@@ -368,7 +406,7 @@ impl Session {
                 * s.rounds;
         let contention_slices = (contention::planned_slices() + inventory::planned_slices()) as u32
             * s.contention_rounds;
-        let beside: Duration = [Service::Etcd, Service::ZooKeeper]
+        let beside: Duration = Service::ALL
             .into_iter()
             .filter(|service| matches!(self.server_of(*service), Some(ServerAt::Server(_))))
             .map(|service| beside::planned(service, s))
@@ -404,7 +442,11 @@ impl Baselines {
             match which {
                 Impl::Floor => baselines.floor = Some(rounds.clone()),
                 Impl::Rslock => baselines.rslock = Some(rounds.clone()),
-                Impl::Rung(..) | Impl::Etcd(_) | Impl::ZooKeeper(_) => {}
+                Impl::Rung(..)
+                | Impl::Etcd(_)
+                | Impl::ZooKeeper(_)
+                | Impl::Postgres(_)
+                | Impl::MySql(_) => {}
             }
         }
         baselines
