@@ -11,9 +11,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::Notify;
 
 use crate::advisory::{AdvisoryKey, AdvisoryLocks, Released, Scope};
-use crate::change::{Change, ReleaseReason, RowChange};
+use crate::change::{Change, ReleaseReason};
 use crate::replication::{Recovery, Wal, WalChange};
-use crate::table::{RowId, Table, Write, WriteSet};
+use crate::table::{RowId, Table, WriteSet};
 
 /// A backend's process id, as `pg_backend_pid()` and BackendKeyData give
 /// it.
@@ -261,42 +261,17 @@ impl State {
         };
         if commit && !txn.failed {
             for ((name, id), write) in txn.writes {
-                let Some(table) = self.tables.get_mut(&name) else {
-                    // Dropped meanwhile: nothing to write to.
-                    continue;
-                };
                 let logged = WalChange::Row {
                     table: name.clone(),
                     id,
                     write: write.clone(),
                 };
-                let (kind, values) = match write {
-                    Write::Insert(v) => {
-                        table.rows.insert(id, v.clone());
-                        (RowChange::Insert, v)
-                    }
-                    Write::Update(v) => {
-                        table.rows.insert(id, v.clone());
-                        (RowChange::Update, v)
-                    }
-                    Write::Delete => match table.rows.remove(&id) {
-                        Some(v) => (RowChange::Delete, v),
-                        None => continue,
-                    },
-                };
-                let change = Change::RowCommitted {
-                    key: table.key_of(&values),
-                    values: table
-                        .columns
-                        .iter()
-                        .map(|c| c.name.clone())
-                        .zip(values)
-                        .collect(),
-                    table: name,
-                    kind,
-                };
-                self.emit(change);
-                self.wal.log(logged);
+                // A table dropped meanwhile has nothing to write to.
+                let change = (self.tables.get_mut(&name)).and_then(|t| t.commit(name, id, write));
+                if let Some(change) = change {
+                    self.emit(change);
+                    self.wal.log(logged);
+                }
             }
         }
         self.row_locks.retain(|_, holder| *holder != pid);

@@ -30,7 +30,6 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::change::{Change, RowChange};
 use crate::core::Server;
 use crate::sql::ColumnDef;
 use crate::table::{RowId, Table, Write};
@@ -153,22 +152,21 @@ impl Server {
     /// Replays every record of `primary`'s WAL that is due now, if the
     /// primary is serving; returns when the next record falls due.
     fn replay_due(&self, primary: &Server, lag: Duration) -> Option<Instant> {
-        let Some(recovery) = self.lock().recovery else {
-            return None;
-        };
+        let recovery = self.lock().recovery?;
         let now = Instant::now();
         let (due, next) = {
             let mut source = primary.lock();
             if !source.serving {
                 return None;
             }
-            let pending = (source.wal.records.iter()).filter(|r| r.lsn > recovery.applied_lsn);
+            let mut pending =
+                (source.wal.records.iter()).filter(|r| r.lsn > recovery.applied_lsn);
             let due: Vec<WalRecord> = pending
                 .clone()
                 .take_while(|r| r.committed_at + lag <= now)
                 .cloned()
                 .collect();
-            let next = pending.skip(due.len()).next().map(|r| r.committed_at + lag);
+            let next = pending.nth(due.len()).map(|r| r.committed_at + lag);
             // Replayed here, the records are no longer the primary's to keep.
             let upto = due.last().map_or(recovery.applied_lsn, |r| r.lsn);
             source.wal.records.retain(|r| r.lsn > upto);
@@ -201,32 +199,11 @@ impl Server {
                 }
                 WalChange::Row { table, id, write } => {
                     state.next_row = state.next_row.max(id + 1);
-                    let Some(t) = state.tables.get_mut(&table) else {
-                        continue;
-                    };
-                    let (kind, values) = match write {
-                        Write::Insert(v) => {
-                            t.rows.insert(id, v.clone());
-                            (RowChange::Insert, v)
-                        }
-                        Write::Update(v) => {
-                            t.rows.insert(id, v.clone());
-                            (RowChange::Update, v)
-                        }
-                        Write::Delete => match t.rows.remove(&id) {
-                            Some(v) => (RowChange::Delete, v),
-                            None => continue,
-                        },
-                    };
-                    let change = Change::RowCommitted {
-                        key: t.key_of(&values),
-                        values: (t.columns.iter().map(|c| c.name.clone()))
-                            .zip(values)
-                            .collect(),
-                        table,
-                        kind,
-                    };
-                    state.emit(change);
+                    let change = (state.tables.get_mut(&table))
+                        .and_then(|t| t.commit(table.clone(), id, write));
+                    if let Some(change) = change {
+                        state.emit(change);
+                    }
                 }
             }
         }

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::change::{Change, RowChange};
 use crate::sql::ColumnDef;
 use crate::value::Value;
 
@@ -34,6 +35,31 @@ impl Table {
         } else {
             format!("{table}_{}_key", c.name)
         }
+    }
+
+    /// Makes `write` to row `id` of this table (named `name`) committed;
+    /// the change, for the observers (none for a delete of a row that is
+    /// not there).
+    pub(crate) fn commit(&mut self, name: String, id: RowId, write: Write) -> Option<Change> {
+        let (kind, values) = match write {
+            Write::Insert(v) => {
+                self.rows.insert(id, v.clone());
+                (RowChange::Insert, v)
+            }
+            Write::Update(v) => {
+                self.rows.insert(id, v.clone());
+                (RowChange::Update, v)
+            }
+            Write::Delete => (RowChange::Delete, self.rows.remove(&id)?),
+        };
+        Some(Change::RowCommitted {
+            key: self.key_of(&values),
+            values: (self.columns.iter().map(|c| c.name.clone()))
+                .zip(values)
+                .collect(),
+            table: name,
+            kind,
+        })
     }
 
     /// The first unique column's value in `values`: the row's key.
