@@ -159,8 +159,7 @@ impl Server {
             if !source.serving {
                 return None;
             }
-            let mut pending =
-                (source.wal.records.iter()).filter(|r| r.lsn > recovery.applied_lsn);
+            let mut pending = (source.wal.records.iter()).filter(|r| r.lsn > recovery.applied_lsn);
             let due: Vec<WalRecord> = pending
                 .clone()
                 .take_while(|r| r.committed_at + lag <= now)
