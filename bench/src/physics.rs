@@ -193,6 +193,20 @@ pub const LIBRARY_ROWS: [&str; 4] = ["redisson", "redsync", "node-redlock", "rsl
 /// 9.0), which no server on this machine answers.
 pub const SIMULATED_NODE_ROWS: [&str; 1] = ["native-cad"];
 
+/// Whether the cycle of `name` runs on redis-server: every row but those
+/// of the simulated node, etcd, ZooKeeper, PostgreSQL and MariaDB.
+pub fn on_redis_server(name: &str) -> bool {
+    ![
+        &SIMULATED_NODE_ROWS[..],
+        &ETCD_ROWS,
+        &ZOOKEEPER_ROWS,
+        &POSTGRES_ROWS,
+        &MYSQL_ROWS,
+    ]
+    .iter()
+    .any(|rows| rows.contains(&name))
+}
+
 /// The cycle of `name` (`floor`, `rslock`, [`RSLOCK_MODEL`] or a rung id).
 pub fn cycle(name: &str) -> Option<&'static Cycle> {
     CYCLES.iter().find(|c| c.name == name)
