@@ -30,8 +30,8 @@
 //! one process's clock, libfaketime, would have to follow every backend
 //! the postmaster forks, and is not used here.
 
+use super::single::SingleServers;
 use super::{RealDeployment, RealService, RealStart};
-use crate::links::LinkTable;
 use crate::nodes::ServerBin;
 use harness::postgres::PgServer;
 use model::host::Host;
@@ -39,7 +39,6 @@ use model::scenario::{Scenario, TopologyKind};
 use sim::service::LockService;
 use sim::service::postgres::PostgresService;
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::time::Duration;
 
 /// How long a fresh standby may take to replay what the primary wrote.
@@ -75,7 +74,10 @@ impl RealService for PostgresService {
 /// Starts `hosts[0]` as the primary and the rest as its standbys, each
 /// streaming through its proxy link to the primary; every pair of
 /// standbys gets a link too, for a promotion that re-points the rest.
-fn start_replicated(start: &mut RealStart<'_>, hosts: &[Host]) -> Result<PgReplicated, String> {
+fn start_replicated(
+    start: &mut RealStart<'_>,
+    hosts: &[Host],
+) -> Result<SingleServers<PgServer>, String> {
     let (&first, standbys) = hosts
         .split_first()
         .ok_or("a replicated PostgreSQL deployment with no node")?;
@@ -114,71 +116,5 @@ fn start_replicated(start: &mut RealStart<'_>, hosts: &[Host]) -> Result<PgRepli
             start.table.set_latency(standby, other, start.base_latency);
         }
     }
-    Ok(PgReplicated { servers })
-}
-
-/// A primary and its hot standbys, by node.
-struct PgReplicated {
-    servers: BTreeMap<Host, PgServer>,
-}
-
-impl PgReplicated {
-    fn server(&self, host: Host) -> Result<&PgServer, String> {
-        (self.servers.get(&host))
-            .ok_or_else(|| format!("{host} is no PostgreSQL server of this run"))
-    }
-}
-
-impl RealDeployment for PgReplicated {
-    fn hosts(&self) -> Vec<Host> {
-        self.servers.keys().copied().collect()
-    }
-
-    fn addr(&self, host: Host) -> Option<SocketAddr> {
-        self.servers.get(&host).map(PgServer::addr)
-    }
-
-    fn running(&self, host: Host) -> bool {
-        self.servers.get(&host).is_some_and(PgServer::running)
-    }
-
-    fn kill(&mut self, host: Host) {
-        if let Some(server) = self.servers.get_mut(&host) {
-            server.kill();
-        }
-    }
-
-    fn restart(&mut self, host: Host) -> Result<(), String> {
-        let server = (self.servers.get_mut(&host))
-            .ok_or_else(|| format!("{host} is no PostgreSQL server of this run"))?;
-        server
-            .restart()
-            .map_err(|e| format!("restarting PostgreSQL {host}: {e}"))
-    }
-
-    /// `pg_promote` on `replica`, then every other standby but `old`
-    /// streams from it through its link.
-    fn promote(&mut self, replica: Host, old: Host, table: &LinkTable) -> Result<(), String> {
-        (self.server(replica)?)
-            .promote()
-            .map_err(|e| format!("promoting PostgreSQL {replica}: {e}"))?;
-        for (&other, server) in &self.servers {
-            if other == old || other == replica || !server.running() {
-                continue;
-            }
-            if let Some(link) = table.addr(other, replica) {
-                (server.follow(link))
-                    .map_err(|e| format!("re-pointing PostgreSQL {other} at {replica}: {e}"))?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Refused before the run, as for a server on its own.
-    fn shift_clock(&self, host: Host, shift_ms: i64, _prefixes: &[String]) -> Result<(), String> {
-        Err(format!(
-            "the clock of PostgreSQL server {host} cannot be moved by {shift_ms} ms (refused \
-             before the run)"
-        ))
-    }
+    Ok(SingleServers::new(servers))
 }

@@ -1,9 +1,9 @@
-//! The deployment of services whose every node is one server on its own,
-//! nothing replicated between them (a standalone ZooKeeper, PostgreSQL,
-//! MariaDB): each node a [`SingleServer`] the harness started, killed and
-//! restarted on its own data, with nobody to promote and a clock that
-//! cannot be moved (each service refuses such faults before the run, with
-//! its reason).
+//! The deployment of services whose every node is one server process the
+//! harness started (a standalone ZooKeeper, PostgreSQL, MariaDB, or a
+//! PostgreSQL primary and its streaming standbys): each node a
+//! [`SingleServer`], killed and restarted on its own data, promoted if it
+//! is a standby, and with a clock that cannot be moved (each service
+//! refuses such faults before the run, with its reason).
 
 use super::RealDeployment;
 use crate::links::LinkTable;
@@ -23,6 +23,16 @@ pub trait SingleServer {
     fn kill(&mut self);
     /// Starts it again on its own data and port.
     fn restart(&mut self) -> std::io::Result<()>;
+    /// Ends its recovery, if it is a standby; a server on its own has
+    /// nothing to end.
+    fn promote(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+    /// Streams from `upstream` from now on, if it is a standby (re-pointed
+    /// at a promoted one); a server on its own follows nobody.
+    fn follow(&self, _upstream: SocketAddr) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 impl SingleServer for harness::zookeeper::ZkServer {
@@ -55,6 +65,12 @@ impl SingleServer for harness::postgres::PgServer {
     fn restart(&mut self) -> std::io::Result<()> {
         harness::postgres::PgServer::restart(self)
     }
+    fn promote(&self) -> std::io::Result<()> {
+        harness::postgres::PgServer::promote(self)
+    }
+    fn follow(&self, upstream: SocketAddr) -> std::io::Result<()> {
+        harness::postgres::PgServer::follow(self, upstream)
+    }
 }
 
 impl SingleServer for harness::mariadb::MariaDbServer {
@@ -84,12 +100,19 @@ pub fn start_each<S: SingleServer + 'static>(
         let server = start().map_err(|e| format!("{} for {host}: {e}", S::KIND))?;
         servers.insert(host, server);
     }
-    Ok(Box::new(SingleServers { servers }))
+    Ok(Box::new(SingleServers::new(servers)))
 }
 
 /// The running servers of one deployment, by node.
-struct SingleServers<S> {
+pub struct SingleServers<S> {
     servers: BTreeMap<Host, S>,
+}
+
+impl<S> SingleServers<S> {
+    /// The deployment of `servers`, by node.
+    pub fn new(servers: BTreeMap<Host, S>) -> SingleServers<S> {
+        SingleServers { servers }
+    }
 }
 
 impl<S: SingleServer> RealDeployment for SingleServers<S> {
@@ -119,8 +142,21 @@ impl<S: SingleServer> RealDeployment for SingleServers<S> {
             .map_err(|e| format!("restarting {} {host}: {e}", S::KIND))
     }
 
-    /// A server on its own has no one to hand over to.
-    fn promote(&mut self, _replica: Host, _old: Host, _table: &LinkTable) -> Result<(), String> {
+    /// Promotes `replica` (nothing, for a server on its own), then every
+    /// other running server but `old` follows it through its link.
+    fn promote(&mut self, replica: Host, old: Host, table: &LinkTable) -> Result<(), String> {
+        let server = (self.servers.get(&replica))
+            .ok_or_else(|| format!("{replica} is no {} server of this run", S::KIND))?;
+        (server.promote()).map_err(|e| format!("promoting {} {replica}: {e}", S::KIND))?;
+        for (&other, server) in &self.servers {
+            if other == old || other == replica || !server.running() {
+                continue;
+            }
+            if let Some(link) = table.addr(other, replica) {
+                (server.follow(link))
+                    .map_err(|e| format!("re-pointing {} {other} at {replica}: {e}", S::KIND))?;
+            }
+        }
         Ok(())
     }
 
