@@ -451,6 +451,7 @@ impl Client {
                     id,
                     TcpDialer::new(server.addr.clone()),
                     conn,
+                    None,
                     context(),
                     config(Wait::Fixed),
                 )

@@ -2,7 +2,8 @@
 //! MariaDB (simmysql), as the rung's service says, on a real TCP port: each acquires, excludes a second owner, releases, and says
 //! what its session or row says when the lock is no longer its own.
 
-use locks::database::rungs::{MYSQL_SERVICE, RUNGS, build};
+use locks::database::pool::SessionPool;
+use locks::database::rungs::{MYSQL_SERVICE, RUNGS, SERVICE, build, pool};
 use locks::{ConnConfig, Lock, LockConfig, LockContext, LockError, Owner, SystemClock, TcpDialer};
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,13 +33,50 @@ async fn serve(service: &str) -> String {
 }
 
 fn lock(id: &str, addr: &str, seed: u64) -> Box<dyn Lock> {
+    lock_in_pool(id, addr, seed, None)
+}
+
+fn lock_in_pool(id: &str, addr: &str, seed: u64, pool: Option<Arc<SessionPool>>) -> Box<dyn Lock> {
     let ctx = LockContext::new(Arc::new(SystemClock::new()), seed);
     let config = LockConfig {
         ttl: Duration::from_millis(2_000),
         max_wait: Duration::from_millis(300),
         ..LockConfig::default()
     };
-    build(id, TcpDialer::new(addr), ConnConfig::default(), ctx, config).expect("a database rung")
+    let conn = ConnConfig::default();
+    build(id, TcpDialer::new(addr), conn, pool, ctx, config).expect("a database rung")
+}
+
+#[tokio::test]
+async fn two_callers_sharing_a_pool_of_one_connection_both_hold_the_pooled_advisory_lock() {
+    let addr = serve(SERVICE).await;
+    let shared = Arc::new(pool(
+        SERVICE,
+        TcpDialer::new(&addr),
+        ConnConfig::default(),
+        1,
+    ));
+    let (a, b) = (
+        lock_in_pool("pg-advisory-pooled", &addr, 1, Some(shared.clone())),
+        lock_in_pool("pg-advisory-pooled", &addr, 2, Some(shared)),
+    );
+    // A third process, with a session of its own, is kept out.
+    let outsider = lock("pg-advisory", &addr, 3);
+    let first = a
+        .acquire("lock:pooled", &Owner::new("a", 1))
+        .await
+        .expect("a");
+    let second = b.acquire("lock:pooled", &Owner::new("b", 1)).await;
+    let second = second.expect("b is handed the connection that holds the lock, and re-enters it");
+    let kept_out = outsider.acquire("lock:pooled", &Owner::new("c", 1)).await;
+    assert!(
+        matches!(kept_out, Err(LockError::NotAcquired { .. })),
+        "{kept_out:?}"
+    );
+    a.release(&first).await.expect("one level");
+    b.release(&second).await.expect("the other");
+    let again = a.release(&first).await;
+    assert!(matches!(again, Err(LockError::NotHeld { .. })), "{again:?}");
 }
 
 #[tokio::test]

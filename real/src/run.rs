@@ -23,6 +23,7 @@ use crate::nodes::{Nodes, ServerBin, command, parse_int_reply};
 use crate::proxy::Proxy;
 use crate::service::{RealDeployment, RealStart, real_service};
 use crate::stage;
+use locks::database::pool::SessionPool;
 use locks::{LockContext, Owner, ReconnectingConnection, Wakeups};
 use model::history::{EventKind, History};
 use model::host::Host;
@@ -38,9 +39,9 @@ use sim::resource::Store;
 use sim::run::{RunError, panic_text};
 use sim::service::{LockService, lock_service};
 use sim::workload::Client;
-use sim::world::client_setup;
+use sim::world::{Pools, client_setup};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -124,6 +125,9 @@ pub(crate) struct RealWorld<'s> {
     // Declared in the order they must stop: clients first (their threads
     // hold connections through the proxy), then the proxy, then servers.
     pub(crate) clients: Vec<RealClient>,
+    /// Where a pooled process's connections run, once one is needed:
+    /// after the clients, as their locks hold the pool's sessions.
+    pool_runtime: PoolRuntime,
     // Kept for its drop: the proxy stops after the clients, before the servers.
     _proxy: Proxy,
     service: &'static dyn LockService,
@@ -218,10 +222,13 @@ impl<'s> RealWorld<'s> {
             node_clocks: NodeClocks::new(vec![scenario.lock.key.clone()]),
             origin,
             topology,
+            pool_runtime: PoolRuntime::default(),
         };
+        let mut pools = Pools::default();
         for i in 0..client_count {
             let targets = world.service.lock_targets(&world.topology, i);
-            let setup = client_setup(scenario, rung, seed, i, targets)?;
+            let mut setup = client_setup(scenario, rung, seed, i, targets)?;
+            setup.pool = world.pool_for(&mut pools, rung, i, &setup)?;
             let clock = Arc::new(RealClock::new(origin, origin_wall_ms));
             let state = Arc::new(RealClientState::new(i, clock, ()));
             world.clients.push(RealClient {
@@ -235,6 +242,37 @@ impl<'s> RealWorld<'s> {
         // Scenario times count from the history's zero, the origin.
         world.nemesis.schedule_timed_faults(Duration::ZERO);
         Ok(world)
+    }
+
+    /// The connection pool client `i` shares with its group, for a pooled
+    /// rung in a pooled group ([`Pools`]). Its sessions open on a runtime
+    /// of the world's, not on the client's own: each client runs on a
+    /// thread and runtime of its own, which ends with it, while the
+    /// sessions it opened are handed on to the others. They go out
+    /// through the first caller's links, as no fault may set the group's
+    /// callers apart.
+    fn pool_for(
+        &mut self,
+        pools: &mut Pools,
+        rung: &str,
+        i: usize,
+        setup: &ClientSetup,
+    ) -> Result<Option<Arc<SessionPool>>, RunError> {
+        let Some(runtime) = self.pool_runtime.get(rung, self.scenario)? else {
+            return Ok(None);
+        };
+        let dialer = RealDialer::new(
+            Host::Client(i),
+            setup.targets[0],
+            self.directory.clone(),
+            self.table.clone(),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let service = locks::rung(rung).map_or("", |r| r.service);
+        Ok(pools.pool_for(self.scenario, rung, i, |connections| {
+            locks::database::rungs::pool(service, dialer, setup.conn, connections)
+                .opening_on(runtime)
+        }))
     }
 
     /// Starts a new incarnation of client `i`'s process on its own thread.
@@ -360,6 +398,48 @@ impl Drop for RealWorld<'_> {
         // Errors and panics come here too: no client thread may outlive
         // the run. The proxy and the servers stop as their fields drop.
         let _ = self.stop_clients();
+    }
+}
+
+/// The runtime a run's pooled processes open their connections on,
+/// started when the first is needed and stopped without waiting for its
+/// tasks (the connections close with it).
+#[derive(Default)]
+struct PoolRuntime(Option<tokio::runtime::Runtime>);
+
+impl PoolRuntime {
+    /// A handle on the runtime if `rung` in `scenario` pools its
+    /// connections, starting it the first time.
+    fn get(
+        &mut self,
+        rung: &str,
+        scenario: &Scenario,
+    ) -> Result<Option<tokio::runtime::Handle>, RunError> {
+        let pooled = scenario
+            .clients
+            .iter()
+            .any(|g| g.pool_connections.is_some());
+        if !pooled || !locks::database::rungs::is_pooled(rung) {
+            return Ok(None);
+        }
+        if self.0.is_none() {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .thread_name("locklab-pool")
+                .enable_all()
+                .build()
+                .map_err(harness_error)?;
+            self.0 = Some(runtime);
+        }
+        Ok(self.0.as_ref().map(|r| r.handle().clone()))
+    }
+}
+
+impl Drop for PoolRuntime {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
     }
 }
 

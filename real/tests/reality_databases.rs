@@ -79,3 +79,12 @@ fn a_server_clock_jump_is_not_stageable_and_says_why() {
 fn a_failover_to_the_standby_loses_the_advisory_lock_for_real() {
     assert_agrees("db-failover-to-standby", "pg-advisory", Verdict::Violated);
 }
+
+#[test]
+fn a_pooled_connection_carries_its_advisory_lock_to_the_next_caller_for_real() {
+    assert_agrees(
+        "db-pooled-connection-handed-on",
+        "pg-advisory-pooled",
+        Verdict::Violated,
+    );
+}

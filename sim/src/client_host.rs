@@ -14,6 +14,7 @@ use crate::hook::{AimedFault, SimHook};
 use crate::resource::Store;
 use crate::workload::Client;
 use crate::world::Shared;
+use locks::database::pool::SessionPool;
 use locks::etcd::channel::FailoverDialer;
 use locks::{
     ConnConfig, Dialer, Lock, LockConfig, LockContext, Owner, ReconnectingConnection, UnknownRung,
@@ -83,6 +84,9 @@ pub struct ClientSetup {
     pub conn: ConnConfig,
     /// Lock parameters.
     pub lock: LockConfig,
+    /// The connection pool its process shares with the rest of its group,
+    /// for a pooled rung in a pooled group ([`crate::world::Pools`]).
+    pub pool: Option<Arc<SessionPool>>,
 }
 
 /// Registers the client's host with turmoil. The closure runs again at
@@ -208,11 +212,13 @@ pub fn build_lock<D: Dialer>(
             .ok_or_else(|| UnknownRung(setup.rung.clone()));
     }
     if (locks::database::rungs::RUNGS.iter()).any(|r| r.id == setup.rung) {
-        // A database lock keeps one session, on the one server.
+        // A database lock keeps one session, on the one server, or takes
+        // one from its process's pool for each statement.
         return locks::database::rungs::build(
             &setup.rung,
             dialer(setup.targets[0]),
             setup.conn,
+            setup.pool.clone(),
             ctx,
             setup.lock,
         )

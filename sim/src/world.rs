@@ -19,12 +19,14 @@ use crate::recorder::Recorder;
 use crate::run::{RunError, TICK, store_requests};
 use crate::service::{self, GroundTruth, LockService, SimDeployment, Software};
 use crate::store_host::StoreHost;
+use locks::database::pool::SessionPool;
 use locks::{ConnConfig, LockConfig, ReconnectingConnection, WaitStrategy};
 use model::cut_short::CutShort;
 use model::history::EventKind;
 use model::host::Host;
 use model::resource::STOCK_KEY;
 use model::scenario::{Scenario, Topology};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, UNIX_EPOCH};
@@ -186,18 +188,38 @@ impl<'s> World<'s> {
         let sharing = self.machines.shared_clients().count() as u32;
         let shared_ports = Arc::new(PortBudget::for_clients(sharing));
         let mut on_shared = Vec::new();
+        let mut pools = Pools::default();
         for i in 0..self.scenario.client_count() {
             let targets = self.service.lock_targets(&self.topology, i);
-            let setup = client_setup(self.scenario, rung, seed, i, targets)?;
-            if self.machines.shares(Host::Client(i)) {
-                let state = Arc::new(client_host::new_state(i, shared_ports.clone()));
-                on_shared.push((state.clone(), setup));
-                self.clients.push(state);
+            let mut setup = client_setup(self.scenario, rung, seed, i, targets)?;
+            let shares = self.machines.shares(Host::Client(i));
+            let ports = if shares {
+                shared_ports.clone()
             } else {
-                let state = Arc::new(client_host::new_state(i, Arc::default()));
+                Arc::default()
+            };
+            let state = Arc::new(client_host::new_state(i, ports));
+            // A pooled group's callers never crash or restart (no fault
+            // may name them), so one pool serves the whole run. Its
+            // connections go out through the first caller's machine: the
+            // shared one, as no fault sets the group's clients apart.
+            setup.pool = pools.pool_for(self.scenario, rung, i, |connections| {
+                let dialer = SimDialer::new(
+                    setup.targets[0],
+                    self.shared.directory.clone(),
+                    state.machine.freeze.clone(),
+                )
+                .with_links(state.machine.links.clone())
+                .with_ports(state.machine.ports.clone());
+                let service = locks::rung(rung).map_or("", |r| r.service);
+                locks::database::rungs::pool(service, dialer, setup.conn, connections)
+            });
+            if shares {
+                on_shared.push((state.clone(), setup));
+            } else {
                 client_host::spawn(&mut self.sim, state.clone(), setup, self.shared.clone());
-                self.clients.push(state);
             }
+            self.clients.push(state);
         }
         if !on_shared.is_empty() {
             let shared = self.shared.clone();
@@ -353,6 +375,7 @@ pub fn client_setup(
         targets,
         resource: scenario.resource_of(rung).kind,
         aimed,
+        pool: None,
         conn: ConnConfig {
             connect_timeout: Duration::from_millis(lock.response_timeout_ms),
             response_timeout: Duration::from_millis(lock.response_timeout_ms),
@@ -366,4 +389,35 @@ pub fn client_setup(
             node_timeout: Duration::from_millis(lock.node_timeout_ms),
         },
     })
+}
+
+/// The connection pools of a run's pooled processes, one per client
+/// group with `pool_connections`, made as the group's first client is
+/// set up and shared by the rest. Only a pooled rung
+/// ([`locks::database::rungs::is_pooled`]) uses one.
+#[derive(Default)]
+pub struct Pools(BTreeMap<usize, Arc<SessionPool>>);
+
+impl Pools {
+    /// The pool client `i` shares with its group for `rung` in
+    /// `scenario`, made by `make(connections)` if it is the group's first;
+    /// `None` when the rung or the group is not pooled.
+    pub fn pool_for(
+        &mut self,
+        scenario: &Scenario,
+        rung: &str,
+        i: usize,
+        make: impl FnOnce(u32) -> SessionPool,
+    ) -> Option<Arc<SessionPool>> {
+        if !locks::database::rungs::is_pooled(rung) {
+            return None;
+        }
+        let group = scenario.group_index_of(i)?;
+        let connections = scenario.clients[group].pool_connections?;
+        let pool = self
+            .0
+            .entry(group)
+            .or_insert_with(|| Arc::new(make(connections)));
+        Some(pool.clone())
+    }
 }

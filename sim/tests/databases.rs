@@ -3,12 +3,13 @@
 //! is pinned from the server's own record: a crash ends the holder's
 //! session and its advisory lock (or MariaDB's named lock) at once, a
 //! restart ends every session, a cut leaves the session (and its lock)
-//! alone, and the reaper deletes a paused holder's row.
+//! alone, the reaper deletes a paused holder's row, and a pooled
+//! connection carries its session's lock from one caller to the next.
 
 mod common;
 
 use judge::check::Check;
-use model::history::{EventKind, KeyChange};
+use model::history::{EventKind, KeyChange, Op, Outcome};
 use model::host::Host;
 use model::scenario::Scenario;
 use model::verdict::Verdict;
@@ -59,7 +60,7 @@ fn fault_at(judged: &Judged, kind: &str) -> u64 {
 
 #[test]
 fn every_database_scenario_meets_its_expectations_under_every_seed() {
-    common::assert_every_expectation("databases", 6, 204);
+    common::assert_every_expectation("databases", 7, 246);
 }
 
 #[test]
@@ -228,4 +229,43 @@ fn a_failover_within_the_lag_loses_the_lock_row_and_hands_the_fence_version_out_
         "B is given A's version again: {standby:?}"
     );
     assert_eq!(fenced.verdict, Verdict::Violated);
+}
+
+#[test]
+fn two_callers_of_one_pooled_process_hold_through_one_session_while_another_process_waits() {
+    let judged = judge("db-pooled-connection-handed-on", "pg-advisory-pooled", 1);
+    assert_eq!(judged.verdict, Verdict::Violated);
+    // The server saw one session take the lock and, once both callers
+    // had released it, another session (C's) take it: never two at once.
+    let changes = server_changes(&judged);
+    let sets: Vec<_> = (changes.iter())
+        .filter(|(_, what, _)| *what == KeyChange::Set)
+        .collect();
+    assert_eq!(sets.len(), 2, "{changes:?}");
+    assert_ne!(sets[0].2, sets[1].2, "{changes:?}");
+    let freed = (changes.iter())
+        .find(|(_, what, _)| *what == KeyChange::Deleted)
+        .map_or(u64::MAX, |c| c.0);
+    // Both of the pooled process's callers acquired inside the first
+    // session's hold; C (client 2) only after it.
+    let acquired_at = |client: usize| {
+        (judged.history.events().iter())
+            .find_map(|e| match &e.kind {
+                EventKind::Complete {
+                    client: c,
+                    op: Op::Acquire,
+                    outcome: Outcome::Ok,
+                    ..
+                } if *c == client => Some(e.at_us),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("client {client} never acquired"))
+    };
+    for caller in [0, 1] {
+        assert!(
+            (sets[0].0..freed).contains(&acquired_at(caller)),
+            "{changes:?}"
+        );
+    }
+    assert!(acquired_at(2) > freed, "{changes:?}");
 }

@@ -21,11 +21,15 @@
 //! - [`postgres`]: a session on PostgreSQL (tokio-postgres);
 //! - [`mysql`]: a session on MySQL or MariaDB (`mysqlproto`'s client
 //!   half);
+//! - [`pool`]: a connection pool, as an application process shares one
+//!   among its callers;
 //! - [`rungs`]: the database rungs (`db-unique-row`,
-//!   `db-unique-row-expiry`, `pg-advisory`, `pg-advisory-xact`,
+//!   `db-unique-row-expiry`, `pg-advisory`, `pg-advisory-pooled`,
+//!   `pg-advisory-xact`,
 //!   `mysql-get-lock`, `db-fenced`) as [`Lock`](crate::Lock)s.
 
 pub mod mysql;
+pub mod pool;
 pub mod postgres;
 pub mod rungs;
 pub mod session;

@@ -38,6 +38,21 @@
 //! cutting it) frees the lock under a holder that goes on writing.
 //! Shown by: `db-restart-under-holder`.
 //!
+//! # `pg-advisory-pooled`: the advisory lock through a connection pool
+//! The same statements as `pg-advisory`, each run on a connection checked
+//! out of the process's [`SessionPool`] for that statement alone and
+//! handed back after it, as an application runs them with sqlx's
+//! `pool.execute`, ActiveRecord or node-postgres' `pool.query`. The
+//! process's callers (its request handlers, its tasks) share the pool.
+//! Fixes: nothing over `pg-advisory`: it is `pg-advisory` as an
+//! application with a pool writes it, and the way libraries have shipped
+//! it. Flaw: the lock belongs to the connection, and the connection goes
+//! back to the pool still holding it: the next caller in the process to
+//! be handed that connection re-enters a lock it never took (`t`, as the
+//! lock is re-entrant within a session), and a release may run on a
+//! connection that does not hold it (`f`) and leave the lock held for
+//! ever by an idle connection. Shown by: `db-pooled-connection-handed-on`.
+//!
 //! # `pg-advisory-xact`: a transaction-level advisory lock
 //! `BEGIN; SELECT pg_try_advisory_xact_lock(key)`: held until the
 //! transaction ends; release is `COMMIT` (a failed attempt rolls back).
@@ -73,6 +88,7 @@
 
 use crate::clock::BoxFuture;
 use crate::conn::{ConnConfig, Dialer};
+use crate::database::pool::SessionPool;
 use crate::database::session::{Answer, DbError, Opener, Session, literal};
 use crate::database::{mysql, postgres};
 use crate::error::LockError;
@@ -127,6 +143,19 @@ pub const ADVISORY: Rung = Rung {
     ..Rung::OFF_LADDER
 };
 
+/// `pg-advisory-pooled`.
+pub const ADVISORY_POOLED: Rung = Rung {
+    id: "pg-advisory-pooled",
+    acquire: "SELECT pg_try_advisory_lock(key) until it answers t, on a connection checked out of the process's pool for that statement",
+    release: "SELECT pg_advisory_unlock(key), on whichever pooled connection is handed out",
+    fixes: "nothing over pg-advisory: it is pg-advisory as an application with a connection pool writes it",
+    flaw: "the connection goes back to the pool holding the lock: the next caller handed it re-enters a lock it never took",
+    shown_by: "db-pooled-connection-handed-on",
+    reentrant: true,
+    service: SERVICE,
+    ..Rung::OFF_LADDER
+};
+
 /// `pg-advisory-xact`.
 pub const ADVISORY_XACT: Rung = Rung {
     id: "pg-advisory-xact",
@@ -166,10 +195,11 @@ pub const FENCED: Rung = Rung {
 };
 
 /// The database rungs, in the order they are taught.
-pub const RUNGS: [&Rung; 6] = [
+pub const RUNGS: [&Rung; 7] = [
     &UNIQUE_ROW,
     &UNIQUE_ROW_EXPIRY,
     &ADVISORY,
+    &ADVISORY_POOLED,
     &ADVISORY_XACT,
     &MYSQL_GET_LOCK,
     &FENCED,
@@ -235,6 +265,7 @@ enum How {
     UniqueRow,
     UniqueRowExpiry,
     Advisory,
+    AdvisoryPooled,
     AdvisoryXact,
     NamedLock,
     Fenced,
@@ -247,6 +278,7 @@ impl How {
                 "db-unique-row" => How::UniqueRow,
                 "db-unique-row-expiry" => How::UniqueRowExpiry,
                 "pg-advisory" => How::Advisory,
+                "pg-advisory-pooled" => How::AdvisoryPooled,
                 "pg-advisory-xact" => How::AdvisoryXact,
                 "mysql-get-lock" => How::NamedLock,
                 _ => How::Fenced,
@@ -261,7 +293,7 @@ impl How {
             How::UniqueRow => Some(TABLES[0]),
             How::UniqueRowExpiry => Some(TABLES[1]),
             How::Fenced => Some(TABLES[2]),
-            How::Advisory | How::AdvisoryXact | How::NamedLock => None,
+            How::Advisory | How::AdvisoryPooled | How::AdvisoryXact | How::NamedLock => None,
         }
     }
 }
@@ -282,12 +314,16 @@ struct Slot {
 pub struct DbLock {
     rung: &'static Rung,
     how: How,
-    open: Opener,
+    /// Opens the lock's own session; `None` for a pooled rung.
+    open: Option<Opener>,
     ctx: LockContext,
     config: LockConfig,
     slot: Mutex<Slot>,
     /// Serialises opening a session, so concurrent acquires share one.
     opening: tokio::sync::Mutex<()>,
+    /// `pg-advisory-pooled`: the process's pool, whose connections run its
+    /// statements instead of the lock's own session.
+    pool: Option<Arc<SessionPool>>,
 }
 
 impl std::fmt::Debug for DbLock {
@@ -318,7 +354,13 @@ impl DbLock {
         if let Some(session) = current {
             return Ok(session);
         }
-        let session: Arc<dyn Session> = Arc::from((self.open)(number).await?);
+        let Some(open) = &self.open else {
+            return Err(DbError::Lost(format!(
+                "{} takes its sessions from its pool",
+                self.rung.id
+            )));
+        };
+        let session: Arc<dyn Session> = Arc::from(open(number).await?);
         {
             let mut slot = self.slot();
             slot.opened = number;
@@ -381,6 +423,9 @@ impl DbLock {
 
     /// One attempt: a lease, `None` when another holds the lock.
     async fn attempt(&self, resource: &str, owner: &Owner) -> Result<Option<Lease>, LockError> {
+        if let Some(pool) = &self.pool {
+            return self.attempt_pooled(pool, resource, owner).await;
+        }
         let session = self.session().await?;
         let started = self.ctx.clock.monotonic();
         let name = literal(resource);
@@ -445,7 +490,7 @@ impl DbLock {
                     }
                 }
             }
-            How::Advisory => {
+            How::Advisory | How::AdvisoryPooled => {
                 let sql = format!("SELECT pg_try_advisory_lock({})", advisory_key(resource));
                 let answer = self.run(&*session, &sql).await?;
                 Ok(yes(&answer, "pg_try_advisory_lock")?
@@ -490,10 +535,61 @@ impl DbLock {
         }
     }
 
+    /// Runs `sql` on a connection checked out of `pool` for it alone; a
+    /// lost connection is dropped instead of handed back.
+    async fn run_pooled(&self, pool: &Arc<SessionPool>, sql: &str) -> Result<Answer, DbError> {
+        let checkout = pool.checkout().await?;
+        let answer = checkout.session().query(sql).await;
+        if matches!(answer, Err(DbError::Lost(_) | DbError::Garbled(_))) {
+            checkout.discard();
+        }
+        answer
+    }
+
+    /// `pg-advisory-pooled`'s attempt: the try-lock on whichever pooled
+    /// connection is free, handed back still holding what it took.
+    async fn attempt_pooled(
+        &self,
+        pool: &Arc<SessionPool>,
+        resource: &str,
+        owner: &Owner,
+    ) -> Result<Option<Lease>, LockError> {
+        let started = self.ctx.clock.monotonic();
+        let sql = format!("SELECT pg_try_advisory_lock({})", advisory_key(resource));
+        let answer = self.run_pooled(pool, &sql).await?;
+        let token = self.ctx.tokens.token();
+        Ok(yes(&answer, "pg_try_advisory_lock")?
+            .then(|| Lease::new(resource, token, owner, started)))
+    }
+
+    /// `pg-advisory-pooled`'s release: the unlock on whichever pooled
+    /// connection is free, which may not be the one that holds the lock.
+    async fn release_pooled(
+        &self,
+        pool: &Arc<SessionPool>,
+        lease: &Lease,
+    ) -> Result<(), LockError> {
+        let sql = format!(
+            "SELECT pg_advisory_unlock({})",
+            advisory_key(&lease.resource)
+        );
+        let answer = self.run_pooled(pool, &sql).await?;
+        if yes(&answer, "pg_advisory_unlock")? {
+            Ok(())
+        } else {
+            Err(LockError::NotHeld {
+                resource: lease.resource.clone(),
+            })
+        }
+    }
+
     async fn release_inner(&self, lease: &Lease) -> Result<(), LockError> {
         self.ctx
             .point(FaultPoint::ReleaseStart, &lease.resource)
             .await;
+        if let Some(pool) = &self.pool {
+            return self.release_pooled(pool, lease).await;
+        }
         let not_held = || LockError::NotHeld {
             resource: lease.resource.clone(),
         };
@@ -518,7 +614,7 @@ impl DbLock {
                 }
                 Ok(())
             }
-            How::Advisory => {
+            How::Advisory | How::AdvisoryPooled => {
                 // Its session ended, and the lock with it.
                 let session = self.session_of(lease).ok_or_else(not_held)?;
                 let sql = format!(
@@ -644,19 +740,59 @@ impl Lock for DbLock {
     }
 }
 
+/// Whether rung `id` runs its statements through its process's
+/// connection pool ([`build`]'s `pool`).
+pub fn is_pooled(id: &str) -> bool {
+    id == ADVISORY_POOLED.id
+}
+
+/// A pool of at most `connections` sessions on the server `dialer`
+/// reaches, of the database of `service` ([`SERVICE`] or
+/// [`MYSQL_SERVICE`]), with the timeouts of `conn`; a caller waits for a
+/// free connection at most `conn.connect_timeout`.
+pub fn pool<D: Dialer>(
+    service: &str,
+    dialer: D,
+    conn: ConnConfig,
+    connections: u32,
+) -> SessionPool {
+    SessionPool::new(
+        opener(service, dialer, conn),
+        connections,
+        conn.connect_timeout,
+    )
+}
+
+fn opener<D: Dialer>(service: &str, dialer: D, conn: ConnConfig) -> Opener {
+    match service {
+        MYSQL_SERVICE => mysql::opener(dialer, conn),
+        _ => postgres::opener(dialer, conn),
+    }
+}
+
 /// The database rung `id` on the server `dialer` reaches, with the
-/// timeouts of `conn`; `None` if `id` is not a database rung.
+/// timeouts of `conn`; `None` if `id` is not a database rung. A pooled
+/// rung ([`is_pooled`]) runs its statements through `pool`, the pool its
+/// process shares among its callers, or through a pool of one connection
+/// of its own when given none.
 pub fn build<D: Dialer>(
     id: &str,
     dialer: D,
     conn: ConnConfig,
+    pool: Option<Arc<SessionPool>>,
     ctx: LockContext,
     config: LockConfig,
 ) -> Option<Box<dyn Lock>> {
     let (rung, how) = How::of(id)?;
-    let open = match rung.service {
-        MYSQL_SERVICE => mysql::opener(dialer, conn),
-        _ => postgres::opener(dialer, conn),
+    // A pooled rung's statements all go through its pool.
+    let (open, pool) = match (how, pool) {
+        (How::AdvisoryPooled, Some(pool)) => (None, Some(pool)),
+        (How::AdvisoryPooled, None) => {
+            let own = opener(rung.service, dialer, conn);
+            let pool = SessionPool::new(own, 1, conn.connect_timeout);
+            (None, Some(Arc::new(pool)))
+        }
+        _ => (Some(opener(rung.service, dialer, conn)), None),
     };
     Some(Box::new(DbLock {
         rung,
@@ -666,6 +802,7 @@ pub fn build<D: Dialer>(
         config,
         slot: Mutex::new(Slot::default()),
         opening: tokio::sync::Mutex::new(()),
+        pool,
     }))
 }
 
@@ -683,6 +820,7 @@ mod tests {
                 rung.id,
                 TcpDialer::new("127.0.0.1:1"),
                 ConnConfig::default(),
+                None,
                 ctx,
                 LockConfig::default(),
             )

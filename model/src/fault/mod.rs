@@ -298,6 +298,20 @@ impl FaultSpec {
             .or_else(|| on.map(|t| Host::Client(t.client)))
     }
 
+    /// Every host the fault names: its target, the client whose fault
+    /// point triggers it, and both sides of a link it acts on.
+    pub fn hosts_named(&self) -> Vec<Host> {
+        let mut hosts: Vec<Host> = self.target_host().into_iter().collect();
+        hosts.extend(self.when.on.as_ref().map(|t| Host::Client(t.client)));
+        match &self.action {
+            FaultAction::Partition(p) => hosts.extend(p.a.iter().chain(&p.b)),
+            FaultAction::Delay(d) => hosts.extend(d.a.iter().chain(&d.b)),
+            FaultAction::SlowLink(s) => hosts.extend(s.a.iter().chain(&s.b)),
+            _ => {}
+        }
+        hosts
+    }
+
     /// What it is aimed at, when a fault point triggers it.
     pub fn trigger(&self) -> Option<&PointTrigger> {
         self.when.on.as_ref()

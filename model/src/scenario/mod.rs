@@ -215,10 +215,15 @@ impl Scenario {
 
     /// The group client `i` belongs to.
     pub fn group_of(&self, client: usize) -> Option<&ClientGroup> {
+        self.group_index_of(client).map(|g| &self.clients[g])
+    }
+
+    /// The index in `clients` of client `client`'s group.
+    pub fn group_index_of(&self, client: usize) -> Option<usize> {
         let mut first = 0;
-        for group in &self.clients {
+        for (index, group) in self.clients.iter().enumerate() {
             if client < first + group.count {
-                return Some(group);
+                return Some(index);
             }
             first += group.count;
         }

@@ -91,3 +91,22 @@ fn a_member_count_belongs_to_a_cluster_only_and_within_the_node_limit() {
     let parsed = Scenario::parse(&cluster, "f.toml", "f").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(parsed.topology.node_count(), 3);
 }
+
+#[test]
+fn a_fault_aimed_at_a_caller_in_a_pooled_process_is_refused_where_it_is_written() {
+    let pooled = "rungs = [\"pg-advisory-pooled\"]\nduration_ms = 1000\n\
+                  [[clients]]\ncount = 2\npool_connections = 1\n[[clients]]\n";
+    let paused = format!(
+        "{pooled}[[faults]]\nkind = \"pause\"\nat_ms = 10\ntarget = \"client-1\"\nduration_ms = 5\n"
+    );
+    let error = message(&paused);
+    assert!(error.starts_with("f.toml: line 7, column 1: `faults[0]` (pause) names client-1, a caller in a pooled process"), "{error}");
+    // The client of the group of its own may be paused.
+    let other = paused.replace("client-1", "client-2");
+    assert!(Scenario::parse(&other, "f.toml", "f").is_ok());
+    let empty = pooled.replace("pool_connections = 1", "pool_connections = 0");
+    assert_eq!(
+        message(&empty),
+        "f.toml: line 5, column 1: `clients[0].pool_connections` is 0; expected at least one connection"
+    );
+}

@@ -269,6 +269,14 @@ pub struct ClientGroup {
     /// Sales (read, work, write) per cycle.
     #[serde(default = "one_u32")]
     pub writes: u32,
+    /// When set, the group's clients are the callers (request handlers,
+    /// tasks) of one application process, which shares one pool of this
+    /// many database connections among them. Only a pooled rung
+    /// (`pg-advisory-pooled`) runs its statements through the pool; every
+    /// other rung keeps a session of its own per client. No fault may be
+    /// aimed at such a client: they are not processes of their own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_connections: Option<u32>,
 }
 
 fn one_u32() -> u32 {

@@ -4,6 +4,7 @@
 use super::document::{Document, entry};
 use super::path::FieldPath;
 use super::{MAX_MS, MAX_NODES, MAX_STOCK, MAX_TRIP_MS, Scenario, TopologyKind};
+use crate::host::Host;
 use std::collections::BTreeMap;
 use toml::de::DeValue;
 
@@ -37,7 +38,8 @@ pub(crate) fn validate(s: &Scenario) -> Checked {
     check_stocks(s)?;
     check_topologies(s)?;
     check_client_starts(s)?;
-    check_faults(s)
+    check_faults(s)?;
+    check_pools(s)
 }
 
 /// The rungs are known, and every per-rung table names one of them.
@@ -295,6 +297,37 @@ fn check_faults(s: &Scenario) -> Checked {
                     None => fault_at.clone(),
                 };
                 let message = format!("`{fault_at}` ({}): {e}", fault.name());
+                return Err(Invalid::new(at, message));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A pool has at least one connection, and no fault is aimed at a
+/// client that is a caller in a pooled process: such a client has no
+/// process, machine or link of its own to pause, crash or cut.
+fn check_pools(s: &Scenario) -> Checked {
+    for (i, group) in s.clients.iter().enumerate() {
+        if group.pool_connections == Some(0) {
+            let at = FieldPath::key("clients").at(i).then("pool_connections");
+            let message = format!("`{at}` is 0; expected at least one connection");
+            return Err(Invalid::new(at, message));
+        }
+    }
+    let pooled = |host: &Host| match host {
+        Host::Client(c) => s.group_of(*c).is_some_and(|g| g.pool_connections.is_some()),
+        _ => false,
+    };
+    for (list, faults) in and_per_rung("faults", &s.faults, &s.faults_for) {
+        for (i, fault) in faults.iter().enumerate() {
+            if let Some(host) = fault.hosts_named().into_iter().find(pooled) {
+                let at = list.clone().at(i);
+                let message = format!(
+                    "`{at}` ({}) names {host}, a caller in a pooled process (`pool_connections`); \
+                     expected a fault aimed at a client with a process of its own, or at a server",
+                    fault.name()
+                );
                 return Err(Invalid::new(at, message));
             }
         }

@@ -175,6 +175,7 @@ fn draw_clients(
             start_ms: d.scale(0, ttl),
             nested: nesting && d.chance(50),
             writes,
+            pool_connections: None,
         });
     }
     clients

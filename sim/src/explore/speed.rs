@@ -40,6 +40,7 @@ pub fn standard_scenario() -> Scenario {
             start_ms: 0,
             nested: false,
             writes: 1,
+            pool_connections: None,
         }],
         resource: model::resource::ResourceSpec {
             kind: model::resource::ResourceKind::Inventory,
@@ -143,6 +144,7 @@ pub fn sweep_scenario(clients: usize) -> Scenario {
             start_ms: 0,
             nested: false,
             writes: 1,
+            pool_connections: None,
         }],
         ..standard_scenario()
     }
