@@ -14,9 +14,12 @@ fn main() {
 
     // The versions Cargo.lock pins, for the crates whose speed the report
     // is about; a crate locked in two versions lists both.
-    let lock = concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.lock");
+    // Read when the script runs, not when it was compiled: a script
+    // compiled in another checkout would name that checkout's lock file.
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".to_string());
+    let lock = format!("{manifest_dir}/../Cargo.lock");
     println!("cargo:rerun-if-changed={lock}");
-    let text = std::fs::read_to_string(lock).unwrap_or_default();
+    let text = std::fs::read_to_string(&lock).unwrap_or_default();
     let wanted = [
         "redis",
         "rslock",
