@@ -14,6 +14,7 @@ use std::sync::Arc;
 use mlua::{Function, HookTriggers, Lua, MultiValue, Table, Value as LuaValue, VmState};
 
 mod errors;
+mod random;
 
 pub use errors::error_text;
 pub(crate) use errors::{
@@ -393,6 +394,8 @@ impl LuaEngine {
         // The script's `pcall` must not swallow the abort: it raises it on.
         let b = budget.clone();
         let aborted = lua.create_function(move |_, ()| Ok(b.stop.get().is_some()))?;
+        let math: mlua::Table = lua.globals().raw_get("math")?;
+        random::install(&lua, &math)?;
         let cjson = crate::cjson::SharedConfig::default();
         let cjson_module = crate::cjson::module(&lua, cjson.clone())?;
         let globals = lua.globals();
