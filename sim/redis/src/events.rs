@@ -6,7 +6,6 @@
 //! the true simulated time. That is how a checker knows when a node granted,
 //! expired or deleted a lock key, whatever the clients believed.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,8 +14,12 @@ use std::time::Duration;
 pub enum Value {
     /// A string.
     Str(Vec<u8>),
-    /// A hash (ordered, for determinism).
-    Hash(BTreeMap<Vec<u8>, Vec<u8>>),
+    /// A hash, its fields in the order they were first set: Redis keeps a
+    /// small hash (a listpack) that way, so `HKEYS` and `HGETALL` list
+    /// them in that order. (A hash past 128 fields or with a value over 64
+    /// bytes becomes a hash table in Redis, listed in an order of its
+    /// own; the node keeps insertion order, which is deterministic.)
+    Hash(indexmap::IndexMap<Vec<u8>, Vec<u8>>),
 }
 
 impl Value {

@@ -31,7 +31,7 @@
 //! full) after a second of silence; the master drops a replica that has not
 //! acknowledged anything for two seconds.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -121,7 +121,7 @@ fn decode_batch(r: Reply) -> Option<Batch> {
         let value = match parts.pop()? {
             Reply::Bulk(s) => Value::Str(s),
             Reply::Array(fv) => {
-                let mut h = BTreeMap::new();
+                let mut h = indexmap::IndexMap::new();
                 let mut it = fv.into_iter();
                 while let (Some(Reply::Bulk(f)), Some(Reply::Bulk(v))) = (it.next(), it.next()) {
                     h.insert(f, v);
@@ -347,7 +347,7 @@ mod tests {
 
     #[test]
     fn a_batch_survives_encoding() {
-        let mut h = BTreeMap::new();
+        let mut h = indexmap::IndexMap::new();
         h.insert(b"f".to_vec(), b"1".to_vec());
         let b = Batch {
             offset: 7,

@@ -5,8 +5,6 @@
 //! judge expiry by the keyspace's frozen clock (`Keyspace::now_ms`) and
 //! record their changes in it; the node commits those afterwards.
 
-use std::collections::BTreeMap;
-
 use super::errors::{arity_error, int_arg, not_integer, syntax_error, wrongtype};
 use super::{KeyspaceFn, is_option};
 use crate::handle::NodeHandle;
@@ -16,7 +14,7 @@ use crate::resp::{Reply, string2ll};
 /// A handler's answer: `Err` is an error reply, returned early with `?`.
 type R = Result<Reply, Reply>;
 
-type HashFields = BTreeMap<Vec<u8>, Vec<u8>>;
+type HashFields = indexmap::IndexMap<Vec<u8>, Vec<u8>>;
 
 /// Times in seconds (`EXPIRE`, `TTL`, `SETEX`...): a unit of 1000 ms.
 const SECONDS: i64 = 1000;
@@ -538,7 +536,7 @@ fn set_fields(ks: &mut Keyspace, a: &[Vec<u8>], name: &str) -> Result<i64, Reply
             _ => Err(wrongtype()),
         },
         None => {
-            let mut h = BTreeMap::new();
+            let mut h = HashFields::new();
             let added = insert_all(&mut h);
             ks.set(key, Value::Hash(h), None);
             Ok(added)
@@ -614,7 +612,11 @@ pub(crate) fn hdel(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
         None => return Ok(Reply::Int(0)),
         Some(e) => match &mut e.value {
             Value::Hash(h) => {
-                let n = a[2..].iter().filter(|f| h.remove(*f).is_some()).count();
+                // The fields after it move up, as in a listpack.
+                let n = a[2..]
+                    .iter()
+                    .filter(|f| h.shift_remove(*f).is_some())
+                    .count();
                 (n, h.is_empty())
             }
             _ => return Err(wrongtype()),
@@ -650,7 +652,7 @@ pub(crate) fn hincrby(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
             _ => return Err(wrongtype()),
         },
         None => {
-            let mut h = BTreeMap::new();
+            let mut h = HashFields::new();
             h.insert(field.clone(), int_bytes(incr));
             ks.set(key, Value::Hash(h), None);
             return Ok(Reply::Int(incr));
