@@ -214,7 +214,9 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::write("delifeq", Exactly(3), ks::delifeq),
     Command::read("echo", Exactly(2), server::echo),
     Command::client("eval", AtLeast(3), scripting::eval),
+    Command::client("eval_ro", AtLeast(3), scripting::eval_ro),
     Command::client("evalsha", AtLeast(3), scripting::evalsha),
+    Command::client("evalsha_ro", AtLeast(3), scripting::evalsha_ro),
     Command::read("exists", AtLeast(2), ks::exists),
     Command::write("expire", AtLeast(3), ks::EXPIRE),
     Command::write("expireat", AtLeast(3), ks::EXPIREAT),
@@ -366,7 +368,7 @@ pub(crate) enum Out {
     Shutdown,
 }
 
-fn readonly_error() -> Reply {
+pub(crate) fn readonly_error() -> Reply {
     Reply::err("READONLY You can't write against a read only replica.")
 }
 
@@ -426,6 +428,10 @@ impl Node {
         match cmd.handler {
             // A script has no connection of its own.
             Handler::Client(_) => Reply::err("ERR This Redis command is not allowed from script"),
+            // A read-only script's writes are refused before a replica's.
+            _ if cmd.write && self.lua.is_read_only() => {
+                Reply::err("ERR Write commands are not allowed from read-only scripts.")
+            }
             _ if self.refuses_write(cmd) => readonly_error(),
             // A script being killed (or stopped by a shutdown) runs no
             // more writes; the engine raises the kill when this call

@@ -15,6 +15,9 @@ use mlua::{Function, HookTriggers, Lua, MultiValue, Table, Value as LuaValue, Vm
 
 mod errors;
 mod random;
+mod shebang;
+
+pub use shebang::ScriptFlags;
 
 pub use errors::error_text;
 pub(crate) use errors::{
@@ -116,8 +119,11 @@ pub struct LuaEngine {
     /// The configuration of the global `cjson` module (SCRIPT FLUSH resets
     /// it, as Redis's new Lua state does).
     cjson: crate::cjson::SharedConfig,
-    scripts: RefCell<BTreeMap<String, Function>>,
+    scripts: RefCell<BTreeMap<String, (Function, ScriptFlags)>>,
     budget: Rc<Budget>,
+    /// The running script may not write: it declared `no-writes`, or
+    /// `EVAL_RO` runs it.
+    read_only: Cell<bool>,
 }
 
 /// How often (in VM instructions) the hook looks at a running script.
@@ -429,6 +435,7 @@ impl LuaEngine {
             globals,
             cjson,
             scripts: RefCell::new(BTreeMap::new()),
+            read_only: Cell::new(false),
             budget,
         })
     }
@@ -440,9 +447,14 @@ impl LuaEngine {
         if self.scripts.borrow().contains_key(&sha) {
             return Ok(sha);
         }
-        match self.lua.load(body).set_name("@user_script").into_function() {
+        let (flags, shebang_len) =
+            shebang::parse(body).map_err(|e| Reply::err(format!("ERR {e}")))?;
+        // The shebang line is left out, its line feed kept: line numbers
+        // in errors stay the user's, as in Redis.
+        let code = &body[shebang_len..];
+        match self.lua.load(code).set_name("@user_script").into_function() {
             Ok(f) => {
-                self.scripts.borrow_mut().insert(sha.clone(), f);
+                self.scripts.borrow_mut().insert(sha.clone(), (f, flags));
                 Ok(sha)
             }
             Err(e) => {
@@ -457,6 +469,16 @@ impl LuaEngine {
         }
     }
 
+    /// What the cached script `sha` declared in its shebang.
+    pub fn flags(&self, sha: &str) -> Option<ScriptFlags> {
+        self.scripts.borrow().get(sha).map(|(_, flags)| *flags)
+    }
+
+    /// Whether the running script may not write.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only.get()
+    }
+
     /// Whether a script with this SHA1 (lowercase) is cached.
     pub fn exists(&self, sha: &str) -> bool {
         self.scripts.borrow().contains_key(sha)
@@ -468,9 +490,28 @@ impl LuaEngine {
         *self.cjson.borrow_mut() = Default::default();
     }
 
-    /// Runs a cached script with KEYS and ARGV. `None` if not cached.
+    /// Runs a cached script with KEYS and ARGV, read-only if it declared
+    /// `no-writes`. `None` if not cached.
     pub fn run(&self, sha: &str, keys: &[Vec<u8>], argv: &[Vec<u8>]) -> Option<Reply> {
-        let f = self.scripts.borrow().get(sha).cloned()?;
+        let no_writes = self.flags(sha)?.no_writes;
+        self.run_as(sha, keys, argv, no_writes)
+    }
+
+    /// Runs a cached script read-only, as `EVAL_RO` does: its writes are
+    /// refused. `None` if not cached.
+    pub fn run_read_only(&self, sha: &str, keys: &[Vec<u8>], argv: &[Vec<u8>]) -> Option<Reply> {
+        self.run_as(sha, keys, argv, true)
+    }
+
+    fn run_as(
+        &self,
+        sha: &str,
+        keys: &[Vec<u8>],
+        argv: &[Vec<u8>],
+        read_only: bool,
+    ) -> Option<Reply> {
+        let f = self.scripts.borrow().get(sha).map(|(f, _)| f.clone())?;
+        self.read_only.set(read_only);
         let b = &self.budget;
         b.instructions.set(0);
         b.stop.set(None);
@@ -482,6 +523,7 @@ impl LuaEngine {
             Ok(r) => r,
             Err(e) => Reply::err(format!("ERR Error running script: {e}")),
         };
+        self.read_only.set(false);
         if let Some(w) = &watch {
             w.script_ended();
         }

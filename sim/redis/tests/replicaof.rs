@@ -162,3 +162,40 @@ fn on_real_tcp_a_node_replicates_another_node_on_the_port_replicaof_names() {
         }
     });
 }
+
+/// What redis-server 7.0.15 answers on a replica (checked by hand with
+/// `redis-cli` against a real replica): a script whose shebang does not
+/// declare `no-writes` is refused before it runs; one that does runs,
+/// and its write is refused as a read-only script's.
+#[test]
+fn a_replica_refuses_a_script_that_may_write_and_runs_one_that_declares_no_writes() {
+    let mut s = sim();
+    let mut config = NodeConfig::new("replica");
+    config.port = MASTER_PORT + 1;
+    master_and(&mut s, config);
+    s.client("app", async move {
+        let mut rc = connect_to("replica", MASTER_PORT + 1).await?;
+        let port = MASTER_PORT.to_string();
+        let _: String = query(&mut rc, &["REPLICAOF", "master", &port]).await?;
+        let may_write = query::<i64>(&mut rc, &["EVAL", "#!lua\nreturn 1", "0"]).await;
+        let error = may_write.expect_err("refused").to_string();
+        assert!(
+            error.contains("You can't write against a read only replica"),
+            "{error}"
+        );
+        assert!(!error.contains("script:"), "refused before it ran: {error}");
+        let read: i64 = query(&mut rc, &["EVAL", "#!lua flags=no-writes\nreturn 1", "0"]).await?;
+        assert_eq!(read, 1);
+        let plain: i64 = query(&mut rc, &["EVAL", "return 1", "0"]).await?;
+        assert_eq!(plain, 1);
+        let write = "#!lua flags=no-writes\nreturn redis.call('SET', KEYS[1], 'v')";
+        let refused = query::<String>(&mut rc, &["EVAL", write, "1", "k"]).await;
+        let error = refused.expect_err("refused").to_string();
+        assert!(
+            error.contains("Write commands are not allowed from read-only scripts"),
+            "{error}"
+        );
+        Ok(())
+    });
+    s.run().unwrap();
+}

@@ -1,5 +1,10 @@
-//! The scripting commands: `EVAL`, `EVALSHA` and `SCRIPT LOAD | EXISTS |
-//! FLUSH | KILL`.
+//! The scripting commands: `EVAL`, `EVALSHA`, their read-only forms
+//! `EVAL_RO` and `EVALSHA_RO`, and `SCRIPT LOAD | EXISTS | FLUSH | KILL`.
+//!
+//! A script that declares `flags=no-writes` in its shebang, or that runs
+//! through a `_RO` form, may not write: its write commands are refused.
+//! A script with a shebang that does not declare it is refused outright
+//! by the `_RO` forms and by a replica.
 //!
 //! A script runs atomically: the keyspace's clock is frozen at its start,
 //! its `redis.call`s go through [`Node::call_from_script`], and all its
@@ -9,9 +14,11 @@
 
 use super::Arity::{AtLeast, Exactly};
 use super::errors::int_arg;
+use super::readonly_error;
 use super::{Out, Subcommand, is_option};
 use crate::client::Client;
 use crate::events::Origin;
+use crate::handle::Role;
 use crate::node::Node;
 use crate::resp::Reply;
 
@@ -21,16 +28,38 @@ fn no_script() -> Reply {
 
 /// `EVAL script numkeys key... arg...`
 pub(crate) fn eval(node: &Node, c: &mut Client, a: &[Vec<u8>]) -> Out {
-    let reply = run(node, Body::Source, a);
-    c.woff = node.state.borrow().offset;
-    Out::Reply(reply)
+    reply_to(node, c, run(node, Body::Source, Writes::AsDeclared, a))
+}
+
+/// `EVAL_RO script numkeys key... arg...`
+pub(crate) fn eval_ro(node: &Node, c: &mut Client, a: &[Vec<u8>]) -> Out {
+    reply_to(node, c, run(node, Body::Source, Writes::Refused, a))
 }
 
 /// `EVALSHA sha1 numkeys key... arg...`
 pub(crate) fn evalsha(node: &Node, c: &mut Client, a: &[Vec<u8>]) -> Out {
-    let reply = run(node, Body::Sha, a);
+    reply_to(node, c, run(node, Body::Sha, Writes::AsDeclared, a))
+}
+
+/// `EVALSHA_RO sha1 numkeys key... arg...`
+pub(crate) fn evalsha_ro(node: &Node, c: &mut Client, a: &[Vec<u8>]) -> Out {
+    reply_to(node, c, run(node, Body::Sha, Writes::Refused, a))
+}
+
+/// The script's reply; the client's write offset (for `WAIT`) moves to
+/// what the script wrote.
+fn reply_to(node: &Node, c: &mut Client, reply: Reply) -> Out {
     c.woff = node.state.borrow().offset;
     Out::Reply(reply)
+}
+
+/// Whether a script may write.
+#[derive(Clone, Copy, PartialEq)]
+enum Writes {
+    /// Unless its shebang declares `no-writes` (`EVAL`, `EVALSHA`).
+    AsDeclared,
+    /// Never (`EVAL_RO`, `EVALSHA_RO`).
+    Refused,
 }
 
 /// How `EVAL`-like commands name their script.
@@ -42,7 +71,7 @@ enum Body {
     Sha,
 }
 
-fn run(node: &Node, body: Body, a: &[Vec<u8>]) -> Reply {
+fn run(node: &Node, body: Body, writes: Writes, a: &[Vec<u8>]) -> Reply {
     if body == Body::Sha && a[1].len() != 40 {
         return no_script();
     }
@@ -69,9 +98,20 @@ fn run(node: &Node, body: Body, a: &[Vec<u8>]) -> Reply {
             Err(e) => return e,
         },
     };
+    let flags = node.lua.flags(&sha).unwrap_or_default();
+    let may_write = flags.declared && !flags.no_writes;
+    if may_write && writes == Writes::Refused {
+        return Reply::err("ERR Can not execute a script with write flag using *_ro command.");
+    }
+    if may_write && node.state.borrow().role != Role::Master {
+        return readonly_error();
+    }
     let k = 3 + numkeys as usize;
     node.state.borrow_mut().ks.now_ms = node.handle.now_ms();
-    let ran = node.lua.run(&sha, &a[3..k], &a[k..]);
+    let ran = match writes {
+        Writes::AsDeclared => node.lua.run(&sha, &a[3..k], &a[k..]),
+        Writes::Refused => node.lua.run_read_only(&sha, &a[3..k], &a[k..]),
+    };
     if ran.is_some() && node.lua.last_aborted() {
         node.handle.count_aborted_script();
     }
