@@ -14,6 +14,7 @@ use std::sync::Arc;
 use mlua::{Function, HookTriggers, Lua, MultiValue, Table, Value as LuaValue, VmState};
 
 mod errors;
+mod loadstring;
 mod random;
 mod shebang;
 
@@ -402,6 +403,9 @@ impl LuaEngine {
         let aborted = lua.create_function(move |_, ()| Ok(b.stop.get().is_some()))?;
         let math: mlua::Table = lua.globals().raw_get("math")?;
         random::install(&lua, &math)?;
+        let original: Function = lua.globals().raw_get("loadstring")?;
+        let loadstring = loadstring::source_only(&lua, original)?;
+        lua.globals().raw_set("loadstring", loadstring)?;
         let cjson = crate::cjson::SharedConfig::default();
         let cjson_module = crate::cjson::module(&lua, cjson.clone())?;
         let globals = lua.globals();
