@@ -59,7 +59,7 @@ pub(crate) fn source_only(lua: &Lua, original: Function) -> mlua::Result<Functio
         if chunk.first() == Some(&27) {
             let id = chunk_id(name.as_deref().unwrap_or(&chunk));
             let error = format!("{id}:1: unexpected symbol near 'char(27)'");
-            return Ok((Value::Nil, Value::String(lua.create_string(error)?)).into_lua_multi(lua)?);
+            return (Value::Nil, Value::String(lua.create_string(error)?)).into_lua_multi(lua);
         }
         original.call::<MultiValue>(MultiValue::from_iter(args))
     })
