@@ -37,7 +37,7 @@ pub type CallFn = Rc<dyn Fn(&[Vec<u8>]) -> Reply>;
 /// `redis.pcall` wrappers, `cjson`. Runs once per state, before global
 /// protection ([`crate::sandbox`]); returns the function that runs a script.
 const LIB: &str = r#"
-local raw_call, raw_call_raise, sha1hex, push_error, to_err_table, aborted, cjson_module = ...
+local raw_call, raw_call_raise, sha1hex, push_error, to_err_table, aborted, cjson_module, reply_depth_limit = ...
 local error, type, select, xpcall, unpack = error, type, select, xpcall, unpack
 local maxn = table.maxn
 redis = {}
@@ -103,8 +103,58 @@ newproxy = nil
 local error_handler = __redis_error_handler
 __redis_error_handler = nil
 __redis__err__handler = error_handler
+-- A script's reply as a flat list of tokens, walked with a stack of its
+-- own (so any depth of nesting fits): '[' opens a table's array part and
+-- ']' closes it, 'e' and 'o' are an error or a status table's text, 'v'
+-- any other value, and 'x' the value Redis's Lua stack had no room for
+-- (see REPLY_DEPTH_LIMIT on the Rust side, which passes the limit in).
+local reply_depth_limit, rawget = reply_depth_limit, rawget
+local function reply_tokens(value)
+  local out, n = {}, 0
+  local function put(kind, x)
+    out[n + 1] = kind
+    out[n + 2] = x
+    n = n + 2
+  end
+  local tables, nexts, depth = {}, {}, 0
+  local current = value
+  while true do
+    if depth >= reply_depth_limit then
+      put('x', false)
+    elseif type(current) == 'table' then
+      local e, s = rawget(current, 'err'), rawget(current, 'ok')
+      if type(e) == 'string' then
+        put('e', e)
+      elseif type(s) == 'string' then
+        put('o', s)
+      else
+        put('[', false)
+        depth = depth + 1
+        tables[depth], nexts[depth] = current, 1
+      end
+    else
+      put('v', current == nil and false or current)
+    end
+    -- The next element, closing every table that has none left.
+    while true do
+      if depth == 0 then return out end
+      local j = nexts[depth]
+      local x = rawget(tables[depth], j)
+      if x ~= nil then
+        nexts[depth] = j + 1
+        current = x
+        break
+      end
+      put(']', false)
+      tables[depth] = nil
+      depth = depth - 1
+    end
+  end
+end
 local run = function (f)
-  return xpcall(f, error_handler)
+  local r = {xpcall(f, error_handler)}
+  if r[1] then return true, reply_tokens(r[2]) end
+  return false, r[2]
 end
 
 return run
@@ -315,37 +365,69 @@ fn reply_to_lua(lua: &Lua, r: &Reply) -> mlua::Result<LuaValue> {
     })
 }
 
-/// Converts a script's return value to a reply (Redis's Lua → RESP rules).
-fn lua_to_reply(v: &LuaValue) -> Reply {
+/// How deep in nested tables a script's reply may go: Redis converts a
+/// reply on the Lua stack, one stack slot per level of nesting, and a
+/// value nested this deep finds no room (Lua's 8,000 slots, less the ones
+/// in use) and becomes the error `reached lua stack limit`, in place.
+/// Measured on redis-server 7.0.15: a table that contains itself gives
+/// 7,995 nested arrays, then that error.
+const REPLY_DEPTH_LIMIT: usize = 7_995;
+
+/// Converts a script's return value to a reply (Redis's Lua → RESP
+/// rules), from the tokens the library's `reply_tokens` made of it: a
+/// reply nested deeper than the Lua stack allows never needs that many
+/// values held here at once.
+fn lua_to_reply(tokens: &Table) -> Reply {
+    let mut open: Vec<Vec<Reply>> = Vec::new();
+    let mut j = 1usize;
+    loop {
+        let kind: Option<mlua::LuaString> = tokens.raw_get(j).ok();
+        let value: LuaValue = tokens.raw_get(j + 1).unwrap_or(LuaValue::Nil);
+        j += 2;
+        let Some(kind) = kind else {
+            // Malformed (never made by the library): what was built.
+            return open.into_iter().next().map_or(Reply::Nil, Reply::Array);
+        };
+        let done = match kind.as_bytes().first() {
+            Some(b'[') => {
+                open.push(Vec::new());
+                None
+            }
+            Some(b']') => open.pop().map(Reply::Array),
+            Some(b'x') => Some(Reply::err("ERR reached lua stack limit")),
+            Some(b'e') => Some(Reply::Error(text_of(&value))),
+            Some(b'o') => Some(Reply::Status(
+                text_of(&value)
+                    .chars()
+                    .map(|c| if c == '\r' || c == '\n' { ' ' } else { c })
+                    .collect(),
+            )),
+            _ => Some(scalar_to_reply(&value)),
+        };
+        if let Some(reply) = done {
+            match open.last_mut() {
+                Some(parent) => parent.push(reply),
+                None => return reply,
+            }
+        }
+    }
+}
+
+fn text_of(v: &LuaValue) -> String {
+    match v {
+        LuaValue::String(s) => s.to_string_lossy(),
+        _ => String::new(),
+    }
+}
+
+/// The reply of a value that is not a table.
+fn scalar_to_reply(v: &LuaValue) -> Reply {
     match v {
         LuaValue::Boolean(true) => Reply::Int(1),
         LuaValue::Integer(n) => Reply::Int(*n),
         // C's `(long long)` cast, as Redis converts: out of range is LLONG_MIN.
         LuaValue::Number(n) => Reply::Int(crate::cjson::c_long_long(*n)),
         LuaValue::String(s) => Reply::Bulk(s.as_bytes().to_vec()),
-        LuaValue::Table(t) => {
-            if let Ok(LuaValue::String(e)) = t.raw_get::<LuaValue>("err") {
-                return Reply::Error(e.to_string_lossy());
-            }
-            if let Ok(LuaValue::String(s)) = t.raw_get::<LuaValue>("ok") {
-                let s: String = s
-                    .to_string_lossy()
-                    .chars()
-                    .map(|c| if c == '\r' || c == '\n' { ' ' } else { c })
-                    .collect();
-                return Reply::Status(s);
-            }
-            let mut items = Vec::new();
-            let mut j = 1usize;
-            loop {
-                match t.raw_get::<LuaValue>(j) {
-                    Ok(LuaValue::Nil) | Err(_) => break,
-                    Ok(v) => items.push(lua_to_reply(&v)),
-                }
-                j += 1;
-            }
-            Reply::Array(items)
-        }
         _ => Reply::Nil,
     }
 }
@@ -417,6 +499,7 @@ impl LuaEngine {
             to_err_table.clone(),
             aborted,
             cjson_module,
+            REPLY_DEPTH_LIMIT,
         ))?;
         let raw_xpcall: Function = globals.raw_get("xpcall")?;
         let xpcall = converting_xpcall(&lua, raw_xpcall, to_err_table.clone())?;
@@ -597,8 +680,8 @@ impl LuaEngine {
         g.raw_set("KEYS", mk(keys)?)?;
         g.raw_set("ARGV", mk(argv)?)?;
         let (ok, val): (bool, LuaValue) = self.run.call(f)?;
-        if ok {
-            return Ok(lua_to_reply(&val));
+        if ok && let LuaValue::Table(tokens) = &val {
+            return Ok(lua_to_reply(tokens));
         }
         Ok(match &val {
             LuaValue::Table(t) => {
