@@ -41,6 +41,8 @@ local raw_call, raw_call_raise, sha1hex, push_error, to_err_table, aborted, cjso
 local error, type, select, xpcall, unpack = error, type, select, xpcall, unpack
 local maxn = table.maxn
 redis = {}
+-- A C function, as in Redis: a script's `return redis.call(...)` is a
+-- tail call that keeps the script's frame, whose line its errors name.
 redis.call = raw_call_raise
 local raw_pcall = pcall
 pcall = function (...)
@@ -51,8 +53,12 @@ pcall = function (...)
   if not r[1] then r[2] = to_err_table(r[2]) end
   return unpack(r, 1, maxn(r))
 end
+-- The arguments reach Rust packed in a table with their count: a call
+-- with thousands of them (`unpack` of a long list) does not fit on the
+-- stack of the Rust side's callback, which needs a few slots more than
+-- Redis's C function does.
 redis.pcall = function (...)
-  return raw_call(...)
+  return raw_call(select('#', ...), {...})
 end
 redis.sha1hex = sha1hex
 redis.error_reply = function (...)
@@ -311,10 +317,15 @@ fn strip_zeros(s: &str) -> String {
 
 /// Runs one command for `redis.call` / `redis.pcall`: the reply as a Lua
 /// value, and whether it is an error.
-fn call_command(lua: &Lua, call: &CallFn, args: MultiValue) -> mlua::Result<(LuaValue, bool)> {
-    let mut argv: Vec<Vec<u8>> = Vec::with_capacity(args.len());
-    for a in args {
-        match a {
+fn call_command(
+    lua: &Lua,
+    call: &CallFn,
+    count: usize,
+    args: &Table,
+) -> mlua::Result<(LuaValue, bool)> {
+    let mut argv: Vec<Vec<u8>> = Vec::with_capacity(count);
+    for i in 1..=count {
+        match args.raw_get::<LuaValue>(i)? {
             LuaValue::String(s) => argv.push(s.as_bytes().to_vec()),
             LuaValue::Integer(n) => argv.push(n.to_string().into_bytes()),
             LuaValue::Number(n) => argv.push(fmt_g17(n).into_bytes()),
@@ -450,14 +461,16 @@ impl LuaEngine {
             stop: Cell::new(None),
         });
         let (call2, b) = (call.clone(), budget.clone());
-        let raw_call = lua.create_function(move |lua, args: MultiValue| {
-            let v = call_command(lua, &call2, args)?.0;
+        let raw_call = lua.create_function(move |lua, (count, args): (usize, Table)| {
+            let v = call_command(lua, &call2, count, &args)?.0;
             b.interrupted()?;
             Ok(v)
         })?;
         let b = budget.clone();
         let raw_call_raise = lua.create_function(move |lua, args: MultiValue| {
-            let (v, failed) = call_command(lua, &call, args)?;
+            let count = args.len();
+            let args = lua.create_sequence_from(args)?;
+            let (v, failed) = call_command(lua, &call, count, &args)?;
             b.interrupted()?;
             if failed && let LuaValue::Table(t) = &v {
                 let text: String = t.raw_get("err")?;
