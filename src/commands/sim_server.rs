@@ -175,6 +175,8 @@ fn serve(args: &Args) -> ExitCode {
     let served = match args.service {
         Service::Redis => {
             let mut config = simredis::NodeConfig::new("sim-server");
+            // `INFO`'s `tcp_port` reports the port actually served.
+            config.port = port;
             config.busy_reply_threshold =
                 std::time::Duration::from_millis(args.busy_reply_threshold_ms);
             // The signals are awaited on the server's socket thread: a

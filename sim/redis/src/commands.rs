@@ -223,6 +223,8 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::read("expiretime", Exactly(2), ks::EXPIRETIME),
     Command::write("flushall", AtLeast(1), ks::flush),
     Command::write("flushdb", AtLeast(1), ks::flush),
+    Command::client("function", AtLeast(2), scripting::function)
+        .with_subcommands(scripting::FUNCTION),
     Command::read("get", Exactly(2), ks::get),
     Command::write("getset", Exactly(3), ks::getset),
     Command::write("hdel", AtLeast(3), ks::hdel),

@@ -20,6 +20,13 @@ pub enum Value {
     /// bytes becomes a hash table in Redis, listed in an order of its
     /// own; the node keeps insertion order, which is deterministic.)
     Hash(indexmap::IndexMap<Vec<u8>, Vec<u8>>),
+    /// A list, head first.
+    List(std::collections::VecDeque<Vec<u8>>),
+    /// A set, its members in the order they were added (the set commands
+    /// choose the order they list them in, as Redis's encodings do).
+    Set(indexmap::IndexSet<Vec<u8>>),
+    /// A sorted set.
+    ZSet(crate::sorted_set::SortedSet),
 }
 
 impl Value {
@@ -28,6 +35,9 @@ impl Value {
         match self {
             Value::Str(_) => "string",
             Value::Hash(_) => "hash",
+            Value::List(_) => "list",
+            Value::Set(_) => "set",
+            Value::ZSet(_) => "zset",
         }
     }
 }

@@ -82,6 +82,7 @@ pub mod replication;
 pub mod resp;
 mod sandbox;
 pub mod server;
+pub mod sorted_set;
 pub mod tcp;
 
 pub use clock::{ClockSpec, NodeClock};

@@ -66,15 +66,7 @@ fn encode_batch(b: &Batch, out: &mut Vec<u8>) {
             Some(e) => {
                 let d = Reply::Int(e.deadline.unwrap_or(-1));
                 let has = Reply::Int(i64::from(e.deadline.is_some()));
-                let v = match &e.value {
-                    Value::Str(s) => Reply::Bulk(s.clone()),
-                    Value::Hash(h) => Reply::Array(
-                        h.iter()
-                            .flat_map(|(f, v)| [Reply::Bulk(f.clone()), Reply::Bulk(v.clone())])
-                            .collect(),
-                    ),
-                };
-                Reply::Array(vec![Reply::Bulk(k.clone()), has, d, v])
+                Reply::Array(vec![Reply::Bulk(k.clone()), has, d, encode_value(&e.value)])
             }
         })
         .collect();
@@ -85,6 +77,66 @@ fn encode_batch(b: &Batch, out: &mut Vec<u8>) {
         Reply::Array(states),
     ])
     .encode(out);
+}
+
+/// A value on the replication link: a string as a bulk string, any other
+/// type as its `TYPE` name followed by its items in order (a hash's
+/// fields and values, a sorted set's members and scores alternating).
+fn encode_value(value: &Value) -> Reply {
+    let bulk = |b: &[u8]| Reply::Bulk(b.to_vec());
+    let items: Vec<Reply> = match value {
+        Value::Str(s) => return bulk(s),
+        Value::Hash(h) => h.iter().flat_map(|(f, v)| [bulk(f), bulk(v)]).collect(),
+        Value::List(l) => l.iter().map(|i| bulk(i)).collect(),
+        Value::Set(m) => m.iter().map(|i| bulk(i)).collect(),
+        Value::ZSet(z) => z
+            .iter()
+            // Scores travel as their bit patterns: exact, infinities included.
+            .flat_map(|(m, s)| [bulk(m), Reply::Int(s.to_bits() as i64)])
+            .collect(),
+    };
+    Reply::Array(vec![
+        bulk(value.type_name().as_bytes()),
+        Reply::Array(items),
+    ])
+}
+
+/// The inverse of [`encode_value`]; `None` for anything malformed.
+fn decode_value(r: Reply) -> Option<Value> {
+    let Reply::Array(parts) = r else {
+        let Reply::Bulk(s) = r else { return None };
+        return Some(Value::Str(s));
+    };
+    let [Reply::Bulk(kind), Reply::Array(items)] = <[Reply; 2]>::try_from(parts).ok()? else {
+        return None;
+    };
+    let bulk = |r: Reply| match r {
+        Reply::Bulk(b) => Some(b),
+        _ => None,
+    };
+    let mut it = items.into_iter();
+    Some(match kind.as_slice() {
+        b"hash" => {
+            let mut h = indexmap::IndexMap::new();
+            while let Some(f) = it.next() {
+                h.insert(bulk(f)?, bulk(it.next()?)?);
+            }
+            Value::Hash(h)
+        }
+        b"list" => Value::List(it.map(bulk).collect::<Option<_>>()?),
+        b"set" => Value::Set(it.map(bulk).collect::<Option<_>>()?),
+        b"zset" => {
+            let mut z = crate::sorted_set::SortedSet::new();
+            while let Some(m) = it.next() {
+                let Reply::Int(bits) = it.next()? else {
+                    return None;
+                };
+                z.insert(bulk(m)?, f64::from_bits(bits as u64));
+            }
+            Value::ZSet(z)
+        }
+        _ => return None,
+    })
 }
 
 fn decode_batch(r: Reply) -> Option<Batch> {
@@ -118,18 +170,7 @@ fn decode_batch(r: Reply) -> Option<Batch> {
         if parts.len() != 4 {
             return None;
         }
-        let value = match parts.pop()? {
-            Reply::Bulk(s) => Value::Str(s),
-            Reply::Array(fv) => {
-                let mut h = indexmap::IndexMap::new();
-                let mut it = fv.into_iter();
-                while let (Some(Reply::Bulk(f)), Some(Reply::Bulk(v))) = (it.next(), it.next()) {
-                    h.insert(f, v);
-                }
-                Value::Hash(h)
-            }
-            _ => return None,
-        };
+        let value = decode_value(parts.pop()?)?;
         let d = match parts.pop()? {
             Reply::Int(d) => d,
             _ => return None,
@@ -349,6 +390,9 @@ mod tests {
     fn a_batch_survives_encoding() {
         let mut h = indexmap::IndexMap::new();
         h.insert(b"f".to_vec(), b"1".to_vec());
+        let mut zset = crate::sorted_set::SortedSet::new();
+        zset.insert(b"a".to_vec(), f64::INFINITY);
+        zset.insert(b"b".to_vec(), -1.5);
         let b = Batch {
             offset: 7,
             full: true,
@@ -366,6 +410,27 @@ mod tests {
                     Some(Entry {
                         value: Value::Hash(h),
                         deadline: None,
+                    }),
+                ),
+                (
+                    b"l".to_vec(),
+                    Some(Entry {
+                        value: Value::List([b"x".to_vec(), b"y".to_vec()].into()),
+                        deadline: None,
+                    }),
+                ),
+                (
+                    b"m".to_vec(),
+                    Some(Entry {
+                        value: Value::Set([b"2".to_vec(), b"1".to_vec()].into_iter().collect()),
+                        deadline: None,
+                    }),
+                ),
+                (
+                    b"z".to_vec(),
+                    Some(Entry {
+                        value: Value::ZSet(zset),
+                        deadline: Some(5),
                     }),
                 ),
             ],

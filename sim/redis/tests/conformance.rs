@@ -21,7 +21,16 @@ mod common;
 #[path = "conformance/scripts.rs"]
 mod scripts;
 
-const CASES: &str = include_str!("conformance/cases.txt");
+/// The case files, one per command family after the first (the syntax is
+/// described at the top of `cases.txt`).
+const CASE_FILES: &[&str] = &[
+    include_str!("conformance/cases.txt"),
+    include_str!("conformance/strings_and_keys.txt"),
+    include_str!("conformance/lists.txt"),
+    include_str!("conformance/sets_and_sorted_sets.txt"),
+    include_str!("conformance/transactions.txt"),
+    include_str!("conformance/connection_and_server.txt"),
+];
 
 #[derive(Debug, Clone)]
 enum Step {
@@ -65,7 +74,7 @@ fn script(name: &str) -> &'static str {
 
 fn parse_cases() -> Vec<Case> {
     let mut cases: Vec<Case> = Vec::new();
-    for line in CASES.lines() {
+    for line in CASE_FILES.iter().flat_map(|f| f.lines()) {
         if let Some(name) = line.strip_prefix("## ") {
             cases.push(Case {
                 name: name.to_string(),

@@ -184,6 +184,21 @@ fn describe(value: &simredis::Value) -> String {
             })
             .collect::<Vec<_>>()
             .join(","),
+        simredis::Value::List(items) => items
+            .iter()
+            .map(|i| String::from_utf8_lossy(i).into_owned())
+            .collect::<Vec<_>>()
+            .join(","),
+        simredis::Value::Set(members) => members
+            .iter()
+            .map(|m| String::from_utf8_lossy(m).into_owned())
+            .collect::<Vec<_>>()
+            .join(","),
+        simredis::Value::ZSet(zset) => zset
+            .iter()
+            .map(|(m, s)| format!("{}={s}", String::from_utf8_lossy(m)))
+            .collect::<Vec<_>>()
+            .join(","),
     }
 }
 

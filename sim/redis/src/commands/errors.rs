@@ -44,6 +44,16 @@ pub(crate) fn unknown_subcommand(args: &[Vec<u8>]) -> Reply {
     Reply::err(format!("ERR unknown subcommand '{sub}'. Try {cmd} HELP."))
 }
 
+/// Redis's `addReplySubcommandSyntaxError`: a known subcommand given
+/// arguments it does not take.
+pub(crate) fn subcommand_syntax_error(args: &[Vec<u8>]) -> Reply {
+    let cmd = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
+    let sub = String::from_utf8_lossy(&args[1]);
+    Reply::err(format!(
+        "ERR unknown subcommand or wrong number of arguments for '{sub}'. Try {cmd} HELP."
+    ))
+}
+
 /// `WRONGTYPE ...`: the key holds another type than the command works on.
 pub(crate) fn wrongtype() -> Reply {
     Reply::err("WRONGTYPE Operation against a key holding the wrong kind of value")

@@ -189,3 +189,23 @@ fn script_subcommand(node: &Node, a: &[Vec<u8>]) -> Result<Reply, Reply> {
 pub(crate) fn not_busy() -> Reply {
     Reply::err("NOTBUSY No scripts in execution right now.")
 }
+
+/// `FUNCTION`'s subcommands: the node has no function libraries, so only
+/// `FLUSH` (which clients and Redis's own test suite send to start clean).
+pub(crate) const FUNCTION: &[Subcommand] = &[Subcommand {
+    name: "function|flush",
+    arity: AtLeast(2),
+}];
+
+/// `FUNCTION FLUSH [ASYNC|SYNC]`: there is never a library to delete.
+pub(crate) fn function(_: &Node, _: &mut Client, a: &[Vec<u8>]) -> Out {
+    if a.len() > 3 {
+        return Out::Reply(super::errors::subcommand_syntax_error(a));
+    }
+    if a.len() == 3 && !is_option(&a[2], "sync") && !is_option(&a[2], "async") {
+        return Out::Reply(Reply::err(
+            "ERR FUNCTION FLUSH only supports SYNC|ASYNC option",
+        ));
+    }
+    Out::Reply(Reply::ok())
+}
