@@ -4,12 +4,17 @@
 //! verdict or a damage figure fails here until the reports are written
 //! again, so the committed files never describe an older locklab.
 //!
+//! Both run from an empty folder, on the built-in scenarios, and write
+//! nothing where they run: so the same two runs also show that the
+//! binary alone gives what the project's folder gives (the built-in
+//! scenarios are the folder's files byte for byte: `tests/builtin_cli.rs`).
+//!
 //! (The benchmark's, the reality suite's and the speed reports measure real
 //! time and real servers: they are dated measurements, not regenerable.)
 
 mod common;
 
-use common::{locklab, path, root, scratch, stderr, stdout};
+use common::{assert_contains, locklab_in, path, root, scratch, stderr, stdout};
 use std::path::Path;
 
 /// The first line where `fresh` and `committed` differ, both shown.
@@ -31,10 +36,17 @@ fn first_difference(fresh: &str, committed: &str) -> String {
 /// requires each of `files` to equal its committed copy in `reports/`.
 fn suite_writes_the_committed(extra: &[&str], files: &[&str], regenerate: &str) {
     let dir = scratch(&format!("committed{}", extra.join("")));
+    let empty = scratch(&format!("committed-from{}", extra.join("")));
     let mut args = vec!["suite", "--out", path(&dir)];
     args.extend_from_slice(extra);
-    let out = locklab(&args);
+    let out = locklab_in(&empty, &args);
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert_contains(&stderr(&out), "built-in scenarios");
+    assert_eq!(
+        std::fs::read_dir(&empty).unwrap().count(),
+        0,
+        "suite wrote into the folder it ran from"
+    );
     for file in files {
         let fresh = std::fs::read_to_string(dir.join(file))
             .unwrap_or_else(|e| panic!("{file} not written: {e}"));
@@ -47,6 +59,7 @@ fn suite_writes_the_committed(extra: &[&str], files: &[&str], regenerate: &str) 
         );
     }
     let _ = std::fs::remove_dir_all(Path::new(&dir));
+    let _ = std::fs::remove_dir_all(Path::new(&empty));
 }
 
 #[test]
