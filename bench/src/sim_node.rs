@@ -1,8 +1,9 @@
-//! locklab's simulated Redis node (`simredis`), served on real TCP on
-//! 127.0.0.1 by this process: the one server on this machine that answers
-//! `DELEX` (Redis 8.4) and `DELIFEQ` (Valkey 9.0), which the `native-cad`
-//! rung releases with (redis-server 7.0 knows neither, Valkey 8.1 only
-//! `SET ... IFEQ`). The rows measured on it are reported apart and say so.
+//! locklab's simulated Redis node (`simredis`) as Redis 8.4, served on
+//! real TCP on 127.0.0.1 by this process: the one server on this machine
+//! that answers `DELEX` (Redis 8.4), which the `native-cad` rung releases
+//! with (redis-server 7.0 knows neither it nor Valkey 9.0's `DELIFEQ`,
+//! Valkey 8.1 only `SET ... IFEQ`). The rows measured on it are reported
+//! apart and say so.
 //!
 //! In-process rather than a child process: the bench library has no
 //! `locklab` binary to start (`locklab sim-server` runs the same
@@ -64,7 +65,8 @@ impl SimNode {
                 let runtime = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()?;
-                let config = simredis::NodeConfig::new("bench-sim-node");
+                let config = simredis::NodeConfig::new("bench-sim-node")
+                    .version(simredis::ServerVersion::Redis8_4);
                 runtime.block_on(simredis::serve_bound_until(listener, config, async move {
                     // A dropped sender stops the server as a sent one would.
                     let _ = stopped.await;

@@ -31,6 +31,11 @@ pub struct Cell {
     /// verdict is then `unknown`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut_short: Option<CutShortEntry>,
+    /// The server a Redis rung's nodes were, when not Redis 7.0 (e.g.
+    /// `redis-8.4` for a rung built on its compare-and-delete); absent
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
     /// What the checkers found, for people: each checker's result and its
     /// witness events (as `locklab run` prints them, without the
     /// timeline). Not part of the JSON.
@@ -64,6 +69,7 @@ impl Cell {
                 describe_checks(judged)
             ),
             wall_ms: 0,
+            server: None,
         }
     }
 

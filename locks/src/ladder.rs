@@ -2,6 +2,7 @@
 //! any rung by its id.
 
 use crate::lock::{Lock, LockConfig, LockContext};
+use crate::redis_server::RedisServer;
 use crate::registry::{self, RungParts};
 use crate::rungs;
 use redis::aio::ConnectionLike;
@@ -59,6 +60,11 @@ pub struct Rung {
     /// lock) for those of [`crate::database`].
     #[serde(skip)]
     pub service: &'static str,
+    /// For a Redis rung, the oldest server it works on, which it runs on
+    /// unless the scenario names another: Redis 7.0 for all but those
+    /// built on newer servers' compare-and-set commands.
+    #[serde(skip)]
+    pub server: RedisServer,
 }
 
 impl Rung {
@@ -82,6 +88,7 @@ impl Rung {
         reentrant: false,
         renews: false,
         service: "redis",
+        server: RedisServer::Redis7_0,
     };
 
     /// The start of the metadata of a rung registered outside the ladder

@@ -72,6 +72,7 @@ pub mod lease;
 pub mod libraries;
 pub mod lock;
 pub mod notify;
+pub mod redis_server;
 pub mod registry;
 mod renewal;
 pub mod rungfile;

@@ -36,6 +36,26 @@ pub fn axes(cells: &[Cell]) -> (Vec<String>, Vec<String>) {
     (rows, cols)
 }
 
+/// A row's label: the rung, and the server its cells ran on when that is
+/// one newer than Redis 7.0 shared by all of them (a cell on another
+/// server names its own: [`cell_text`]).
+fn row_label(cells: &[Cell], rung: &str) -> String {
+    match row_server(cells, rung) {
+        Some(server) => format!("{rung} ({server})"),
+        None => rung.to_string(),
+    }
+}
+
+/// The server every cell of `rung` ran on, when it is the same newer one.
+fn row_server<'a>(cells: &'a [Cell], rung: &str) -> Option<&'a str> {
+    let mut servers = cells
+        .iter()
+        .filter(|c| c.rung == rung)
+        .map(|c| c.server.as_deref());
+    let first = servers.next()??;
+    servers.all(|s| s == Some(first)).then_some(first)
+}
+
 /// The cells of one (rung, scenario) pair, in the order given.
 fn at<'a>(cells: &'a [Cell], rung: &str, scenario: &str) -> Vec<&'a Cell> {
     cells
@@ -45,8 +65,18 @@ fn at<'a>(cells: &'a [Cell], rung: &str, scenario: &str) -> Vec<&'a Cell> {
 }
 
 /// A cell's text: the verdict, with `✗ (expected X)` when it differs, in
-/// italics when nothing is expected.
-fn cell_text(cell: &Cell) -> String {
+/// italics when nothing is expected, and the server it ran on when that is
+/// not its row's.
+fn cell_text(cell: &Cell, row_server: Option<&str>) -> String {
+    let verdict = verdict_text(cell);
+    match cell.server.as_deref() {
+        Some(server) if Some(server) != row_server => format!("{verdict} ({server})"),
+        _ => verdict,
+    }
+}
+
+/// A cell's verdict as [`cell_text`] shows it.
+fn verdict_text(cell: &Cell) -> String {
     match cell.expected {
         None => format!("*{}*", cell.verdict),
         Some(expected) if expected != cell.verdict => {
@@ -82,7 +112,9 @@ pub fn markdown_titled(title: &str, cells: &[Cell]) -> String {
     out.push_str(
         "Rows: rungs, in ladder order. Columns: scenarios. Each cell is the verdict of \
          that rung in that scenario (`safe`, `violated`, `deadlock`, `unknown`); \
-         ✗ marks a verdict that differs from the scenario's expectation.",
+         ✗ marks a verdict that differs from the scenario's expectation. A rung's nodes are \
+         Redis 7.0 unless its row or cell names another server (the oldest the rung works on, \
+         or the one its scenario names).",
     );
     if unexpected_free > 0 {
         out.push_str(
@@ -101,14 +133,18 @@ pub fn markdown_titled(title: &str, cells: &[Cell]) -> String {
     }
     out.push('\n');
     for row in &rows {
-        out.push_str(&format!("| `{}` |", md_escape(row)));
+        let server = row_server(cells, row);
+        match server {
+            Some(server) => out.push_str(&format!("| `{}` ({server}) |", md_escape(row))),
+            None => out.push_str(&format!("| `{}` |", md_escape(row))),
+        }
         for col in &cols {
             let here = at(cells, row, col);
             let text = if here.is_empty() {
                 "—".to_string()
             } else {
                 here.iter()
-                    .map(|c| cell_text(c))
+                    .map(|c| cell_text(c, server))
                     .collect::<Vec<_>>()
                     .join(" / ")
             };
@@ -200,12 +236,13 @@ const CHAR_W: i32 = 7;
 /// black border and `✗`. A legend runs along the bottom.
 pub fn svg(cells: &[Cell]) -> Result<String, String> {
     let (rows, cols) = axes(cells);
+    let row_labels: Vec<String> = rows.iter().map(|r| row_label(cells, r)).collect();
     // Room for the longest label of an axis, in pixels.
     let margin = |labels: &[String]| {
         let longest = labels.iter().map(|l| l.chars().count() as i32).max();
         24 + CHAR_W * longest.unwrap_or(4)
     };
-    let (left, top) = (margin(rows.as_slice()), margin(cols.as_slice()));
+    let (left, top) = (margin(row_labels.as_slice()), margin(cols.as_slice()));
     let width = (left + CELL_W * cols.len() as i32 + 20).max(520);
     let height = top + CELL_H * rows.len() as i32 + 56;
 
@@ -231,7 +268,7 @@ pub fn svg(cells: &[Cell]) -> Result<String, String> {
         for (i, row) in rows.iter().enumerate() {
             let y = top + CELL_H * i as i32;
             root.draw(&Text::new(
-                row.clone(),
+                row_labels[i].clone(),
                 (left - 8, y + CELL_H / 2),
                 right.clone(),
             ))

@@ -200,8 +200,18 @@ fn run_job(job: &Job<'_>, keep: KeepRun<'_>) -> Result<Cell, JobError> {
     let (mut cell, judged) =
         worst.ok_or_else(|| JobError::Failed(format!("{}: no seeds", job.scenario.name)))?;
     keep(&job.scenario, &judged);
+    cell.server = newer_redis_server(&job.scenario, &job.rung);
     cell.wall_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     Ok(cell)
+}
+
+/// The server a Redis rung's nodes are in `scenario`, when it is not
+/// Redis 7.0 (the matrix names it).
+fn newer_redis_server(scenario: &Scenario, rung: &str) -> Option<String> {
+    let is_redis = locks::rung(rung).is_none_or(|r| r.service == "redis");
+    let server = crate::world::deployment_of(scenario, rung).server?;
+    (is_redis && server != locks::redis_server::RedisServer::Redis7_0)
+        .then(|| server.name().to_string())
 }
 
 /// Runs every cell on `workers` threads (each simulation is independent

@@ -116,12 +116,23 @@ pub struct World<'s> {
     pub(crate) origin: Duration,
 }
 
+/// The deployment `rung` runs on in `scenario`, its server named: the
+/// scenario's, else the oldest server the rung works on.
+pub fn deployment_of(scenario: &Scenario, rung: &str) -> Topology {
+    let mut topology = scenario.topology_of(rung).clone();
+    if topology.server.is_none() {
+        topology.server =
+            Some(locks::registration(rung).map_or_else(Default::default, |r| r.rung.server));
+    }
+    topology
+}
+
 impl<'s> World<'s> {
     /// Builds the world of `rung` in `scenario` with `seed`: nodes and
     /// store up and stocked, client hosts registered, timed faults on the
     /// agenda.
     pub fn build(scenario: &'s Scenario, rung: &str, seed: u64) -> Result<World<'s>, RunError> {
-        let topology = scenario.topology_of(rung).clone();
+        let topology = deployment_of(scenario, rung);
         let service = service::lock_service(rung, &topology)?;
         let latency = Duration::from_millis(scenario.network.latency_ms);
         let trip_ms = scenario.network.latency_ms + scenario.network.jitter_ms;

@@ -996,6 +996,7 @@ fn cell(rung: &str, scenario: &str, verdict: Verdict, expected: Verdict) -> Cell
         damage: Damage::default(),
         cut_short: None,
         findings: String::new(),
+        server: None,
         wall_ms: 0,
     }
 }

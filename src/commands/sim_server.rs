@@ -10,7 +10,8 @@ use sim::exit::ExitCode;
 /// The services `sim-server` can speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Service {
-    /// A Redis 7.0.15 node (RESP, Lua).
+    /// A Redis node (RESP, Lua): Redis 7.0.15 unless `--redis-version` says
+    /// otherwise.
     Redis,
     /// An etcd member (the v3 gRPC API).
     Etcd,
@@ -78,6 +79,11 @@ pub struct Args {
     /// `busy-reply-threshold`, in ms; redis only).
     #[arg(long, default_value_t = 5000, value_name = "MS")]
     pub busy_reply_threshold_ms: u64,
+    /// Which server the Redis node is: redis-7.0, redis-8.4, valkey-8.1 or
+    /// valkey-9.0 (it answers only the commands that server has; redis
+    /// only).
+    #[arg(long, default_value = "redis-7.0", value_name = "SERVER", value_parser = redis_version)]
+    pub redis_version: simredis::ServerVersion,
     /// Which etcd's Lock service to imitate (etcd only).
     #[arg(long, value_enum, default_value_t = EtcdVersion::V3_4)]
     pub etcd_version: EtcdVersion,
@@ -90,6 +96,17 @@ pub struct Args {
     /// text goes to standard error.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The server a `--redis-version` names.
+fn redis_version(name: &str) -> Result<simredis::ServerVersion, String> {
+    simredis::ServerVersion::named(name).ok_or_else(|| {
+        let known: Vec<&str> = simredis::ServerVersion::ALL
+            .iter()
+            .map(|v| v.name())
+            .collect();
+        format!("no such server {name:?}; one of {}", known.join(", "))
+    })
 }
 
 /// `locklab sim-server`: one simulated node, member or server on real TCP, until
@@ -127,7 +144,7 @@ fn serve(args: &Args) -> ExitCode {
     let port = addr.port();
     let (what, try_it, busy) = match args.service {
         Service::Redis => (
-            "Redis node".to_string(),
+            format!("Redis node ({})", args.redis_version),
             format!("redis-cli -p {port} ping"),
             Some(args.busy_reply_threshold_ms),
         ),
@@ -177,6 +194,7 @@ fn serve(args: &Args) -> ExitCode {
             let mut config = simredis::NodeConfig::new("sim-server");
             // `INFO`'s `tcp_port` reports the port actually served.
             config.port = port;
+            config.version = args.redis_version;
             config.busy_reply_threshold =
                 std::time::Duration::from_millis(args.busy_reply_threshold_ms);
             // The signals are awaited on the server's socket thread: a

@@ -26,6 +26,7 @@
 use crate::error::LockError;
 use crate::ladder::Rung;
 use crate::lease::Lease;
+use crate::redis_server::RedisServer;
 use crate::rungs::common::{self, Attempt, NodeConn, OneNode, RungSteps};
 use redis::aio::ConnectionLike;
 use std::time::Duration;
@@ -39,6 +40,8 @@ pub const RUNG: Rung = Rung {
     fixes: "atomic owner-checked release and extend without Lua",
     flaw: "as lua-release: the lease can expire while the holder still works; not reentrant",
     shown_by: "long-critical-section",
+    // The oldest server with both a compare-and-delete and `SET ... IFEQ`.
+    server: RedisServer::Redis8_4,
     ..Rung::PLAIN
 };
 

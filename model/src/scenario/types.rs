@@ -2,6 +2,7 @@
 //! network, the lock's parameters and the client groups.
 
 use crate::host::Host;
+use locks::redis_server::RedisServer;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// How the lock service's nodes are deployed.
@@ -29,6 +30,12 @@ pub struct Topology {
     /// given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub members: Option<usize>,
+    /// Which server the Redis nodes are (`redis-7.0`, `redis-8.4`,
+    /// `valkey-8.1`, `valkey-9.0`): a node answers only the commands that
+    /// server has. Unset, each rung runs on the oldest server it works on
+    /// (`locks::redis_server`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<RedisServer>,
 }
 
 /// How a node persists its writes (the simulated node and real
@@ -96,6 +103,7 @@ impl Default for Topology {
             replication_delay_ms: 0,
             persistence: Persistence::None,
             members: None,
+            server: None,
         }
     }
 }

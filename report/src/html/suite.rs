@@ -190,6 +190,7 @@ mod tests {
             damage: Damage::default(),
             cut_short: None,
             findings: "clients 0 and 1 <both> held".into(),
+            server: None,
             wall_ms: 0,
         }
     }

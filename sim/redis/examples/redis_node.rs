@@ -1,6 +1,6 @@
 //! Serves a simulated Redis node on a real TCP port, for `redis-cli` or
 //! Redis's own test suite, without building the whole of locklab:
-//! `cargo run -p simredis --example serve -- 6390`.
+//! `cargo run -p simredis --example redis_node -- 6390`.
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {

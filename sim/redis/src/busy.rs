@@ -278,7 +278,7 @@ pub(crate) fn answer_while_busy(
     handle: &NodeHandle,
     watch: &ScriptWatch,
 ) -> BusyAnswer {
-    let resolved = match resolve(args) {
+    let resolved = match resolve(args, handle.config().version) {
         Ok(r) => r,
         Err(e) => return BusyAnswer::Reply(e),
     };

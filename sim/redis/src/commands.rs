@@ -36,6 +36,7 @@ use crate::handle::{NodeHandle, Role};
 use crate::keyspace::Keyspace;
 use crate::node::Node;
 use crate::resp::Reply;
+use crate::version::{Feature, ServerVersion};
 
 use errors::{arity_error, unknown_command, unknown_subcommand};
 
@@ -97,6 +98,9 @@ pub(crate) struct Command {
     /// A container's subcommands (`SCRIPT LOAD`, `CLIENT ID`); empty for
     /// a plain command.
     pub(crate) subcommands: &'static [Subcommand],
+    /// The newer-than-7.0 feature it is, if it is one: a node of a
+    /// version without it answers that it does not know the command.
+    pub(crate) feature: Option<Feature>,
 }
 
 /// One subcommand of a container command.
@@ -141,6 +145,7 @@ impl Command {
             subscribed: Subscribed::Refused,
             handler,
             subcommands: &[],
+            feature: None,
         }
     }
 
@@ -189,6 +194,19 @@ impl Command {
         }
     }
 
+    /// Makes the command a feature only some versions have.
+    const fn only_with(self, feature: Feature) -> Command {
+        Command {
+            feature: Some(feature),
+            ..self
+        }
+    }
+
+    /// Whether a node of `version` knows the command.
+    pub(crate) fn known_to(&self, version: ServerVersion) -> bool {
+        self.feature.is_none_or(|f| version.has(f))
+    }
+
     /// Whether `argc` arguments (the name included) fit the arity.
     pub(crate) fn arity_fits(&self, argc: usize) -> bool {
         match self.arity {
@@ -210,8 +228,8 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::write("decr", Exactly(2), ks::decr),
     Command::write("decrby", Exactly(3), ks::decrby),
     Command::write("del", AtLeast(2), ks::del),
-    Command::write("delex", AtLeast(2), ks::delex),
-    Command::write("delifeq", Exactly(3), ks::delifeq),
+    Command::write("delex", AtLeast(2), ks::delex).only_with(Feature::Delex),
+    Command::write("delifeq", Exactly(3), ks::delifeq).only_with(Feature::Delifeq),
     Command::read("echo", Exactly(2), server::echo),
     Command::client("eval", AtLeast(3), scripting::eval),
     Command::client("eval_ro", AtLeast(3), scripting::eval_ro),
@@ -288,10 +306,11 @@ pub(crate) fn lookup(name: &[u8]) -> Option<&'static Command> {
 }
 
 /// Resolves a client's request as Redis's `processCommand` starts: the
-/// command must exist, fit its arity, and, for a container, name a known
-/// subcommand that fits its own arity. An `Err` is the error reply.
-pub(crate) fn resolve(args: &[Vec<u8>]) -> Result<Resolved, Reply> {
-    let Some(cmd) = lookup(&args[0]) else {
+/// command must exist (in a node of `version`), fit its arity, and, for a
+/// container, name a known subcommand that fits its own arity. An `Err`
+/// is the error reply.
+pub(crate) fn resolve(args: &[Vec<u8>], version: ServerVersion) -> Result<Resolved, Reply> {
+    let Some(cmd) = lookup(&args[0]).filter(|c| c.known_to(version)) else {
         return Err(unknown_command(args));
     };
     if !cmd.arity_fits(args.len()) {
@@ -383,7 +402,7 @@ impl Node {
 
     /// Executes one client command.
     pub(crate) fn execute(&self, c: &mut Client, args: &[Vec<u8>]) -> Out {
-        let resolved = match resolve(args) {
+        let resolved = match resolve(args, self.handle.config().version) {
             Ok(r) => r,
             Err(e) => return Out::Reply(e),
         };
@@ -421,7 +440,8 @@ impl Node {
     /// Executes one command for a running script (`redis.call`). The
     /// script's changes are committed when the script ends.
     pub(crate) fn call_from_script(&self, args: &[Vec<u8>]) -> Reply {
-        let Some(cmd) = lookup(&args[0]) else {
+        let version = self.handle.config().version;
+        let Some(cmd) = lookup(&args[0]).filter(|c| c.known_to(version)) else {
             return Reply::err("ERR Unknown Redis command called from script");
         };
         if !cmd.arity_fits(args.len()) {

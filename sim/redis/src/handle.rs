@@ -17,6 +17,7 @@ use tokio::sync::Notify;
 use crate::clock::{ClockSpec, NodeClock, true_elapsed};
 use crate::events::{EventKind, EventSink, NodeEvent};
 use crate::persistence::{CrashKind, Disk, Persistence};
+use crate::version::ServerVersion;
 
 /// How to build a node.
 #[derive(Debug, Clone)]
@@ -49,6 +50,9 @@ pub struct NodeConfig {
     /// script inside a simulation, where the clock does not move. The
     /// real-TCP server does not apply it (Redis has no such limit).
     pub script_instruction_limit: u64,
+    /// Which server the node is: it answers only the commands and options
+    /// that version has ([`crate::version`]).
+    pub version: ServerVersion,
 }
 
 /// The default [`NodeConfig::script_instruction_limit`]: far above any
@@ -56,7 +60,14 @@ pub struct NodeConfig {
 pub const SCRIPT_INSTRUCTION_LIMIT: u64 = 100_000_000;
 
 impl NodeConfig {
-    /// A master named `name`, no persistence, default clock, port 6379.
+    /// Makes the node this server version.
+    pub fn version(mut self, version: ServerVersion) -> NodeConfig {
+        self.version = version;
+        self
+    }
+
+    /// A Redis 7.0 master named `name`, no persistence, default clock,
+    /// port 6379.
     pub fn new(name: impl Into<String>) -> NodeConfig {
         NodeConfig {
             name: name.into(),
@@ -67,6 +78,7 @@ impl NodeConfig {
             port: DEFAULT_PORT,
             busy_reply_threshold: Duration::from_millis(5000),
             script_instruction_limit: SCRIPT_INSTRUCTION_LIMIT,
+            version: ServerVersion::default(),
         }
     }
 

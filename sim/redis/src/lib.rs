@@ -84,6 +84,7 @@ mod sandbox;
 pub mod server;
 pub mod sorted_set;
 pub mod tcp;
+pub mod version;
 
 pub use clock::{ClockSpec, NodeClock};
 pub use events::{EventKind, EventSink, NodeEvent, Origin, Value};
@@ -91,3 +92,4 @@ pub use handle::{MasterAddr, NodeConfig, NodeHandle, Role};
 pub use persistence::{CrashKind, Persistence};
 pub use server::serve;
 pub use tcp::{real_time, serve_bound_until, serve_tcp, serve_tcp_listener, serve_tcp_until};
+pub use version::{Feature, ServerVersion};

@@ -1,15 +1,17 @@
 //! The native compare-and-delete commands the simulated node answers
-//! beyond Redis 7.0: `SET ... IFEQ` (Valkey 8.1, Redis 8.4), `SET ... IFNE`
-//! and `DELEX` (Redis 8.4), `DELIFEQ` (Valkey 9.0). Each reply below is the
-//! one those versions document; no such server runs here, so these pin the
-//! node's answers instead of comparing them with a live one.
+//! when it is a server newer than Redis 7.0: `SET ... IFEQ` (Valkey 8.1,
+//! Redis 8.4), `SET ... IFNE` and `DELEX` (Redis 8.4), `DELIFEQ` (Valkey
+//! 9.0). Each reply below is the one those versions document; no such
+//! server runs here, so these pin the node's answers instead of comparing
+//! them with a live one. (A Redis 7.0 node refuses them all as
+//! redis-server 7.0.15 does: the conformance cases compare that.)
 
 #[path = "common/real_tcp.rs"]
 mod real_tcp;
 
 use real_tcp::{run, serve};
 use redis::Value;
-use simredis::NodeConfig;
+use simredis::{NodeConfig, ServerVersion};
 
 /// Sends one command and returns the raw reply (an error reply as
 /// `Err(text)`).
@@ -25,14 +27,15 @@ async fn send(con: &mut redis::aio::MultiplexedConnection, args: &[&str]) -> Res
     }
 }
 
-/// Runs `talk` against a fresh simulated node on a loopback port.
-fn with_node<F, Fut>(talk: F)
+/// Runs `talk` against a fresh simulated node of `version` on a loopback
+/// port.
+fn with_node<F, Fut>(version: ServerVersion, talk: F)
 where
     F: FnOnce(redis::aio::MultiplexedConnection) -> Fut,
     Fut: Future<Output = ()>,
 {
     run(async {
-        let (addr, server) = serve(NodeConfig::new("cad")).await;
+        let (addr, server) = serve(NodeConfig::new("cad").version(version)).await;
         let client = redis::Client::open(format!("redis://{addr}")).unwrap();
         tokio::select! {
             r = server => panic!("server ended: {r:?}"),
@@ -64,7 +67,7 @@ async fn assert_refused(con: &mut redis::aio::MultiplexedConnection, args: &[&st
 
 #[test]
 fn set_ifeq_replaces_only_the_expected_value_and_never_creates_a_key() {
-    with_node(|mut c| async move {
+    with_node(ServerVersion::Valkey8_1, |mut c| async move {
         assert_eq!(
             send(&mut c, &["SET", "k", "b", "IFEQ", "a"]).await,
             Ok(Value::Nil)
@@ -95,7 +98,7 @@ fn set_ifeq_replaces_only_the_expected_value_and_never_creates_a_key() {
 
 #[test]
 fn set_ifne_creates_a_missing_key_and_skips_an_equal_one() {
-    with_node(|mut c| async move {
+    with_node(ServerVersion::Redis8_4, |mut c| async move {
         assert!(is_ok(&send(&mut c, &["SET", "k", "a", "IFNE", "a"]).await));
         assert_eq!(
             send(&mut c, &["SET", "k", "b", "IFNE", "a"]).await,
@@ -107,7 +110,7 @@ fn set_ifne_creates_a_missing_key_and_skips_an_equal_one() {
 
 #[test]
 fn set_conditions_exclude_nx_xx_and_each_other_and_refuse_a_hash() {
-    with_node(|mut c| async move {
+    with_node(ServerVersion::Redis8_4, |mut c| async move {
         for args in [
             &["SET", "k", "v", "NX", "IFEQ", "v"][..],
             &["SET", "k", "v", "IFEQ", "v", "XX"],
@@ -124,7 +127,7 @@ fn set_conditions_exclude_nx_xx_and_each_other_and_refuse_a_hash() {
 
 #[test]
 fn delex_deletes_on_a_met_condition_or_unconditionally() {
-    with_node(|mut c| async move {
+    with_node(ServerVersion::Redis8_4, |mut c| async move {
         assert_eq!(send(&mut c, &["DELEX", "k", "IFEQ", "a"]).await, int(0));
         assert!(is_ok(&send(&mut c, &["SET", "k", "a"]).await));
         assert_eq!(send(&mut c, &["DELEX", "k", "IFEQ", "b"]).await, int(0));
@@ -142,7 +145,7 @@ fn delex_deletes_on_a_met_condition_or_unconditionally() {
 
 #[test]
 fn delex_refuses_a_hash_under_a_condition_and_unknown_or_incomplete_options() {
-    with_node(|mut c| async move {
+    with_node(ServerVersion::Redis8_4, |mut c| async move {
         assert_eq!(send(&mut c, &["HSET", "h", "f", "1"]).await, int(1));
         assert_refused(&mut c, &["DELEX", "h", "IFEQ", "1"], "WRONGTYPE").await;
         for args in [
@@ -159,7 +162,7 @@ fn delex_refuses_a_hash_under_a_condition_and_unknown_or_incomplete_options() {
 
 #[test]
 fn delifeq_deletes_only_the_matching_string() {
-    with_node(|mut c| async move {
+    with_node(ServerVersion::Valkey9_0, |mut c| async move {
         assert_eq!(send(&mut c, &["DELIFEQ", "k", "a"]).await, int(0));
         assert!(is_ok(&send(&mut c, &["SET", "k", "a"]).await));
         assert_eq!(send(&mut c, &["DELIFEQ", "k", "b"]).await, int(0));
@@ -173,25 +176,53 @@ fn delifeq_deletes_only_the_matching_string() {
 
 #[test]
 fn the_commands_work_inside_a_script_as_a_lock_release_would_use_them() {
-    with_node(|mut c| async move {
-        assert!(is_ok(
-            &send(&mut c, &["SET", "lock", "me", "PX", "10000"]).await
-        ));
-        let body = "return redis.call('DELIFEQ', KEYS[1], ARGV[1]) + redis.call('DELEX', KEYS[1], 'IFEQ', ARGV[1])";
-        assert_eq!(
-            send(&mut c, &["EVAL", body, "1", "lock", "me"]).await,
-            int(1)
-        );
-    });
+    for (version, delete) in [
+        (
+            ServerVersion::Redis8_4,
+            "redis.call('DELEX', KEYS[1], 'IFEQ', ARGV[1])",
+        ),
+        (
+            ServerVersion::Valkey9_0,
+            "redis.call('DELIFEQ', KEYS[1], ARGV[1])",
+        ),
+    ] {
+        with_node(version, |mut c| async move {
+            assert!(is_ok(
+                &send(&mut c, &["SET", "lock", "me", "PX", "10000"]).await
+            ));
+            let body = format!("return {delete}");
+            assert_eq!(
+                send(&mut c, &["EVAL", &body, "1", "lock", "me"]).await,
+                int(1)
+            );
+        });
+    }
 }
 
 #[test]
-fn the_native_cad_rung_locks_extends_and_releases_without_lua() {
+fn a_version_without_a_command_refuses_it_in_a_script_too() {
+    with_node(ServerVersion::Valkey8_1, |mut c| async move {
+        let body = "return redis.call('DELIFEQ', KEYS[1], ARGV[1])";
+        assert_refused(
+            &mut c,
+            &["EVAL", body, "1", "lock", "me"],
+            "Unknown Redis command called from script",
+        )
+        .await;
+        assert_refused(&mut c, &["SET", "k", "v", "IFNE", "w"], "syntax error").await;
+    });
+}
+
+/// Acquires, extends and releases with `native-cad` on a node of
+/// `version`; the release's outcome is returned (acquiring and extending
+/// must work, and where the release works, another owner's must not).
+fn native_cad_cycle(version: ServerVersion) -> Result<(), locks::LockError> {
     use locks::{ConnConfig, LockConfig, LockContext, Owner, ReconnectingConnection, TcpDialer};
     use std::sync::Arc;
     use std::time::Duration;
+    let mut released = None;
     run(async {
-        let (addr, server) = serve(NodeConfig::new("cad")).await;
+        let (addr, server) = serve(NodeConfig::new("cad").version(version)).await;
         let talk = async {
             let conn = ReconnectingConnection::new(
                 TcpDialer::new(addr.to_string()),
@@ -211,19 +242,38 @@ fn the_native_cad_rung_locks_extends_and_releases_without_lua() {
             lock.extend(&mut lease).await.expect("still mine");
             let mut other = lease.clone();
             other.token = "someone else".into();
-            assert!(matches!(
-                lock.release(&other).await,
-                Err(locks::LockError::NotHeld { .. })
-            ));
-            lock.release(&lease).await.expect("released with DELEX");
-            assert!(matches!(
-                lock.extend(&mut lease).await,
-                Err(locks::LockError::NotHeld { .. })
-            ));
+            let by_another = lock.release(&other).await;
+            released = Some(lock.release(&lease).await);
+            if released.as_ref().is_some_and(Result::is_ok) {
+                assert!(
+                    matches!(by_another, Err(locks::LockError::NotHeld { .. })),
+                    "{by_another:?}"
+                );
+                assert!(matches!(
+                    lock.extend(&mut lease).await,
+                    Err(locks::LockError::NotHeld { .. })
+                ));
+            }
         };
         tokio::select! {
             r = server => panic!("server ended: {r:?}"),
             () = talk => {}
         }
     });
+    released.expect("the cycle ran")
+}
+
+#[test]
+fn the_native_cad_rung_locks_extends_and_releases_without_lua_on_redis_8_4_and_valkey_9_0() {
+    native_cad_cycle(ServerVersion::Redis8_4).expect("released with DELEX");
+    native_cad_cycle(ServerVersion::Valkey9_0).expect("released with DELIFEQ");
+}
+
+#[test]
+fn the_native_cad_rung_cannot_release_on_valkey_8_1_which_has_neither_delete() {
+    let released = native_cad_cycle(ServerVersion::Valkey8_1);
+    assert!(
+        matches!(&released, Err(e) if e.to_string().to_lowercase().contains("unknown command")),
+        "{released:?}"
+    );
 }

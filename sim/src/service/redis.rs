@@ -15,11 +15,12 @@ use super::{GroundTruth, LockService, SimDeployment, Software};
 use crate::client_clock::EPOCH_MS;
 use crate::machines::Machines;
 use crate::nemesis::ClockChange;
+use locks::redis_server::RedisServer;
 use model::fault::CrashKind;
 use model::history::KeyChange;
 use model::host::Host;
 use model::scenario::{Persistence, Topology, TopologyKind};
-use simredis::{ClockSpec, MasterAddr, NodeConfig, NodeEvent, NodeHandle};
+use simredis::{ClockSpec, MasterAddr, NodeConfig, NodeEvent, NodeHandle, ServerVersion};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -79,7 +80,8 @@ impl LockService for RedisService {
         for (i, host) in self.node_hosts(topology).into_iter().enumerate() {
             let mut config = NodeConfig::new(host.to_string())
                 .persistence(node_persistence(topology.persistence))
-                .clock(node_clock());
+                .clock(node_clock())
+                .version(node_version(topology.server.unwrap_or_default()));
             config.port = machines.address(host).1;
             if topology.kind == TopologyKind::Replicated && i > 0 {
                 let (machine, port) = machines.address(Host::Node(0));
@@ -169,6 +171,17 @@ fn node_persistence(mode: Persistence) -> simredis::Persistence {
     }
 }
 
+/// The simulated node's version for the scenario's server (of the same
+/// name: a test holds the two lists together).
+pub(crate) fn node_version(server: RedisServer) -> ServerVersion {
+    match server {
+        RedisServer::Redis7_0 => ServerVersion::Redis7_0,
+        RedisServer::Redis8_4 => ServerVersion::Redis8_4,
+        RedisServer::Valkey8_1 => ServerVersion::Valkey8_1,
+        RedisServer::Valkey9_0 => ServerVersion::Valkey9_0,
+    }
+}
+
 /// Describes a stored value for the history.
 fn describe(value: &simredis::Value) -> String {
     match value {
@@ -218,4 +231,17 @@ fn record_ground_truth(feed: &GroundTruth, event: &NodeEvent) {
     };
     let at_us = event.at.as_micros() as u64;
     feed.record(at_us, node, what, key.into_owned(), value);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_scenario_server_is_the_node_version_of_the_same_name() {
+        for server in RedisServer::ALL {
+            assert_eq!(node_version(server).name(), server.name());
+        }
+        assert_eq!(RedisServer::ALL.len(), ServerVersion::ALL.len());
+    }
 }

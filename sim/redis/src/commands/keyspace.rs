@@ -10,6 +10,7 @@ use super::{KeyspaceFn, is_option};
 use crate::handle::NodeHandle;
 use crate::keyspace::{Entry, Keyspace, Value};
 use crate::resp::{Reply, string2ll};
+use crate::version::Feature;
 
 /// A handler's answer: `Err` is an error reply, returned early with `?`.
 type R = Result<Reply, Reply>;
@@ -80,11 +81,11 @@ pub(crate) fn mget(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
 /// `SET key value [NX|XX|IFEQ v|IFNE v] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL]`
 ///
 /// `IFEQ` answers as Valkey 8.1 and Redis 8.4 document it, `IFNE` as Redis
-/// 8.4 does (Redis 7.0 knows neither: to it they are a syntax error). Both
-/// exclude `NX`, `XX` and each other; a key holding a hash is WRONGTYPE.
-/// Redis 8.4's digest conditions (`IFDEQ`, `IFDNE`) are not simulated and
-/// stay a syntax error.
-pub(crate) fn set(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
+/// 8.4 does; a node of a version without them (Redis 7.0 knows neither)
+/// answers a syntax error, as that server does. Both exclude `NX`, `XX`
+/// and each other; a key holding a hash is WRONGTYPE. Redis 8.4's digest
+/// conditions (`IFDEQ`, `IFDNE`) are not simulated and stay a syntax error.
+pub(crate) fn set(ks: &mut Keyspace, a: &[Vec<u8>], node: &NodeHandle) -> R {
     #[derive(PartialEq, Clone, Copy)]
     enum Unit {
         Ex,
@@ -105,6 +106,7 @@ pub(crate) fn set(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
         } else if is_option(opt, "xx") && !nx && condition.is_none() {
             xx = true;
         } else if let Some(is) = value_condition(opt)
+            && node.config().version.has(is.feature())
             && has_next
             && !nx
             && !xx
@@ -264,6 +266,16 @@ impl ValueIs {
         match self {
             ValueIs::Equal => equal,
             ValueIs::NotEqual => !equal,
+        }
+    }
+}
+
+impl ValueIs {
+    /// The `SET` option that asks for this condition.
+    fn feature(self) -> Feature {
+        match self {
+            ValueIs::Equal => Feature::SetIfeq,
+            ValueIs::NotEqual => Feature::SetIfne,
         }
     }
 }

@@ -71,7 +71,9 @@ fn info_text(node: &Node, section: Option<&Vec<u8>>) -> String {
     let mut out = String::new();
     let all = matches!(sec.as_str(), "default" | "all" | "everything");
     if all || sec == "server" {
-        out.push_str("# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n");
+        out.push_str("# Server\r\n");
+        out.push_str(node.handle.config().version.info_lines());
+        out.push_str("redis_mode:standalone\r\n");
         out.push_str(&format!("run_id:{}\r\ntcp_port:{port}\r\n", st.replid));
         if all {
             out.push_str("\r\n");
