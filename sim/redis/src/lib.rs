@@ -71,6 +71,7 @@ mod busy;
 mod cjson;
 mod client;
 pub mod clock;
+mod cmsgpack;
 mod commands;
 pub mod events;
 pub mod handle;

@@ -13,10 +13,13 @@ use std::sync::Arc;
 
 use mlua::{Function, HookTriggers, Lua, MultiValue, Table, Value as LuaValue, VmState};
 
+mod bit;
+pub(crate) mod c_args;
 mod errors;
 mod loadstring;
 mod random;
 mod shebang;
+mod struct_pack;
 
 pub use shebang::ScriptFlags;
 
@@ -34,7 +37,8 @@ use crate::resp::Reply;
 pub type CallFn = Rc<dyn Fn(&[Vec<u8>]) -> Reply>;
 
 /// The Lua side of the library: the error handler, `redis.call` and
-/// `redis.pcall` wrappers, `cjson`. Runs once per state, before global
+/// `redis.pcall` wrappers, `cjson` (`bit`, `struct` and `cmsgpack` are
+/// set from Rust). Runs once per state, before global
 /// protection ([`crate::sandbox`]); returns the function that runs a script.
 const LIB: &str = r#"
 local raw_call, raw_call_raise, sha1hex, push_error, to_err_table, aborted, cjson_module, reply_depth_limit = ...
@@ -504,6 +508,11 @@ impl LuaEngine {
         let cjson = crate::cjson::SharedConfig::default();
         let cjson_module = crate::cjson::module(&lua, cjson.clone())?;
         let globals = lua.globals();
+        // The other libraries Redis bundles, global tables as in Redis
+        // (the global protection makes them read-only with the rest).
+        globals.raw_set("bit", bit::module(&lua)?)?;
+        globals.raw_set("struct", struct_pack::module(&lua)?)?;
+        globals.raw_set("cmsgpack", crate::cmsgpack::module(&lua)?)?;
         let run: Function = lua.load(LIB).set_name("@redis_lib").call((
             raw_call,
             raw_call_raise,

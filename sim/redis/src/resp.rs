@@ -387,7 +387,52 @@ pub fn encode_request(args: &[&[u8]], out: &mut Vec<u8>) {
 
 /// Parses one reply (as a client reads it) from the start of `buf`:
 /// `Ok(Some((reply, used)))`, `Ok(None)` if incomplete, `Err` if malformed.
+/// Nested arrays are filled with a stack of their own, not by recursion:
+/// a script's reply may nest thousands deep (Redis sends up to 7,995).
 pub fn parse_reply(buf: &[u8]) -> Result<Option<(Reply, usize)>, String> {
+    // The arrays being filled: their items so far and how many remain.
+    let mut open: Vec<(Vec<Reply>, usize)> = Vec::new();
+    let mut pos = 0;
+    loop {
+        let Some((head, used)) = parse_head(&buf[pos..])? else {
+            return Ok(None);
+        };
+        pos += used;
+        let mut done = match head {
+            Head::Reply(r) => r,
+            Head::Array(0) => Reply::Array(Vec::new()),
+            Head::Array(n) => {
+                open.push((Vec::with_capacity(n.min(1024)), n));
+                continue;
+            }
+        };
+        // Into the innermost open array, closing every array it fills.
+        loop {
+            let Some((items, left)) = open.last_mut() else {
+                return Ok(Some((done, pos)));
+            };
+            items.push(done);
+            *left -= 1;
+            if *left > 0 {
+                break;
+            }
+            done = Reply::Array(std::mem::take(items));
+            open.pop();
+        }
+    }
+}
+
+/// One reply's first line (and a bulk string's payload).
+enum Head {
+    /// A reply that is not an array with elements.
+    Reply(Reply),
+    /// An array's header: its element count (more than zero to follow).
+    Array(usize),
+}
+
+/// Parses the reply that starts `buf`, but only the header of an array:
+/// `Ok(Some((head, used)))`, `Ok(None)` if incomplete, `Err` if malformed.
+fn parse_head(buf: &[u8]) -> Result<Option<(Head, usize)>, String> {
     let Some(cr) = buf.windows(2).position(|w| w == b"\r\n") else {
         return Ok(None);
     };
@@ -398,41 +443,28 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<(Reply, usize)>, String> {
     let next = cr + 2;
     let text = || String::from_utf8_lossy(line).into_owned();
     let int = || string2ll(line).ok_or_else(|| format!("bad integer {:?}", text()));
+    let reply = |r: Reply, used: usize| Ok(Some((Head::Reply(r), used)));
     match buf[0] {
-        b'+' => Ok(Some((Reply::Status(text()), next))),
-        b'-' => Ok(Some((Reply::Error(text()), next))),
-        b':' => Ok(Some((Reply::Int(int()?), next))),
+        b'+' => reply(Reply::Status(text()), next),
+        b'-' => reply(Reply::Error(text()), next),
+        b':' => reply(Reply::Int(int()?), next),
         b'$' => {
             let n = int()?;
             if n < 0 {
-                return Ok(Some((Reply::Nil, next)));
+                return reply(Reply::Nil, next);
             }
             let n = n as usize;
             if buf.len() < next + n + 2 {
                 return Ok(None);
             }
-            Ok(Some((
-                Reply::Bulk(buf[next..next + n].to_vec()),
-                next + n + 2,
-            )))
+            reply(Reply::Bulk(buf[next..next + n].to_vec()), next + n + 2)
         }
         b'*' => {
             let n = int()?;
             if n < 0 {
-                return Ok(Some((Reply::NilArray, next)));
+                return reply(Reply::NilArray, next);
             }
-            let mut pos = next;
-            let mut items = Vec::with_capacity(n.min(1024) as usize);
-            for _ in 0..n {
-                match parse_reply(&buf[pos..])? {
-                    Some((r, used)) => {
-                        items.push(r);
-                        pos += used;
-                    }
-                    None => return Ok(None),
-                }
-            }
-            Ok(Some((Reply::Array(items), pos)))
+            Ok(Some((Head::Array(n as usize), next)))
         }
         other => Err(format!("unexpected reply type byte {other:#x}")),
     }

@@ -31,7 +31,7 @@ mod number;
 use mlua::{LightUserData, Lua, MultiValue, Table, Value};
 
 pub(crate) use config::SharedConfig;
-pub(crate) use number::c_long_long;
+pub(crate) use number::{c_int, c_long_long, to_number};
 
 use config::{
     decode_invalid_numbers, decode_max_depth, encode_invalid_numbers, encode_keep_buffer,

@@ -6,7 +6,7 @@ use mlua::Value;
 
 /// A C `(int)` conversion of a double as x86-64 does it: out of range (or
 /// NaN) gives `INT_MIN`.
-pub(super) fn c_int(x: f64) -> i32 {
+pub(crate) fn c_int(x: f64) -> i32 {
     if x > -2_147_483_649.0 && x < 2_147_483_648.0 {
         x as i32
     } else {
@@ -26,7 +26,7 @@ pub(crate) fn c_long_long(x: f64) -> i64 {
 
 /// A Lua value as a number, as `lua_tonumber` converts it (numeric strings
 /// included).
-pub(super) fn to_number(v: &Value) -> Option<f64> {
+pub(crate) fn to_number(v: &Value) -> Option<f64> {
     match v {
         Value::Integer(i) => Some(*i as f64),
         Value::Number(n) => Some(*n),

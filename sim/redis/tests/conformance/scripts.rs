@@ -133,10 +133,73 @@ pub const REDLOCK_RELEASE: &str = r#"
   return count
 "#;
 
+/// cmsgpack: a nested table with every kind of value survives a pack and
+/// an unpack, and the bytes of its pack are returned to compare.
+pub const CMSGPACK_ROUND_TRIP: &str = r#"
+local t = {1, -1, 300, -300, 70000, 2^40, -2^40, 0.5, 0.1, 'short',
+  string.rep('m', 40), string.rep('l', 300), true, false,
+  {nested = {deeper = {1, 2, 3}}, list = {'a', 'b'}}, {}}
+local packed = cmsgpack.pack(t)
+local back = cmsgpack.unpack(packed)
+local out = {}
+for i = 1, #back do
+  local v = back[i]
+  if type(v) == 'table' then
+    out[#out + 1] = cmsgpack.pack(v)
+  else
+    out[#out + 1] = tostring(v)
+  end
+end
+out[#out + 1] = packed
+out[#out + 1] = back[15].nested.deeper[3]
+return out
+"#;
+
+/// cmsgpack: several values packed together, read back one at a time
+/// with `unpack_one` and two at a time with `unpack_limit`.
+pub const CMSGPACK_STREAM: &str = r#"
+local s = cmsgpack.pack('a', {1, 2}, 3, {k = 'v'}, 'e')
+local out, offset = {}, 0
+while offset ~= -1 do
+  local value
+  offset, value = cmsgpack.unpack_one(s, offset)
+  out[#out + 1] = offset
+  out[#out + 1] = type(value)
+end
+local o, x, y = cmsgpack.unpack_limit(s, 2, 0)
+out[#out + 1] = o
+out[#out + 1] = x
+out[#out + 1] = y[2]
+o, x, y = cmsgpack.unpack_limit(s, 2, o)
+out[#out + 1] = o
+out[#out + 1] = x
+out[#out + 1] = y.k
+return out
+"#;
+
+/// struct: a record with every option, aligned and in both byte orders,
+/// packed, sized and unpacked again.
+pub const STRUCT_ROUND_TRIP: &str = r#"
+local out = {}
+for _, order in ipairs({'<', '>'}) do
+  local fmt = order .. '!4 b B h H l L T i I i3 I5 f d c3 s x'
+  local packed = struct.pack(fmt, -1, 200, -300, 60000, -5, 6, 7, -8, 9,
+    -70000, 2^33, 1.5, -2.25, 'abc', 'zero')
+  out[#out + 1] = packed
+  local values = {struct.unpack(fmt, packed)}
+  for i = 1, #values do out[#out + 1] = tostring(values[i]) end
+end
+out[#out + 1] = struct.size('<!4 b B h H l L T i I i3 I5 f d c3')
+return out
+"#;
+
 /// Every script by the name the cases use (`$name`, `$sha:name`).
 pub fn all() -> Vec<(&'static str, &'static str)> {
     vec![
         ("redisson_lock_v1", REDISSON_LOCK_V1),
+        ("cmsgpack_round_trip", CMSGPACK_ROUND_TRIP),
+        ("cmsgpack_stream", CMSGPACK_STREAM),
+        ("struct_round_trip", STRUCT_ROUND_TRIP),
         ("redisson_lock_v2", REDISSON_LOCK_V2),
         ("redisson_unlock", REDISSON_UNLOCK),
         ("redisson_renew", REDISSON_RENEW),
