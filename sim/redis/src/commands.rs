@@ -22,11 +22,13 @@
 //! [`scripting`], [`pubsub`] and [`replication`]; [`errors`] holds the error
 //! replies they share. Arities and error texts follow Redis 7.0.15.
 
+pub(crate) mod bits;
 pub(crate) mod errors;
 pub(crate) mod hashes;
 pub(crate) mod keys;
 pub(crate) mod keyspace;
 pub(crate) mod kill;
+pub(crate) mod lcs;
 pub(crate) mod long_double;
 pub(crate) mod pubsub;
 pub(crate) mod replication;
@@ -232,6 +234,7 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::client("function", AtLeast(2), scripting::function)
         .with_subcommands(scripting::FUNCTION),
     Command::read("get", Exactly(2), ks::get),
+    Command::read("getbit", Exactly(3), bits::getbit),
     Command::write("getdel", Exactly(2), strings::getdel),
     Command::write("getex", AtLeast(2), strings::getex),
     Command::read("getrange", Exactly(4), strings::getrange),
@@ -257,6 +260,7 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::write("incrbyfloat", Exactly(3), strings::incrbyfloat),
     Command::node("info", AtLeast(1), server::info),
     Command::read("keys", Exactly(2), keys::keys),
+    Command::read("lcs", AtLeast(3), lcs::lcs),
     Command::read("mget", AtLeast(2), ks::mget),
     Command::write("mset", AtLeast(3), strings::mset),
     Command::write("msetnx", AtLeast(3), strings::msetnx),
@@ -279,6 +283,7 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::client("script", AtLeast(2), scripting::script).with_subcommands(scripting::SCRIPT),
     Command::node("select", Exactly(2), server::select),
     Command::write("set", AtLeast(3), ks::set),
+    Command::write("setbit", Exactly(4), bits::setbit),
     Command::write("setex", Exactly(4), ks::SETEX),
     Command::write("setnx", Exactly(3), ks::setnx),
     Command::write("setrange", Exactly(4), strings::setrange),

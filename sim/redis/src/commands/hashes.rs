@@ -156,14 +156,16 @@ fn distinct_indexes(ks: &mut Keyspace, len: usize, count: usize) -> Vec<usize> {
 /// any cursor gives the same, as every field is returned each call.
 pub(crate) fn hscan(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
     parse_cursor(&a[2])?;
-    let options = ScanOptions::parse(&a[3..], false)?;
+    // A missing key answers an empty scan before the options are read.
     let fields = match hash(ks, &a[1])? {
         None => Vec::new(),
-        Some(h) => h
-            .iter()
-            .filter(|(f, _)| options.matches(f))
-            .flat_map(|(f, v)| [Reply::Bulk(f.clone()), Reply::Bulk(v.clone())])
-            .collect(),
+        Some(h) => {
+            let options = ScanOptions::parse(&a[3..], false)?;
+            h.iter()
+                .filter(|(f, _)| options.matches(f))
+                .flat_map(|(f, v)| [Reply::Bulk(f.clone()), Reply::Bulk(v.clone())])
+                .collect()
+        }
     };
     Ok(Reply::Array(vec![
         Reply::Bulk(b"0".to_vec()),

@@ -317,7 +317,9 @@ pub(crate) fn copy(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
         } else if is_option(&a[j], "db") && j + 1 < a.len() {
             let db = int_arg(&a[j + 1])?;
             if i32::try_from(db).is_err() {
-                return Err(super::errors::not_integer());
+                return Err(Reply::err(
+                    "ERR value is out of range, value must between -2147483648 and 2147483647",
+                ));
             }
             if db != 0 {
                 return Err(Reply::err("ERR DB index is out of range"));
