@@ -85,6 +85,10 @@ pub(crate) fn hincrbyfloat(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> 
     Ok(Reply::Bulk(text))
 }
 
+/// The most fields a negative `HRANDFIELD` count returns. Redis would
+/// stream any count until memory runs out; a simulation must not.
+const MAX_REPEATED_PICKS: u64 = 1 << 24;
+
 /// `HRANDFIELD key [count [WITHVALUES]]`: random fields drawn from the
 /// node's seeded generator. A positive count gives distinct fields (the
 /// whole hash if it has no more), a negative one may repeat them.
@@ -116,7 +120,7 @@ pub(crate) fn hrandfield(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R 
         return Ok(Reply::Array(Vec::new()));
     };
     let picked: Vec<usize> = if count < 0 {
-        (0..count.unsigned_abs())
+        (0..count.unsigned_abs().min(MAX_REPEATED_PICKS))
             .map(|_| ks.random_below(h.len() as u64) as usize)
             .collect()
     } else if count as u64 >= h.len() as u64 {

@@ -380,6 +380,47 @@ mod tests {
     }
 
     #[test]
+    fn a_scan_returns_every_key_present_throughout_while_others_come_and_go() {
+        let handle = crate::handle::NodeHandle::new(crate::handle::NodeConfig::new("n"));
+        let mut ks = Keyspace::new();
+        let value = || crate::keyspace::Value::Str(b"v".to_vec());
+        for i in 0..200 {
+            ks.set(format!("stay{i}").as_bytes(), value(), None);
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        let mut cursor = b"0".to_vec();
+        let mut calls = 0;
+        loop {
+            let args = [
+                b"scan".to_vec(),
+                cursor.clone(),
+                b"COUNT".to_vec(),
+                b"7".to_vec(),
+            ];
+            let Ok(Reply::Array(reply)) = scan(&mut ks, &args, &handle) else {
+                panic!("not an array");
+            };
+            let [Reply::Bulk(next), Reply::Array(keys)] = &reply[..] else {
+                panic!("not a scan reply");
+            };
+            for k in keys {
+                if let Reply::Bulk(k) = k {
+                    seen.insert(k.clone());
+                }
+            }
+            ks.set(format!("new{calls}").as_bytes(), value(), None);
+            ks.remove(format!("new{}", calls / 2).as_bytes());
+            calls += 1;
+            if next == b"0" {
+                break;
+            }
+            cursor = next.clone();
+        }
+        assert!(calls > 10, "{calls}");
+        assert!((0..200).all(|i| seen.contains(format!("stay{i}").as_bytes())));
+    }
+
+    #[test]
     fn cursors_parse_as_strtoul_reads_them() {
         assert_eq!(parse_cursor(b"0"), Ok(0));
         assert_eq!(parse_cursor(b""), Ok(0));
