@@ -22,13 +22,19 @@
 //! [`scripting`], [`pubsub`] and [`replication`]; [`errors`] holds the error
 //! replies they share. Arities and error texts follow Redis 7.0.15.
 
+pub(crate) mod bits;
 pub(crate) mod errors;
+pub(crate) mod hashes;
+pub(crate) mod keys;
 pub(crate) mod keyspace;
 pub(crate) mod kill;
+pub(crate) mod lcs;
+pub(crate) mod long_double;
 pub(crate) mod pubsub;
 pub(crate) mod replication;
 pub(crate) mod scripting;
 pub(crate) mod server;
+pub(crate) mod strings;
 
 use crate::client::Client;
 use crate::events::Origin;
@@ -222,8 +228,10 @@ use keyspace as ks;
 
 /// Every command this node knows, sorted by name (for binary search).
 pub(crate) const COMMANDS: &[Command] = &[
+    Command::write("append", Exactly(3), strings::append),
     Command::client("client", AtLeast(2), server::client).with_subcommands(server::CLIENT),
     Command::client("command", AtLeast(1), server::command),
+    Command::write("copy", AtLeast(3), keys::copy),
     Command::read("dbsize", Exactly(1), server::dbsize),
     Command::write("decr", Exactly(2), ks::decr),
     Command::write("decrby", Exactly(3), ks::decrby),
@@ -244,22 +252,36 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::client("function", AtLeast(2), scripting::function)
         .with_subcommands(scripting::FUNCTION),
     Command::read("get", Exactly(2), ks::get),
+    Command::read("getbit", Exactly(3), bits::getbit),
+    Command::write("getdel", Exactly(2), strings::getdel),
+    Command::write("getex", AtLeast(2), strings::getex),
+    Command::read("getrange", Exactly(4), strings::getrange),
     Command::write("getset", Exactly(3), ks::getset),
     Command::write("hdel", AtLeast(3), ks::hdel),
     Command::read("hexists", Exactly(3), ks::hexists),
     Command::read("hget", Exactly(3), ks::hget),
     Command::read("hgetall", Exactly(2), ks::hgetall),
     Command::write("hincrby", Exactly(4), ks::hincrby),
+    Command::write("hincrbyfloat", Exactly(4), hashes::hincrbyfloat),
     Command::read("hkeys", Exactly(2), ks::hkeys),
     Command::read("hlen", Exactly(2), ks::hlen),
     Command::read("hmget", AtLeast(3), ks::hmget),
     Command::write("hmset", AtLeast(4), ks::hmset),
+    Command::read("hrandfield", AtLeast(2), hashes::hrandfield),
+    Command::read("hscan", AtLeast(3), hashes::hscan),
     Command::write("hset", AtLeast(4), ks::hset),
+    Command::write("hsetnx", Exactly(4), hashes::hsetnx),
+    Command::read("hstrlen", Exactly(3), hashes::hstrlen),
     Command::read("hvals", Exactly(2), ks::hvals),
     Command::write("incr", Exactly(2), ks::incr),
     Command::write("incrby", Exactly(3), ks::incrby),
+    Command::write("incrbyfloat", Exactly(3), strings::incrbyfloat),
     Command::node("info", AtLeast(1), server::info),
+    Command::read("keys", Exactly(2), keys::keys),
+    Command::read("lcs", AtLeast(3), lcs::lcs),
     Command::read("mget", AtLeast(2), ks::mget),
+    Command::write("mset", AtLeast(3), strings::mset),
+    Command::write("msetnx", AtLeast(3), strings::msetnx),
     Command::write("persist", Exactly(2), ks::persist),
     Command::write("pexpire", AtLeast(3), ks::PEXPIRE),
     Command::write("pexpireat", AtLeast(3), ks::PEXPIREAT),
@@ -270,18 +292,26 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::read("pttl", Exactly(2), ks::PTTL),
     Command::node("publish", Exactly(3), pubsub::publish),
     Command::subscribed_client("quit", AtLeast(1), server::quit),
+    Command::read("randomkey", Exactly(1), keys::randomkey),
+    Command::write("rename", Exactly(3), keys::rename),
+    Command::write("renamenx", Exactly(3), keys::renamenx),
     Command::client("replicaof", Exactly(3), replication::replicaof),
     Command::node("role", Exactly(1), replication::role),
+    Command::read("scan", AtLeast(2), keys::scan),
     Command::client("script", AtLeast(2), scripting::script).with_subcommands(scripting::SCRIPT),
     Command::node("select", Exactly(2), server::select),
     Command::write("set", AtLeast(3), ks::set),
+    Command::write("setbit", Exactly(4), bits::setbit),
     Command::write("setex", Exactly(4), ks::SETEX),
     Command::write("setnx", Exactly(3), ks::setnx),
+    Command::write("setrange", Exactly(4), strings::setrange),
     Command::client("shutdown", AtLeast(1), server::shutdown),
     Command::client("slaveof", Exactly(3), replication::replicaof),
     Command::read("strlen", Exactly(2), ks::strlen),
     Command::subscribed_client("subscribe", AtLeast(2), pubsub::subscribe),
+    Command::read("substr", Exactly(4), strings::getrange),
     Command::read("time", Exactly(1), server::time),
+    Command::read("touch", AtLeast(2), keys::touch),
     Command::read("ttl", Exactly(2), ks::TTL),
     Command::read("type", Exactly(2), ks::type_of),
     Command::write("unlink", AtLeast(2), ks::del),
@@ -481,7 +511,7 @@ mod tests {
     #[test]
     fn lookup_ignores_case_and_knows_only_the_table() {
         assert_eq!(lookup(b"GeT").map(|c| c.name), Some("get"));
-        assert!(lookup(b"keys").is_none());
+        assert!(lookup(b"no-such-command").is_none());
         assert!(lookup(b"a-name-longer-than-sixteen").is_none());
     }
 

@@ -151,6 +151,7 @@ impl Node {
             let mut st = node.state.borrow_mut();
             st.ks.hide_only = matches!(role, Role::Replica(_));
             st.ks.now_ms = node.handle.now_ms();
+            st.ks.seed_random(node.handle.name());
             for (k, e) in restored {
                 st.ks.put_raw(&k, e);
             }

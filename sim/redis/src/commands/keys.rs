@@ -1,0 +1,431 @@
+//! The generic key commands: `KEYS`, `SCAN`, `RANDOMKEY`, `TOUCH`,
+//! `RENAME`, `RENAMENX` and `COPY`, with Redis's glob matching
+//! (`stringmatchlen`) and the `SCAN` cursor of this node.
+//!
+//! The cursor: Redis's is a position in its hash table, walked in
+//! reversed-bit order so that a key present for a whole scan is returned
+//! at least once however the table grows or shrinks. This node orders the
+//! keys by a fixed hash of their names (FNV-1a, 64 bits) and the cursor is
+//! the hash to resume from, so the same guarantee holds (keys added or
+//! removed meanwhile move no other key) and a scan is deterministic. Keys
+//! whose hashes are equal are returned in the same call.
+
+use super::errors::{int_arg, syntax_error};
+use super::is_option;
+use crate::handle::NodeHandle;
+use crate::keyspace::Keyspace;
+use crate::resp::Reply;
+
+/// A handler's answer: `Err` is an error reply, returned early with `?`.
+type R = Result<Reply, Reply>;
+
+/// Whether `string` matches the glob `pattern` as Redis's `stringmatchlen`
+/// matches it (case-sensitive): `*`, `?`, `[...]` with ranges and `^`,
+/// backslash escapes; an unclosed `[` runs to the pattern's end.
+pub(crate) fn glob_match(pattern: &[u8], string: &[u8]) -> bool {
+    let mut skip_longer = false;
+    glob(pattern, string, &mut skip_longer)
+}
+
+/// The byte at `i`, or 0 past the end (C reads the string's terminator).
+fn at(s: &[u8], i: usize) -> u8 {
+    s.get(i).copied().unwrap_or(0)
+}
+
+/// `stringmatchlen_impl`; `skip_longer` ends the search early once a
+/// suffix matched nowhere, as Redis's does.
+fn glob(pattern: &[u8], string: &[u8], skip_longer: &mut bool) -> bool {
+    let (mut p, mut s) = (0usize, 0usize);
+    while p < pattern.len() && s < string.len() {
+        match pattern[p] {
+            b'*' => {
+                while p + 1 < pattern.len() && pattern[p + 1] == b'*' {
+                    p += 1;
+                }
+                if p + 1 == pattern.len() {
+                    return true;
+                }
+                while s < string.len() {
+                    if glob(&pattern[p + 1..], &string[s..], skip_longer) {
+                        return true;
+                    }
+                    if *skip_longer {
+                        return false;
+                    }
+                    s += 1;
+                }
+                *skip_longer = true;
+                return false;
+            }
+            b'?' => s += 1,
+            b'[' => {
+                p += 1;
+                let not = at(pattern, p) == b'^';
+                if not {
+                    p += 1;
+                }
+                let c = string[s];
+                let mut matched = false;
+                loop {
+                    let left = pattern.len().saturating_sub(p);
+                    if at(pattern, p) == b'\\' && left >= 2 {
+                        p += 1;
+                        if pattern[p] == c {
+                            matched = true;
+                        }
+                    } else if at(pattern, p) == b']' {
+                        break;
+                    } else if left == 0 {
+                        p -= 1;
+                        break;
+                    } else if left >= 3 && pattern[p + 1] == b'-' {
+                        let (mut start, mut end) = (pattern[p], pattern[p + 2]);
+                        if start > end {
+                            std::mem::swap(&mut start, &mut end);
+                        }
+                        p += 2;
+                        if (start..=end).contains(&c) {
+                            matched = true;
+                        }
+                    } else if pattern[p] == c {
+                        matched = true;
+                    }
+                    p += 1;
+                }
+                if not {
+                    matched = !matched;
+                }
+                if !matched {
+                    return false;
+                }
+                s += 1;
+            }
+            other => {
+                let mut lit = other;
+                if other == b'\\' && pattern.len() - p >= 2 {
+                    p += 1;
+                    lit = pattern[p];
+                }
+                if lit != string[s] {
+                    return false;
+                }
+                s += 1;
+            }
+        }
+        p += 1;
+        if s == string.len() {
+            while at(pattern, p) == b'*' {
+                p += 1;
+            }
+            break;
+        }
+    }
+    p >= pattern.len() && s == string.len()
+}
+
+/// `KEYS pattern`: the live keys matching, in key order.
+pub(crate) fn keys(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
+    Ok(Reply::Array(
+        ks.live_keys()
+            .into_iter()
+            .filter(|k| glob_match(&a[1], k))
+            .map(Reply::Bulk)
+            .collect(),
+    ))
+}
+
+/// Parses a `SCAN` cursor as Redis's `parseScanCursorOrReply` (`strtoul`:
+/// an optional sign, a negative number wraps, an empty string is 0).
+pub(crate) fn parse_cursor(arg: &[u8]) -> Result<u64, Reply> {
+    let invalid = || Reply::err("ERR invalid cursor");
+    let (neg, digits) = match arg.first() {
+        Some(b'-') => (true, &arg[1..]),
+        Some(b'+') => (false, &arg[1..]),
+        _ => (false, arg),
+    };
+    if arg.is_empty() {
+        return Ok(0);
+    }
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return Err(invalid());
+    }
+    let n = digits.iter().try_fold(0u64, |n, d| {
+        n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+    });
+    let n = n.ok_or_else(invalid)?;
+    Ok(if neg { n.wrapping_neg() } else { n })
+}
+
+/// The options of `SCAN` and `HSCAN`: `MATCH`, `COUNT` and (`SCAN` only)
+/// `TYPE`, as Redis's `scanGenericCommand` parses them.
+pub(crate) struct ScanOptions {
+    /// `COUNT`: how many candidates one call looks at (10 by default).
+    pub(crate) count: i64,
+    /// `MATCH`: the glob names must match.
+    pattern: Option<Vec<u8>>,
+    /// `TYPE`: the type keys must have.
+    type_name: Option<Vec<u8>>,
+}
+
+impl ScanOptions {
+    /// Parses the options after the cursor; `with_type` allows `TYPE`.
+    pub(crate) fn parse(args: &[Vec<u8>], with_type: bool) -> Result<ScanOptions, Reply> {
+        let mut options = ScanOptions {
+            count: 10,
+            pattern: None,
+            type_name: None,
+        };
+        let mut i = 0;
+        while i < args.len() {
+            let has_value = i + 1 < args.len();
+            if is_option(&args[i], "count") && has_value {
+                options.count = int_arg(&args[i + 1])?;
+                if options.count < 1 {
+                    return Err(syntax_error());
+                }
+            } else if is_option(&args[i], "match") && has_value {
+                options.pattern = Some(args[i + 1].clone()).filter(|p| p != b"*");
+            } else if is_option(&args[i], "type") && with_type && has_value {
+                options.type_name = Some(args[i + 1].clone());
+            } else {
+                return Err(syntax_error());
+            }
+            i += 2;
+        }
+        Ok(options)
+    }
+
+    /// Whether a name passes `MATCH`.
+    pub(crate) fn matches(&self, name: &[u8]) -> bool {
+        self.pattern.as_ref().is_none_or(|p| glob_match(p, name))
+    }
+}
+
+/// The position of a key in this node's `SCAN` order: FNV-1a of its name,
+/// never 0 (the cursor that starts and ends a scan).
+fn scan_hash(key: &[u8]) -> u64 {
+    let h = key.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    h.max(1)
+}
+
+/// `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]`: the next keys
+/// in this node's order (see the module docs) and the cursor to go on from
+/// (0 when done). `COUNT` candidates are looked at, then filtered.
+pub(crate) fn scan(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
+    let cursor = parse_cursor(&a[1])?;
+    let options = ScanOptions::parse(&a[2..], true)?;
+    let mut ordered: Vec<(u64, Vec<u8>)> = ks
+        .iter()
+        .map(|(k, _)| (scan_hash(k), k.clone()))
+        .filter(|(h, _)| *h >= cursor)
+        .collect();
+    ordered.sort_unstable();
+    let mut next = 0;
+    let mut candidates: Vec<(u64, Vec<u8>)> = Vec::new();
+    for (h, key) in ordered {
+        let full = candidates.len() as i64 >= options.count;
+        if full && candidates.last().is_none_or(|(last, _)| *last != h) {
+            next = h;
+            break;
+        }
+        candidates.push((h, key));
+    }
+    let mut found = Vec::new();
+    for (_, key) in candidates {
+        if !options.matches(&key) {
+            continue;
+        }
+        let Some(entry) = ks.get(&key) else {
+            continue;
+        };
+        let type_ok = options
+            .type_name
+            .as_ref()
+            .is_none_or(|t| t.eq_ignore_ascii_case(entry.value.type_name().as_bytes()));
+        if type_ok {
+            found.push(Reply::Bulk(key));
+        }
+    }
+    Ok(Reply::Array(vec![
+        Reply::Bulk(next.to_string().into_bytes()),
+        Reply::Array(found),
+    ]))
+}
+
+/// `RANDOMKEY`: a live key drawn from the node's seeded generator, nil if
+/// there is none.
+pub(crate) fn randomkey(ks: &mut Keyspace, _: &[Vec<u8>], _: &NodeHandle) -> R {
+    let live = ks.live_keys();
+    if live.is_empty() {
+        return Ok(Reply::Nil);
+    }
+    let i = ks.random_below(live.len() as u64) as usize;
+    Ok(Reply::Bulk(live[i].clone()))
+}
+
+/// `TOUCH key...`: how many of the keys exist (a key named twice counts
+/// twice); nothing else to do, as the node keeps no access times.
+pub(crate) fn touch(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
+    Ok(Reply::Int(
+        a[1..].iter().filter(|k| ks.exists(k)).count() as i64
+    ))
+}
+
+/// `RENAME key newkey`: OK; the value moves with its deadline, replacing
+/// whatever `newkey` held.
+pub(crate) fn rename(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
+    rename_key(ks, a, false)
+}
+
+/// `RENAMENX key newkey`: 1 if renamed, 0 if `newkey` exists.
+pub(crate) fn renamenx(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
+    rename_key(ks, a, true)
+}
+
+/// Redis's `renameGenericCommand`: a missing source is `ERR no such key`,
+/// a key renamed to itself is left alone.
+fn rename_key(ks: &mut Keyspace, a: &[Vec<u8>], nx: bool) -> R {
+    let (from, to) = (&a[1], &a[2]);
+    let Some(entry) = ks.get(from).cloned() else {
+        return Err(Reply::err("ERR no such key"));
+    };
+    let done = if nx { Reply::Int(1) } else { Reply::ok() };
+    if from == to {
+        return Ok(if nx { Reply::Int(0) } else { Reply::ok() });
+    }
+    if nx && ks.exists(to) {
+        return Ok(Reply::Int(0));
+    }
+    ks.remove(from);
+    ks.remove(to);
+    ks.set(to, entry.value, entry.deadline);
+    Ok(done)
+}
+
+/// `COPY source destination [DB db] [REPLACE]`: 1 if copied (with the
+/// deadline), 0 if the source is missing or the destination exists
+/// without `REPLACE`. The node has one database: `DB 0` is it, any other
+/// answers as `SELECT` does.
+pub(crate) fn copy(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
+    let mut replace = false;
+    let mut j = 3;
+    while j < a.len() {
+        if is_option(&a[j], "replace") {
+            replace = true;
+        } else if is_option(&a[j], "db") && j + 1 < a.len() {
+            let db = int_arg(&a[j + 1])?;
+            if i32::try_from(db).is_err() {
+                return Err(Reply::err(
+                    "ERR value is out of range, value must between -2147483648 and 2147483647",
+                ));
+            }
+            if db != 0 {
+                return Err(Reply::err("ERR DB index is out of range"));
+            }
+            j += 1;
+        } else {
+            return Err(syntax_error());
+        }
+        j += 1;
+    }
+    let (from, to) = (&a[1], &a[2]);
+    if from == to {
+        return Err(Reply::err(
+            "ERR source and destination objects are the same",
+        ));
+    }
+    let Some(entry) = ks.get(from).cloned() else {
+        return Ok(Reply::Int(0));
+    };
+    if ks.exists(to) {
+        if !replace {
+            return Ok(Reply::Int(0));
+        }
+        ks.remove(to);
+    }
+    ks.set(to, entry.value, entry.deadline);
+    Ok(Reply::Int(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_as_redis_matches_them() {
+        let cases: &[(&str, &str, bool)] = &[
+            ("*", "anything", true),
+            ("h?llo", "hello", true),
+            ("h?llo", "hllo", false),
+            ("h*llo", "heeeello", true),
+            ("h[ae]llo", "hallo", true),
+            ("h[ae]llo", "hillo", false),
+            ("h[^e]llo", "hallo", true),
+            ("h[^e]llo", "hello", false),
+            ("h[a-b]llo", "hbllo", true),
+            ("h[b-a]llo", "hbllo", true),
+            ("h\\*llo", "h*llo", true),
+            ("h\\*llo", "hello", false),
+            ("a[", "a[", false),
+            ("a[bc", "ab", true),
+            ("*a*", "", false),
+            ("", "", true),
+            ("a*", "a", true),
+        ];
+        for (p, s, want) in cases {
+            assert_eq!(glob_match(p.as_bytes(), s.as_bytes()), *want, "{p} {s}");
+        }
+    }
+
+    #[test]
+    fn a_scan_returns_every_key_present_throughout_while_others_come_and_go() {
+        let handle = crate::handle::NodeHandle::new(crate::handle::NodeConfig::new("n"));
+        let mut ks = Keyspace::new();
+        let value = || crate::keyspace::Value::Str(b"v".to_vec());
+        for i in 0..200 {
+            ks.set(format!("stay{i}").as_bytes(), value(), None);
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        let mut cursor = b"0".to_vec();
+        let mut calls = 0;
+        loop {
+            let args = [
+                b"scan".to_vec(),
+                cursor.clone(),
+                b"COUNT".to_vec(),
+                b"7".to_vec(),
+            ];
+            let Ok(Reply::Array(reply)) = scan(&mut ks, &args, &handle) else {
+                panic!("not an array");
+            };
+            let [Reply::Bulk(next), Reply::Array(keys)] = &reply[..] else {
+                panic!("not a scan reply");
+            };
+            for k in keys {
+                if let Reply::Bulk(k) = k {
+                    seen.insert(k.clone());
+                }
+            }
+            ks.set(format!("new{calls}").as_bytes(), value(), None);
+            ks.remove(format!("new{}", calls / 2).as_bytes());
+            calls += 1;
+            if next == b"0" {
+                break;
+            }
+            cursor = next.clone();
+        }
+        assert!(calls > 10, "{calls}");
+        assert!((0..200).all(|i| seen.contains(format!("stay{i}").as_bytes())));
+    }
+
+    #[test]
+    fn cursors_parse_as_strtoul_reads_them() {
+        assert_eq!(parse_cursor(b"0"), Ok(0));
+        assert_eq!(parse_cursor(b""), Ok(0));
+        assert_eq!(parse_cursor(b"-1"), Ok(u64::MAX));
+        assert!(parse_cursor(b"x").is_err());
+        assert!(parse_cursor(b"18446744073709551616").is_err());
+    }
+}
