@@ -23,12 +23,15 @@
 //! replies they share. Arities and error texts follow Redis 7.0.15.
 
 pub(crate) mod errors;
+pub(crate) mod glob;
 pub(crate) mod keyspace;
 pub(crate) mod kill;
 pub(crate) mod pubsub;
 pub(crate) mod replication;
+pub(crate) mod scan;
 pub(crate) mod scripting;
 pub(crate) mod server;
+pub(crate) mod sets;
 
 use crate::client::Client;
 use crate::events::Origin;
@@ -254,15 +257,32 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::subscribed_client("quit", AtLeast(1), server::quit),
     Command::client("replicaof", Exactly(3), replication::replicaof),
     Command::node("role", Exactly(1), replication::role),
+    Command::write("sadd", AtLeast(3), sets::sadd),
+    Command::read("scard", Exactly(2), sets::scard),
     Command::client("script", AtLeast(2), scripting::script).with_subcommands(scripting::SCRIPT),
+    Command::read("sdiff", AtLeast(2), sets::sdiff),
+    Command::write("sdiffstore", AtLeast(3), sets::sdiffstore),
     Command::node("select", Exactly(2), server::select),
     Command::write("set", AtLeast(3), ks::set),
     Command::write("setex", Exactly(4), ks::SETEX),
     Command::write("setnx", Exactly(3), ks::setnx),
     Command::client("shutdown", AtLeast(1), server::shutdown),
+    Command::read("sinter", AtLeast(2), sets::sinter),
+    Command::read("sintercard", AtLeast(3), sets::sintercard),
+    Command::write("sinterstore", AtLeast(3), sets::sinterstore),
+    Command::read("sismember", Exactly(3), sets::sismember),
     Command::client("slaveof", Exactly(3), replication::replicaof),
+    Command::read("smembers", Exactly(2), sets::smembers),
+    Command::read("smismember", AtLeast(3), sets::smismember),
+    Command::write("smove", Exactly(4), sets::smove),
+    Command::write("spop", AtLeast(2), sets::spop),
+    Command::read("srandmember", AtLeast(2), sets::srandmember),
+    Command::write("srem", AtLeast(3), sets::srem),
+    Command::read("sscan", AtLeast(3), sets::sscan),
     Command::read("strlen", Exactly(2), ks::strlen),
     Command::subscribed_client("subscribe", AtLeast(2), pubsub::subscribe),
+    Command::read("sunion", AtLeast(2), sets::sunion),
+    Command::write("sunionstore", AtLeast(3), sets::sunionstore),
     Command::read("time", Exactly(1), server::time),
     Command::read("ttl", Exactly(2), ks::TTL),
     Command::read("type", Exactly(2), ks::type_of),

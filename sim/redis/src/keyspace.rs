@@ -45,12 +45,23 @@ pub struct Keyspace {
     /// Replica mode: hide expired keys but never delete them.
     pub hide_only: bool,
     changes: Vec<Change>,
+    /// The node's random draws (`SPOP`, `SRANDMEMBER`, `ZRANDMEMBER`).
+    pub draws: crate::draws::Draws,
 }
 
 impl Keyspace {
     /// An empty keyspace.
     pub fn new() -> Keyspace {
         Keyspace::default()
+    }
+
+    /// An empty keyspace whose random draws are seeded from `name` (the
+    /// node's name), so a run replays the same picks.
+    pub fn seeded(name: &str) -> Keyspace {
+        Keyspace {
+            draws: crate::draws::Draws::seeded(name),
+            ..Keyspace::default()
+        }
     }
 
     fn is_expired(&self, e: &Entry) -> bool {

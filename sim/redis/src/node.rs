@@ -125,7 +125,7 @@ impl Node {
             }));
             Node {
                 state: RefCell::new(State {
-                    ks: Keyspace::new(),
+                    ks: Keyspace::seeded(handle.name()),
                     next_client: 1,
                     channels: Channels::default(),
                     role: role.clone(),
