@@ -32,6 +32,7 @@ pub(crate) mod scan;
 pub(crate) mod scripting;
 pub(crate) mod server;
 pub(crate) mod sets;
+pub(crate) mod sorted_sets;
 
 use crate::client::Client;
 use crate::events::Origin;
@@ -289,6 +290,45 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::write("unlink", AtLeast(2), ks::del),
     Command::subscribed_client("unsubscribe", AtLeast(1), pubsub::unsubscribe),
     Command::client("wait", Exactly(3), replication::wait),
+    Command::write("zadd", AtLeast(4), sorted_sets::zadd),
+    Command::read("zcard", Exactly(2), sorted_sets::zcard),
+    Command::read("zcount", Exactly(4), sorted_sets::zcount),
+    Command::read("zdiff", AtLeast(3), sorted_sets::zdiff),
+    Command::write("zdiffstore", AtLeast(4), sorted_sets::zdiffstore),
+    Command::write("zincrby", Exactly(4), sorted_sets::zincrby),
+    Command::read("zinter", AtLeast(3), sorted_sets::zinter),
+    Command::read("zintercard", AtLeast(3), sorted_sets::zintercard),
+    Command::write("zinterstore", AtLeast(4), sorted_sets::zinterstore),
+    Command::read("zlexcount", Exactly(4), sorted_sets::zlexcount),
+    Command::read("zmscore", AtLeast(3), sorted_sets::zmscore),
+    Command::write("zpopmax", AtLeast(2), sorted_sets::ZPOPMAX),
+    Command::write("zpopmin", AtLeast(2), sorted_sets::ZPOPMIN),
+    Command::read("zrandmember", AtLeast(2), sorted_sets::zrandmember),
+    Command::read("zrange", AtLeast(4), sorted_sets::zrange),
+    Command::read("zrangebylex", AtLeast(4), sorted_sets::zrangebylex),
+    Command::read("zrangebyscore", AtLeast(4), sorted_sets::zrangebyscore),
+    Command::write("zrangestore", AtLeast(5), sorted_sets::zrangestore),
+    Command::read("zrank", Exactly(3), sorted_sets::zrank),
+    Command::write("zrem", AtLeast(3), sorted_sets::zrem),
+    Command::write("zremrangebylex", Exactly(4), sorted_sets::zremrangebylex),
+    Command::write("zremrangebyrank", Exactly(4), sorted_sets::zremrangebyrank),
+    Command::write(
+        "zremrangebyscore",
+        Exactly(4),
+        sorted_sets::zremrangebyscore,
+    ),
+    Command::read("zrevrange", AtLeast(4), sorted_sets::zrevrange),
+    Command::read("zrevrangebylex", AtLeast(4), sorted_sets::zrevrangebylex),
+    Command::read(
+        "zrevrangebyscore",
+        AtLeast(4),
+        sorted_sets::zrevrangebyscore,
+    ),
+    Command::read("zrevrank", Exactly(3), sorted_sets::zrevrank),
+    Command::read("zscan", AtLeast(3), sorted_sets::zscan),
+    Command::read("zscore", Exactly(3), sorted_sets::zscore),
+    Command::read("zunion", AtLeast(3), sorted_sets::zunion),
+    Command::write("zunionstore", AtLeast(4), sorted_sets::zunionstore),
 ];
 
 /// Looks a command up by name, case-insensitively.
