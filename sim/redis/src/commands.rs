@@ -300,6 +300,7 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::read("zintercard", AtLeast(3), sorted_sets::zintercard),
     Command::write("zinterstore", AtLeast(4), sorted_sets::zinterstore),
     Command::read("zlexcount", Exactly(4), sorted_sets::zlexcount),
+    Command::write("zmpop", AtLeast(4), sorted_sets::zmpop),
     Command::read("zmscore", AtLeast(3), sorted_sets::zmscore),
     Command::write("zpopmax", AtLeast(2), sorted_sets::ZPOPMAX),
     Command::write("zpopmin", AtLeast(2), sorted_sets::ZPOPMIN),

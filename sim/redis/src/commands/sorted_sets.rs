@@ -4,7 +4,7 @@
 //! (`ZRANGE` with `BYSCORE`/`BYLEX`/`REV`/`LIMIT`/`WITHSCORES`,
 //! `ZRANGESTORE` and the older `ZRANGEBYSCORE`, `ZREVRANGEBYSCORE`,
 //! `ZRANGEBYLEX`, `ZREVRANGEBYLEX`, `ZREVRANGE`), the removals by range,
-//! `ZPOPMIN`, `ZPOPMAX`, `ZRANDMEMBER`, the set operations (`ZUNION`,
+//! `ZPOPMIN`, `ZPOPMAX`, `ZMPOP`, `ZRANDMEMBER`, the set operations (`ZUNION`,
 //! `ZINTER`, `ZDIFF`, their `STORE` forms and `ZINTERCARD`) and `ZSCAN`.
 //!
 //! Scores are read as Redis reads them (`strtod`: `inf`, `-inf`, `+inf`,
@@ -628,6 +628,69 @@ fn pop<const MAX: bool>(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
 pub(crate) const ZPOPMIN: super::KeyspaceFn = pop::<false>;
 /// `ZPOPMAX key [count]`
 pub(crate) const ZPOPMAX: super::KeyspaceFn = pop::<true>;
+
+/// `ZMPOP numkeys key... MIN|MAX [COUNT count]`: pops from the first
+/// of the keys that holds a sorted set (a key of another type before it is
+/// WRONGTYPE); answers the key and its members with their scores, or a
+/// nil array when every key is absent.
+pub(crate) fn zmpop(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
+    let numkeys = string2ll(&a[1])
+        .filter(|n| *n >= 1)
+        .ok_or_else(|| Reply::err("ERR numkeys should be greater than 0"))?;
+    let where_at = usize::try_from(numkeys)
+        .ok()
+        .and_then(|n| n.checked_add(2))
+        .filter(|w| *w < a.len())
+        .ok_or_else(syntax_error)?;
+    let max = match a[where_at].to_ascii_lowercase().as_slice() {
+        b"min" => false,
+        b"max" => true,
+        _ => return Err(syntax_error()),
+    };
+    let mut count = None;
+    let mut j = where_at + 1;
+    while j < a.len() {
+        if count.is_none() && is_option(&a[j], "count") && j + 1 < a.len() {
+            let n = string2ll(&a[j + 1])
+                .filter(|n| *n >= 1)
+                .ok_or_else(|| Reply::err("ERR count should be greater than 0"))?;
+            count = Some(usize::try_from(n).unwrap_or(usize::MAX));
+            j += 2;
+        } else {
+            return Err(syntax_error());
+        }
+    }
+    let count = count.unwrap_or(1);
+    for key in &a[2..where_at] {
+        let Some(z) = zset_at(ks, key)? else {
+            continue;
+        };
+        let popped: Scored = if max {
+            z.iter()
+                .rev()
+                .take(count)
+                .map(|(m, s)| (m.to_vec(), s))
+                .collect()
+        } else {
+            z.iter().take(count).map(|(m, s)| (m.to_vec(), s)).collect()
+        };
+        modify(ks, key, |z| {
+            for (m, _) in &popped {
+                z.remove(m);
+            }
+            ((), !popped.is_empty())
+        });
+        let pairs = popped
+            .into_iter()
+            .map(|(m, s)| Reply::Array(vec![Reply::Bulk(m), score_bulk(s)]))
+            .collect();
+        return Ok(Reply::Array(vec![
+            Reply::Bulk(key.clone()),
+            Reply::Array(pairs),
+        ]));
+    }
+    Ok(Reply::NilArray)
+}
 
 /// `ZRANDMEMBER key [count [WITHSCORES]]`: random members, distinct for a
 /// positive count, possibly repeated for a negative one.
