@@ -18,9 +18,10 @@
 //!   what the connection does next). A script has no connection, so these
 //!   are the commands a script may not call.
 //!
-//! The handlers live in one file per family: [`keyspace`], [`server`],
-//! [`scripting`], [`pubsub`] and [`replication`]; [`errors`] holds the error
-//! replies they share. Arities and error texts follow Redis 7.0.15.
+//! The handlers live in one file per family: [`keyspace`], [`sets`],
+//! [`sorted_sets`], [`server`], [`scripting`], [`pubsub`] and
+//! [`replication`]; [`errors`] holds the error replies they share, [`scan`]
+//! and [`glob`] what `SSCAN` and `ZSCAN` share. Arities and error texts follow Redis 7.0.15.
 
 pub(crate) mod errors;
 pub(crate) mod glob;
