@@ -18,23 +18,28 @@
 //!   what the connection does next). A script has no connection, so these
 //!   are the commands a script may not call.
 //!
-//! The handlers live in one file per family: [`keyspace`], [`server`],
-//! [`scripting`], [`pubsub`] and [`replication`]; [`errors`] holds the error
-//! replies they share. Arities and error texts follow Redis 7.0.15.
+//! The handlers live in one file per family: [`keyspace`], [`sets`],
+//! [`sorted_sets`], [`server`], [`scripting`], [`pubsub`] and
+//! [`replication`]; [`errors`] holds the error replies they share, [`scan`]
+//! and [`glob`] what `SSCAN` and `ZSCAN` share. Arities and error texts follow Redis 7.0.15.
 
 pub(crate) mod bits;
 pub(crate) mod errors;
 pub(crate) mod hashes;
 pub(crate) mod keys;
+pub(crate) mod glob;
 pub(crate) mod keyspace;
 pub(crate) mod kill;
 pub(crate) mod lcs;
 pub(crate) mod long_double;
 pub(crate) mod pubsub;
 pub(crate) mod replication;
+pub(crate) mod scan;
 pub(crate) mod scripting;
 pub(crate) mod server;
 pub(crate) mod strings;
+pub(crate) mod sets;
+pub(crate) mod sorted_sets;
 
 use crate::client::Client;
 use crate::events::Origin;
@@ -297,8 +302,12 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::write("renamenx", Exactly(3), keys::renamenx),
     Command::client("replicaof", Exactly(3), replication::replicaof),
     Command::node("role", Exactly(1), replication::role),
+    Command::write("sadd", AtLeast(3), sets::sadd),
     Command::read("scan", AtLeast(2), keys::scan),
+    Command::read("scard", Exactly(2), sets::scard),
     Command::client("script", AtLeast(2), scripting::script).with_subcommands(scripting::SCRIPT),
+    Command::read("sdiff", AtLeast(2), sets::sdiff),
+    Command::write("sdiffstore", AtLeast(3), sets::sdiffstore),
     Command::node("select", Exactly(2), server::select),
     Command::write("set", AtLeast(3), ks::set),
     Command::write("setbit", Exactly(4), bits::setbit),
@@ -306,10 +315,23 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::write("setnx", Exactly(3), ks::setnx),
     Command::write("setrange", Exactly(4), strings::setrange),
     Command::client("shutdown", AtLeast(1), server::shutdown),
+    Command::read("sinter", AtLeast(2), sets::sinter),
+    Command::read("sintercard", AtLeast(3), sets::sintercard),
+    Command::write("sinterstore", AtLeast(3), sets::sinterstore),
+    Command::read("sismember", Exactly(3), sets::sismember),
     Command::client("slaveof", Exactly(3), replication::replicaof),
+    Command::read("smembers", Exactly(2), sets::smembers),
+    Command::read("smismember", AtLeast(3), sets::smismember),
+    Command::write("smove", Exactly(4), sets::smove),
+    Command::write("spop", AtLeast(2), sets::spop),
+    Command::read("srandmember", AtLeast(2), sets::srandmember),
+    Command::write("srem", AtLeast(3), sets::srem),
+    Command::read("sscan", AtLeast(3), sets::sscan),
     Command::read("strlen", Exactly(2), ks::strlen),
     Command::subscribed_client("subscribe", AtLeast(2), pubsub::subscribe),
     Command::read("substr", Exactly(4), strings::getrange),
+    Command::read("sunion", AtLeast(2), sets::sunion),
+    Command::write("sunionstore", AtLeast(3), sets::sunionstore),
     Command::read("time", Exactly(1), server::time),
     Command::read("touch", AtLeast(2), keys::touch),
     Command::read("ttl", Exactly(2), ks::TTL),
@@ -317,6 +339,46 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::write("unlink", AtLeast(2), ks::del),
     Command::subscribed_client("unsubscribe", AtLeast(1), pubsub::unsubscribe),
     Command::client("wait", Exactly(3), replication::wait),
+    Command::write("zadd", AtLeast(4), sorted_sets::zadd),
+    Command::read("zcard", Exactly(2), sorted_sets::zcard),
+    Command::read("zcount", Exactly(4), sorted_sets::zcount),
+    Command::read("zdiff", AtLeast(3), sorted_sets::zdiff),
+    Command::write("zdiffstore", AtLeast(4), sorted_sets::zdiffstore),
+    Command::write("zincrby", Exactly(4), sorted_sets::zincrby),
+    Command::read("zinter", AtLeast(3), sorted_sets::zinter),
+    Command::read("zintercard", AtLeast(3), sorted_sets::zintercard),
+    Command::write("zinterstore", AtLeast(4), sorted_sets::zinterstore),
+    Command::read("zlexcount", Exactly(4), sorted_sets::zlexcount),
+    Command::write("zmpop", AtLeast(4), sorted_sets::zmpop),
+    Command::read("zmscore", AtLeast(3), sorted_sets::zmscore),
+    Command::write("zpopmax", AtLeast(2), sorted_sets::ZPOPMAX),
+    Command::write("zpopmin", AtLeast(2), sorted_sets::ZPOPMIN),
+    Command::read("zrandmember", AtLeast(2), sorted_sets::zrandmember),
+    Command::read("zrange", AtLeast(4), sorted_sets::zrange),
+    Command::read("zrangebylex", AtLeast(4), sorted_sets::zrangebylex),
+    Command::read("zrangebyscore", AtLeast(4), sorted_sets::zrangebyscore),
+    Command::write("zrangestore", AtLeast(5), sorted_sets::zrangestore),
+    Command::read("zrank", Exactly(3), sorted_sets::zrank),
+    Command::write("zrem", AtLeast(3), sorted_sets::zrem),
+    Command::write("zremrangebylex", Exactly(4), sorted_sets::zremrangebylex),
+    Command::write("zremrangebyrank", Exactly(4), sorted_sets::zremrangebyrank),
+    Command::write(
+        "zremrangebyscore",
+        Exactly(4),
+        sorted_sets::zremrangebyscore,
+    ),
+    Command::read("zrevrange", AtLeast(4), sorted_sets::zrevrange),
+    Command::read("zrevrangebylex", AtLeast(4), sorted_sets::zrevrangebylex),
+    Command::read(
+        "zrevrangebyscore",
+        AtLeast(4),
+        sorted_sets::zrevrangebyscore,
+    ),
+    Command::read("zrevrank", Exactly(3), sorted_sets::zrevrank),
+    Command::read("zscan", AtLeast(3), sorted_sets::zscan),
+    Command::read("zscore", Exactly(3), sorted_sets::zscore),
+    Command::read("zunion", AtLeast(3), sorted_sets::zunion),
+    Command::write("zunionstore", AtLeast(4), sorted_sets::zunionstore),
 ];
 
 /// Looks a command up by name, case-insensitively.

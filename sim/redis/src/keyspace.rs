@@ -45,16 +45,24 @@ pub struct Keyspace {
     /// Replica mode: hide expired keys but never delete them.
     pub hide_only: bool,
     changes: Vec<Change>,
-    /// The state of the node's generator for the commands that pick at
-    /// random (`RANDOMKEY`, `HRANDFIELD`): splitmix64, seeded from the
-    /// node's name, so a seed reproduces a run.
-    random_state: u64,
+    /// The node's random draws (`SPOP`, `SRANDMEMBER`, `ZRANDMEMBER`,
+    /// `RANDOMKEY`, `HRANDFIELD`).
+    pub draws: crate::draws::Draws,
 }
 
 impl Keyspace {
     /// An empty keyspace.
     pub fn new() -> Keyspace {
         Keyspace::default()
+    }
+
+    /// An empty keyspace whose random draws are seeded from `name` (the
+    /// node's name), so a run replays the same picks.
+    pub fn seeded(name: &str) -> Keyspace {
+        Keyspace {
+            draws: crate::draws::Draws::seeded(name),
+            ..Keyspace::default()
+        }
     }
 
     fn is_expired(&self, e: &Entry) -> bool {
@@ -237,23 +245,6 @@ impl Keyspace {
     /// Takes the changes recorded since the last call.
     pub fn take_changes(&mut self) -> Vec<Change> {
         std::mem::take(&mut self.changes)
-    }
-
-    /// Seeds the generator of [`Keyspace::random_below`] from `name`.
-    pub fn seed_random(&mut self, name: &str) {
-        self.random_state = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-        });
-    }
-
-    /// A number below `n` (0 if `n` is 0) from the node's generator.
-    pub fn random_below(&mut self, n: u64) -> u64 {
-        self.random_state = self.random_state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.random_state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        if n == 0 { 0 } else { z % n }
     }
 
     /// The keys not past their deadline, in key order (none is expired

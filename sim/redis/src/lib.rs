@@ -73,6 +73,7 @@ mod client;
 pub mod clock;
 mod cmsgpack;
 mod commands;
+pub mod draws;
 pub mod events;
 pub mod handle;
 pub mod keyspace;

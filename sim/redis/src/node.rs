@@ -125,7 +125,7 @@ impl Node {
             }));
             Node {
                 state: RefCell::new(State {
-                    ks: Keyspace::new(),
+                    ks: Keyspace::seeded(handle.name()),
                     next_client: 1,
                     channels: Channels::default(),
                     role: role.clone(),
@@ -151,7 +151,6 @@ impl Node {
             let mut st = node.state.borrow_mut();
             st.ks.hide_only = matches!(role, Role::Replica(_));
             st.ks.now_ms = node.handle.now_ms();
-            st.ks.seed_random(node.handle.name());
             for (k, e) in restored {
                 st.ks.put_raw(&k, e);
             }

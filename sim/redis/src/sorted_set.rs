@@ -28,6 +28,74 @@ impl Ord for Score {
     }
 }
 
+/// A range of scores, each end inclusive or exclusive (Redis's
+/// `zrangespec`: `ZRANGEBYSCORE k (1 5`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScoreRange {
+    /// The lowest score.
+    pub min: f64,
+    /// Whether `min` itself is left out.
+    pub min_exclusive: bool,
+    /// The highest score.
+    pub max: f64,
+    /// Whether `max` itself is left out.
+    pub max_exclusive: bool,
+}
+
+impl ScoreRange {
+    /// Whether `score` is at or above the range's start.
+    fn above_min(&self, score: f64) -> bool {
+        score > self.min || (!self.min_exclusive && score == self.min)
+    }
+
+    /// Whether `score` is at or below the range's end.
+    fn below_max(&self, score: f64) -> bool {
+        score < self.max || (!self.max_exclusive && score == self.max)
+    }
+}
+
+/// One end of a range of members (Redis's `zlexrangespec` item).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LexBound {
+    /// `-`: below every member.
+    Lowest,
+    /// `+`: above every member.
+    Highest,
+    /// `[member`: this member included.
+    Inclusive(Vec<u8>),
+    /// `(member`: this member left out.
+    Exclusive(Vec<u8>),
+}
+
+/// A range of members by their bytes, for members of equal score
+/// (`ZRANGEBYLEX k [a (c`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LexRange {
+    /// Where the range starts.
+    pub min: LexBound,
+    /// Where it ends.
+    pub max: LexBound,
+}
+
+impl LexRange {
+    /// Whether `member` lies in the range.
+    pub fn contains(&self, member: &[u8]) -> bool {
+        let above_min = match &self.min {
+            LexBound::Lowest => true,
+            LexBound::Highest => false,
+            LexBound::Inclusive(m) => member >= m.as_slice(),
+            LexBound::Exclusive(m) => member > m.as_slice(),
+        };
+        let below_max = match &self.max {
+            LexBound::Lowest => false,
+            LexBound::Highest => true,
+            LexBound::Inclusive(m) => member <= m.as_slice(),
+            LexBound::Exclusive(m) => member < m.as_slice(),
+        };
+        above_min && below_max
+    }
+}
+
 /// The members of one sorted set with their scores.
 #[derive(Debug, Clone, Default)]
 pub struct SortedSet {
@@ -91,6 +159,25 @@ impl SortedSet {
     pub fn rank(&self, member: &[u8]) -> Option<usize> {
         let score = *self.scores.get(member)?;
         Some(self.order.range(..(score, member.to_vec())).count())
+    }
+
+    /// The members whose score lies in `range`, in ascending order.
+    pub fn in_score_range(&self, range: &ScoreRange) -> Vec<(&[u8], f64)> {
+        if range.min.is_nan() || range.max.is_nan() {
+            return Vec::new();
+        }
+        self.order
+            .range((Score(range.min), Vec::new())..)
+            .map(|(s, m)| (m.as_slice(), s.0))
+            .skip_while(|(_, s)| !range.above_min(*s))
+            .take_while(|(_, s)| range.below_max(*s))
+            .collect()
+    }
+
+    /// The members that lie in `range` by their bytes, in ascending order
+    /// (meaningful when all scores are equal, as Redis requires).
+    pub fn in_lex_range(&self, range: &LexRange) -> Vec<(&[u8], f64)> {
+        self.iter().filter(|(m, _)| range.contains(m)).collect()
     }
 
     /// Members and scores in ascending order.

@@ -97,7 +97,7 @@ pub(crate) fn hrandfield(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R 
         let Some(h) = hash(ks, &a[1])? else {
             return Ok(Reply::Nil);
         };
-        let i = ks.random_below(h.len() as u64) as usize;
+        let i = ks.draws.below(h.len());
         return Ok(h
             .get_index(i)
             .map_or(Reply::Nil, |(f, _)| Reply::Bulk(f.clone())));
@@ -121,7 +121,7 @@ pub(crate) fn hrandfield(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R 
     };
     let picked: Vec<usize> = if count < 0 {
         (0..count.unsigned_abs().min(MAX_REPEATED_PICKS))
-            .map(|_| ks.random_below(h.len() as u64) as usize)
+            .map(|_| ks.draws.below(h.len()))
             .collect()
     } else if count as u64 >= h.len() as u64 {
         (0..h.len()).collect()
@@ -148,7 +148,7 @@ pub(crate) fn hrandfield(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R 
 fn distinct_indexes(ks: &mut Keyspace, len: usize, count: usize) -> Vec<usize> {
     let mut all: Vec<usize> = (0..len).collect();
     for i in 0..count {
-        let j = i + ks.random_below((len - i) as u64) as usize;
+        let j = i + ks.draws.below(len - i);
         all.swap(i, j);
     }
     all.truncate(count);

@@ -261,7 +261,7 @@ pub(crate) fn randomkey(ks: &mut Keyspace, _: &[Vec<u8>], _: &NodeHandle) -> R {
     if live.is_empty() {
         return Ok(Reply::Nil);
     }
-    let i = ks.random_below(live.len() as u64) as usize;
+    let i = ks.draws.below(live.len());
     Ok(Reply::Bulk(live[i].clone()))
 }
 
