@@ -26,7 +26,7 @@
 mod config;
 mod decode;
 mod encode;
-mod number;
+pub(crate) mod number;
 
 use mlua::{LightUserData, Lua, MultiValue, Table, Value};
 

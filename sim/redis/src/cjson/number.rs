@@ -60,7 +60,7 @@ pub(super) fn lua_str2number(s: &[u8]) -> Option<f64> {
 
 /// C's `strtod` (glibc, "C" locale) at the start of `s`: the value and the
 /// bytes it used, or `None` when no number starts there.
-pub(super) fn strtod(s: &[u8]) -> Option<(f64, usize)> {
+pub(crate) fn strtod(s: &[u8]) -> Option<(f64, usize)> {
     let byte = |i: usize| s.get(i).copied().unwrap_or(0);
     let mut i = 0;
     let negative = byte(0) == b'-';
