@@ -294,6 +294,11 @@ impl Node {
         self.blocked.borrow_mut().next_id = waiters.next_id;
     }
 
+    /// How many clients are blocked on keys (`INFO`'s `blocked_clients`).
+    pub(crate) fn blocked_clients(&self) -> usize {
+        self.blocked.borrow().waiters.len()
+    }
+
     /// Forgets the waiters of a client whose connection ended.
     pub(crate) fn unblock_disconnected(&self, client: u64) {
         let mut b = self.blocked.borrow_mut();
