@@ -32,6 +32,7 @@ pub(crate) mod keyspace;
 pub(crate) mod kill;
 pub(crate) mod lcs;
 pub(crate) mod long_double;
+pub(crate) mod lists;
 pub(crate) mod pubsub;
 pub(crate) mod replication;
 pub(crate) mod scan;
@@ -41,6 +42,7 @@ pub(crate) mod strings;
 pub(crate) mod sets;
 pub(crate) mod sorted_sets;
 
+use crate::blocking::{BlockFn, Ticket};
 use crate::client::Client;
 use crate::events::Origin;
 use crate::handle::{NodeHandle, Role};
@@ -112,6 +114,11 @@ pub(crate) struct Command {
     /// The newer-than-7.0 feature it is, if it is one: a node of a
     /// version without it answers that it does not know the command.
     pub(crate) feature: Option<Feature>,
+    /// A blocking command's client form (its handler is the form that
+    /// never blocks, for scripts and transactions); see `crate::blocking`.
+    pub(crate) blocking: Option<BlockFn>,
+    /// Refused to scripts (Redis's `NOSCRIPT` flag).
+    pub(crate) no_script: bool,
 }
 
 /// One subcommand of a container command.
@@ -157,6 +164,8 @@ impl Command {
             handler,
             subcommands: &[],
             feature: None,
+            blocking: None,
+            no_script: false,
         }
     }
 
@@ -218,6 +227,23 @@ impl Command {
         self.feature.is_none_or(|f| version.has(f))
     }
 
+    /// Makes the command block a client as `block` says (see
+    /// `crate::blocking`).
+    const fn blocking(self, block: BlockFn) -> Command {
+        Command {
+            blocking: Some(block),
+            ..self
+        }
+    }
+
+    /// Refuses the command to scripts.
+    const fn no_script(self) -> Command {
+        Command {
+            no_script: true,
+            ..self
+        }
+    }
+
     /// Whether `argc` arguments (the name included) fit the arity.
     pub(crate) fn arity_fits(&self, argc: usize) -> bool {
         match self.arity {
@@ -234,6 +260,19 @@ use keyspace as ks;
 /// Every command this node knows, sorted by name (for binary search).
 pub(crate) const COMMANDS: &[Command] = &[
     Command::write("append", Exactly(3), strings::append),
+    Command::write("blmove", Exactly(6), lists::blmove)
+        .blocking(lists::blmove_attempt)
+        .no_script(),
+    Command::write("blmpop", AtLeast(5), lists::blmpop).blocking(lists::blmpop_attempt),
+    Command::write("blpop", AtLeast(3), lists::blpop)
+        .blocking(lists::BLPOP_ATTEMPT)
+        .no_script(),
+    Command::write("brpop", AtLeast(3), lists::brpop)
+        .blocking(lists::BRPOP_ATTEMPT)
+        .no_script(),
+    Command::write("brpoplpush", Exactly(4), lists::blmove)
+        .blocking(lists::blmove_attempt)
+        .no_script(),
     Command::client("client", AtLeast(2), server::client).with_subcommands(server::CLIENT),
     Command::client("command", AtLeast(1), server::command),
     Command::write("copy", AtLeast(3), keys::copy),
@@ -284,6 +323,19 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::node("info", AtLeast(1), server::info),
     Command::read("keys", Exactly(2), keys::keys),
     Command::read("lcs", AtLeast(3), lcs::lcs),
+    Command::read("lindex", Exactly(3), lists::lindex),
+    Command::write("linsert", Exactly(5), lists::linsert),
+    Command::read("llen", Exactly(2), lists::llen),
+    Command::write("lmove", Exactly(5), lists::lmove),
+    Command::write("lmpop", AtLeast(4), lists::lmpop),
+    Command::write("lpop", AtLeast(2), lists::lpop),
+    Command::read("lpos", AtLeast(3), lists::lpos),
+    Command::write("lpush", AtLeast(3), lists::lpush),
+    Command::write("lpushx", AtLeast(3), lists::lpushx),
+    Command::read("lrange", Exactly(4), lists::lrange),
+    Command::write("lrem", Exactly(4), lists::lrem),
+    Command::write("lset", Exactly(4), lists::lset),
+    Command::write("ltrim", Exactly(4), lists::ltrim),
     Command::read("mget", AtLeast(2), ks::mget),
     Command::write("mset", AtLeast(3), strings::mset),
     Command::write("msetnx", AtLeast(3), strings::msetnx),
@@ -302,6 +354,10 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::write("renamenx", Exactly(3), keys::renamenx),
     Command::client("replicaof", Exactly(3), replication::replicaof),
     Command::node("role", Exactly(1), replication::role),
+    Command::write("rpop", AtLeast(2), lists::rpop),
+    Command::write("rpoplpush", Exactly(3), lists::rpoplpush),
+    Command::write("rpush", AtLeast(3), lists::rpush),
+    Command::write("rpushx", AtLeast(3), lists::rpushx),
     Command::write("sadd", AtLeast(3), sets::sadd),
     Command::read("scan", AtLeast(2), keys::scan),
     Command::read("scard", Exactly(2), sets::scard),
@@ -476,6 +532,10 @@ pub(crate) enum Out {
         /// replica before it is sent (the replica's `replication_delay`).
         lag: std::time::Duration,
     },
+    /// A blocking command found nothing to take: the client waits (its
+    /// connection still reads, so that its end is seen) until a key serves
+    /// it, the node unblocks it, or its timeout passes.
+    Block(Ticket),
     /// `SHUTDOWN`: the node stops; the caller gets no reply (the process
     /// is gone), as with Redis.
     Shutdown,
@@ -505,6 +565,9 @@ impl Node {
         }
         if subscribed && let Subscribed::Answers(answer) = cmd.subscribed {
             return Out::Reply(answer(args));
+        }
+        if let Some(block) = cmd.blocking {
+            return self.execute_blocking(c, args, block);
         }
         let out = match cmd.handler {
             Handler::Keyspace(run) => {
@@ -542,6 +605,7 @@ impl Node {
         match cmd.handler {
             // A script has no connection of its own.
             Handler::Client(_) => Reply::err("ERR This Redis command is not allowed from script"),
+            _ if cmd.no_script => Reply::err("ERR This Redis command is not allowed from script"),
             // A read-only script's writes are refused before a replica's.
             _ if cmd.write && self.lua.is_read_only() => {
                 Reply::err("ERR Write commands are not allowed from read-only scripts.")

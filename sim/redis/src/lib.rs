@@ -67,6 +67,7 @@
 //! and requires identical replies. Deliberate differences are listed in the
 //! crate's README.md, which also maps the source files.
 
+mod blocking;
 mod busy;
 mod cjson;
 mod client;

@@ -19,6 +19,7 @@ use std::rc::{Rc, Weak};
 use tokio::sync::{Notify, mpsc};
 use tokio::time::Instant;
 
+use crate::blocking::Blocked;
 use crate::client::{Client, KillSwitch};
 use crate::commands::pubsub::Channels;
 use crate::events::{EventKind, Origin};
@@ -104,6 +105,9 @@ pub struct Node {
     pub(crate) acks: Notify,
     /// Notified once by `SHUTDOWN`: the serving loop returns.
     pub(crate) stop: Notify,
+    /// The clients blocked on keys (`BLPOP`...), and the keys ready to
+    /// serve them.
+    pub(crate) blocked: RefCell<Blocked>,
 }
 
 /// The replication id of `name`'s `generation`: 40 hex digits, derived, not
@@ -142,6 +146,7 @@ impl Node {
                 lua,
                 acks: Notify::new(),
                 stop: Notify::new(),
+                blocked: RefCell::default(),
             }
         });
         node.lua
@@ -178,6 +183,7 @@ impl Node {
         for ch in &c.subscriptions {
             st.channels.unsubscribe(ch, c.id);
         }
+        self.unblock_disconnected(c.id);
     }
 
     /// `SHUTDOWN`: flushes the disk (Redis fsyncs its AOF before it
@@ -188,13 +194,21 @@ impl Node {
     }
 
     /// Turns the keyspace changes of the last command into events,
-    /// persistence records and replication effects.
+    /// persistence records and replication effects; then serves the
+    /// clients blocked on keys it wrote (see [`crate::blocking`]).
     pub(crate) fn commit(&self, origin: Origin) {
+        self.commit_changes(origin);
+        self.serve_ready_keys();
+    }
+
+    /// [`Node::commit`]'s first part: events, disk, replicas.
+    fn commit_changes(&self, origin: Origin) {
         let mut st = self.state.borrow_mut();
         if !st.ks.has_changes() {
             return;
         }
         let changes = st.ks.take_changes();
+        self.note_ready_keys(&changes);
         let wall = st.ks.now_ms;
         let mut last: BTreeMap<&[u8], usize> = BTreeMap::new();
         for (i, c) in changes.iter().enumerate() {
@@ -402,6 +416,7 @@ impl Node {
                 None
             }
             Some(m) => {
+                self.unblock_all_for_failover();
                 st.role = Role::Replica(m.clone());
                 st.ks.hide_only = true;
                 st.replicas.clear();

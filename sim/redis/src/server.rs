@@ -160,6 +160,30 @@ where
                             };
                             Reply::Int(n).encode(&mut out);
                         }
+                        Out::Block(ticket) => {
+                            if !out.is_empty() {
+                                if !write_unless_killed(&mut wr, &out, &client.kill).await {
+                                    break 'conn;
+                                }
+                                out.clear();
+                            }
+                            // As for WAIT: reading on sees the client go.
+                            let woken = ticket.woken(&node);
+                            tokio::pin!(woken);
+                            let (reply, offset) = loop {
+                                tokio::select! {
+                                    biased;
+                                    r = &mut woken => break r,
+                                    r = read_unless_killed(&mut rd, &mut buf, &client.kill) => if matches!(r, Ok(0) | Err(_)) {
+                                        break 'conn;
+                                    },
+                                }
+                            };
+                            if let Some(offset) = offset {
+                                client.woff = offset;
+                            }
+                            reply.encode(&mut out);
+                        }
                         Out::Psync { lag } => {
                             if !out.is_empty()
                                 && !write_unless_killed(&mut wr, &out, &client.kill).await

@@ -79,6 +79,17 @@ fn info_text(node: &Node, section: Option<&Vec<u8>>) -> String {
             out.push_str("\r\n");
         }
     }
+    if all || sec == "clients" {
+        // Only what this node knows of Redis's section: the clients blocked
+        // on keys (Redis's test suite waits on it).
+        out.push_str(&format!(
+            "# Clients\r\nblocked_clients:{}\r\n",
+            node.blocked_clients()
+        ));
+        if all {
+            out.push_str("\r\n");
+        }
+    }
     if all || sec == "replication" {
         out.push_str("# Replication\r\n");
         match &st.role {
