@@ -72,6 +72,7 @@ mod cjson;
 mod client;
 pub mod clock;
 mod commands;
+mod databases;
 pub mod events;
 pub mod handle;
 pub mod keyspace;
