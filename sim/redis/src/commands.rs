@@ -226,6 +226,7 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::client("client", AtLeast(2), server::client).with_subcommands(server::CLIENT),
     Command::client("command", AtLeast(1), server::command),
     Command::client("config", AtLeast(2), config::config).with_subcommands(config::CONFIG),
+    Command::databases("copy", AtLeast(3), crate::databases::copy),
     Command::read("dbsize", Exactly(1), server::dbsize),
     Command::write("decr", Exactly(2), ks::decr),
     Command::write("decrby", Exactly(3), ks::decrby),

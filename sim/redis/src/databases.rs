@@ -203,6 +203,44 @@ pub(crate) fn move_key(dbs: &mut Databases, from: usize, a: &[Vec<u8>], _: &Node
     Ok(Reply::Int(1))
 }
 
+/// `COPY source destination [DB destination-db] [REPLACE]`: copies a key
+/// (with its deadline) within the selected database or into another one.
+/// The whole command lives here because its `DB` option needs every
+/// database.
+pub(crate) fn copy(dbs: &mut Databases, from: usize, a: &[Vec<u8>], _: &NodeHandle) -> R {
+    let (mut to, mut replace) = (from, false);
+    let mut j = 3;
+    while j < a.len() {
+        if is_option(&a[j], "replace") {
+            replace = true;
+        } else if is_option(&a[j], "db") && j + 1 < a.len() {
+            to = db_index(&a[j + 1])?;
+            j += 1;
+        } else {
+            return Err(syntax_error());
+        }
+        j += 1;
+    }
+    let (key, new_key) = (&a[1], &a[2]);
+    if to == from && key == new_key {
+        return Err(Reply::err(
+            "ERR source and destination objects are the same",
+        ));
+    }
+    let Some(entry) = dbs.db_mut(from).get(key).cloned() else {
+        return Ok(Reply::Int(0));
+    };
+    let dst = dbs.db_mut(to);
+    if dst.exists(new_key) {
+        if !replace {
+            return Ok(Reply::Int(0));
+        }
+        dst.remove(new_key);
+    }
+    dst.set(new_key, entry.value, entry.deadline);
+    Ok(Reply::Int(1))
+}
+
 /// `SWAPDB index1 index2`
 pub(crate) fn swapdb(dbs: &mut Databases, _: usize, a: &[Vec<u8>], _: &NodeHandle) -> R {
     let first = db_arg(&a[1], Some("ERR invalid first DB index"));

@@ -223,7 +223,7 @@ impl Node {
                     backlog: false,
                     connected: BTreeMap::new(),
                     watches: Watches::default(),
-                    config: Default::default(),
+                    config: crate::commands::config::Config::new(handle.config()),
                 }),
                 handle,
                 lua,

@@ -8,9 +8,9 @@
 //! parameter's value, as in Redis 7.0: `CONFIG GET` lists both names, and
 //! `CONFIG SET` of a name and its alias together is no duplicate.
 //!
-//! The node stores every value but honours none of them: its behaviour
-//! (busy threshold, persistence, replication) is set by
-//! [`crate::NodeConfig`] when it starts. The README says so.
+//! The node stores every value; it honours only `busy-reply-threshold`
+//! (`lua-time-limit`), the real-TCP server's busy threshold. The others
+//! are stored only: the README lists them.
 
 use std::collections::BTreeMap;
 
@@ -225,14 +225,18 @@ pub(crate) struct Config {
     values: BTreeMap<&'static str, String>,
 }
 
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            values: PARAMS
-                .iter()
-                .map(|p| (p.name, p.default.to_string()))
-                .collect(),
-        }
+impl Config {
+    /// Redis's defaults, but the busy threshold the node was started with.
+    pub(crate) fn new(node: &crate::NodeConfig) -> Config {
+        let mut values: BTreeMap<&'static str, String> = PARAMS
+            .iter()
+            .map(|p| (p.name, p.default.to_string()))
+            .collect();
+        values.insert(
+            "busy-reply-threshold",
+            node.busy_reply_threshold.as_millis().to_string(),
+        );
+        Config { values }
     }
 }
 
@@ -369,11 +373,22 @@ fn set(node: &Node, args: &[Vec<u8>]) -> Result<Reply, Reply> {
         let value = validate(n.param.kind, v).map_err(|e| set_failed(n.spelled.as_bytes(), &e))?;
         values.push((n.param.name, value));
     }
-    let config = &mut node.state.borrow_mut().config;
     for (name, value) in values {
-        config.values.insert(name, value);
+        apply(node, name, &value);
+        node.state.borrow_mut().config.values.insert(name, value);
     }
     Ok(Reply::ok())
+}
+
+/// Makes a new value take effect, for the parameters the node honours:
+/// `busy-reply-threshold` (`lua-time-limit`), the real-TCP server's busy
+/// threshold.
+fn apply(node: &Node, name: &str, value: &str) {
+    if name == "busy-reply-threshold"
+        && let Ok(ms) = value.parse::<u64>()
+    {
+        node.lua.set_busy_threshold_ms(ms);
+    }
 }
 
 /// `ERR CONFIG SET failed (possibly related to argument '...') - ...`

@@ -18,6 +18,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Out, Resolved};
+use crate::busy::FrontMulti;
 use crate::client::Client;
 use crate::events::Origin;
 use crate::handle::Role;
@@ -178,6 +179,20 @@ pub(crate) fn queue(c: &mut Client, r: Resolved, args: &[Vec<u8>]) -> Option<Out
 fn discard_transaction(node: &Node, c: &mut Client) {
     c.multi = None;
     node.state.borrow_mut().watches.unwatch_all(c.id);
+}
+
+/// Applies what the real-TCP server's front did to the client's
+/// transaction while a script kept the node busy (see
+/// [`crate::busy::answer_while_busy_in_multi`]).
+pub(crate) fn apply_front(node: &Node, c: &mut Client, front: FrontMulti) {
+    match front {
+        FrontMulti::Unchanged => {}
+        FrontMulti::Closed => discard_transaction(node, c),
+        FrontMulti::Open | FrontMulti::Refused => {
+            let tx = c.multi.get_or_insert_with(Transaction::default);
+            tx.refused |= front == FrontMulti::Refused;
+        }
+    }
 }
 
 /// `MULTI`
