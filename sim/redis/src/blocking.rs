@@ -76,6 +76,8 @@ pub(crate) const UNBLOCKED_BY_FAILOVER: &str =
 struct Waiter {
     /// Its client id (its connection's end removes it).
     client: u64,
+    /// The database its keys are in (its client's selected one).
+    db: usize,
     /// The keys it waits on.
     keys: Vec<Vec<u8>>,
     /// Its command, as sent.
@@ -95,10 +97,11 @@ pub(crate) struct Blocked {
     next_id: u64,
     /// The waiters, by id.
     waiters: BTreeMap<u64, Waiter>,
-    /// Each key's waiters, first blocked first.
-    by_key: BTreeMap<Vec<u8>, VecDeque<u64>>,
-    /// Keys written since they were last offered, in the order written.
-    ready: VecDeque<Vec<u8>>,
+    /// Each key's waiters, by database and key, first blocked first.
+    by_key: BTreeMap<(usize, Vec<u8>), VecDeque<u64>>,
+    /// Keys written since they were last offered, with their database, in
+    /// the order written.
+    ready: VecDeque<(usize, Vec<u8>)>,
     /// Whether the node is offering ready keys now (serving a waiter
     /// commits, and a commit must not start serving again).
     serving: bool,
@@ -110,7 +113,10 @@ impl Blocked {
         let id = self.next_id;
         self.next_id += 1;
         for k in &waiter.keys {
-            self.by_key.entry(k.clone()).or_default().push_back(id);
+            self.by_key
+                .entry((waiter.db, k.clone()))
+                .or_default()
+                .push_back(id);
         }
         self.waiters.insert(id, waiter);
         id
@@ -120,32 +126,33 @@ impl Blocked {
     fn remove(&mut self, id: u64) -> Option<Waiter> {
         let w = self.waiters.remove(&id)?;
         for k in &w.keys {
-            if let Some(q) = self.by_key.get_mut(k) {
+            let at = (w.db, k.clone());
+            if let Some(q) = self.by_key.get_mut(&at) {
                 q.retain(|&i| i != id);
                 if q.is_empty() {
-                    self.by_key.remove(k);
+                    self.by_key.remove(&at);
                 }
             }
         }
         Some(w)
     }
 
-    /// Notes the written keys that have waiters as ready.
-    fn note_written(&mut self, changes: &[Change]) {
+    /// Notes the keys of database `db` written that have waiters as ready.
+    fn note_written(&mut self, db: usize, changes: &[Change]) {
         for c in changes {
-            if let Change::Written(k) = c
-                && self.by_key.contains_key(k)
-                && !self.ready.contains(k)
-            {
-                self.ready.push_back(k.clone());
+            if let Change::Written(k) = c {
+                let at = (db, k.clone());
+                if self.by_key.contains_key(&at) && !self.ready.contains(&at) {
+                    self.ready.push_back(at);
+                }
             }
         }
     }
 
-    /// The waiters on `key`, first blocked first.
-    fn waiting_on(&self, key: &[u8]) -> Vec<u64> {
+    /// The waiters on `key` of database `db`, first blocked first.
+    fn waiting_on(&self, db: usize, key: &[u8]) -> Vec<u64> {
         self.by_key
-            .get(key)
+            .get(&(db, key.to_vec()))
             .map(|q| q.iter().copied().collect())
             .unwrap_or_default()
     }
@@ -201,8 +208,8 @@ impl Node {
     pub(crate) fn execute_blocking(&self, c: &mut Client, args: &[Vec<u8>], run: BlockFn) -> Out {
         let attempt = {
             let mut st = self.state.borrow_mut();
-            st.ks.now_ms = self.handle.now_ms();
-            run(&mut st.ks, args)
+            st.dbs.set_now(self.handle.now_ms());
+            run(st.dbs.db_mut(c.db), args)
         };
         self.commit(Origin::Client);
         c.woff = self.state.borrow().offset;
@@ -217,6 +224,7 @@ impl Node {
         let (tx, rx) = oneshot::channel();
         let id = self.blocked.borrow_mut().add(Waiter {
             client: c.id,
+            db: c.db,
             keys: block.keys,
             args: args.to_vec(),
             serve: block.serve,
@@ -230,9 +238,9 @@ impl Node {
         })
     }
 
-    /// Notes the keys a commit wrote that have waiters.
-    pub(crate) fn note_ready_keys(&self, changes: &[Change]) {
-        self.blocked.borrow_mut().note_written(changes);
+    /// Notes the keys of database `db` a commit wrote that have waiters.
+    pub(crate) fn note_ready_keys(&self, db: usize, changes: &[Change]) {
+        self.blocked.borrow_mut().note_written(db, changes);
     }
 
     /// Offers every ready key to its waiters, first blocked first, until
@@ -243,20 +251,20 @@ impl Node {
             return;
         }
         loop {
-            let Some(key) = self.blocked.borrow_mut().ready.pop_front() else {
+            let Some((db, key)) = self.blocked.borrow_mut().ready.pop_front() else {
                 break;
             };
-            let waiting = self.blocked.borrow().waiting_on(&key);
+            let waiting = self.blocked.borrow().waiting_on(db, &key);
             for id in waiting {
-                self.offer(&key, id);
+                self.offer(db, &key, id);
             }
         }
         self.blocked.borrow_mut().serving = false;
     }
 
-    /// Offers the ready `key` to waiter `id`; serves and removes it if the
-    /// key serves it.
-    fn offer(&self, key: &[u8], id: u64) {
+    /// Offers the ready `key` of database `db` to waiter `id`; serves and
+    /// removes it if the key serves it.
+    fn offer(&self, db: usize, key: &[u8], id: u64) {
         let Some((serve, args)) = self
             .blocked
             .borrow()
@@ -268,8 +276,8 @@ impl Node {
         };
         let reply = {
             let mut st = self.state.borrow_mut();
-            st.ks.now_ms = self.handle.now_ms();
-            serve(&mut st.ks, &args, key)
+            st.dbs.set_now(self.handle.now_ms());
+            serve(st.dbs.db_mut(db), &args, key)
         };
         let Some(reply) = reply else {
             return;

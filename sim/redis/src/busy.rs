@@ -22,7 +22,7 @@
 //! simulation time stands still during a script, and the deterministic
 //! instruction limit bounds it instead.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -115,6 +115,12 @@ impl ScriptWatch {
             stopping: watch::Sender::new(false),
             stop_flag: AtomicBool::new(false),
         })
+    }
+
+    /// `CONFIG SET busy-reply-threshold` (or `lua-time-limit`): scripts
+    /// started from now on are busy after `ms`.
+    pub(crate) fn set_threshold_ms(&self, ms: u64) {
+        self.threshold_ms.store(ms, Ordering::Relaxed);
     }
 
     fn changed(&self) {
@@ -233,6 +239,27 @@ pub(crate) struct ConnProbe {
     executed: AtomicU64,
     /// Whether the client is in subscribed mode (set with `executed`).
     subscribed: AtomicBool,
+    /// Whether the client has a transaction open (set with `executed`).
+    in_multi: AtomicBool,
+    /// What the front did to the client's transaction while the node was
+    /// busy, for the node to apply before its next request:
+    /// [`FrontMulti`] as a byte.
+    front_multi: AtomicU8,
+}
+
+/// A client's transaction as the front leaves it after answering for a
+/// busy node (Redis runs `MULTI` and `DISCARD` while busy, and a refused
+/// command flags the transaction, or ends it if it is `EXEC`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FrontMulti {
+    /// Untouched.
+    Unchanged = 0,
+    /// Ended (`DISCARD`, or `EXEC` refused with `EXECABORT`).
+    Closed = 1,
+    /// Open (`MULTI`), no command refused since.
+    Open = 2,
+    /// Open, and a command was refused: its `EXEC` must abort.
+    Refused = 3,
 }
 
 impl ConnProbe {
@@ -243,6 +270,32 @@ impl ConnProbe {
         // Release: the replies written before are visible to the front
         // once it reads this count.
         self.executed.store(executed, Ordering::Release);
+    }
+
+    /// Whether the client has a transaction open (the node says so before
+    /// it settles).
+    pub(crate) fn set_in_multi(&self, in_multi: bool) {
+        self.in_multi.store(in_multi, Ordering::Relaxed);
+    }
+
+    /// Whether the client had a transaction open when the node settled.
+    pub(crate) fn in_multi(&self) -> bool {
+        self.in_multi.load(Ordering::Relaxed)
+    }
+
+    /// The front leaves the client's transaction this way.
+    pub(crate) fn set_front_multi(&self, m: FrontMulti) {
+        self.front_multi.store(m as u8, Ordering::Release);
+    }
+
+    /// What the front did to the client's transaction, once.
+    pub(crate) fn take_front_multi(&self) -> FrontMulti {
+        match self.front_multi.swap(0, Ordering::Acquire) {
+            1 => FrontMulti::Closed,
+            2 => FrontMulti::Open,
+            3 => FrontMulti::Refused,
+            _ => FrontMulti::Unchanged,
+        }
     }
 
     /// Bytes of requests the node has executed.
@@ -296,6 +349,55 @@ pub(crate) fn answer_while_busy(
         },
         _ => BusyAnswer::Reply(Reply::err(BUSY)),
     }
+}
+
+/// [`answer_while_busy`] for a client whose transaction state is `multi`
+/// (`None`: no transaction; `Some(refused)`), as Redis 7.0 treats
+/// transactions while busy: `MULTI` and `DISCARD` run (`ALLOW_BUSY`), any
+/// other refusal flags the transaction, and `EXEC`, refused, ends it with
+/// `EXECABORT` naming the refusal.
+pub(crate) fn answer_while_busy_in_multi(
+    args: &[Vec<u8>],
+    subscribed: bool,
+    handle: &NodeHandle,
+    watch: &ScriptWatch,
+    multi: &mut Option<bool>,
+) -> BusyAnswer {
+    let resolved = resolve(args, handle.config().version).ok();
+    let name = resolved.map(|r| r.full_name());
+    let allowed = resolved.is_some_and(|r| refusal(r, subscribed, &handle.role()).is_none());
+    match name {
+        Some("multi") if allowed => {
+            return BusyAnswer::Reply(if multi.is_some() {
+                Reply::err("ERR MULTI calls can not be nested")
+            } else {
+                *multi = Some(false);
+                Reply::ok()
+            });
+        }
+        Some("discard") if allowed => {
+            return BusyAnswer::Reply(if multi.take().is_some() {
+                Reply::ok()
+            } else {
+                Reply::err("ERR DISCARD without MULTI")
+            });
+        }
+        _ => {}
+    }
+    let answer = answer_while_busy(args, subscribed, handle, watch);
+    if let BusyAnswer::Reply(Reply::Error(e)) = &answer {
+        if name == Some("exec") {
+            *multi = None;
+            let e = e.strip_prefix("ERR ").unwrap_or(e);
+            return BusyAnswer::Reply(Reply::err(format!(
+                "EXECABORT Transaction discarded because of: {e}"
+            )));
+        }
+        if let Some(refused) = multi.as_mut() {
+            *refused = true;
+        }
+    }
+    answer
 }
 
 /// The reply to a malformed request, whether or not a script is busy

@@ -12,6 +12,7 @@ use std::rc::Rc;
 
 use tokio::sync::{Notify, mpsc};
 
+use crate::commands::transactions::Transaction;
 use crate::resp::Reply;
 
 /// One connected client's state.
@@ -29,6 +30,10 @@ pub(crate) struct Client {
     pub(crate) woff: u64,
     /// Thrown by `CLIENT KILL` from another client: the connection ends.
     pub(crate) kill: Rc<KillSwitch>,
+    /// Its selected database (`SELECT`), 0 to 15.
+    pub(crate) db: usize,
+    /// Its open transaction, after `MULTI`.
+    pub(crate) multi: Option<Transaction>,
 }
 
 /// Ends one client's connection from elsewhere on the node (`CLIENT
@@ -71,6 +76,8 @@ impl Client {
             push,
             woff: 0,
             kill: Rc::new(KillSwitch::default()),
+            db: 0,
+            multi: None,
         }
     }
 

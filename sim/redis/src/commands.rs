@@ -24,6 +24,7 @@
 //! and [`glob`] what `SSCAN` and `ZSCAN` share. Arities and error texts follow Redis 7.0.15.
 
 pub(crate) mod bits;
+pub(crate) mod config;
 pub(crate) mod errors;
 pub(crate) mod hashes;
 pub(crate) mod keys;
@@ -41,9 +42,11 @@ pub(crate) mod server;
 pub(crate) mod strings;
 pub(crate) mod sets;
 pub(crate) mod sorted_sets;
+pub(crate) mod transactions;
 
 use crate::blocking::{BlockFn, Ticket};
 use crate::client::Client;
+use crate::databases::Databases;
 use crate::events::Origin;
 use crate::handle::{NodeHandle, Role};
 use crate::keyspace::Keyspace;
@@ -57,6 +60,11 @@ use errors::{arity_error, unknown_command, unknown_subcommand};
 /// clock. An `Err` is the error reply (so handlers can use `?`).
 pub(crate) type KeyspaceFn = fn(&mut Keyspace, &[Vec<u8>], &NodeHandle) -> Result<Reply, Reply>;
 
+/// Runs a command across databases (`FLUSHALL`, `MOVE`, `SWAPDB`,
+/// `COPY ... DB`): all of them, and the index of the selected one.
+pub(crate) type DatabasesFn =
+    fn(&mut Databases, usize, &[Vec<u8>], &NodeHandle) -> Result<Reply, Reply>;
+
 /// Runs a command that reads (or signals through) node state.
 pub(crate) type NodeFn = fn(&Node, &[Vec<u8>]) -> Reply;
 
@@ -68,6 +76,8 @@ pub(crate) type ClientFn = fn(&Node, &mut Client, &[Vec<u8>]) -> Out;
 pub(crate) enum Handler {
     /// Needs the keyspace only; callable from scripts.
     Keyspace(KeyspaceFn),
+    /// Needs every database; runs and commits as `Keyspace`.
+    Databases(DatabasesFn),
     /// Needs the node; callable from scripts.
     Node(NodeFn),
     /// Needs the caller's connection; not callable from scripts.
@@ -182,6 +192,14 @@ impl Command {
         }
     }
 
+    /// A command that writes across databases.
+    const fn databases(name: &'static str, arity: Arity, run: DatabasesFn) -> Command {
+        Command {
+            write: true,
+            ..Command::new(name, arity, Handler::Databases(run))
+        }
+    }
+
     /// A command that needs the node.
     const fn node(name: &'static str, arity: Arity, run: NodeFn) -> Command {
         Command::new(name, arity, Handler::Node(run))
@@ -256,6 +274,7 @@ impl Command {
 use Arity::{AtLeast, Exactly};
 use Subscribed::Answers;
 use keyspace as ks;
+use transactions as tx;
 
 /// Every command this node knows, sorted by name (for binary search).
 pub(crate) const COMMANDS: &[Command] = &[
@@ -275,23 +294,26 @@ pub(crate) const COMMANDS: &[Command] = &[
         .no_script(),
     Command::client("client", AtLeast(2), server::client).with_subcommands(server::CLIENT),
     Command::client("command", AtLeast(1), server::command),
-    Command::write("copy", AtLeast(3), keys::copy),
+    Command::client("config", AtLeast(2), config::config).with_subcommands(config::CONFIG),
+    Command::databases("copy", AtLeast(3), crate::databases::copy),
     Command::read("dbsize", Exactly(1), server::dbsize),
     Command::write("decr", Exactly(2), ks::decr),
     Command::write("decrby", Exactly(3), ks::decrby),
     Command::write("del", AtLeast(2), ks::del),
     Command::write("delex", AtLeast(2), ks::delex).only_with(Feature::Delex),
     Command::write("delifeq", Exactly(3), ks::delifeq).only_with(Feature::Delifeq),
+    Command::client("discard", Exactly(1), tx::discard),
     Command::read("echo", Exactly(2), server::echo),
     Command::client("eval", AtLeast(3), scripting::eval),
     Command::client("eval_ro", AtLeast(3), scripting::eval_ro),
     Command::client("evalsha", AtLeast(3), scripting::evalsha),
     Command::client("evalsha_ro", AtLeast(3), scripting::evalsha_ro),
+    Command::client("exec", Exactly(1), tx::exec),
     Command::read("exists", AtLeast(2), ks::exists),
     Command::write("expire", AtLeast(3), ks::EXPIRE),
     Command::write("expireat", AtLeast(3), ks::EXPIREAT),
     Command::read("expiretime", Exactly(2), ks::EXPIRETIME),
-    Command::write("flushall", AtLeast(1), ks::flush),
+    Command::databases("flushall", AtLeast(1), crate::databases::flushall),
     Command::write("flushdb", AtLeast(1), ks::flush),
     Command::client("function", AtLeast(2), scripting::function)
         .with_subcommands(scripting::FUNCTION),
@@ -337,8 +359,10 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::write("lset", Exactly(4), lists::lset),
     Command::write("ltrim", Exactly(4), lists::ltrim),
     Command::read("mget", AtLeast(2), ks::mget),
+    Command::databases("move", Exactly(3), crate::databases::move_key),
     Command::write("mset", AtLeast(3), strings::mset),
     Command::write("msetnx", AtLeast(3), strings::msetnx),
+    Command::client("multi", Exactly(1), tx::multi),
     Command::write("persist", Exactly(2), ks::persist),
     Command::write("pexpire", AtLeast(3), ks::PEXPIRE),
     Command::write("pexpireat", AtLeast(3), ks::PEXPIREAT),
@@ -388,13 +412,16 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::read("substr", Exactly(4), strings::getrange),
     Command::read("sunion", AtLeast(2), sets::sunion),
     Command::write("sunionstore", AtLeast(3), sets::sunionstore),
+    Command::databases("swapdb", Exactly(3), crate::databases::swapdb),
     Command::read("time", Exactly(1), server::time),
     Command::read("touch", AtLeast(2), keys::touch),
     Command::read("ttl", Exactly(2), ks::TTL),
     Command::read("type", Exactly(2), ks::type_of),
     Command::write("unlink", AtLeast(2), ks::del),
     Command::subscribed_client("unsubscribe", AtLeast(1), pubsub::unsubscribe),
+    Command::client("unwatch", Exactly(1), tx::unwatch),
     Command::client("wait", Exactly(3), replication::wait),
+    Command::client("watch", AtLeast(2), tx::watch),
     Command::write("zadd", AtLeast(4), sorted_sets::zadd),
     Command::read("zcard", Exactly(2), sorted_sets::zcard),
     Command::read("zcount", Exactly(4), sorted_sets::zcount),
@@ -556,12 +583,21 @@ impl Node {
     pub(crate) fn execute(&self, c: &mut Client, args: &[Vec<u8>]) -> Out {
         let resolved = match resolve(args, self.handle.config().version) {
             Ok(r) => r,
-            Err(e) => return Out::Reply(e),
+            Err(e) => {
+                // Only a known command can be an `EXEC` refused.
+                let is_exec = lookup(&args[0]).is_some_and(|c| c.name == "exec");
+                return Out::Reply(transactions::reject(self, c, is_exec, e));
+            }
         };
         let cmd = resolved.cmd;
         let subscribed = c.is_subscribed();
-        if let Some(e) = refusal(resolved, subscribed, &self.state.borrow().role) {
-            return Out::Reply(e);
+        let refused = transactions::not_allowed_in_multi(c, resolved)
+            .or_else(|| refusal(resolved, subscribed, &self.state.borrow().role));
+        if let Some(e) = refused {
+            return Out::Reply(transactions::reject(self, c, cmd.name == "exec", e));
+        }
+        if let Some(queued) = transactions::queue(c, resolved, args) {
+            return queued;
         }
         if subscribed && let Subscribed::Answers(answer) = cmd.subscribed {
             return Out::Reply(answer(args));
@@ -569,12 +605,30 @@ impl Node {
         if let Some(block) = cmd.blocking {
             return self.execute_blocking(c, args, block);
         }
+        let out = self.dispatch(c, cmd, args);
+        // A script the server's stop ended (real TCP only; `EVAL`,
+        // `EVALSHA`, `FCALL` alike): Redis exits mid-script and its caller
+        // reads no reply, only the connection closing.
+        if self.lua.stopped_by_shutdown() {
+            return Out::Shutdown;
+        }
+        out
+    }
+
+    /// Runs a command that passed its checks, in the client's selected
+    /// database (a `SELECT` it runs changes it). Also how `EXEC` runs its
+    /// queued commands.
+    pub(crate) fn dispatch(&self, c: &mut Client, cmd: &Command, args: &[Vec<u8>]) -> Out {
+        self.selected.set(c.db);
         let out = match cmd.handler {
-            Handler::Keyspace(run) => {
+            Handler::Keyspace(_) | Handler::Databases(_) => {
                 let reply = {
                     let mut st = self.state.borrow_mut();
-                    st.ks.now_ms = self.handle.now_ms();
-                    run(&mut st.ks, args, &self.handle).unwrap_or_else(|e| e)
+                    // Inside `EXEC` the clock stays frozen at its start.
+                    if !self.in_exec.get() {
+                        st.dbs.set_now(self.handle.now_ms());
+                    }
+                    self.run_on_databases(&mut st.dbs, cmd.handler, args)
                 };
                 self.commit(Origin::Client);
                 c.woff = self.state.borrow().offset;
@@ -583,13 +637,19 @@ impl Node {
             Handler::Node(run) => Out::Reply(run(self, args)),
             Handler::Client(run) => run(self, c, args),
         };
-        // A script the server's stop ended (real TCP only; `EVAL`,
-        // `EVALSHA`, `FCALL` alike): Redis exits mid-script and its caller
-        // reads no reply, only the connection closing.
-        if self.lua.stopped_by_shutdown() {
-            return Out::Shutdown;
-        }
+        c.db = self.selected.get();
         out
+    }
+
+    /// Runs a keyspace or databases handler in the selected database.
+    fn run_on_databases(&self, dbs: &mut Databases, handler: Handler, args: &[Vec<u8>]) -> Reply {
+        let db = self.selected.get();
+        let reply = match handler {
+            Handler::Keyspace(run) => run(dbs.db_mut(db), args, &self.handle),
+            Handler::Databases(run) => run(dbs, db, args, &self.handle),
+            Handler::Node(_) | Handler::Client(_) => return Reply::Nil,
+        };
+        reply.unwrap_or_else(|e| e)
     }
 
     /// Executes one command for a running script (`redis.call`). The
@@ -616,9 +676,9 @@ impl Node {
             // returns. Otherwise the script is marked as having written,
             // which makes it unkillable, as Redis's SCRIPT_WRITE_DIRTY.
             _ if cmd.write && !self.lua.claim_write() => Reply::Nil,
-            Handler::Keyspace(run) => {
+            Handler::Keyspace(_) | Handler::Databases(_) => {
                 let mut st = self.state.borrow_mut();
-                run(&mut st.ks, args, &self.handle).unwrap_or_else(|e| e)
+                self.run_on_databases(&mut st.dbs, cmd.handler, args)
             }
             Handler::Node(run) => run(self, args),
         }
@@ -644,7 +704,11 @@ mod tests {
     #[test]
     fn only_keyspace_handlers_write() {
         for cmd in COMMANDS.iter().filter(|c| c.write) {
-            assert!(matches!(cmd.handler, Handler::Keyspace(_)), "{}", cmd.name);
+            assert!(
+                matches!(cmd.handler, Handler::Keyspace(_) | Handler::Databases(_)),
+                "{}",
+                cmd.name
+            );
         }
     }
 }

@@ -110,6 +110,12 @@ impl Keyspace {
         self.changes.push(Change::Written(key.to_vec()));
     }
 
+    /// Records that `key` is gone without touching the map (`SWAPDB`
+    /// swaps whole keyspaces, then records what each one lost).
+    pub fn record_deleted(&mut self, key: &[u8]) {
+        self.changes.push(Change::Deleted(key.to_vec()));
+    }
+
     /// Whether `key` exists (and is not expired).
     pub fn exists(&mut self, key: &[u8]) -> bool {
         self.get(key).is_some()

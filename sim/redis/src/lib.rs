@@ -75,6 +75,7 @@ pub mod clock;
 mod cmsgpack;
 mod commands;
 pub mod draws;
+mod databases;
 pub mod events;
 pub mod handle;
 pub mod keyspace;

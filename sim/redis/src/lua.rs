@@ -663,6 +663,15 @@ impl LuaEngine {
         *self.budget.watch.borrow_mut() = Some(watch);
     }
 
+    /// Sets the real-TCP server's busy threshold (`CONFIG SET
+    /// busy-reply-threshold`); nothing in a simulation, where a script
+    /// never makes the node busy.
+    pub(crate) fn set_busy_threshold_ms(&self, ms: u64) {
+        if let Some(w) = &*self.budget.watch.borrow() {
+            w.set_threshold_ms(ms);
+        }
+    }
+
     /// A running script is about to run a write command: `false` if it
     /// must not (it is being killed, or the server is stopping). Marks it
     /// unkillable otherwise.

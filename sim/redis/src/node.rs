@@ -12,7 +12,7 @@
 //! replication batch. Commands reach the node through the command table
 //! (`commands.rs`), which decides when a command's changes are committed.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::{Rc, Weak};
 
@@ -22,11 +22,13 @@ use tokio::time::Instant;
 use crate::blocking::Blocked;
 use crate::client::{Client, KillSwitch};
 use crate::commands::pubsub::Channels;
+use crate::commands::transactions::Watches;
+use crate::databases::Databases;
 use crate::events::{EventKind, Origin};
 use crate::handle::{Control, lock};
 use crate::keyspace::{Change, Keyspace};
 use crate::lua::LuaEngine;
-use crate::persistence::KeyState;
+use crate::persistence::{DbKeyState, KeyState};
 use crate::resp::Reply;
 
 // Re-exported so the older paths (`simredis::node::NodeHandle`, ...) keep
@@ -41,8 +43,35 @@ pub(crate) struct Batch {
     pub(crate) offset: u64,
     /// A full snapshot: keys it does not name are gone.
     pub(crate) full: bool,
-    /// Each key's new entry, `None` if deleted.
+    /// Each key of database 0 (where locks live)'s new entry, `None` if
+    /// deleted.
     pub(crate) states: Vec<KeyState>,
+    /// The same for databases 1 to 15, each key with its database index
+    /// (empty for a batch that only touched database 0, which then
+    /// travels exactly as before databases existed).
+    pub(crate) other_dbs: Vec<DbKeyState>,
+}
+
+impl Batch {
+    /// Splits effects tagged with their database into a batch's two lists.
+    fn new(offset: u64, full: bool, effects: Vec<DbKeyState>) -> Batch {
+        let (db0, other_dbs): (Vec<DbKeyState>, Vec<DbKeyState>) =
+            effects.into_iter().partition(|(db, _)| *db == 0);
+        Batch {
+            offset,
+            full,
+            states: db0.into_iter().map(|(_, s)| s).collect(),
+            other_dbs,
+        }
+    }
+
+    /// Every state with its database index, database 0 first.
+    fn into_effects(self) -> impl Iterator<Item = DbKeyState> {
+        self.states
+            .into_iter()
+            .map(|s| (0, s))
+            .chain(self.other_dbs)
+    }
 }
 
 /// A batch as the master's commit path hands it to a replica's link: with
@@ -64,8 +93,9 @@ pub(crate) struct ReplicaLink {
 /// Everything a running node holds, behind one `RefCell` (commands run one
 /// at a time, so a borrow never outlives a command).
 pub(crate) struct State {
-    /// The keys, their deadlines, and the changes not yet committed.
-    pub(crate) ks: Keyspace,
+    /// The sixteen databases: keys, deadlines, and the changes not yet
+    /// committed.
+    pub(crate) dbs: Databases,
     /// The id the next client gets.
     next_client: u64,
     /// Pub/sub channels and their subscribers.
@@ -91,6 +121,10 @@ pub(crate) struct State {
     /// The connected clients' kill switches, by client id (`CLIENT
     /// KILL`), in the order they connected.
     pub(crate) connected: BTreeMap<u64, Rc<KillSwitch>>,
+    /// The keys clients `WATCH`, and whose transactions must fail.
+    pub(crate) watches: Watches,
+    /// The parameters `CONFIG` reads and sets.
+    pub(crate) config: crate::commands::config::Config,
 }
 
 /// A running node (inside its host).
@@ -108,6 +142,57 @@ pub struct Node {
     /// The clients blocked on keys (`BLPOP`...), and the keys ready to
     /// serve them.
     pub(crate) blocked: RefCell<Blocked>,
+    /// The database the running command works in: the client's selected
+    /// one, or a script's own after its `redis.call('SELECT', n)`.
+    pub(crate) selected: Cell<usize>,
+    /// An `EXEC` is running: its commands' changes wait for its end, to be
+    /// committed together (see [`Node::commit`]).
+    pub(crate) in_exec: Cell<bool>,
+}
+
+/// The effects of one database's `changes`, in order: each key's final
+/// state (its last write or deletion only) or its expiry, with the event
+/// that reports it.
+fn settle(
+    ks: &Keyspace,
+    changes: &[Change],
+    origin: Origin,
+) -> Vec<(Vec<u8>, Option<crate::keyspace::Entry>, EventKind)> {
+    let mut last: BTreeMap<&[u8], usize> = BTreeMap::new();
+    for (i, c) in changes.iter().enumerate() {
+        if let Change::Written(k) | Change::Deleted(k) = c {
+            last.insert(k.as_slice(), i);
+        }
+    }
+    let mut out = Vec::new();
+    for (i, c) in changes.iter().enumerate() {
+        match c {
+            Change::Expired(k, d) => {
+                out.push((k.clone(), None, EventKind::Expired { deadline_ms: *d }));
+            }
+            Change::Written(k) | Change::Deleted(k) => {
+                if last.get(k.as_slice()) != Some(&i) {
+                    continue;
+                }
+                match ks.peek(k) {
+                    Some(e) => out.push((
+                        k.clone(),
+                        Some(e.clone()),
+                        EventKind::Written {
+                            value: e.value.clone(),
+                            deadline_ms: e.deadline,
+                            origin,
+                        },
+                    )),
+                    None if matches!(c, Change::Deleted(_)) => {
+                        out.push((k.clone(), None, EventKind::Deleted { origin }));
+                    }
+                    None => {}
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The replication id of `name`'s `generation`: 40 hex digits, derived, not
@@ -129,7 +214,7 @@ impl Node {
             }));
             Node {
                 state: RefCell::new(State {
-                    ks: Keyspace::seeded(handle.name()),
+                    dbs: Databases::seeded(handle.name()),
                     next_client: 1,
                     channels: Channels::default(),
                     role: role.clone(),
@@ -141,12 +226,16 @@ impl Node {
                     replid: replid(handle.name(), 0),
                     backlog: false,
                     connected: BTreeMap::new(),
+                    watches: Watches::default(),
+                    config: crate::commands::config::Config::new(handle.config()),
                 }),
                 handle,
                 lua,
                 acks: Notify::new(),
                 stop: Notify::new(),
                 blocked: RefCell::default(),
+                selected: Cell::new(0),
+                in_exec: Cell::new(false),
             }
         });
         node.lua
@@ -154,10 +243,10 @@ impl Node {
         let restored = lock(&node.handle.shared.disk).recover(node.handle.config().persistence);
         {
             let mut st = node.state.borrow_mut();
-            st.ks.hide_only = matches!(role, Role::Replica(_));
-            st.ks.now_ms = node.handle.now_ms();
-            for (k, e) in restored {
-                st.ks.put_raw(&k, e);
+            st.dbs.set_hide_only(matches!(role, Role::Replica(_)));
+            st.dbs.set_now(node.handle.now_ms());
+            for (db, k, e) in restored {
+                st.dbs.db_mut(db).put_raw(&k, e);
             }
         }
         node.commit(Origin::Restore);
@@ -180,6 +269,7 @@ impl Node {
     pub(crate) fn drop_client(&self, c: &Client) {
         let mut st = self.state.borrow_mut();
         st.connected.remove(&c.id);
+        st.watches.unwatch_all(c.id);
         for ch in &c.subscriptions {
             st.channels.unsubscribe(ch, c.id);
         }
@@ -194,9 +284,14 @@ impl Node {
     }
 
     /// Turns the keyspace changes of the last command into events,
-    /// persistence records and replication effects; then serves the
-    /// clients blocked on keys it wrote (see [`crate::blocking`]).
+    /// persistence records and replication effects: every database's
+    /// changes in one batch; then serves the clients blocked on keys it
+    /// wrote (see [`crate::blocking`]). Inside an `EXEC` nothing is
+    /// committed until the transaction's end.
     pub(crate) fn commit(&self, origin: Origin) {
+        if self.in_exec.get() {
+            return;
+        }
         self.commit_changes(origin);
         self.serve_ready_keys();
     }
@@ -204,53 +299,24 @@ impl Node {
     /// [`Node::commit`]'s first part: events, disk, replicas.
     fn commit_changes(&self, origin: Origin) {
         let mut st = self.state.borrow_mut();
-        if !st.ks.has_changes() {
+        if !st.dbs.has_changes() {
             return;
         }
-        let changes = st.ks.take_changes();
-        self.note_ready_keys(&changes);
-        let wall = st.ks.now_ms;
-        let mut last: BTreeMap<&[u8], usize> = BTreeMap::new();
-        for (i, c) in changes.iter().enumerate() {
-            match c {
-                Change::Written(k) | Change::Deleted(k) => {
-                    last.insert(k.as_slice(), i);
+        let wall = st.dbs.now_ms();
+        let mut effects: Vec<DbKeyState> = Vec::new();
+        for (db, changes) in st.dbs.take_changes() {
+            self.note_ready_keys(db, &changes);
+            // Ground-truth events describe lock keys, which live in
+            // database 0: changes to other databases are replicated and
+            // persisted but not reported (reporting them under their bare
+            // key would make a checker mistake them for lock keys).
+            let report = db == 0;
+            for (key, state, kind) in settle(st.dbs.db(db), &changes, origin) {
+                if report {
+                    self.handle.emit(&key, kind, wall);
                 }
-                Change::Expired(..) => {}
-            }
-        }
-        let mut effects: Vec<KeyState> = Vec::new();
-        for (i, c) in changes.iter().enumerate() {
-            match c {
-                Change::Expired(k, d) => {
-                    self.handle
-                        .emit(k, EventKind::Expired { deadline_ms: *d }, wall);
-                    effects.push((k.clone(), None));
-                }
-                Change::Written(k) | Change::Deleted(k) => {
-                    if last.get(k.as_slice()) != Some(&i) {
-                        continue;
-                    }
-                    match st.ks.peek(k) {
-                        Some(e) => {
-                            self.handle.emit(
-                                k,
-                                EventKind::Written {
-                                    value: e.value.clone(),
-                                    deadline_ms: e.deadline,
-                                    origin,
-                                },
-                                wall,
-                            );
-                            effects.push((k.clone(), Some(e.clone())));
-                        }
-                        None if matches!(c, Change::Deleted(_)) => {
-                            self.handle.emit(k, EventKind::Deleted { origin }, wall);
-                            effects.push((k.clone(), None));
-                        }
-                        None => {}
-                    }
-                }
+                st.watches.touch(db, &key, state.is_some());
+                effects.push((db, (key, state)));
             }
         }
         if effects.is_empty() {
@@ -263,11 +329,7 @@ impl Node {
         // replication backlog exists).
         if st.role == Role::Master && origin != Origin::Restore && st.backlog {
             st.offset += 1;
-            let batch = Batch {
-                offset: st.offset,
-                full: false,
-                states: effects,
-            };
+            let batch = Batch::new(st.offset, false, effects);
             // Stamped now, as the reply to the client is: the lag counts
             // from the acknowledgement, not from when the link task wakes.
             let now = Instant::now();
@@ -281,34 +343,38 @@ impl Node {
     pub(crate) fn apply_batch(&self, batch: Batch) {
         {
             let mut st = self.state.borrow_mut();
-            st.ks.now_ms = self.handle.now_ms();
-            if batch.full {
-                let keep: BTreeSet<&Vec<u8>> = batch.states.iter().map(|(k, _)| k).collect();
-                let gone: Vec<Vec<u8>> = st
-                    .ks
+            st.dbs.set_now(self.handle.now_ms());
+            let (offset, full) = (batch.offset, batch.full);
+            let effects: Vec<DbKeyState> = batch.into_effects().collect();
+            if full {
+                let keep: BTreeSet<(usize, &Vec<u8>)> =
+                    effects.iter().map(|(db, (k, _))| (*db, k)).collect();
+                let gone: Vec<(usize, Vec<u8>)> = st
+                    .dbs
                     .iter()
-                    .map(|(k, _)| k)
-                    .filter(|k| !keep.contains(k))
-                    .cloned()
+                    .flat_map(|(db, ks)| ks.iter().map(move |(k, _)| (db, k)))
+                    .filter(|(db, k)| !keep.contains(&(*db, *k)))
+                    .map(|(db, k)| (db, k.clone()))
                     .collect();
-                for k in gone {
-                    st.ks.remove_raw(&k);
+                for (db, k) in gone {
+                    st.dbs.db_mut(db).remove_raw(&k);
                 }
             }
-            for (k, e) in batch.states {
+            for (db, (k, e)) in effects {
+                let ks = st.dbs.db_mut(db);
                 match e {
                     Some(e) => {
-                        if st.ks.peek(&k) != Some(&e) {
-                            st.ks.put_raw(&k, e);
+                        if ks.peek(&k) != Some(&e) {
+                            ks.put_raw(&k, e);
                         }
                     }
                     None => {
-                        st.ks.remove_raw(&k);
+                        ks.remove_raw(&k);
                     }
                 }
             }
-            st.offset = batch.offset;
-            self.handle.set_offset(batch.offset);
+            st.offset = offset;
+            self.handle.set_offset(offset);
         }
         self.commit(Origin::Replication);
     }
@@ -316,15 +382,15 @@ impl Node {
     /// A full snapshot of the keyspace for a new replica.
     pub(crate) fn snapshot(&self) -> Batch {
         let st = self.state.borrow();
-        Batch {
-            offset: st.offset,
-            full: true,
-            states: st
-                .ks
-                .iter()
-                .map(|(k, e)| (k.clone(), Some(e.clone())))
-                .collect(),
-        }
+        let effects = st
+            .dbs
+            .iter()
+            .flat_map(|(db, ks)| {
+                ks.iter()
+                    .map(move |(k, e)| (db, (k.clone(), Some(e.clone()))))
+            })
+            .collect();
+        Batch::new(st.offset, true, effects)
     }
 
     /// Attaches a replica whose batches go to `tx`; returns its link id.
@@ -370,8 +436,10 @@ impl Node {
                 return;
             }
             let now = self.handle.now_ms();
-            st.ks.now_ms = now;
-            st.ks.active_expire(now, 1000);
+            st.dbs.set_now(now);
+            for (_, ks) in st.dbs.iter_mut() {
+                ks.active_expire(now, 1000);
+            }
         }
         self.commit(Origin::Client);
     }
@@ -409,7 +477,7 @@ impl Node {
             None => {
                 if st.role != Role::Master {
                     st.role = Role::Master;
-                    st.ks.hide_only = false;
+                    st.dbs.set_hide_only(false);
                     st.replid = replid(self.handle.name(), generation);
                     self.handle.set_role(Role::Master);
                 }
@@ -418,7 +486,7 @@ impl Node {
             Some(m) => {
                 self.unblock_all_for_failover();
                 st.role = Role::Replica(m.clone());
-                st.ks.hide_only = true;
+                st.dbs.set_hide_only(true);
                 st.replicas.clear();
                 self.handle.set_role(Role::Replica(m.clone()));
                 Some((m, generation))

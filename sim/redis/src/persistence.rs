@@ -41,22 +41,25 @@ pub enum CrashKind {
 /// The new state of one key: `None` means deleted.
 pub type KeyState = (Vec<u8>, Option<Entry>);
 
-/// A node's disk.
+/// The new state of one key of one database (its index first).
+pub type DbKeyState = (usize, KeyState);
+
+/// A node's disk: every database's keys, by database index and key.
 #[derive(Debug, Default, Clone)]
 pub struct Disk {
-    durable: BTreeMap<Vec<u8>, Entry>,
-    page_cache: Vec<KeyState>,
+    durable: BTreeMap<(usize, Vec<u8>), Entry>,
+    page_cache: Vec<DbKeyState>,
     next_crash: CrashKind,
 }
 
 impl Disk {
     /// Records the effects of one command under `mode`.
-    pub fn write(&mut self, mode: Persistence, effects: &[KeyState]) {
+    pub fn write(&mut self, mode: Persistence, effects: &[DbKeyState]) {
         match mode {
             Persistence::None => {}
             Persistence::AofAlways => {
-                for (k, e) in effects {
-                    apply(&mut self.durable, k, e.clone());
+                for (db, (k, e)) in effects {
+                    apply(&mut self.durable, *db, k, e.clone());
                 }
             }
             Persistence::AofEverysec => self.page_cache.extend(effects.iter().cloned()),
@@ -65,8 +68,8 @@ impl Disk {
 
     /// fsync: makes the page cache durable.
     pub fn fsync(&mut self) {
-        for (k, e) in std::mem::take(&mut self.page_cache) {
-            apply(&mut self.durable, &k, e);
+        for (db, (k, e)) in std::mem::take(&mut self.page_cache) {
+            apply(&mut self.durable, db, &k, e);
         }
     }
 
@@ -75,8 +78,9 @@ impl Disk {
         self.next_crash = kind;
     }
 
-    /// At start-up: settles the last crash and returns what survives.
-    pub fn recover(&mut self, mode: Persistence) -> Vec<(Vec<u8>, Entry)> {
+    /// At start-up: settles the last crash and returns what survives,
+    /// each key with its database index.
+    pub fn recover(&mut self, mode: Persistence) -> Vec<(usize, Vec<u8>, Entry)> {
         if mode == Persistence::None {
             self.durable.clear();
             self.page_cache.clear();
@@ -88,18 +92,18 @@ impl Disk {
         }
         self.durable
             .iter()
-            .map(|(k, e)| (k.clone(), e.clone()))
+            .map(|((db, k), e)| (*db, k.clone(), e.clone()))
             .collect()
     }
 }
 
-fn apply(map: &mut BTreeMap<Vec<u8>, Entry>, k: &[u8], e: Option<Entry>) {
+fn apply(map: &mut BTreeMap<(usize, Vec<u8>), Entry>, db: usize, k: &[u8], e: Option<Entry>) {
     match e {
         Some(e) => {
-            map.insert(k.to_vec(), e);
+            map.insert((db, k.to_vec()), e);
         }
         None => {
-            map.remove(k);
+            map.remove(&(db, k.to_vec()));
         }
     }
 }
@@ -109,13 +113,16 @@ mod tests {
     use super::*;
     use crate::keyspace::Value;
 
-    fn st(k: &str) -> KeyState {
+    fn st(k: &str) -> DbKeyState {
         (
-            k.as_bytes().to_vec(),
-            Some(Entry {
-                value: Value::Str(b"v".to_vec()),
-                deadline: None,
-            }),
+            0,
+            (
+                k.as_bytes().to_vec(),
+                Some(Entry {
+                    value: Value::Str(b"v".to_vec()),
+                    deadline: None,
+                }),
+            ),
         )
     }
 
@@ -129,6 +136,15 @@ mod tests {
         assert_eq!(d.recover(Persistence::AofEverysec).len(), 2);
         d2.set_crash_kind(CrashKind::PowerLoss);
         assert_eq!(d2.recover(Persistence::AofEverysec).len(), 1);
+    }
+
+    #[test]
+    fn the_same_key_in_two_databases_is_kept_twice() {
+        let mut d = Disk::default();
+        let (_, s) = st("k");
+        d.write(Persistence::AofAlways, &[(0, s.clone()), (3, s)]);
+        let back = d.recover(Persistence::AofAlways);
+        assert_eq!(back.iter().map(|(db, ..)| *db).collect::<Vec<_>>(), [0, 3]);
     }
 
     #[test]

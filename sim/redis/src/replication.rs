@@ -39,9 +39,11 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep, sleep_until, timeout};
 
+use crate::databases::DATABASES;
 use crate::handle::MasterAddr;
 use crate::keyspace::{Entry, Value};
 use crate::node::{Batch, Node, Queued};
+use crate::persistence::{DbKeyState, KeyState};
 use crate::resp::{Parse, Reply, encode_request, parse_reply, parse_request, string2ll};
 
 /// Which network a node's outgoing connections use.
@@ -57,26 +59,39 @@ const PING_EVERY: Duration = Duration::from_millis(100);
 const REPLICA_TIMEOUT: Duration = Duration::from_secs(1);
 const MASTER_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// A batch on the link: `batch`, offset, full, database 0's states, then,
+/// only if other databases changed, their states each tagged with its
+/// database (so a batch of database 0 alone is encoded as before
+/// databases existed).
 fn encode_batch(b: &Batch, out: &mut Vec<u8>) {
-    let states = b
-        .states
-        .iter()
-        .map(|(k, e)| match e {
-            None => Reply::Array(vec![Reply::Bulk(k.clone())]),
-            Some(e) => {
-                let d = Reply::Int(e.deadline.unwrap_or(-1));
-                let has = Reply::Int(i64::from(e.deadline.is_some()));
-                Reply::Array(vec![Reply::Bulk(k.clone()), has, d, encode_value(&e.value)])
-            }
-        })
-        .collect();
-    Reply::Array(vec![
+    let mut parts = vec![
         Reply::Bulk(b"batch".to_vec()),
         Reply::Int(b.offset as i64),
         Reply::Int(i64::from(b.full)),
-        Reply::Array(states),
-    ])
-    .encode(out);
+        Reply::Array(b.states.iter().map(encode_state).collect()),
+    ];
+    if !b.other_dbs.is_empty() {
+        let tagged = b
+            .other_dbs
+            .iter()
+            .map(|(db, s)| Reply::Array(vec![Reply::Int(*db as i64), encode_state(s)]))
+            .collect();
+        parts.push(Reply::Array(tagged));
+    }
+    Reply::Array(parts).encode(out);
+}
+
+/// One key's new state: `[key]` if deleted, else `[key, has deadline,
+/// deadline, value]`.
+fn encode_state((k, e): &KeyState) -> Reply {
+    match e {
+        None => Reply::Array(vec![Reply::Bulk(k.clone())]),
+        Some(e) => {
+            let d = Reply::Int(e.deadline.unwrap_or(-1));
+            let has = Reply::Int(i64::from(e.deadline.is_some()));
+            Reply::Array(vec![Reply::Bulk(k.clone()), has, d, encode_value(&e.value)])
+        }
+    }
 }
 
 /// A value on the replication link: a string as a bulk string, any other
@@ -143,9 +158,19 @@ fn decode_batch(r: Reply) -> Option<Batch> {
     let Reply::Array(mut items) = r else {
         return None;
     };
-    if items.len() != 4 {
-        return None;
-    }
+    let other_dbs = match items.len() {
+        4 => Vec::new(),
+        5 => {
+            let Reply::Array(tagged) = items.pop()? else {
+                return None;
+            };
+            tagged
+                .into_iter()
+                .map(decode_tagged_state)
+                .collect::<Option<_>>()?
+        }
+        _ => return None,
+    };
     let states = match items.pop()? {
         Reply::Array(s) => s,
         _ => return None,
@@ -155,43 +180,59 @@ fn decode_batch(r: Reply) -> Option<Batch> {
         Reply::Int(n) => n as u64,
         _ => return None,
     };
-    let mut out = Vec::with_capacity(states.len());
-    for s in states {
-        let Reply::Array(mut parts) = s else {
-            return None;
-        };
-        if parts.len() == 1 {
-            let Reply::Bulk(k) = parts.pop()? else {
-                return None;
-            };
-            out.push((k, None));
-            continue;
-        }
-        if parts.len() != 4 {
-            return None;
-        }
-        let value = decode_value(parts.pop()?)?;
-        let d = match parts.pop()? {
-            Reply::Int(d) => d,
-            _ => return None,
-        };
-        let has = matches!(parts.pop()?, Reply::Int(1));
-        let Reply::Bulk(k) = parts.pop()? else {
-            return None;
-        };
-        out.push((
-            k,
-            Some(Entry {
-                value,
-                deadline: has.then_some(d),
-            }),
-        ));
-    }
     Some(Batch {
         offset,
         full,
-        states: out,
+        states: states
+            .into_iter()
+            .map(decode_state)
+            .collect::<Option<_>>()?,
+        other_dbs,
     })
+}
+
+/// `[db, state]`: a state of a database other than 0.
+fn decode_tagged_state(r: Reply) -> Option<DbKeyState> {
+    let Reply::Array(parts) = r else {
+        return None;
+    };
+    let [Reply::Int(db), state] = <[Reply; 2]>::try_from(parts).ok()? else {
+        return None;
+    };
+    let db = usize::try_from(db).ok().filter(|d| *d < DATABASES)?;
+    Some((db, decode_state(state)?))
+}
+
+/// The inverse of [`encode_state`]; `None` for anything malformed.
+fn decode_state(s: Reply) -> Option<KeyState> {
+    let Reply::Array(mut parts) = s else {
+        return None;
+    };
+    if parts.len() == 1 {
+        let Reply::Bulk(k) = parts.pop()? else {
+            return None;
+        };
+        return Some((k, None));
+    }
+    if parts.len() != 4 {
+        return None;
+    }
+    let value = decode_value(parts.pop()?)?;
+    let d = match parts.pop()? {
+        Reply::Int(d) => d,
+        _ => return None,
+    };
+    let has = matches!(parts.pop()?, Reply::Int(1));
+    let Reply::Bulk(k) = parts.pop()? else {
+        return None;
+    };
+    Some((
+        k,
+        Some(Entry {
+            value,
+            deadline: has.then_some(d),
+        }),
+    ))
 }
 
 /// Master side: serves one replica on a connection that sent `PSYNC`,
@@ -434,6 +475,7 @@ mod tests {
                     }),
                 ),
             ],
+            other_dbs: Vec::new(),
         };
         let mut out = Vec::new();
         encode_batch(&b, &mut out);
@@ -442,5 +484,36 @@ mod tests {
         assert_eq!(d.offset, 7);
         assert!(d.full);
         assert_eq!(d.states, b.states);
+    }
+
+    #[test]
+    fn a_batch_carries_other_databases_tagged_and_database_0_as_before() {
+        let entry = Entry {
+            value: Value::Str(b"v".to_vec()),
+            deadline: None,
+        };
+        let db0_only = Batch {
+            offset: 1,
+            full: false,
+            states: vec![(b"k".to_vec(), Some(entry.clone()))],
+            other_dbs: Vec::new(),
+        };
+        let mut out = Vec::new();
+        encode_batch(&db0_only, &mut out);
+        let (r, _) = parse_reply(&out).unwrap().unwrap();
+        assert!(matches!(&r, Reply::Array(parts) if parts.len() == 4));
+        let both = Batch {
+            other_dbs: vec![
+                (3, (b"k".to_vec(), Some(entry))),
+                (15, (b"g".to_vec(), None)),
+            ],
+            ..db0_only
+        };
+        out.clear();
+        encode_batch(&both, &mut out);
+        let (r, _) = parse_reply(&out).unwrap().unwrap();
+        let d = decode_batch(r).unwrap();
+        assert_eq!(d.states, both.states);
+        assert_eq!(d.other_dbs, both.other_dbs);
     }
 }

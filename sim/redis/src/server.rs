@@ -113,6 +113,9 @@ where
     // Bytes of requests executed so far (what `probe` reports).
     let mut executed: u64 = 0;
     'conn: loop {
+        if let Some(p) = &probe {
+            crate::commands::transactions::apply_front(&node, &mut client, p.take_front_multi());
+        }
         let mut used = 0;
         let mut close = false;
         loop {
@@ -215,6 +218,7 @@ where
             break;
         }
         if let Some(p) = &probe {
+            p.set_in_multi(client.multi.is_some());
             p.settle(executed, client.is_subscribed());
         }
         tokio::select! {

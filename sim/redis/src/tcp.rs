@@ -48,7 +48,8 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::{LocalSet, spawn_local};
 
 use crate::busy::{
-    BusyAnswer, ConnProbe, ScriptState, ScriptWatch, answer_while_busy, protocol_error,
+    BusyAnswer, ConnProbe, FrontMulti, ScriptState, ScriptWatch, answer_while_busy_in_multi,
+    protocol_error,
 };
 use crate::handle::{NodeConfig, NodeHandle};
 use crate::replication::Net;
@@ -394,6 +395,14 @@ impl Front {
             }
         }
         let subscribed = probe.subscribed();
+        // The client's transaction as the node left it, or as an earlier
+        // busy answer did (not yet applied by the node).
+        let mut multi = match probe.take_front_multi() {
+            FrontMulti::Unchanged => probe.in_multi().then_some(false),
+            FrontMulti::Closed => None,
+            FrontMulti::Open => Some(false),
+            FrontMulti::Refused => Some(true),
+        };
         let mut used = 0;
         let step = loop {
             match parse_request(&from_client[used..]) {
@@ -408,7 +417,13 @@ impl Front {
                     if args.is_empty() {
                         continue;
                     }
-                    match answer_while_busy(&args, subscribed, &self.handle, &self.watch) {
+                    match answer_while_busy_in_multi(
+                        &args,
+                        subscribed,
+                        &self.handle,
+                        &self.watch,
+                        &mut multi,
+                    ) {
                         BusyAnswer::Reply(r) => r.encode(to_client),
                         BusyAnswer::ReplyAndClose(r) => {
                             r.encode(to_client);
@@ -420,6 +435,12 @@ impl Front {
             }
         };
         from_client.drain(..used);
+        probe.set_front_multi(match multi {
+            None if probe.in_multi() => FrontMulti::Closed,
+            None => FrontMulti::Unchanged,
+            Some(false) => FrontMulti::Open,
+            Some(true) => FrontMulti::Refused,
+        });
         step
     }
 }

@@ -1,5 +1,5 @@
 //! The generic key commands: `KEYS`, `SCAN`, `RANDOMKEY`, `TOUCH`,
-//! `RENAME`, `RENAMENX` and `COPY`, with Redis's glob matching
+//! `RENAME` and `RENAMENX` (`COPY`, which may name another database, is in `crate::databases`), with Redis's glob matching
 //! (`stringmatchlen`) and the `SCAN` cursor of this node.
 //!
 //! The cursor: Redis's is a position in its hash table, walked in
@@ -302,51 +302,6 @@ fn rename_key(ks: &mut Keyspace, a: &[Vec<u8>], nx: bool) -> R {
     ks.remove(to);
     ks.set(to, entry.value, entry.deadline);
     Ok(done)
-}
-
-/// `COPY source destination [DB db] [REPLACE]`: 1 if copied (with the
-/// deadline), 0 if the source is missing or the destination exists
-/// without `REPLACE`. The node has one database: `DB 0` is it, any other
-/// answers as `SELECT` does.
-pub(crate) fn copy(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
-    let mut replace = false;
-    let mut j = 3;
-    while j < a.len() {
-        if is_option(&a[j], "replace") {
-            replace = true;
-        } else if is_option(&a[j], "db") && j + 1 < a.len() {
-            let db = int_arg(&a[j + 1])?;
-            if i32::try_from(db).is_err() {
-                return Err(Reply::err(
-                    "ERR value is out of range, value must between -2147483648 and 2147483647",
-                ));
-            }
-            if db != 0 {
-                return Err(Reply::err("ERR DB index is out of range"));
-            }
-            j += 1;
-        } else {
-            return Err(syntax_error());
-        }
-        j += 1;
-    }
-    let (from, to) = (&a[1], &a[2]);
-    if from == to {
-        return Err(Reply::err(
-            "ERR source and destination objects are the same",
-        ));
-    }
-    let Some(entry) = ks.get(from).cloned() else {
-        return Ok(Reply::Int(0));
-    };
-    if ks.exists(to) {
-        if !replace {
-            return Ok(Reply::Int(0));
-        }
-        ks.remove(to);
-    }
-    ks.set(to, entry.value, entry.deadline);
-    Ok(Reply::Int(1))
 }
 
 #[cfg(test)]

@@ -107,7 +107,13 @@ fn run(node: &Node, body: Body, writes: Writes, a: &[Vec<u8>]) -> Reply {
         return readonly_error();
     }
     let k = 3 + numkeys as usize;
-    node.state.borrow_mut().ks.now_ms = node.handle.now_ms();
+    // Inside `EXEC` the clock stays frozen at the transaction's start.
+    if !node.in_exec.get() {
+        node.state.borrow_mut().dbs.set_now(node.handle.now_ms());
+    }
+    // A script's `SELECT` changes only the script's database (Redis 7.0):
+    // the caller's comes back when it ends.
+    let db = node.selected.get();
     let ran = match writes {
         Writes::AsDeclared => node.lua.run(&sha, &a[3..k], &a[k..]),
         Writes::Refused => node.lua.run_read_only(&sha, &a[3..k], &a[k..]),
@@ -115,12 +121,13 @@ fn run(node: &Node, body: Body, writes: Writes, a: &[Vec<u8>]) -> Reply {
     if ran.is_some() && node.lua.last_aborted() {
         node.handle.count_aborted_script();
     }
+    node.selected.set(db);
     let reply = ran.unwrap_or_else(no_script);
     if node.lua.stopped_by_shutdown() {
         // The server stopped inside the script (SHUTDOWN NOSAVE, a signal):
         // as when Redis exits mid-script, its writes reach neither the disk
         // nor the replicas.
-        node.state.borrow_mut().ks.take_changes();
+        node.state.borrow_mut().dbs.discard_changes();
         return reply;
     }
     node.commit(Origin::Client);

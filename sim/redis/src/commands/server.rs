@@ -8,7 +8,7 @@
 //! `CLIENT`, `COMMAND`, `QUIT` and `SHUTDOWN` belong to the connection.
 
 use super::Arity::{AtLeast, Exactly};
-use super::errors::{arity_error, int_arg, syntax_error};
+use super::errors::{arity_error, syntax_error};
 use super::{Out, Subcommand, is_option};
 use crate::client::Client;
 use crate::handle::{NodeHandle, Role};
@@ -48,11 +48,14 @@ pub(crate) fn dbsize(ks: &mut Keyspace, _: &[Vec<u8>], _: &NodeHandle) -> R {
     Ok(Reply::Int(ks.len() as i64))
 }
 
-/// `SELECT index`: only database 0 exists.
-pub(crate) fn select(_: &Node, a: &[Vec<u8>]) -> Reply {
-    match int_arg(&a[1]) {
-        Ok(0) => Reply::ok(),
-        Ok(_) => Reply::err("ERR DB index is out of range"),
+/// `SELECT index`: the database the caller's next commands use (a
+/// client's, or a script's own: see [`Node::selected`]).
+pub(crate) fn select(node: &Node, a: &[Vec<u8>]) -> Reply {
+    match crate::databases::db_index(&a[1]) {
+        Ok(db) => {
+            node.selected.set(db);
+            Reply::ok()
+        }
         Err(e) => e,
     }
 }
@@ -130,11 +133,11 @@ fn info_text(node: &Node, section: Option<&Vec<u8>>) -> String {
             out.push_str("\r\n");
         }
         out.push_str("# Keyspace\r\n");
-        if !st.ks.is_empty() {
+        for (i, ks) in st.dbs.iter().filter(|(_, ks)| !ks.is_empty()) {
             out.push_str(&format!(
-                "db0:keys={},expires={},avg_ttl=0\r\n",
-                st.ks.len(),
-                st.ks.expires_len()
+                "db{i}:keys={},expires={},avg_ttl=0\r\n",
+                ks.len(),
+                ks.expires_len()
             ));
         }
     }
