@@ -12,7 +12,7 @@ use std::rc::Rc;
 
 use tokio::sync::{Notify, mpsc};
 
-use crate::resp::Reply;
+use crate::resp::{Protocol, Reply};
 
 /// One connected client's state.
 pub(crate) struct Client {
@@ -29,6 +29,8 @@ pub(crate) struct Client {
     pub(crate) woff: u64,
     /// Thrown by `CLIENT KILL` from another client: the connection ends.
     pub(crate) kill: Rc<KillSwitch>,
+    /// The protocol its replies are encoded in (`HELLO`).
+    pub(crate) proto: Protocol,
 }
 
 /// Ends one client's connection from elsewhere on the node (`CLIENT
@@ -71,7 +73,20 @@ impl Client {
             push,
             woff: 0,
             kill: Rc::new(KillSwitch::default()),
+            proto: Protocol::Resp2,
         }
+    }
+
+    /// `CLIENT SETNAME` and `HELLO ... SETNAME`: an empty name clears it;
+    /// a name with spaces or bytes outside `!`..`~` is refused.
+    pub(crate) fn set_name(&mut self, name: &[u8]) -> Result<(), Reply> {
+        if name.iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
+            return Err(Reply::err(
+                "ERR Client names cannot contain spaces, newlines or special characters.",
+            ));
+        }
+        self.name = (!name.is_empty()).then(|| name.to_vec());
+        Ok(())
     }
 
     /// Whether the client is in subscribed mode (subscribed to a channel),

@@ -23,10 +23,12 @@
 //! replies they share. Arities and error texts follow Redis 7.0.15.
 
 pub(crate) mod errors;
+pub(crate) mod hello;
 pub(crate) mod keyspace;
 pub(crate) mod kill;
 pub(crate) mod pubsub;
 pub(crate) mod replication;
+pub(crate) mod resp3;
 pub(crate) mod scripting;
 pub(crate) mod server;
 
@@ -35,7 +37,7 @@ use crate::events::Origin;
 use crate::handle::{NodeHandle, Role};
 use crate::keyspace::Keyspace;
 use crate::node::Node;
-use crate::resp::Reply;
+use crate::resp::{Protocol, Reply};
 
 use errors::{arity_error, unknown_command, unknown_subcommand};
 
@@ -97,6 +99,9 @@ pub(crate) struct Command {
     /// A container's subcommands (`SCRIPT LOAD`, `CLIENT ID`); empty for
     /// a plain command.
     pub(crate) subcommands: &'static [Subcommand],
+    /// How its reply changes for a RESP3 client (a map for `HGETALL`, a
+    /// set for `SMEMBERS`, see [`resp3`]); `None`: as in RESP2.
+    pub(crate) resp3: Option<resp3::Resp3Fn>,
 }
 
 /// One subcommand of a container command.
@@ -141,6 +146,7 @@ impl Command {
             subscribed: Subscribed::Refused,
             handler,
             subcommands: &[],
+            resp3: None,
         }
     }
 
@@ -189,6 +195,14 @@ impl Command {
         }
     }
 
+    /// Gives the command its RESP3 reply form.
+    const fn resp3(self, form: resp3::Resp3Fn) -> Command {
+        Command {
+            resp3: Some(form),
+            ..self
+        }
+    }
+
     /// Whether `argc` arguments (the name included) fit the arity.
     pub(crate) fn arity_fits(&self, argc: usize) -> bool {
         match self.arity {
@@ -228,9 +242,10 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::read("get", Exactly(2), ks::get),
     Command::write("getset", Exactly(3), ks::getset),
     Command::write("hdel", AtLeast(3), ks::hdel),
+    Command::subscribed_client("hello", AtLeast(1), hello::hello),
     Command::read("hexists", Exactly(3), ks::hexists),
     Command::read("hget", Exactly(3), ks::hget),
-    Command::read("hgetall", Exactly(2), ks::hgetall),
+    Command::read("hgetall", Exactly(2), ks::hgetall).resp3(resp3::map),
     Command::write("hincrby", Exactly(4), ks::hincrby),
     Command::read("hkeys", Exactly(2), ks::hkeys),
     Command::read("hlen", Exactly(2), ks::hlen),
@@ -388,7 +403,9 @@ impl Node {
             Err(e) => return Out::Reply(e),
         };
         let cmd = resolved.cmd;
-        let subscribed = c.is_subscribed();
+        // Subscribed mode restricts only a RESP2 connection: a RESP3 one
+        // reads pushes apart from replies and may send anything.
+        let subscribed = c.is_subscribed() && c.proto == Protocol::Resp2;
         if let Some(e) = refusal(resolved, subscribed, &self.state.borrow().role) {
             return Out::Reply(e);
         }
@@ -408,6 +425,12 @@ impl Node {
             }
             Handler::Node(run) => Out::Reply(run(self, args)),
             Handler::Client(run) => run(self, c, args),
+        };
+        let out = match (out, cmd.resp3) {
+            (Out::Reply(r), Some(form)) if c.proto == Protocol::Resp3 && !r.is_error() => {
+                Out::Reply(form(args, r))
+            }
+            (out, _) => out,
         };
         // A script the server's stop ended (real TCP only; `EVAL`,
         // `EVALSHA`, `FCALL` alike): Redis exits mid-script and its caller

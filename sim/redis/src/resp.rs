@@ -1,4 +1,11 @@
-//! RESP2: the request parser and the reply encoder.
+//! RESP2 and RESP3: the request parser and the reply encoder.
+//!
+//! Requests are the same in both protocols (RESP3 clients still send
+//! arrays of bulk strings). Replies are encoded for the connection's
+//! protocol ([`Reply::encode_for`]): RESP3's own types fall back to their
+//! RESP2 forms as Redis 7.0's `addReply*` functions do (a map is a flat
+//! array, a set or a push an array, a double a bulk string, a boolean an
+//! integer, a verbatim string a bulk string, null `$-1` or `*-1`).
 //!
 //! The parser follows `processMultibulkBuffer` and `processInlineBuffer` of
 //! Redis 7.0 (`networking.c`) step by step, so malformed input gets the very
@@ -277,7 +284,8 @@ pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
     }
 }
 
-/// A reply, as RESP2 encodes it.
+/// A reply. The RESP2 types, and RESP3's, which a RESP2 connection gets
+/// in their RESP2 forms (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reply {
     /// `+text`
@@ -294,6 +302,35 @@ pub enum Reply {
     Array(Vec<Reply>),
     /// `*-1`
     NilArray,
+    /// RESP3 `_`, as a client reads it (the node answers [`Reply::Nil`]
+    /// or [`Reply::NilArray`], which a RESP3 connection gets as `_`).
+    Null,
+    /// RESP3 `%n` + key, value pairs; a flat array of `2n` in RESP2.
+    Map(Vec<(Reply, Reply)>),
+    /// RESP3 `~n` + elements; an array in RESP2.
+    Set(Vec<Reply>),
+    /// RESP3 `,text`, the text as Redis formats the double (`%.17g`,
+    /// `inf`, `-inf`); a bulk string of the same text in RESP2.
+    Double(String),
+    /// RESP3 `#t` / `#f`; `:1` / `:0` in RESP2.
+    Bool(bool),
+    /// RESP3 `>n` + elements (pub/sub messages); an array in RESP2.
+    Push(Vec<Reply>),
+    /// RESP3 `=len` + `txt:` + text (Redis's `addReplyVerbatim`, which
+    /// INFO, CLIENT INFO and CLIENT LIST answer with, always as `txt`); a
+    /// bulk string of the text in RESP2. (No format field: it would make
+    /// every reply bigger, and deeply nested replies recurse per level.)
+    Verbatim(Vec<u8>),
+}
+
+/// The protocol a connection speaks (`HELLO 2`, `HELLO 3`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Protocol {
+    /// RESP2, every connection's protocol until `HELLO 3`.
+    #[default]
+    Resp2,
+    /// RESP3.
+    Resp3,
 }
 
 impl Reply {
@@ -314,6 +351,12 @@ impl Reply {
 
     /// Appends the RESP2 encoding of this reply to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
+        self.encode_for(Protocol::Resp2, out);
+    }
+
+    /// Appends this reply's encoding in protocol `proto` to `out`.
+    pub fn encode_for(&self, proto: Protocol, out: &mut Vec<u8>) {
+        let resp3 = proto == Protocol::Resp3;
         match self {
             Reply::Status(s) => {
                 out.push(b'+');
@@ -341,16 +384,80 @@ impl Reply {
                 out.extend_from_slice(b);
                 out.extend_from_slice(b"\r\n");
             }
-            Reply::Nil => out.extend_from_slice(b"$-1\r\n"),
+            Reply::Nil | Reply::NilArray | Reply::Null if resp3 => out.extend_from_slice(b"_\r\n"),
+            Reply::Nil | Reply::Null => out.extend_from_slice(b"$-1\r\n"),
             Reply::NilArray => out.extend_from_slice(b"*-1\r\n"),
             Reply::Array(items) => {
                 out.push(b'*');
                 push_int(out, items.len() as i64);
                 out.extend_from_slice(b"\r\n");
                 for item in items {
-                    item.encode(out);
+                    item.encode_for(proto, out);
                 }
             }
+            other => other.encode_resp3_type(proto, out),
+        }
+    }
+
+    /// Encodes RESP3's own types (apart from [`Reply::encode_for`], whose
+    /// recursion over deeply nested arrays stays small for it).
+    #[inline(never)]
+    fn encode_resp3_type(&self, proto: Protocol, out: &mut Vec<u8>) {
+        let resp3 = proto == Protocol::Resp3;
+        match self {
+            Reply::Set(items) => aggregate(if resp3 { b'~' } else { b'*' }, items, proto, out),
+            Reply::Push(items) => aggregate(if resp3 { b'>' } else { b'*' }, items, proto, out),
+            Reply::Map(pairs) => {
+                let (kind, len) = if resp3 {
+                    (b'%', pairs.len())
+                } else {
+                    (b'*', pairs.len() * 2)
+                };
+                header(kind, len, out);
+                for (k, v) in pairs {
+                    k.encode_for(proto, out);
+                    v.encode_for(proto, out);
+                }
+            }
+            Reply::Double(text) if resp3 => {
+                out.push(b',');
+                out.extend_from_slice(text.as_bytes());
+                out.extend_from_slice(b"\r\n");
+            }
+            Reply::Double(text) => Reply::Bulk(text.clone().into_bytes()).encode_for(proto, out),
+            Reply::Bool(b) if resp3 => {
+                out.extend_from_slice(if *b { b"#t\r\n" } else { b"#f\r\n" })
+            }
+            Reply::Bool(b) => Reply::Int(i64::from(*b)).encode_for(proto, out),
+            Reply::Verbatim(text) if resp3 => {
+                header(b'=', text.len() + 4, out);
+                out.extend_from_slice(b"txt:");
+                out.extend_from_slice(text);
+                out.extend_from_slice(b"\r\n");
+            }
+            Reply::Verbatim(text) => Reply::Bulk(text.clone()).encode_for(proto, out),
+            // The RESP2 types are `encode_for`'s.
+            other => other.encode_for(proto, out),
+        }
+    }
+
+    /// This reply with RESP3's types replaced by their RESP2 forms (what a
+    /// script's conversions see unless it asked for RESP3).
+    pub fn into_resp2(self) -> Reply {
+        match self {
+            Reply::Array(items) | Reply::Set(items) | Reply::Push(items) => {
+                Reply::Array(items.into_iter().map(Reply::into_resp2).collect())
+            }
+            Reply::Map(pairs) => Reply::Array(
+                pairs
+                    .into_iter()
+                    .flat_map(|(k, v)| [k.into_resp2(), v.into_resp2()])
+                    .collect(),
+            ),
+            Reply::Double(text) => Reply::Bulk(text.into_bytes()),
+            Reply::Bool(b) => Reply::Int(i64::from(b)),
+            Reply::Verbatim(text) => Reply::Bulk(text),
+            other => other,
         }
     }
 
@@ -359,6 +466,42 @@ impl Reply {
         let mut out = Vec::new();
         self.encode(&mut out);
         out
+    }
+}
+
+/// The aggregate a client read, by its type byte: `~` a set, `>` a push,
+/// `%` a map of the items paired up, `*` an array. Apart from
+/// [`parse_reply`], whose recursion (one frame per level of a deeply
+/// nested reply) stays small for it.
+#[inline(never)]
+fn typed_aggregate(kind: u8, items: Vec<Reply>) -> Reply {
+    match kind {
+        b'~' => Reply::Set(items),
+        b'>' => Reply::Push(items),
+        b'%' => {
+            let mut it = items.into_iter();
+            let mut pairs = Vec::new();
+            while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                pairs.push((k, v));
+            }
+            Reply::Map(pairs)
+        }
+        _ => Reply::Array(items),
+    }
+}
+
+/// Writes an aggregate's `<kind><len>\r\n` header.
+fn header(kind: u8, len: usize, out: &mut Vec<u8>) {
+    out.push(kind);
+    push_int(out, len as i64);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Writes an array-like aggregate (array, set, push) of `items`.
+fn aggregate(kind: u8, items: &[Reply], proto: Protocol, out: &mut Vec<u8>) {
+    header(kind, items.len(), out);
+    for item in items {
+        item.encode_for(proto, out);
     }
 }
 
@@ -416,14 +559,15 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<(Reply, usize)>, String> {
                 next + n + 2,
             )))
         }
-        b'*' => {
+        b'*' | b'~' | b'>' | b'%' => {
             let n = int()?;
             if n < 0 {
                 return Ok(Some((Reply::NilArray, next)));
             }
+            let count = if buf[0] == b'%' { n * 2 } else { n };
             let mut pos = next;
-            let mut items = Vec::with_capacity(n.min(1024) as usize);
-            for _ in 0..n {
+            let mut items = Vec::with_capacity(count.min(1024) as usize);
+            for _ in 0..count {
                 match parse_reply(&buf[pos..])? {
                     Some((r, used)) => {
                         items.push(r);
@@ -432,7 +576,22 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<(Reply, usize)>, String> {
                     None => return Ok(None),
                 }
             }
-            Ok(Some((Reply::Array(items), pos)))
+            let reply = typed_aggregate(buf[0], items);
+            Ok(Some((reply, pos)))
+        }
+        b'_' => Ok(Some((Reply::Null, next))),
+        b',' => Ok(Some((Reply::Double(text()), next))),
+        b'#' => Ok(Some((Reply::Bool(line == b"t"), next))),
+        b'=' => {
+            let n = int()?.max(0) as usize;
+            if buf.len() < next + n + 2 {
+                return Ok(None);
+            }
+            let body = &buf[next..next + n];
+            match body.strip_prefix(b"txt:") {
+                Some(text) => Ok(Some((Reply::Verbatim(text.to_vec()), next + n + 2))),
+                None => Err("a verbatim string not of format txt".into()),
+            }
         }
         other => Err(format!("unexpected reply type byte {other:#x}")),
     }

@@ -58,9 +58,10 @@ impl Channels {
     }
 }
 
-/// A pub/sub confirmation or message: `[kind, channel, n]`.
+/// A pub/sub confirmation or message: `[kind, channel, n]`, a push (an
+/// array in RESP2).
 fn notice(kind: &[u8], channel: Reply, n: Reply) -> Reply {
-    Reply::Array(vec![Reply::Bulk(kind.to_vec()), channel, n])
+    Reply::Push(vec![Reply::Bulk(kind.to_vec()), channel, n])
 }
 
 /// `PUBLISH channel message`: the number of clients that received it.

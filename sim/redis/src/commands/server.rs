@@ -174,17 +174,7 @@ fn client_subcommand(c: &mut Client, a: &[Vec<u8>]) -> R {
         Ok(c.name.clone().map_or(Reply::Nil, Reply::Bulk))
     } else {
         // `setname`
-        let name = &a[2];
-        if name.iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
-            return Err(Reply::err(
-                "ERR Client names cannot contain spaces, newlines or special characters.",
-            ));
-        }
-        c.name = if name.is_empty() {
-            None
-        } else {
-            Some(name.clone())
-        };
+        c.set_name(&a[2])?;
         Ok(Reply::ok())
     }
 }
