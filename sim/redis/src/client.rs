@@ -22,6 +22,8 @@ pub(crate) struct Client {
     pub(crate) name: Option<Vec<u8>>,
     /// The channels it subscribed to.
     pub(crate) subscriptions: BTreeSet<Vec<u8>>,
+    /// The patterns it subscribed to (`PSUBSCRIBE`).
+    pub(crate) patterns: BTreeSet<Vec<u8>>,
     /// Where published messages for it go (its connection writes them).
     pub(crate) push: mpsc::UnboundedSender<Reply>,
     /// The replication offset after its last keyspace command or script:
@@ -70,6 +72,7 @@ impl Client {
             id,
             name: None,
             subscriptions: BTreeSet::new(),
+            patterns: BTreeSet::new(),
             push,
             woff: 0,
             kill: Rc::new(KillSwitch::default()),
@@ -89,9 +92,15 @@ impl Client {
         Ok(())
     }
 
-    /// Whether the client is in subscribed mode (subscribed to a channel),
-    /// where only a few commands are allowed.
+    /// Whether the client is in subscribed mode (subscribed to a channel
+    /// or a pattern), where only a few commands are allowed.
     pub(crate) fn is_subscribed(&self) -> bool {
-        !self.subscriptions.is_empty()
+        self.subscription_count() > 0
+    }
+
+    /// Its channels and patterns together: the count pub/sub
+    /// confirmations carry.
+    pub(crate) fn subscription_count(&self) -> usize {
+        self.subscriptions.len() + self.patterns.len()
     }
 }

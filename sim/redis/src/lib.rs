@@ -73,6 +73,7 @@ mod client;
 pub mod clock;
 mod commands;
 pub mod events;
+mod glob;
 pub mod handle;
 pub mod keyspace;
 pub mod lua;

@@ -178,6 +178,9 @@ impl Node {
         for ch in &c.subscriptions {
             st.channels.unsubscribe(ch, c.id);
         }
+        for pattern in &c.patterns {
+            st.channels.punsubscribe(pattern, c.id);
+        }
     }
 
     /// `SHUTDOWN`: flushes the disk (Redis fsyncs its AOF before it
