@@ -24,6 +24,7 @@
 
 pub(crate) mod errors;
 pub(crate) mod hello;
+pub(crate) mod info;
 pub(crate) mod keyspace;
 pub(crate) mod kill;
 pub(crate) mod pubsub;
@@ -255,7 +256,7 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::read("hvals", Exactly(2), ks::hvals),
     Command::write("incr", Exactly(2), ks::incr),
     Command::write("incrby", Exactly(3), ks::incrby),
-    Command::node("info", AtLeast(1), server::info),
+    Command::node("info", AtLeast(1), info::info),
     Command::read("mget", AtLeast(2), ks::mget),
     Command::write("persist", Exactly(2), ks::persist),
     Command::write("pexpire", AtLeast(3), ks::PEXPIRE),
@@ -399,19 +400,43 @@ impl Node {
         cmd.write && self.state.borrow().role != Role::Master
     }
 
-    /// Executes one client command.
+    /// Executes one client command, counted for `INFO`.
     pub(crate) fn execute(&self, c: &mut Client, args: &[Vec<u8>]) -> Out {
         let resolved = match resolve(args) {
             Ok(r) => r,
-            Err(e) => return Out::Reply(e),
+            Err(e) => {
+                // Redis counts an arity error against the command.
+                let arity = matches!(&e, Reply::Error(t) if t.starts_with("ERR wrong number"));
+                let name = lookup(&args[0]).filter(|_| arity).map(|cmd| cmd.name);
+                self.state.borrow_mut().stats.rejected(name, &e);
+                return Out::Reply(e);
+            }
         };
         let cmd = resolved.cmd;
         // Subscribed mode restricts only a RESP2 connection: a RESP3 one
         // reads pushes apart from replies and may send anything.
         let subscribed = c.is_subscribed() && c.proto == Protocol::Resp2;
-        if let Some(e) = refusal(resolved, subscribed, &self.state.borrow().role) {
+        let refused = refusal(resolved, subscribed, &self.state.borrow().role);
+        if let Some(e) = refused {
+            let mut st = self.state.borrow_mut();
+            st.stats.rejected(Some(resolved.full_name()), &e);
             return Out::Reply(e);
         }
+        let out = self.execute_resolved(c, args, cmd);
+        let reply = match &out {
+            Out::Reply(r) | Out::Quit(r) => Some(r),
+            _ => None,
+        };
+        self.state
+            .borrow_mut()
+            .stats
+            .ran(resolved.full_name(), reply);
+        out
+    }
+
+    /// Executes a command that passed [`resolve`] and [`refusal`].
+    fn execute_resolved(&self, c: &mut Client, args: &[Vec<u8>], cmd: &'static Command) -> Out {
+        let subscribed = c.is_subscribed() && c.proto == Protocol::Resp2;
         if subscribed && let Subscribed::Answers(answer) = cmd.subscribed {
             return Out::Reply(answer(args));
         }

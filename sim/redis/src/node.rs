@@ -20,6 +20,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio::time::Instant;
 
 use crate::client::{Client, KillSwitch};
+use crate::commands::info::Stats;
 use crate::commands::pubsub::Channels;
 use crate::events::{EventKind, Origin};
 use crate::handle::{Control, lock};
@@ -90,6 +91,15 @@ pub(crate) struct State {
     /// The connected clients' kill switches, by client id (`CLIENT
     /// KILL`), in the order they connected.
     pub(crate) connected: BTreeMap<u64, Rc<KillSwitch>>,
+    /// The counters `INFO` prints (commands, errors).
+    pub(crate) stats: Stats,
+}
+
+impl State {
+    /// How many clients ever connected (`total_connections_received`).
+    pub(crate) fn clients_created(&self) -> u64 {
+        self.next_client - 1
+    }
 }
 
 /// A running node (inside its host).
@@ -128,6 +138,7 @@ impl Node {
                     ks: Keyspace::new(),
                     next_client: 1,
                     channels: Channels::default(),
+                    stats: Stats::default(),
                     role: role.clone(),
                     offset: 0,
                     replicas: BTreeMap::new(),

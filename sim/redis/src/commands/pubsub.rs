@@ -61,6 +61,16 @@ impl Channels {
         remove(&mut self.patterns, pattern, id);
     }
 
+    /// Channels with at least one subscriber (`pubsub_channels`).
+    pub(crate) fn channel_count(&self) -> usize {
+        self.channels.len()
+    }
+
+    /// Patterns with at least one subscriber (`pubsub_patterns`).
+    pub(crate) fn pattern_count(&self) -> usize {
+        self.patterns.len()
+    }
+
     /// Whether client `id` is subscribed to any channel or pattern.
     pub(crate) fn has_subscriber(&self, id: u64) -> bool {
         self.channels

@@ -11,7 +11,7 @@ use super::Arity::{AtLeast, Exactly};
 use super::errors::{arity_error, int_arg, syntax_error};
 use super::{Out, Subcommand, is_option};
 use crate::client::Client;
-use crate::handle::{NodeHandle, Role};
+use crate::handle::NodeHandle;
 use crate::keyspace::Keyspace;
 use crate::node::Node;
 use crate::resp::Reply;
@@ -55,77 +55,6 @@ pub(crate) fn select(_: &Node, a: &[Vec<u8>]) -> Reply {
         Ok(_) => Reply::err("ERR DB index is out of range"),
         Err(e) => e,
     }
-}
-
-/// `INFO [section]`: the `server`, `replication` and `keyspace` sections.
-pub(crate) fn info(node: &Node, a: &[Vec<u8>]) -> Reply {
-    Reply::Bulk(info_text(node, a.get(1)).into_bytes())
-}
-
-fn info_text(node: &Node, section: Option<&Vec<u8>>) -> String {
-    let sec = section
-        .map(|s| String::from_utf8_lossy(s).to_ascii_lowercase())
-        .unwrap_or_else(|| "default".into());
-    let st = node.state.borrow();
-    let port = node.handle.config().port;
-    let mut out = String::new();
-    let all = matches!(sec.as_str(), "default" | "all" | "everything");
-    if all || sec == "server" {
-        out.push_str("# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n");
-        out.push_str(&format!("run_id:{}\r\ntcp_port:{port}\r\n", st.replid));
-        if all {
-            out.push_str("\r\n");
-        }
-    }
-    if all || sec == "replication" {
-        out.push_str("# Replication\r\n");
-        match &st.role {
-            Role::Master => {
-                out.push_str("role:master\r\n");
-                out.push_str(&format!("connected_slaves:{}\r\n", st.replicas.len()));
-                for (i, l) in st.replicas.values().enumerate() {
-                    out.push_str(&format!(
-                        "slave{i}:ip={},port=6379,state=online,offset={},lag=0\r\n",
-                        l.addr, l.ack
-                    ));
-                }
-                out.push_str("master_failover_state:no-failover\r\n");
-            }
-            Role::Replica(m) => {
-                out.push_str("role:slave\r\n");
-                out.push_str(&format!(
-                    "master_host:{}\r\nmaster_port:{}\r\n",
-                    m.host, m.port
-                ));
-                out.push_str(&format!(
-                    "master_link_status:{}\r\n",
-                    if st.link_up { "up" } else { "down" }
-                ));
-                out.push_str(&format!(
-                    "slave_repl_offset:{}\r\nslave_read_only:1\r\nconnected_slaves:0\r\n",
-                    st.offset
-                ));
-            }
-        }
-        out.push_str(&format!(
-            "master_replid:{}\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:{}\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
-            st.replid, st.offset
-        ));
-    }
-    if all || sec == "keyspace" {
-        if all {
-            out.push_str("\r\n");
-        }
-        out.push_str("# Keyspace\r\n");
-        if !st.ks.is_empty() {
-            out.push_str(&format!(
-                "db0:keys={},expires={},avg_ttl=0\r\n",
-                st.ks.len(),
-                st.ks.expires_len()
-            ));
-        }
-    }
-    out
 }
 
 /// `COMMAND`: an empty array (enough for clients that probe it).
