@@ -78,16 +78,29 @@ pub(crate) const CLIENT: &[Subcommand] = &[
         arity: Exactly(2),
     },
     Subcommand {
+        name: "client|info",
+        arity: Exactly(2),
+    },
+    Subcommand {
         name: "client|kill",
         arity: AtLeast(3),
+    },
+    Subcommand {
+        name: "client|no-evict",
+        arity: Exactly(3),
     },
     Subcommand {
         name: "client|setname",
         arity: Exactly(3),
     },
+    Subcommand {
+        name: "client|tracking",
+        arity: AtLeast(3),
+    },
 ];
 
-/// `CLIENT ID | GETNAME | KILL filter value ... | SETNAME name`
+/// `CLIENT ID | GETNAME | INFO | KILL filter value ... | NO-EVICT on|off
+/// | SETNAME name | TRACKING off`
 pub(crate) fn client(node: &Node, c: &mut Client, a: &[Vec<u8>]) -> Out {
     if is_option(&a[1], "kill") {
         return super::kill::client_kill(node, c, a);
@@ -101,11 +114,62 @@ fn client_subcommand(c: &mut Client, a: &[Vec<u8>]) -> R {
         Ok(Reply::Int(c.id as i64))
     } else if is_option(sub, "getname") {
         Ok(c.name.clone().map_or(Reply::Nil, Reply::Bulk))
+    } else if is_option(sub, "info") {
+        Ok(Reply::Verbatim(client_info_line(c).into_bytes()))
+    } else if is_option(sub, "no-evict") {
+        // Nothing is ever evicted here (no maxmemory): the switch is
+        // accepted and changes nothing.
+        on_off(&a[2]).map(|_| Reply::ok())
+    } else if is_option(sub, "tracking") {
+        // Client-side caching is not simulated: turning it off (the
+        // state every client is in) is all the node accepts.
+        match on_off(&a[2])? {
+            false => Ok(Reply::ok()),
+            true => Err(Reply::err(
+                "ERR CLIENT TRACKING on is not supported by the simulated node",
+            )),
+        }
     } else {
         // `setname`
         c.set_name(&a[2])?;
         Ok(Reply::ok())
     }
+}
+
+/// `on` or `off`, any case; else Redis's syntax error.
+fn on_off(arg: &[u8]) -> Result<bool, Reply> {
+    if is_option(arg, "on") {
+        Ok(true)
+    } else if is_option(arg, "off") {
+        Ok(false)
+    } else {
+        Err(syntax_error())
+    }
+}
+
+/// The caller's `CLIENT INFO` line, with the fields Redis 7.0.15 prints.
+/// The node has no socket addresses, file descriptors or buffers to
+/// measure: `addr` and `laddr` are fixed loopback addresses, sizes are
+/// Redis's for an idle client, `age` and `idle` 0.
+fn client_info_line(c: &Client) -> String {
+    let name = c
+        .name
+        .as_deref()
+        .map(String::from_utf8_lossy)
+        .unwrap_or_default();
+    let flags = if c.is_subscribed() { "P" } else { "N" };
+    let resp = match c.proto {
+        crate::resp::Protocol::Resp2 => 2,
+        crate::resp::Protocol::Resp3 => 3,
+    };
+    format!(
+        "id={} addr=127.0.0.1:{} laddr=127.0.0.1:6379 fd={} name={name} age=0 idle=0 flags={flags} db=0 sub={} psub={} ssub=0 multi=-1 qbuf=26 qbuf-free=20448 argv-mem=10 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 tot-mem=22298 events=r cmd=client|info user=default redir=-1 resp={resp}\n",
+        c.id,
+        40000 + c.id,
+        c.id + 7,
+        c.subscriptions.len(),
+        c.patterns.len(),
+    )
 }
 
 /// What `SHUTDOWN`'s arguments ask for.
