@@ -13,7 +13,7 @@ use std::rc::Rc;
 use tokio::sync::{Notify, mpsc};
 
 use crate::commands::transactions::Transaction;
-use crate::resp::Reply;
+use crate::resp::{Protocol, Reply};
 
 /// One connected client's state.
 pub(crate) struct Client {
@@ -23,6 +23,8 @@ pub(crate) struct Client {
     pub(crate) name: Option<Vec<u8>>,
     /// The channels it subscribed to.
     pub(crate) subscriptions: BTreeSet<Vec<u8>>,
+    /// The patterns it subscribed to (`PSUBSCRIBE`).
+    pub(crate) patterns: BTreeSet<Vec<u8>>,
     /// Where published messages for it go (its connection writes them).
     pub(crate) push: mpsc::UnboundedSender<Reply>,
     /// The replication offset after its last keyspace command or script:
@@ -34,6 +36,8 @@ pub(crate) struct Client {
     pub(crate) db: usize,
     /// Its open transaction, after `MULTI`.
     pub(crate) multi: Option<Transaction>,
+    /// The protocol its replies are encoded in (`HELLO`).
+    pub(crate) proto: Protocol,
 }
 
 /// Ends one client's connection from elsewhere on the node (`CLIENT
@@ -73,17 +77,37 @@ impl Client {
             id,
             name: None,
             subscriptions: BTreeSet::new(),
+            patterns: BTreeSet::new(),
             push,
             woff: 0,
             kill: Rc::new(KillSwitch::default()),
             db: 0,
             multi: None,
+            proto: Protocol::Resp2,
         }
     }
 
-    /// Whether the client is in subscribed mode (subscribed to a channel),
-    /// where only a few commands are allowed.
+    /// `CLIENT SETNAME` and `HELLO ... SETNAME`: an empty name clears it;
+    /// a name with spaces or bytes outside `!`..`~` is refused.
+    pub(crate) fn set_name(&mut self, name: &[u8]) -> Result<(), Reply> {
+        if name.iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
+            return Err(Reply::err(
+                "ERR Client names cannot contain spaces, newlines or special characters.",
+            ));
+        }
+        self.name = (!name.is_empty()).then(|| name.to_vec());
+        Ok(())
+    }
+
+    /// Whether the client is in subscribed mode (subscribed to a channel
+    /// or a pattern), where only a few commands are allowed.
     pub(crate) fn is_subscribed(&self) -> bool {
-        !self.subscriptions.is_empty()
+        self.subscription_count() > 0
+    }
+
+    /// Its channels and patterns together: the count pub/sub
+    /// confirmations carry.
+    pub(crate) fn subscription_count(&self) -> usize {
+        self.subscriptions.len() + self.patterns.len()
     }
 }

@@ -29,6 +29,8 @@ pub(crate) mod errors;
 pub(crate) mod hashes;
 pub(crate) mod keys;
 pub(crate) mod glob;
+pub(crate) mod hello;
+pub(crate) mod info;
 pub(crate) mod keyspace;
 pub(crate) mod kill;
 pub(crate) mod lcs;
@@ -37,6 +39,7 @@ pub(crate) mod lists;
 pub(crate) mod pubsub;
 pub(crate) mod replication;
 pub(crate) mod scan;
+pub(crate) mod resp3;
 pub(crate) mod scripting;
 pub(crate) mod server;
 pub(crate) mod strings;
@@ -51,7 +54,7 @@ use crate::events::Origin;
 use crate::handle::{NodeHandle, Role};
 use crate::keyspace::Keyspace;
 use crate::node::Node;
-use crate::resp::Reply;
+use crate::resp::{Protocol, Reply};
 use crate::version::{Feature, ServerVersion};
 
 use errors::{arity_error, unknown_command, unknown_subcommand};
@@ -129,6 +132,9 @@ pub(crate) struct Command {
     pub(crate) blocking: Option<BlockFn>,
     /// Refused to scripts (Redis's `NOSCRIPT` flag).
     pub(crate) no_script: bool,
+    /// How its reply changes for a RESP3 client (a map for `HGETALL`, a
+    /// set for `SMEMBERS`, see [`resp3`]); `None`: as in RESP2.
+    pub(crate) resp3: Option<resp3::Resp3Fn>,
 }
 
 /// One subcommand of a container command.
@@ -176,6 +182,7 @@ impl Command {
             feature: None,
             blocking: None,
             no_script: false,
+            resp3: None,
         }
     }
 
@@ -262,6 +269,14 @@ impl Command {
         }
     }
 
+    /// Gives the command its RESP3 reply form.
+    const fn resp3(self, form: resp3::Resp3Fn) -> Command {
+        Command {
+            resp3: Some(form),
+            ..self
+        }
+    }
+
     /// Whether `argc` arguments (the name included) fit the arity.
     pub(crate) fn arity_fits(&self, argc: usize) -> bool {
         match self.arity {
@@ -324,9 +339,10 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::read("getrange", Exactly(4), strings::getrange),
     Command::write("getset", Exactly(3), ks::getset),
     Command::write("hdel", AtLeast(3), ks::hdel),
+    Command::subscribed_client("hello", AtLeast(1), hello::hello),
     Command::read("hexists", Exactly(3), ks::hexists),
     Command::read("hget", Exactly(3), ks::hget),
-    Command::read("hgetall", Exactly(2), ks::hgetall),
+    Command::read("hgetall", Exactly(2), ks::hgetall).resp3(resp3::map),
     Command::write("hincrby", Exactly(4), ks::hincrby),
     Command::write("hincrbyfloat", Exactly(4), hashes::hincrbyfloat),
     Command::read("hkeys", Exactly(2), ks::hkeys),
@@ -342,7 +358,7 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::write("incr", Exactly(2), ks::incr),
     Command::write("incrby", Exactly(3), ks::incrby),
     Command::write("incrbyfloat", Exactly(3), strings::incrbyfloat),
-    Command::node("info", AtLeast(1), server::info),
+    Command::node("info", AtLeast(1), info::info),
     Command::read("keys", Exactly(2), keys::keys),
     Command::read("lcs", AtLeast(3), lcs::lcs),
     Command::read("lindex", Exactly(3), lists::lindex),
@@ -369,9 +385,12 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::read("pexpiretime", Exactly(2), ks::PEXPIRETIME),
     Command::read("ping", AtLeast(1), server::ping).when_subscribed(Answers(pubsub::ping)),
     Command::write("psetex", Exactly(4), ks::PSETEX),
+    Command::subscribed_client("psubscribe", AtLeast(2), pubsub::psubscribe),
     Command::client("psync", AtLeast(3), replication::psync),
     Command::read("pttl", Exactly(2), ks::PTTL),
     Command::node("publish", Exactly(3), pubsub::publish),
+    Command::node("pubsub", AtLeast(2), pubsub::pubsub).with_subcommands(pubsub::PUBSUB),
+    Command::subscribed_client("punsubscribe", AtLeast(1), pubsub::punsubscribe),
     Command::subscribed_client("quit", AtLeast(1), server::quit),
     Command::read("randomkey", Exactly(1), keys::randomkey),
     Command::write("rename", Exactly(3), keys::rename),
@@ -579,26 +598,52 @@ impl Node {
         cmd.write && self.state.borrow().role != Role::Master
     }
 
-    /// Executes one client command.
+    /// Executes one client command, counted for `INFO`.
     pub(crate) fn execute(&self, c: &mut Client, args: &[Vec<u8>]) -> Out {
         let resolved = match resolve(args, self.handle.config().version) {
             Ok(r) => r,
             Err(e) => {
+                // Redis counts an arity error against the command.
+                let arity = matches!(&e, Reply::Error(t) if t.starts_with("ERR wrong number"));
+                let name = lookup(&args[0]).filter(|_| arity).map(|cmd| cmd.name);
+                self.state.borrow_mut().stats.rejected(name, &e);
                 // Only a known command can be an `EXEC` refused.
                 let is_exec = lookup(&args[0]).is_some_and(|c| c.name == "exec");
                 return Out::Reply(transactions::reject(self, c, is_exec, e));
             }
         };
         let cmd = resolved.cmd;
-        let subscribed = c.is_subscribed();
+        // Subscribed mode restricts only a RESP2 connection: a RESP3 one
+        // reads pushes apart from replies and may send anything.
+        let subscribed = c.is_subscribed() && c.proto == Protocol::Resp2;
         let refused = transactions::not_allowed_in_multi(c, resolved)
             .or_else(|| refusal(resolved, subscribed, &self.state.borrow().role));
         if let Some(e) = refused {
+            self.state
+                .borrow_mut()
+                .stats
+                .rejected(Some(resolved.full_name()), &e);
             return Out::Reply(transactions::reject(self, c, cmd.name == "exec", e));
         }
         if let Some(queued) = transactions::queue(c, resolved, args) {
             return queued;
         }
+        let out = self.execute_resolved(c, args, cmd);
+        let reply = match &out {
+            Out::Reply(r) | Out::Quit(r) => Some(r),
+            _ => None,
+        };
+        self.state
+            .borrow_mut()
+            .stats
+            .ran(resolved.full_name(), reply);
+        out
+    }
+
+    /// Executes a command that passed [`resolve`] and [`refusal`], outside
+    /// a transaction's queue.
+    fn execute_resolved(&self, c: &mut Client, args: &[Vec<u8>], cmd: &'static Command) -> Out {
+        let subscribed = c.is_subscribed() && c.proto == Protocol::Resp2;
         if subscribed && let Subscribed::Answers(answer) = cmd.subscribed {
             return Out::Reply(answer(args));
         }
@@ -638,7 +683,13 @@ impl Node {
             Handler::Client(run) => run(self, c, args),
         };
         c.db = self.selected.get();
-        out
+        // A RESP3 client gets the command's RESP3 form (a map, a set...).
+        match (out, cmd.resp3) {
+            (Out::Reply(r), Some(form)) if c.proto == Protocol::Resp3 && !r.is_error() => {
+                Out::Reply(form(args, r))
+            }
+            (out, _) => out,
+        }
     }
 
     /// Runs a keyspace or databases handler in the selected database.

@@ -77,6 +77,7 @@ mod commands;
 pub mod draws;
 mod databases;
 pub mod events;
+mod glob;
 pub mod handle;
 pub mod keyspace;
 pub mod lua;

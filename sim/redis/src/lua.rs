@@ -354,12 +354,20 @@ fn call_command(
     Ok((reply_to_lua(lua, &reply)?, failed))
 }
 
-/// Converts a command's reply to a Lua value (Redis's RESP → Lua rules).
+/// Converts a command's reply to a Lua value (Redis's RESP2 → Lua rules:
+/// a script sees RESP3's types in their RESP2 forms, as a Redis script
+/// that never called `redis.setresp(3)`).
 fn reply_to_lua(lua: &Lua, r: &Reply) -> mlua::Result<LuaValue> {
     Ok(match r {
+        Reply::Map(_)
+        | Reply::Set(_)
+        | Reply::Push(_)
+        | Reply::Double(_)
+        | Reply::Bool(_)
+        | Reply::Verbatim(_) => reply_to_lua(lua, &r.clone().into_resp2())?,
         Reply::Int(n) => LuaValue::Number(*n as f64),
         Reply::Bulk(b) => LuaValue::String(lua.create_string(b)?),
-        Reply::Nil | Reply::NilArray => LuaValue::Boolean(false),
+        Reply::Nil | Reply::NilArray | Reply::Null => LuaValue::Boolean(false),
         Reply::Status(s) => {
             let t = lua.create_table()?;
             t.raw_set("ok", s.as_str())?;

@@ -21,6 +21,7 @@ use tokio::time::Instant;
 
 use crate::blocking::Blocked;
 use crate::client::{Client, KillSwitch};
+use crate::commands::info::Stats;
 use crate::commands::pubsub::Channels;
 use crate::commands::transactions::Watches;
 use crate::databases::Databases;
@@ -125,6 +126,15 @@ pub(crate) struct State {
     pub(crate) watches: Watches,
     /// The parameters `CONFIG` reads and sets.
     pub(crate) config: crate::commands::config::Config,
+    /// The counters `INFO` prints (commands, errors).
+    pub(crate) stats: Stats,
+}
+
+impl State {
+    /// How many clients ever connected (`total_connections_received`).
+    pub(crate) fn clients_created(&self) -> u64 {
+        self.next_client - 1
+    }
 }
 
 /// A running node (inside its host).
@@ -217,6 +227,7 @@ impl Node {
                     dbs: Databases::seeded(handle.name()),
                     next_client: 1,
                     channels: Channels::default(),
+                    stats: Stats::default(),
                     role: role.clone(),
                     offset: 0,
                     replicas: BTreeMap::new(),
@@ -274,6 +285,9 @@ impl Node {
             st.channels.unsubscribe(ch, c.id);
         }
         self.unblock_disconnected(c.id);
+        for pattern in &c.patterns {
+            st.channels.punsubscribe(pattern, c.id);
+        }
     }
 
     /// `SHUTDOWN`: flushes the disk (Redis fsyncs its AOF before it

@@ -1,4 +1,11 @@
-//! RESP2: the request parser and the reply encoder.
+//! RESP2 and RESP3: the request parser and the reply encoder.
+//!
+//! Requests are the same in both protocols (RESP3 clients still send
+//! arrays of bulk strings). Replies are encoded for the connection's
+//! protocol ([`Reply::encode_for`]): RESP3's own types fall back to their
+//! RESP2 forms as Redis 7.0's `addReply*` functions do (a map is a flat
+//! array, a set or a push an array, a double a bulk string, a boolean an
+//! integer, a verbatim string a bulk string, null `$-1` or `*-1`).
 //!
 //! The parser follows `processMultibulkBuffer` and `processInlineBuffer` of
 //! Redis 7.0 (`networking.c`) step by step, so malformed input gets the very
@@ -277,7 +284,8 @@ pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
     }
 }
 
-/// A reply, as RESP2 encodes it.
+/// A reply. The RESP2 types, and RESP3's, which a RESP2 connection gets
+/// in their RESP2 forms (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reply {
     /// `+text`
@@ -294,6 +302,35 @@ pub enum Reply {
     Array(Vec<Reply>),
     /// `*-1`
     NilArray,
+    /// RESP3 `_`, as a client reads it (the node answers [`Reply::Nil`]
+    /// or [`Reply::NilArray`], which a RESP3 connection gets as `_`).
+    Null,
+    /// RESP3 `%n` + key, value pairs; a flat array of `2n` in RESP2.
+    Map(Vec<(Reply, Reply)>),
+    /// RESP3 `~n` + elements; an array in RESP2.
+    Set(Vec<Reply>),
+    /// RESP3 `,text`, the text as Redis formats the double (`%.17g`,
+    /// `inf`, `-inf`); a bulk string of the same text in RESP2.
+    Double(String),
+    /// RESP3 `#t` / `#f`; `:1` / `:0` in RESP2.
+    Bool(bool),
+    /// RESP3 `>n` + elements (pub/sub messages); an array in RESP2.
+    Push(Vec<Reply>),
+    /// RESP3 `=len` + `txt:` + text (Redis's `addReplyVerbatim`, which
+    /// INFO, CLIENT INFO and CLIENT LIST answer with, always as `txt`); a
+    /// bulk string of the text in RESP2. (No format field: it would make
+    /// every reply bigger, and deeply nested replies recurse per level.)
+    Verbatim(Vec<u8>),
+}
+
+/// The protocol a connection speaks (`HELLO 2`, `HELLO 3`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Protocol {
+    /// RESP2, every connection's protocol until `HELLO 3`.
+    #[default]
+    Resp2,
+    /// RESP3.
+    Resp3,
 }
 
 impl Reply {
@@ -314,6 +351,12 @@ impl Reply {
 
     /// Appends the RESP2 encoding of this reply to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
+        self.encode_for(Protocol::Resp2, out);
+    }
+
+    /// Appends this reply's encoding in protocol `proto` to `out`.
+    pub fn encode_for(&self, proto: Protocol, out: &mut Vec<u8>) {
+        let resp3 = proto == Protocol::Resp3;
         match self {
             Reply::Status(s) => {
                 out.push(b'+');
@@ -341,16 +384,80 @@ impl Reply {
                 out.extend_from_slice(b);
                 out.extend_from_slice(b"\r\n");
             }
-            Reply::Nil => out.extend_from_slice(b"$-1\r\n"),
+            Reply::Nil | Reply::NilArray | Reply::Null if resp3 => out.extend_from_slice(b"_\r\n"),
+            Reply::Nil | Reply::Null => out.extend_from_slice(b"$-1\r\n"),
             Reply::NilArray => out.extend_from_slice(b"*-1\r\n"),
             Reply::Array(items) => {
                 out.push(b'*');
                 push_int(out, items.len() as i64);
                 out.extend_from_slice(b"\r\n");
                 for item in items {
-                    item.encode(out);
+                    item.encode_for(proto, out);
                 }
             }
+            other => other.encode_resp3_type(proto, out),
+        }
+    }
+
+    /// Encodes RESP3's own types (apart from [`Reply::encode_for`], whose
+    /// recursion over deeply nested arrays stays small for it).
+    #[inline(never)]
+    fn encode_resp3_type(&self, proto: Protocol, out: &mut Vec<u8>) {
+        let resp3 = proto == Protocol::Resp3;
+        match self {
+            Reply::Set(items) => aggregate(if resp3 { b'~' } else { b'*' }, items, proto, out),
+            Reply::Push(items) => aggregate(if resp3 { b'>' } else { b'*' }, items, proto, out),
+            Reply::Map(pairs) => {
+                let (kind, len) = if resp3 {
+                    (b'%', pairs.len())
+                } else {
+                    (b'*', pairs.len() * 2)
+                };
+                header(kind, len, out);
+                for (k, v) in pairs {
+                    k.encode_for(proto, out);
+                    v.encode_for(proto, out);
+                }
+            }
+            Reply::Double(text) if resp3 => {
+                out.push(b',');
+                out.extend_from_slice(text.as_bytes());
+                out.extend_from_slice(b"\r\n");
+            }
+            Reply::Double(text) => Reply::Bulk(text.clone().into_bytes()).encode_for(proto, out),
+            Reply::Bool(b) if resp3 => {
+                out.extend_from_slice(if *b { b"#t\r\n" } else { b"#f\r\n" })
+            }
+            Reply::Bool(b) => Reply::Int(i64::from(*b)).encode_for(proto, out),
+            Reply::Verbatim(text) if resp3 => {
+                header(b'=', text.len() + 4, out);
+                out.extend_from_slice(b"txt:");
+                out.extend_from_slice(text);
+                out.extend_from_slice(b"\r\n");
+            }
+            Reply::Verbatim(text) => Reply::Bulk(text.clone()).encode_for(proto, out),
+            // The RESP2 types are `encode_for`'s.
+            other => other.encode_for(proto, out),
+        }
+    }
+
+    /// This reply with RESP3's types replaced by their RESP2 forms (what a
+    /// script's conversions see unless it asked for RESP3).
+    pub fn into_resp2(self) -> Reply {
+        match self {
+            Reply::Array(items) | Reply::Set(items) | Reply::Push(items) => {
+                Reply::Array(items.into_iter().map(Reply::into_resp2).collect())
+            }
+            Reply::Map(pairs) => Reply::Array(
+                pairs
+                    .into_iter()
+                    .flat_map(|(k, v)| [k.into_resp2(), v.into_resp2()])
+                    .collect(),
+            ),
+            Reply::Double(text) => Reply::Bulk(text.into_bytes()),
+            Reply::Bool(b) => Reply::Int(i64::from(b)),
+            Reply::Verbatim(text) => Reply::Bulk(text),
+            other => other,
         }
     }
 
@@ -359,6 +466,42 @@ impl Reply {
         let mut out = Vec::new();
         self.encode(&mut out);
         out
+    }
+}
+
+/// The aggregate a client read, by its type byte: `~` a set, `>` a push,
+/// `%` a map of the items paired up, `*` an array. Apart from
+/// [`parse_reply`], whose recursion (one frame per level of a deeply
+/// nested reply) stays small for it.
+#[inline(never)]
+fn typed_aggregate(kind: u8, items: Vec<Reply>) -> Reply {
+    match kind {
+        b'~' => Reply::Set(items),
+        b'>' => Reply::Push(items),
+        b'%' => {
+            let mut it = items.into_iter();
+            let mut pairs = Vec::new();
+            while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                pairs.push((k, v));
+            }
+            Reply::Map(pairs)
+        }
+        _ => Reply::Array(items),
+    }
+}
+
+/// Writes an aggregate's `<kind><len>\r\n` header.
+fn header(kind: u8, len: usize, out: &mut Vec<u8>) {
+    out.push(kind);
+    push_int(out, len as i64);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Writes an array-like aggregate (array, set, push) of `items`.
+fn aggregate(kind: u8, items: &[Reply], proto: Protocol, out: &mut Vec<u8>) {
+    header(kind, items.len(), out);
+    for item in items {
+        item.encode_for(proto, out);
     }
 }
 
@@ -390,8 +533,9 @@ pub fn encode_request(args: &[&[u8]], out: &mut Vec<u8>) {
 /// Nested arrays are filled with a stack of their own, not by recursion:
 /// a script's reply may nest thousands deep (Redis sends up to 7,995).
 pub fn parse_reply(buf: &[u8]) -> Result<Option<(Reply, usize)>, String> {
-    // The arrays being filled: their items so far and how many remain.
-    let mut open: Vec<(Vec<Reply>, usize)> = Vec::new();
+    // The aggregates being filled: their kind (`*`, `~`, `>`, `%`), their
+    // items so far and how many remain.
+    let mut open: Vec<(u8, Vec<Reply>, usize)> = Vec::new();
     let mut pos = 0;
     loop {
         let Some((head, used)) = parse_head(&buf[pos..])? else {
@@ -400,15 +544,15 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<(Reply, usize)>, String> {
         pos += used;
         let mut done = match head {
             Head::Reply(r) => r,
-            Head::Array(0) => Reply::Array(Vec::new()),
-            Head::Array(n) => {
-                open.push((Vec::with_capacity(n.min(1024)), n));
+            Head::Aggregate(kind, 0) => typed_aggregate(kind, Vec::new()),
+            Head::Aggregate(kind, n) => {
+                open.push((kind, Vec::with_capacity(n.min(1024)), n));
                 continue;
             }
         };
         // Into the innermost open array, closing every array it fills.
         loop {
-            let Some((items, left)) = open.last_mut() else {
+            let Some((kind, items, left)) = open.last_mut() else {
                 return Ok(Some((done, pos)));
             };
             items.push(done);
@@ -416,7 +560,7 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<(Reply, usize)>, String> {
             if *left > 0 {
                 break;
             }
-            done = Reply::Array(std::mem::take(items));
+            done = typed_aggregate(*kind, std::mem::take(items));
             open.pop();
         }
     }
@@ -426,8 +570,10 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<(Reply, usize)>, String> {
 enum Head {
     /// A reply that is not an array with elements.
     Reply(Reply),
-    /// An array's header: its element count (more than zero to follow).
-    Array(usize),
+    /// An aggregate's header: its kind (`*` array, `~` set, `>` push, `%`
+    /// map) and how many replies follow (a map's keys and values both
+    /// count).
+    Aggregate(u8, usize),
 }
 
 /// Parses the reply that starts `buf`, but only the header of an array:
@@ -459,12 +605,27 @@ fn parse_head(buf: &[u8]) -> Result<Option<(Head, usize)>, String> {
             }
             reply(Reply::Bulk(buf[next..next + n].to_vec()), next + n + 2)
         }
-        b'*' => {
+        b'*' | b'~' | b'>' | b'%' => {
             let n = int()?;
             if n < 0 {
                 return reply(Reply::NilArray, next);
             }
-            Ok(Some((Head::Array(n as usize), next)))
+            let count = if buf[0] == b'%' { n * 2 } else { n };
+            Ok(Some((Head::Aggregate(buf[0], count as usize), next)))
+        }
+        b'_' => reply(Reply::Null, next),
+        b',' => reply(Reply::Double(text()), next),
+        b'#' => reply(Reply::Bool(line == b"t"), next),
+        b'=' => {
+            let n = int()?.max(0) as usize;
+            if buf.len() < next + n + 2 {
+                return Ok(None);
+            }
+            let body = &buf[next..next + n];
+            match body.strip_prefix(b"txt:") {
+                Some(text) => reply(Reply::Verbatim(text.to_vec()), next + n + 2),
+                None => Err("a verbatim string not of format txt".into()),
+            }
         }
         other => Err(format!("unexpected reply type byte {other:#x}")),
     }

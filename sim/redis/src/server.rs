@@ -132,10 +132,12 @@ where
                         continue;
                     }
                     match node.execute(&mut client, &args) {
-                        Out::Reply(r) => r.encode(&mut out),
-                        Out::Replies(rs) => rs.iter().for_each(|r| r.encode(&mut out)),
+                        Out::Reply(r) => r.encode_for(client.proto, &mut out),
+                        Out::Replies(rs) => {
+                            rs.iter().for_each(|r| r.encode_for(client.proto, &mut out))
+                        }
                         Out::Quit(r) => {
-                            r.encode(&mut out);
+                            r.encode_for(client.proto, &mut out);
                             close = true;
                             break;
                         }
@@ -226,7 +228,7 @@ where
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             },
-            Some(msg) = push_rx.recv() => msg.encode(&mut out),
+            Some(msg) = push_rx.recv() => msg.encode_for(client.proto, &mut out),
         }
     }
     node.drop_client(&client);

@@ -128,7 +128,36 @@ fn render(r: &Reply) -> String {
             "[{}]",
             items.iter().map(render).collect::<Vec<_>>().join(", ")
         ),
+        other => render_resp3(other),
     }
+}
+
+/// Renders RESP3's own types (apart from [`render`], whose recursion over
+/// deeply nested arrays stays small for it).
+#[inline(never)]
+fn render_resp3(r: &Reply) -> String {
+    match r {
+        Reply::Null => "_".into(),
+        Reply::Set(items) => format!("~[{}]", render_all(items)),
+        Reply::Push(items) => format!(">[{}]", render_all(items)),
+        Reply::Map(pairs) => format!(
+            "{{{}}}",
+            pairs
+                .iter()
+                .map(|(k, v)| format!("{}: {}", render(k), render(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Reply::Double(text) => format!(",{text}"),
+        Reply::Bool(b) => format!("#{}", if *b { 't' } else { 'f' }),
+        Reply::Verbatim(text) => format!("=txt:{:?}", String::from_utf8_lossy(text)),
+        other => render(other),
+    }
+}
+
+/// Renders the elements of an aggregate, comma-separated.
+fn render_all(items: &[Reply]) -> String {
+    items.iter().map(render).collect::<Vec<_>>().join(", ")
 }
 
 fn shape(r: &Reply) -> String {
@@ -140,6 +169,13 @@ fn shape(r: &Reply) -> String {
         Reply::Nil => "(nil)".into(),
         Reply::NilArray => "(nil array)".into(),
         Reply::Array(items) => format!("array of {}", items.len()),
+        Reply::Null => "_".into(),
+        Reply::Set(items) => format!("set of {}", items.len()),
+        Reply::Push(items) => format!("push of {}", items.len()),
+        Reply::Map(pairs) => format!("map of {}", pairs.len()),
+        Reply::Double(_) => "double".into(),
+        Reply::Bool(_) => "boolean".into(),
+        Reply::Verbatim(..) => "verbatim".into(),
     }
 }
 

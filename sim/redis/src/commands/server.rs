@@ -11,7 +11,7 @@ use super::Arity::{AtLeast, Exactly};
 use super::errors::{arity_error, syntax_error};
 use super::{Out, Subcommand, is_option};
 use crate::client::Client;
-use crate::handle::{NodeHandle, Role};
+use crate::handle::NodeHandle;
 use crate::keyspace::Keyspace;
 use crate::node::Node;
 use crate::resp::Reply;
@@ -60,90 +60,6 @@ pub(crate) fn select(node: &Node, a: &[Vec<u8>]) -> Reply {
     }
 }
 
-/// `INFO [section]`: the `server`, `replication` and `keyspace` sections.
-pub(crate) fn info(node: &Node, a: &[Vec<u8>]) -> Reply {
-    Reply::Bulk(info_text(node, a.get(1)).into_bytes())
-}
-
-fn info_text(node: &Node, section: Option<&Vec<u8>>) -> String {
-    let sec = section
-        .map(|s| String::from_utf8_lossy(s).to_ascii_lowercase())
-        .unwrap_or_else(|| "default".into());
-    let st = node.state.borrow();
-    let port = node.handle.config().port;
-    let mut out = String::new();
-    let all = matches!(sec.as_str(), "default" | "all" | "everything");
-    if all || sec == "server" {
-        out.push_str("# Server\r\n");
-        out.push_str(node.handle.config().version.info_lines());
-        out.push_str("redis_mode:standalone\r\n");
-        out.push_str(&format!("run_id:{}\r\ntcp_port:{port}\r\n", st.replid));
-        if all {
-            out.push_str("\r\n");
-        }
-    }
-    if all || sec == "clients" {
-        // Only what this node knows of Redis's section: the clients blocked
-        // on keys (Redis's test suite waits on it).
-        out.push_str(&format!(
-            "# Clients\r\nblocked_clients:{}\r\n",
-            node.blocked_clients()
-        ));
-        if all {
-            out.push_str("\r\n");
-        }
-    }
-    if all || sec == "replication" {
-        out.push_str("# Replication\r\n");
-        match &st.role {
-            Role::Master => {
-                out.push_str("role:master\r\n");
-                out.push_str(&format!("connected_slaves:{}\r\n", st.replicas.len()));
-                for (i, l) in st.replicas.values().enumerate() {
-                    out.push_str(&format!(
-                        "slave{i}:ip={},port=6379,state=online,offset={},lag=0\r\n",
-                        l.addr, l.ack
-                    ));
-                }
-                out.push_str("master_failover_state:no-failover\r\n");
-            }
-            Role::Replica(m) => {
-                out.push_str("role:slave\r\n");
-                out.push_str(&format!(
-                    "master_host:{}\r\nmaster_port:{}\r\n",
-                    m.host, m.port
-                ));
-                out.push_str(&format!(
-                    "master_link_status:{}\r\n",
-                    if st.link_up { "up" } else { "down" }
-                ));
-                out.push_str(&format!(
-                    "slave_repl_offset:{}\r\nslave_read_only:1\r\nconnected_slaves:0\r\n",
-                    st.offset
-                ));
-            }
-        }
-        out.push_str(&format!(
-            "master_replid:{}\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:{}\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
-            st.replid, st.offset
-        ));
-    }
-    if all || sec == "keyspace" {
-        if all {
-            out.push_str("\r\n");
-        }
-        out.push_str("# Keyspace\r\n");
-        for (i, ks) in st.dbs.iter().filter(|(_, ks)| !ks.is_empty()) {
-            out.push_str(&format!(
-                "db{i}:keys={},expires={},avg_ttl=0\r\n",
-                ks.len(),
-                ks.expires_len()
-            ));
-        }
-    }
-    out
-}
-
 /// `COMMAND`: an empty array (enough for clients that probe it).
 pub(crate) fn command(_: &Node, _: &mut Client, _: &[Vec<u8>]) -> Out {
     Out::Reply(Reply::Array(Vec::new()))
@@ -165,16 +81,29 @@ pub(crate) const CLIENT: &[Subcommand] = &[
         arity: Exactly(2),
     },
     Subcommand {
+        name: "client|info",
+        arity: Exactly(2),
+    },
+    Subcommand {
         name: "client|kill",
         arity: AtLeast(3),
+    },
+    Subcommand {
+        name: "client|no-evict",
+        arity: Exactly(3),
     },
     Subcommand {
         name: "client|setname",
         arity: Exactly(3),
     },
+    Subcommand {
+        name: "client|tracking",
+        arity: AtLeast(3),
+    },
 ];
 
-/// `CLIENT ID | GETNAME | KILL filter value ... | SETNAME name`
+/// `CLIENT ID | GETNAME | INFO | KILL filter value ... | NO-EVICT on|off
+/// | SETNAME name | TRACKING off`
 pub(crate) fn client(node: &Node, c: &mut Client, a: &[Vec<u8>]) -> Out {
     if is_option(&a[1], "kill") {
         return super::kill::client_kill(node, c, a);
@@ -188,21 +117,62 @@ fn client_subcommand(c: &mut Client, a: &[Vec<u8>]) -> R {
         Ok(Reply::Int(c.id as i64))
     } else if is_option(sub, "getname") {
         Ok(c.name.clone().map_or(Reply::Nil, Reply::Bulk))
+    } else if is_option(sub, "info") {
+        Ok(Reply::Verbatim(client_info_line(c).into_bytes()))
+    } else if is_option(sub, "no-evict") {
+        // Nothing is ever evicted here (no maxmemory): the switch is
+        // accepted and changes nothing.
+        on_off(&a[2]).map(|_| Reply::ok())
+    } else if is_option(sub, "tracking") {
+        // Client-side caching is not simulated: turning it off (the
+        // state every client is in) is all the node accepts.
+        match on_off(&a[2])? {
+            false => Ok(Reply::ok()),
+            true => Err(Reply::err(
+                "ERR CLIENT TRACKING on is not supported by the simulated node",
+            )),
+        }
     } else {
         // `setname`
-        let name = &a[2];
-        if name.iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
-            return Err(Reply::err(
-                "ERR Client names cannot contain spaces, newlines or special characters.",
-            ));
-        }
-        c.name = if name.is_empty() {
-            None
-        } else {
-            Some(name.clone())
-        };
+        c.set_name(&a[2])?;
         Ok(Reply::ok())
     }
+}
+
+/// `on` or `off`, any case; else Redis's syntax error.
+fn on_off(arg: &[u8]) -> Result<bool, Reply> {
+    if is_option(arg, "on") {
+        Ok(true)
+    } else if is_option(arg, "off") {
+        Ok(false)
+    } else {
+        Err(syntax_error())
+    }
+}
+
+/// The caller's `CLIENT INFO` line, with the fields Redis 7.0.15 prints.
+/// The node has no socket addresses, file descriptors or buffers to
+/// measure: `addr` and `laddr` are fixed loopback addresses, sizes are
+/// Redis's for an idle client, `age` and `idle` 0.
+fn client_info_line(c: &Client) -> String {
+    let name = c
+        .name
+        .as_deref()
+        .map(String::from_utf8_lossy)
+        .unwrap_or_default();
+    let flags = if c.is_subscribed() { "P" } else { "N" };
+    let resp = match c.proto {
+        crate::resp::Protocol::Resp2 => 2,
+        crate::resp::Protocol::Resp3 => 3,
+    };
+    format!(
+        "id={} addr=127.0.0.1:{} laddr=127.0.0.1:6379 fd={} name={name} age=0 idle=0 flags={flags} db=0 sub={} psub={} ssub=0 multi=-1 qbuf=26 qbuf-free=20448 argv-mem=10 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 tot-mem=22298 events=r cmd=client|info user=default redir=-1 resp={resp}\n",
+        c.id,
+        40000 + c.id,
+        c.id + 7,
+        c.subscriptions.len(),
+        c.patterns.len(),
+    )
 }
 
 /// What `SHUTDOWN`'s arguments ask for.
