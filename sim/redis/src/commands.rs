@@ -18,33 +18,36 @@
 //!   what the connection does next). A script has no connection, so these
 //!   are the commands a script may not call.
 //!
-//! The handlers live in one file per family: [`keyspace`], [`sets`],
-//! [`sorted_sets`], [`server`], [`scripting`], [`pubsub`] and
-//! [`replication`]; [`errors`] holds the error replies they share, [`scan`]
-//! and [`glob`] what `SSCAN` and `ZSCAN` share. Arities and error texts follow Redis 7.0.15.
+//! The handlers live in one file per family: [`keyspace`] (the commands
+//! locks use: strings, counters, hashes, deletion, expiry), [`strings`],
+//! [`bits`], [`lcs`], [`keys`], [`hashes`], [`lists`], [`sets`],
+//! [`sorted_sets`], [`transactions`], [`config`], [`server`], [`info`],
+//! [`hello`], [`scripting`], [`pubsub`] and [`replication`]; [`errors`]
+//! holds the error replies they share, [`scan`] what the `SCAN` family
+//! shares, [`resp3`] the RESP3 forms of replies. Arities and error texts
+//! follow Redis 7.0.15.
 
 pub(crate) mod bits;
 pub(crate) mod config;
 pub(crate) mod errors;
 pub(crate) mod hashes;
-pub(crate) mod keys;
-pub(crate) mod glob;
 pub(crate) mod hello;
 pub(crate) mod info;
+pub(crate) mod keys;
 pub(crate) mod keyspace;
 pub(crate) mod kill;
 pub(crate) mod lcs;
-pub(crate) mod long_double;
 pub(crate) mod lists;
+pub(crate) mod long_double;
 pub(crate) mod pubsub;
 pub(crate) mod replication;
-pub(crate) mod scan;
 pub(crate) mod resp3;
+pub(crate) mod scan;
 pub(crate) mod scripting;
 pub(crate) mod server;
-pub(crate) mod strings;
 pub(crate) mod sets;
 pub(crate) mod sorted_sets;
+pub(crate) mod strings;
 pub(crate) mod transactions;
 
 use crate::blocking::{BlockFn, Ticket};

@@ -1,15 +1,27 @@
 //! Redis's glob-style matching (`stringmatchlen` of `util.c`): `*`, `?`,
-//! `[abc]`, `[^a-z]` and `\` escapes, byte by byte, as `PSUBSCRIBE`
-//! patterns match channels.
+//! `[abc]`, `[^a-z]` and `\` escapes, byte by byte: how `KEYS`, `SCAN`'s
+//! `MATCH` and `PSUBSCRIBE` patterns match (case-sensitively) and `CONFIG
+//! GET`'s match parameter names (ignoring case).
 
 /// Whether `pattern` matches all of `s`.
 pub(crate) fn matches(pattern: &[u8], s: &[u8]) -> bool {
-    match_from(pattern, s, 0)
+    match_from(pattern, s, 0, false)
+}
+
+/// Whether `pattern` matches all of `s`, ignoring ASCII case (Redis's
+/// `nocase`).
+pub(crate) fn matches_nocase(pattern: &[u8], s: &[u8]) -> bool {
+    match_from(pattern, s, 0, true)
+}
+
+/// Whether two bytes are equal, ignoring ASCII case when `nocase`.
+fn same(a: u8, b: u8, nocase: bool) -> bool {
+    a == b || (nocase && a.eq_ignore_ascii_case(&b))
 }
 
 /// The recursion of `stringmatchlen`, bounded as Redis bounds it (a
 /// pattern with many stars gives up rather than taking exponential time).
-fn match_from(mut p: &[u8], mut s: &[u8], depth: u32) -> bool {
+fn match_from(mut p: &[u8], mut s: &[u8], depth: u32, nocase: bool) -> bool {
     if depth > 1000 {
         return false;
     }
@@ -23,7 +35,7 @@ fn match_from(mut p: &[u8], mut s: &[u8], depth: u32) -> bool {
                     return true;
                 }
                 for i in 0..=s.len() {
-                    if match_from(&p[1..], &s[i..], depth + 1) {
+                    if match_from(&p[1..], &s[i..], depth + 1, nocase) {
                         return true;
                     }
                 }
@@ -39,7 +51,7 @@ fn match_from(mut p: &[u8], mut s: &[u8], depth: u32) -> bool {
                 let Some((&sc, rest)) = s.split_first() else {
                     return false;
                 };
-                let (hit, after) = class(&p[1..], sc);
+                let (hit, after) = class(&p[1..], sc, nocase);
                 if !hit {
                     return false;
                 }
@@ -52,13 +64,13 @@ fn match_from(mut p: &[u8], mut s: &[u8], depth: u32) -> bool {
             }
             b'\\' if p.len() >= 2 => {
                 p = &p[1..];
-                if s.first() != Some(&p[0]) {
+                if !s.first().is_some_and(|&b| same(b, p[0], nocase)) {
                     return false;
                 }
                 s = &s[1..];
             }
             _ => {
-                if s.first() != Some(&c) {
+                if !s.first().is_some_and(|&b| same(b, c, nocase)) {
                     return false;
                 }
                 s = &s[1..];
@@ -78,7 +90,7 @@ fn match_from(mut p: &[u8], mut s: &[u8], depth: u32) -> bool {
 /// Matches byte `c` against a `[...]` class whose body starts at `p`;
 /// returns whether it matched and the pattern from the class's closing
 /// `]` on (Redis treats an unclosed class as ending with the pattern).
-fn class(mut p: &[u8], c: u8) -> (bool, &[u8]) {
+fn class(mut p: &[u8], c: u8, nocase: bool) -> (bool, &[u8]) {
     let negate = p.first() == Some(&b'^');
     if negate {
         p = &p[1..];
@@ -89,16 +101,18 @@ fn class(mut p: &[u8], c: u8) -> (bool, &[u8]) {
             [] => return (hit != negate, p),
             [b']', ..] => return (hit != negate, p),
             [b'\\', e, ..] => {
-                hit |= *e == c;
+                hit |= same(*e, c, nocase);
                 p = &p[2..];
             }
             [lo, b'-', hi, ..] => {
                 let (lo, hi) = if lo <= hi { (*lo, *hi) } else { (*hi, *lo) };
-                hit |= (lo..=hi).contains(&c);
+                hit |= (lo..=hi).contains(&c)
+                    || (nocase && (lo..=hi).contains(&c.to_ascii_lowercase()))
+                    || (nocase && (lo..=hi).contains(&c.to_ascii_uppercase()));
                 p = &p[3..];
             }
             [x, ..] => {
-                hit |= *x == c;
+                hit |= same(*x, c, nocase);
                 p = &p[1..];
             }
         }
@@ -107,7 +121,44 @@ fn class(mut p: &[u8], c: u8) -> (bool, &[u8]) {
 
 #[cfg(test)]
 mod tests {
-    use super::matches;
+    use super::{matches, matches_nocase};
+
+    #[test]
+    fn keys_patterns_match_as_redis_matches_them() {
+        let cases: &[(&str, &str, bool)] = &[
+            ("*", "anything", true),
+            ("h?llo", "hello", true),
+            ("h?llo", "hllo", false),
+            ("h*llo", "heeeello", true),
+            ("h[ae]llo", "hallo", true),
+            ("h[ae]llo", "hillo", false),
+            ("h[^e]llo", "hallo", true),
+            ("h[^e]llo", "hello", false),
+            ("h[a-b]llo", "hbllo", true),
+            ("h[b-a]llo", "hbllo", true),
+            ("h\\*llo", "h*llo", true),
+            ("h\\*llo", "hello", false),
+            ("a[", "a[", false),
+            ("a[bc", "ab", true),
+            ("*a*", "", false),
+            ("", "", true),
+            ("a*", "a", true),
+        ];
+        for (p, s, want) in cases {
+            assert_eq!(matches(p.as_bytes(), s.as_bytes()), *want, "{p} {s}");
+        }
+    }
+
+    #[test]
+    fn config_names_match_ignoring_case() {
+        assert!(matches_nocase(b"hash-max-*", b"hash-max-ziplist-value"));
+        assert!(matches_nocase(b"MAXMEMORY", b"maxmemory"));
+        assert!(matches_nocase(b"max[a-m]emory", b"maxmemory"));
+        assert!(!matches_nocase(b"max[^m]emory", b"maxmemory"));
+        assert!(matches_nocase(b"?z", b"hz"));
+        assert!(!matches_nocase(b"z", b"hz"));
+        assert!(!matches(b"MAXMEMORY", b"maxmemory"));
+    }
 
     #[test]
     fn globs_match_as_in_redis() {

@@ -326,7 +326,9 @@ fn get(node: &Node, patterns: &[Vec<u8>]) -> Reply {
             continue;
         }
         for n in names().filter(|n| !n.param.hidden) {
-            if !seen(&found, n.spelled.as_bytes()) && glob_match(pattern, n.spelled.as_bytes()) {
+            if !seen(&found, n.spelled.as_bytes())
+                && crate::glob::matches_nocase(pattern, n.spelled.as_bytes())
+            {
                 found.push((n.spelled.as_bytes().to_vec(), n.param));
             }
         }
@@ -506,60 +508,6 @@ fn save_points(text: &str) -> Result<String, String> {
     Ok(words.join(" "))
 }
 
-/// Redis's `stringmatchlen` with `nocase`: `*`, `?`, `[...]` (with `^`
-/// and ranges) and `\` escapes.
-fn glob_match(pattern: &[u8], name: &[u8]) -> bool {
-    let lower = |c: u8| c.to_ascii_lowercase();
-    match pattern.split_first() {
-        None => name.is_empty(),
-        Some((b'*', rest)) => (0..=name.len()).any(|i| glob_match(rest, &name[i..])),
-        Some((b'?', rest)) => !name.is_empty() && glob_match(rest, &name[1..]),
-        Some((b'[', rest)) => {
-            let Some((&c, tail)) = name.split_first() else {
-                return false;
-            };
-            let (negate, mut p) = match rest.split_first() {
-                Some((b'^', r)) => (true, r),
-                _ => (false, rest),
-            };
-            let mut hit = false;
-            loop {
-                match p {
-                    [] => break,
-                    [b']', r @ ..] => {
-                        p = r;
-                        break;
-                    }
-                    [b'\\', e, r @ ..] => {
-                        hit |= lower(*e) == lower(c);
-                        p = r;
-                    }
-                    [a, b'-', z, r @ ..] if *z != b']' => {
-                        let (lo, hi) = if lower(*a) <= lower(*z) {
-                            (lower(*a), lower(*z))
-                        } else {
-                            (lower(*z), lower(*a))
-                        };
-                        hit |= (lo..=hi).contains(&lower(c));
-                        p = r;
-                    }
-                    [x, r @ ..] => {
-                        hit |= lower(*x) == lower(c);
-                        p = r;
-                    }
-                }
-            }
-            hit != negate && glob_match(p, tail)
-        }
-        Some((b'\\', [e, rest @ ..])) => {
-            !name.is_empty() && lower(*e) == lower(name[0]) && glob_match(rest, &name[1..])
-        }
-        Some((&c, rest)) => {
-            !name.is_empty() && lower(c) == lower(name[0]) && glob_match(rest, &name[1..])
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -571,16 +519,6 @@ mod tests {
         let before = all.len();
         all.dedup();
         assert_eq!(before, all.len());
-    }
-
-    #[test]
-    fn globs_match_as_redis_does() {
-        assert!(glob_match(b"hash-max-*", b"hash-max-ziplist-value"));
-        assert!(glob_match(b"MAXMEMORY", b"maxmemory"));
-        assert!(glob_match(b"max[a-m]emory", b"maxmemory"));
-        assert!(!glob_match(b"max[^m]emory", b"maxmemory"));
-        assert!(glob_match(b"?z", b"hz"));
-        assert!(!glob_match(b"z", b"hz"));
     }
 
     #[test]

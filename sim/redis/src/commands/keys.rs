@@ -19,116 +19,12 @@ use crate::resp::Reply;
 /// A handler's answer: `Err` is an error reply, returned early with `?`.
 type R = Result<Reply, Reply>;
 
-/// Whether `string` matches the glob `pattern` as Redis's `stringmatchlen`
-/// matches it (case-sensitive): `*`, `?`, `[...]` with ranges and `^`,
-/// backslash escapes; an unclosed `[` runs to the pattern's end.
-pub(crate) fn glob_match(pattern: &[u8], string: &[u8]) -> bool {
-    let mut skip_longer = false;
-    glob(pattern, string, &mut skip_longer)
-}
-
-/// The byte at `i`, or 0 past the end (C reads the string's terminator).
-fn at(s: &[u8], i: usize) -> u8 {
-    s.get(i).copied().unwrap_or(0)
-}
-
-/// `stringmatchlen_impl`; `skip_longer` ends the search early once a
-/// suffix matched nowhere, as Redis's does.
-fn glob(pattern: &[u8], string: &[u8], skip_longer: &mut bool) -> bool {
-    let (mut p, mut s) = (0usize, 0usize);
-    while p < pattern.len() && s < string.len() {
-        match pattern[p] {
-            b'*' => {
-                while p + 1 < pattern.len() && pattern[p + 1] == b'*' {
-                    p += 1;
-                }
-                if p + 1 == pattern.len() {
-                    return true;
-                }
-                while s < string.len() {
-                    if glob(&pattern[p + 1..], &string[s..], skip_longer) {
-                        return true;
-                    }
-                    if *skip_longer {
-                        return false;
-                    }
-                    s += 1;
-                }
-                *skip_longer = true;
-                return false;
-            }
-            b'?' => s += 1,
-            b'[' => {
-                p += 1;
-                let not = at(pattern, p) == b'^';
-                if not {
-                    p += 1;
-                }
-                let c = string[s];
-                let mut matched = false;
-                loop {
-                    let left = pattern.len().saturating_sub(p);
-                    if at(pattern, p) == b'\\' && left >= 2 {
-                        p += 1;
-                        if pattern[p] == c {
-                            matched = true;
-                        }
-                    } else if at(pattern, p) == b']' {
-                        break;
-                    } else if left == 0 {
-                        p -= 1;
-                        break;
-                    } else if left >= 3 && pattern[p + 1] == b'-' {
-                        let (mut start, mut end) = (pattern[p], pattern[p + 2]);
-                        if start > end {
-                            std::mem::swap(&mut start, &mut end);
-                        }
-                        p += 2;
-                        if (start..=end).contains(&c) {
-                            matched = true;
-                        }
-                    } else if pattern[p] == c {
-                        matched = true;
-                    }
-                    p += 1;
-                }
-                if not {
-                    matched = !matched;
-                }
-                if !matched {
-                    return false;
-                }
-                s += 1;
-            }
-            other => {
-                let mut lit = other;
-                if other == b'\\' && pattern.len() - p >= 2 {
-                    p += 1;
-                    lit = pattern[p];
-                }
-                if lit != string[s] {
-                    return false;
-                }
-                s += 1;
-            }
-        }
-        p += 1;
-        if s == string.len() {
-            while at(pattern, p) == b'*' {
-                p += 1;
-            }
-            break;
-        }
-    }
-    p >= pattern.len() && s == string.len()
-}
-
 /// `KEYS pattern`: the live keys matching, in key order.
 pub(crate) fn keys(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
     Ok(Reply::Array(
         ks.live_keys()
             .into_iter()
-            .filter(|k| glob_match(&a[1], k))
+            .filter(|k| crate::glob::matches(&a[1], k))
             .map(Reply::Bulk)
             .collect(),
     ))
@@ -197,7 +93,9 @@ impl ScanOptions {
 
     /// Whether a name passes `MATCH`.
     pub(crate) fn matches(&self, name: &[u8]) -> bool {
-        self.pattern.as_ref().is_none_or(|p| glob_match(p, name))
+        self.pattern
+            .as_ref()
+            .is_none_or(|p| crate::glob::matches(p, name))
     }
 }
 
@@ -307,32 +205,6 @@ fn rename_key(ks: &mut Keyspace, a: &[Vec<u8>], nx: bool) -> R {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn globs_match_as_redis_matches_them() {
-        let cases: &[(&str, &str, bool)] = &[
-            ("*", "anything", true),
-            ("h?llo", "hello", true),
-            ("h?llo", "hllo", false),
-            ("h*llo", "heeeello", true),
-            ("h[ae]llo", "hallo", true),
-            ("h[ae]llo", "hillo", false),
-            ("h[^e]llo", "hallo", true),
-            ("h[^e]llo", "hello", false),
-            ("h[a-b]llo", "hbllo", true),
-            ("h[b-a]llo", "hbllo", true),
-            ("h\\*llo", "h*llo", true),
-            ("h\\*llo", "hello", false),
-            ("a[", "a[", false),
-            ("a[bc", "ab", true),
-            ("*a*", "", false),
-            ("", "", true),
-            ("a*", "a", true),
-        ];
-        for (p, s, want) in cases {
-            assert_eq!(glob_match(p.as_bytes(), s.as_bytes()), *want, "{p} {s}");
-        }
-    }
 
     #[test]
     fn a_scan_returns_every_key_present_throughout_while_others_come_and_go() {

@@ -7,8 +7,8 @@
 //! 0 sees every member once, whatever the value's size.
 
 use super::errors::{int_arg, syntax_error};
-use super::glob;
 use super::is_option;
+use crate::glob;
 use crate::resp::Reply;
 
 /// Checks a cursor as `strtoul` reads it (a sign is allowed, leading space
