@@ -5,13 +5,13 @@
 
 /// Whether `pattern` matches all of `s`.
 pub(crate) fn matches(pattern: &[u8], s: &[u8]) -> bool {
-    match_from(pattern, s, 0, false)
+    match_from(pattern, s, 0, false, &mut false)
 }
 
 /// Whether `pattern` matches all of `s`, ignoring ASCII case (Redis's
 /// `nocase`).
 pub(crate) fn matches_nocase(pattern: &[u8], s: &[u8]) -> bool {
-    match_from(pattern, s, 0, true)
+    match_from(pattern, s, 0, true, &mut false)
 }
 
 /// Whether two bytes are equal, ignoring ASCII case when `nocase`.
@@ -19,9 +19,18 @@ fn same(a: u8, b: u8, nocase: bool) -> bool {
     a == b || (nocase && a.eq_ignore_ascii_case(&b))
 }
 
-/// The recursion of `stringmatchlen`, bounded as Redis bounds it (a
-/// pattern with many stars gives up rather than taking exponential time).
-fn match_from(mut p: &[u8], mut s: &[u8], depth: u32, nocase: bool) -> bool {
+/// The recursion of `stringmatchlen`, bounded as Redis bounds it: at most
+/// 1000 stars deep, and once the rest of the pattern after a star matched
+/// nowhere in the rest of the string, no earlier star tries a longer match
+/// (`skip_longer`, Redis's `skipLongerMatches`), so a pattern of many stars
+/// fails in polynomial, not exponential, time.
+fn match_from(
+    mut p: &[u8],
+    mut s: &[u8],
+    depth: u32,
+    nocase: bool,
+    skip_longer: &mut bool,
+) -> bool {
     if depth > 1000 {
         return false;
     }
@@ -34,11 +43,16 @@ fn match_from(mut p: &[u8], mut s: &[u8], depth: u32, nocase: bool) -> bool {
                 if p.len() == 1 {
                     return true;
                 }
-                for i in 0..=s.len() {
-                    if match_from(&p[1..], &s[i..], depth + 1, nocase) {
+                while !s.is_empty() {
+                    if match_from(&p[1..], s, depth + 1, nocase, skip_longer) {
                         return true;
                     }
+                    if *skip_longer {
+                        return false;
+                    }
+                    s = &s[1..];
                 }
+                *skip_longer = true;
                 return false;
             }
             b'?' => {
@@ -147,6 +161,14 @@ mod tests {
         for (p, s, want) in cases {
             assert_eq!(matches(p.as_bytes(), s.as_bytes()), *want, "{p} {s}");
         }
+    }
+
+    #[test]
+    fn many_stars_fail_fast_as_in_redis() {
+        let long = [b'a'; 200];
+        let pattern = [b"a*".repeat(40), b"b".to_vec()].concat();
+        assert!(!matches(&pattern, &long));
+        assert!(matches(&[b"a*".repeat(40), b"a".to_vec()].concat(), &long));
     }
 
     #[test]
