@@ -26,20 +26,13 @@ use mlua::{Lua, MultiValue, Table, Value};
 /// The `cmsgpack` table, as `luaopen_cmsgpack` registers it.
 pub(crate) fn module(lua: &Lua) -> mlua::Result<Table> {
     type Body = fn(&Lua, &[Value]) -> mlua::Result<MultiValue>;
-    let t = lua.create_table()?;
     let functions: [(&str, Body); 4] = [
         ("pack", encode::pack),
         ("unpack", decode::unpack),
         ("unpack_one", decode::unpack_one),
         ("unpack_limit", decode::unpack_limit),
     ];
-    for (name, body) in functions {
-        let f = lua.create_function(move |lua, args: MultiValue| {
-            let args: Vec<Value> = args.into_iter().collect();
-            body(lua, &args)
-        })?;
-        t.raw_set(name, f)?;
-    }
+    let t = crate::lua::c_args::library(lua, &functions)?;
     t.raw_set("_NAME", "cmsgpack")?;
     t.raw_set("_VERSION", "lua-cmsgpack 0.4.0")?;
     t.raw_set("_COPYRIGHT", "Copyright (C) 2012, Salvatore Sanfilippo")?;

@@ -4,9 +4,9 @@
 //! keeps the low 32 bits of the sum, so a fraction rounds to nearest (ties
 //! to even); every result is that 32-bit pattern read as signed.
 
-use mlua::{Lua, MultiValue, Table, Value};
+use mlua::{Lua, Table, Value};
 
-use crate::lua::c_args::check_number;
+use crate::lua::c_args::{check_number, library};
 use crate::lua::type_error;
 
 /// A `bit` function: its arguments in, its one result out.
@@ -14,7 +14,6 @@ type Body = fn(&Lua, &[Value]) -> mlua::Result<Value>;
 
 /// The `bit` table, as `luaopen_bit` registers it.
 pub(crate) fn module(lua: &Lua) -> mlua::Result<Table> {
-    let t = lua.create_table()?;
     let functions: [(&str, Body); 12] = [
         ("tobit", tobit),
         ("bnot", bnot),
@@ -31,14 +30,7 @@ pub(crate) fn module(lua: &Lua) -> mlua::Result<Table> {
         ("bswap", bswap),
         ("tohex", tohex),
     ];
-    for (name, body) in functions {
-        let f = lua.create_function(move |lua, args: MultiValue| {
-            let args: Vec<Value> = args.into_iter().collect();
-            body(lua, &args)
-        })?;
-        t.raw_set(name, f)?;
-    }
-    Ok(t)
+    library(lua, &functions)
 }
 
 /// A double's 32 bits as LuaBitOp reads them (see the module's doc).

@@ -4,7 +4,7 @@
 //! string (printed as `%.14g`), and anything else is `bad argument #n to
 //! 'name' (<type> expected, got <type>)`.
 
-use mlua::{Lua, Value};
+use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value};
 
 use crate::cjson::{c_long_long, to_number};
 use crate::lua::{fmt_g, type_error};
@@ -39,4 +39,24 @@ pub(crate) fn check_bytes(lua: &Lua, args: &[Value], n: usize) -> mlua::Result<V
         Some(Value::Number(x)) => Ok(fmt_g(*x, 14).into_bytes()),
         _ => Err(type_error(lua, args, n, "string")),
     }
+}
+
+/// A library function: its arguments in, its results out.
+pub(crate) type LibraryFn<R> = fn(&Lua, &[Value]) -> mlua::Result<R>;
+
+/// A library table of host functions, each called with its arguments as a
+/// slice, as a C library's `luaL_Reg` list registers them.
+pub(crate) fn library<R: IntoLuaMulti + 'static>(
+    lua: &Lua,
+    functions: &[(&str, LibraryFn<R>)],
+) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    for &(name, body) in functions {
+        let f = lua.create_function(move |lua, args: MultiValue| {
+            let args: Vec<Value> = args.into_iter().collect();
+            body(lua, &args)
+        })?;
+        t.raw_set(name, f)?;
+    }
+    Ok(t)
 }

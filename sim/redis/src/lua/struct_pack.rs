@@ -13,7 +13,7 @@
 
 use mlua::{Lua, MultiValue, Table, Value};
 
-use crate::lua::c_args::{check_bytes, check_number, opt_integer};
+use crate::lua::c_args::{check_bytes, check_number, library, opt_integer};
 use crate::lua::{arg_error, caller_error};
 
 /// `MAXINTSIZE`: the widest integer format, in bytes.
@@ -25,16 +25,8 @@ const MAX_ALIGN: usize = 8;
 /// The `struct` table, as `luaopen_struct` registers it.
 pub(crate) fn module(lua: &Lua) -> mlua::Result<Table> {
     type Body = fn(&Lua, &[Value]) -> mlua::Result<MultiValue>;
-    let t = lua.create_table()?;
     let functions: [(&str, Body); 3] = [("pack", pack), ("unpack", unpack), ("size", size)];
-    for (name, body) in functions {
-        let f = lua.create_function(move |lua, args: MultiValue| {
-            let args: Vec<Value> = args.into_iter().collect();
-            body(lua, &args)
-        })?;
-        t.raw_set(name, f)?;
-    }
-    Ok(t)
+    library(lua, &functions)
 }
 
 /// Byte order and maximum alignment, as the format's control characters
