@@ -22,14 +22,17 @@
 //! locks use: strings, counters, hashes, deletion, expiry), [`strings`],
 //! [`bits`], [`lcs`], [`keys`], [`hashes`], [`lists`], [`sets`],
 //! [`sorted_sets`], [`transactions`], [`config`], [`server`], [`info`],
-//! [`hello`], [`scripting`], [`pubsub`] and [`replication`]; [`errors`]
+//! [`hello`], [`scripting`], [`pubsub`], [`replication`] and
+//! [`command_info`] (`COMMAND`, from Redis's [`facts`]); [`errors`]
 //! holds the error replies they share, [`scan`] what the `SCAN` family
 //! shares, [`resp3`] the RESP3 forms of replies. Arities and error texts
 //! follow Redis 7.0.15.
 
 pub(crate) mod bits;
+pub(crate) mod command_info;
 pub(crate) mod config;
 pub(crate) mod errors;
+pub(crate) mod facts;
 pub(crate) mod hashes;
 pub(crate) mod hello;
 pub(crate) mod info;
@@ -311,7 +314,8 @@ pub(crate) const COMMANDS: &[Command] = &[
         .blocking(lists::blmove_attempt)
         .no_script(),
     Command::client("client", AtLeast(2), server::client).with_subcommands(server::CLIENT),
-    Command::client("command", AtLeast(1), server::command),
+    Command::node("command", AtLeast(1), command_info::command)
+        .with_subcommands(command_info::COMMAND),
     Command::client("config", AtLeast(2), config::config).with_subcommands(config::CONFIG),
     Command::databases("copy", AtLeast(3), crate::databases::copy),
     Command::read("dbsize", Exactly(1), server::dbsize),
@@ -513,7 +517,9 @@ pub(crate) fn resolve(args: &[Vec<u8>], version: ServerVersion) -> Result<Resolv
     if !cmd.arity_fits(args.len()) {
         return Err(arity_error(cmd.name));
     }
-    if cmd.subcommands.is_empty() {
+    // `COMMAND` alone is a command of its own; every other container's
+    // arity asks for a subcommand.
+    if cmd.subcommands.is_empty() || args.len() == 1 {
         return Ok(Resolved { cmd, sub: None });
     }
     let Some(sub) = cmd

@@ -37,11 +37,25 @@ const CASE_FILES: &[&str] = &[
 enum Step {
     Cmd {
         args: Vec<Vec<u8>>,
-        masked: bool,
+        compare: Compare,
         replies: usize,
     },
     Sleep(u64),
     Raw(Vec<u8>),
+}
+
+/// How a command's replies are compared.
+#[derive(Debug, Clone, Copy)]
+enum Compare {
+    /// Byte for byte.
+    Exact,
+    /// By shape only (`?CMD`).
+    Shape,
+    /// As `COMMAND INFO`'s facts (`~CMD`): without key specs' `notes`
+    /// (prose of Redis's docs that the node leaves out), with a command's
+    /// subcommands sorted (Redis lists them in the order of a hash table
+    /// seeded at random in each process).
+    CommandFacts,
 }
 
 #[derive(Debug, Clone)]
@@ -97,18 +111,21 @@ fn parse_cases() -> Vec<Case> {
             let args = split_args(cmd.as_bytes()).unwrap();
             case.steps.push(Step::Cmd {
                 args: args.into_iter().map(substitute).collect(),
-                masked: false,
+                compare: Compare::Exact,
                 replies: n.parse().unwrap(),
             });
         } else {
-            let (masked, cmd) = match line.strip_prefix('?') {
-                Some(c) => (true, c),
-                None => (false, line),
+            let (compare, cmd) = if let Some(c) = line.strip_prefix('?') {
+                (Compare::Shape, c)
+            } else if let Some(c) = line.strip_prefix('~') {
+                (Compare::CommandFacts, c)
+            } else {
+                (Compare::Exact, line)
             };
             let args = split_args(cmd.as_bytes()).unwrap_or_else(|| panic!("bad line {line:?}"));
             case.steps.push(Step::Cmd {
                 args: args.into_iter().map(substitute).collect(),
-                masked,
+                compare,
                 replies: 1,
             });
         }
@@ -179,6 +196,35 @@ fn shape(r: &Reply) -> String {
     }
 }
 
+/// The reply with every `"notes", text` pair taken out of its maps (and
+/// of RESP2's flat arrays of pairs), and each `COMMAND INFO` entry's
+/// subcommands sorted.
+fn as_command_facts(r: &Reply) -> Reply {
+    let is_notes = |k: &Reply| matches!(k, Reply::Bulk(b) if b == b"notes");
+    match r {
+        Reply::Map(pairs) => Reply::Map(
+            pairs
+                .iter()
+                .filter(|(k, _)| !is_notes(k))
+                .map(|(k, v)| (k.clone(), as_command_facts(v)))
+                .collect(),
+        ),
+        Reply::Array(items) if items.first().is_some_and(is_notes) && items.len() % 2 == 0 => {
+            Reply::Array(items[2..].iter().map(as_command_facts).collect())
+        }
+        Reply::Array(items) if items.len() == 10 && matches!(items[1], Reply::Int(_)) => {
+            let mut entry: Vec<Reply> = items.iter().map(as_command_facts).collect();
+            if let Reply::Array(subs) = &mut entry[9] {
+                subs.sort_by_key(render);
+            }
+            Reply::Array(entry)
+        }
+        Reply::Array(items) => Reply::Array(items.iter().map(as_command_facts).collect()),
+        Reply::Set(items) => Reply::Set(items.iter().map(as_command_facts).collect()),
+        other => other.clone(),
+    }
+}
+
 /// Reads one reply (or `None` at EOF / timeout).
 async fn read_reply<S: AsyncRead + Unpin>(s: &mut S, buf: &mut Vec<u8>) -> Option<Reply> {
     loop {
@@ -235,7 +281,7 @@ where
                 }
                 Step::Cmd {
                     args,
-                    masked,
+                    compare,
                     replies,
                 } => {
                     let shown: String = args
@@ -257,9 +303,10 @@ where
                         } else {
                             read_reply(&mut s, &mut buf).await
                         };
-                        let text = match (&r, masked) {
-                            (Some(r), true) => format!("masked {}", shape(r)),
-                            (Some(r), false) => render(r),
+                        let text = match (&r, compare) {
+                            (Some(r), Compare::Shape) => format!("masked {}", shape(r)),
+                            (Some(r), Compare::CommandFacts) => render(&as_command_facts(r)),
+                            (Some(r), Compare::Exact) => render(r),
                             (None, _) => "(no reply)".into(),
                         };
                         lines.push(format!("{shown:?} -> {text}"));
@@ -347,9 +394,14 @@ fn compare_every_case() {
         return;
     };
     eprintln!("real arm: {} lines in {:?}", real.len(), t0.elapsed());
+    assert_same_transcripts(&real, &sim);
+}
+
+/// Asserts two transcripts equal, naming each case that differs.
+fn assert_same_transcripts(real: &[String], sim: &[String]) {
     let mut diffs = Vec::new();
     let mut case = String::new();
-    for (r, s) in real.iter().zip(&sim) {
+    for (r, s) in real.iter().zip(sim) {
         if r.starts_with("## ") {
             case = r.clone();
         }
@@ -365,7 +417,7 @@ fn compare_every_case() {
         ));
     }
     if std::env::var_os("CONFORMANCE_DUMP").is_some() {
-        for l in &real {
+        for l in real {
             eprintln!("{l}");
         }
     }
@@ -375,4 +427,71 @@ fn compare_every_case() {
         diffs.len(),
         diffs.join("\n")
     );
+}
+
+#[test]
+fn the_node_describes_every_command_it_knows_as_real_redis_does() {
+    // The node's own list, read from its transcript (`"COMMAND LIST" ->
+    // ["append", ...]`), then one `COMMAND INFO` per name on both arms.
+    let list = Case {
+        name: "command list".into(),
+        steps: vec![Step::Cmd {
+            args: vec![b"COMMAND".to_vec(), b"LIST".to_vec()],
+            compare: Compare::Exact,
+            replies: 1,
+        }],
+    };
+    let listed = sim_transcript(&[list]);
+    let names: Vec<String> = listed[1]
+        .split_once(" -> [")
+        .expect("a list of names")
+        .1
+        .trim_end_matches(']')
+        .split(", ")
+        .map(|n| n.trim_matches('"').to_string())
+        .collect();
+    assert!(names.len() > 150, "only {} names", names.len());
+    // A container lists only the subcommands the node has, so it is
+    // compared through each subcommand's own entry.
+    let is_container = |n: &str| names.iter().any(|m| m.starts_with(&format!("{n}|")));
+    let names: Vec<&String> = names.iter().filter(|n| !is_container(n)).collect();
+    let info = |args: Vec<&str>| Step::Cmd {
+        args: args.iter().map(|a| a.as_bytes().to_vec()).collect(),
+        compare: Compare::CommandFacts,
+        replies: 1,
+    };
+    let cases = vec![
+        Case {
+            name: "command info of each command, resp2".into(),
+            steps: names
+                .iter()
+                .map(|n| info(vec!["COMMAND", "INFO", n]))
+                .collect(),
+        },
+        Case {
+            name: "command info of each command, resp3".into(),
+            steps: std::iter::once(info(vec!["HELLO", "3"]).masked())
+                .chain(names.iter().map(|n| info(vec!["COMMAND", "INFO", n])))
+                .collect(),
+        },
+    ];
+    let sim = sim_transcript(&cases);
+    let Some(real) = real_transcript(&cases) else {
+        return;
+    };
+    assert_same_transcripts(&real, &sim);
+}
+
+impl Step {
+    /// The same command, compared by shape only.
+    fn masked(self) -> Step {
+        match self {
+            Step::Cmd { args, replies, .. } => Step::Cmd {
+                args,
+                compare: Compare::Shape,
+                replies,
+            },
+            other => other,
+        }
+    }
 }

@@ -60,11 +60,6 @@ pub(crate) fn select(node: &Node, a: &[Vec<u8>]) -> Reply {
     }
 }
 
-/// `COMMAND`: an empty array (enough for clients that probe it).
-pub(crate) fn command(_: &Node, _: &mut Client, _: &[Vec<u8>]) -> Out {
-    Out::Reply(Reply::Array(Vec::new()))
-}
-
 /// `QUIT`: OK, then the connection closes.
 pub(crate) fn quit(_: &Node, _: &mut Client, _: &[Vec<u8>]) -> Out {
     Out::Quit(Reply::ok())
