@@ -38,6 +38,43 @@ pub(crate) struct Client {
     pub(crate) multi: Option<Transaction>,
     /// The protocol its replies are encoded in (`HELLO`).
     pub(crate) proto: Protocol,
+    /// Whether its replies are sent (`CLIENT REPLY`).
+    pub(crate) replies: Replies,
+}
+
+/// `CLIENT REPLY`'s modes. Pub/sub pushes (messages and subscription
+/// confirmations) are sent whatever the mode, as in Redis 7.0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Replies {
+    /// Every reply is sent.
+    On,
+    /// No reply is sent (`CLIENT REPLY OFF`).
+    Off,
+    /// `CLIENT REPLY SKIP` just ran: its reply is dropped, and the next
+    /// command's.
+    SkipNext,
+    /// This command's reply is dropped.
+    Skip,
+}
+
+impl Client {
+    /// Whether the reply of the command that just ran is dropped.
+    pub(crate) fn reply_dropped(&self) -> bool {
+        matches!(
+            self.replies,
+            Replies::Off | Replies::SkipNext | Replies::Skip
+        )
+    }
+
+    /// Moves `SKIP` on after a command, as Redis does after each call: a
+    /// skip asked for now applies to the next command only.
+    pub(crate) fn after_command(&mut self) {
+        self.replies = match self.replies {
+            Replies::Skip => Replies::On,
+            Replies::SkipNext => Replies::Skip,
+            other => other,
+        };
+    }
 }
 
 /// Ends one client's connection from elsewhere on the node (`CLIENT
@@ -84,6 +121,7 @@ impl Client {
             db: 0,
             multi: None,
             proto: Protocol::Resp2,
+            replies: Replies::On,
         }
     }
 

@@ -59,7 +59,8 @@ use crate::databases::Databases;
 use crate::events::Origin;
 use crate::handle::{NodeHandle, Role};
 use crate::keyspace::Keyspace;
-use crate::node::Node;
+use crate::node::{Node, State};
+use crate::notifications;
 use crate::resp::{Protocol, Reply};
 use crate::version::{Feature, ServerVersion};
 
@@ -674,6 +675,7 @@ impl Node {
     /// queued commands.
     pub(crate) fn dispatch(&self, c: &mut Client, cmd: &Command, args: &[Vec<u8>]) -> Out {
         self.selected.set(c.db);
+        self.caller.set(Some(c.id));
         let out = match cmd.handler {
             Handler::Keyspace(_) | Handler::Databases(_) => {
                 let reply = {
@@ -682,7 +684,7 @@ impl Node {
                     if !self.in_exec.get() {
                         st.dbs.set_now(self.handle.now_ms());
                     }
-                    self.run_on_databases(&mut st.dbs, cmd.handler, args)
+                    self.run_on_databases(&mut st, cmd, args, !self.in_exec.get())
                 };
                 self.commit(Origin::Client);
                 c.woff = self.state.borrow().offset;
@@ -702,16 +704,54 @@ impl Node {
     }
 
     /// Runs a keyspace or databases handler in the selected database.
-    fn run_on_databases(&self, dbs: &mut Databases, handler: Handler, args: &[Vec<u8>]) -> Reply {
+    /// Runs a keyspace or databases command; `for_client`: its reply goes
+    /// straight to a client (not to a script or into an `EXEC`'s array),
+    /// so its keyspace events are ordered around that reply.
+    fn run_on_databases(
+        &self,
+        st: &mut State,
+        cmd: &Command,
+        args: &[Vec<u8>],
+        for_client: bool,
+    ) -> Reply {
         let db = self.selected.get();
-        let reply = match handler {
-            Handler::Keyspace(run) => run(dbs.db_mut(db), args, &self.handle),
-            Handler::Databases(run) => run(dbs, db, args, &self.handle),
+        let reply = match cmd.handler {
+            Handler::Keyspace(run) => run(st.dbs.db_mut(db), args, &self.handle),
+            Handler::Databases(run) => run(&mut st.dbs, db, args, &self.handle),
             Handler::Node(_) | Handler::Client(_) => return Reply::Nil,
         };
+        self.notice_changes(st, cmd, args, for_client);
         reply.unwrap_or_else(|e| e)
     }
 
+    /// Turns what the command just changed into keyspace events, when
+    /// `notify-keyspace-events` asks for any (see `crate::notifications`).
+    fn notice_changes(&self, st: &mut State, cmd: &Command, args: &[Vec<u8>], for_client: bool) {
+        let on = st.notify_classes.any();
+        // A one-database command changed only the selected database.
+        let dbs = match cmd.handler {
+            Handler::Keyspace(_) => self.selected.get()..self.selected.get() + 1,
+            _ => 0..crate::databases::DATABASES,
+        };
+        for db in dbs {
+            let ks = st.dbs.db_mut(db);
+            if !on {
+                ks.skip_unnoticed();
+                continue;
+            }
+            let (changes, created) = ks.take_unnoticed();
+            if changes.is_empty() {
+                continue;
+            }
+            let group = command_info::group_of(cmd.name);
+            let mut events =
+                notifications::of_command(cmd.name, group, args, &changes, &created, db);
+            if for_client {
+                notifications::order_around_reply(cmd.name, &mut events);
+            }
+            st.notifications.extend(events);
+        }
+    }
     /// Executes one command for a running script (`redis.call`). The
     /// script's changes are committed when the script ends.
     pub(crate) fn call_from_script(&self, args: &[Vec<u8>]) -> Reply {
@@ -738,7 +778,7 @@ impl Node {
             _ if cmd.write && !self.lua.claim_write() => Reply::Nil,
             Handler::Keyspace(_) | Handler::Databases(_) => {
                 let mut st = self.state.borrow_mut();
-                self.run_on_databases(&mut st.dbs, cmd.handler, args)
+                self.run_on_databases(&mut st, cmd, args, false)
             }
             Handler::Node(run) => run(self, args),
         }

@@ -45,6 +45,12 @@ pub struct Keyspace {
     /// Replica mode: hide expired keys but never delete them.
     pub hide_only: bool,
     changes: Vec<Change>,
+    /// The keys the pending changes added (absent before), for the `new`
+    /// keyspace event.
+    created: Vec<Vec<u8>>,
+    /// How many of `changes` and of `created` keyspace events were already
+    /// made from (see [`Keyspace::take_unnoticed`]).
+    noticed: (usize, usize),
     /// The node's random draws (`SPOP`, `SRANDMEMBER`, `ZRANDMEMBER`,
     /// `RANDOMKEY`, `HRANDFIELD`).
     pub draws: crate::draws::Draws,
@@ -133,7 +139,13 @@ impl Keyspace {
         if let Some(d) = deadline {
             self.expires.insert((d, key.to_vec()));
         }
-        self.map.insert(key.to_vec(), Entry { value, deadline });
+        if self
+            .map
+            .insert(key.to_vec(), Entry { value, deadline })
+            .is_none()
+        {
+            self.created.push(key.to_vec());
+        }
         self.changes.push(Change::Written(key.to_vec()));
     }
 
@@ -188,7 +200,9 @@ impl Keyspace {
         if let Some(d) = entry.deadline {
             self.expires.insert((d, key.to_vec()));
         }
-        self.map.insert(key.to_vec(), entry);
+        if self.map.insert(key.to_vec(), entry).is_none() {
+            self.created.push(key.to_vec());
+        }
         self.changes.push(Change::Written(key.to_vec()));
     }
 
@@ -250,7 +264,28 @@ impl Keyspace {
 
     /// Takes the changes recorded since the last call.
     pub fn take_changes(&mut self) -> Vec<Change> {
+        self.created.clear();
+        self.noticed = (0, 0);
         std::mem::take(&mut self.changes)
+    }
+
+    /// The changes, and the keys they added, that no keyspace event was
+    /// made from yet; marks them noticed. Called after each command (so a
+    /// script's or a transaction's events are each command's) and before a
+    /// commit (for keys expired between commands).
+    pub(crate) fn take_unnoticed(&mut self) -> (Vec<Change>, Vec<Vec<u8>>) {
+        let (changes, created) = self.noticed;
+        self.noticed = (self.changes.len(), self.created.len());
+        (
+            self.changes[changes..].to_vec(),
+            self.created[created..].to_vec(),
+        )
+    }
+
+    /// Marks every pending change noticed, making no event (notifications
+    /// are off).
+    pub(crate) fn skip_unnoticed(&mut self) {
+        self.noticed = (self.changes.len(), self.created.len());
     }
 
     /// The keys not past their deadline, in key order (none is expired

@@ -82,6 +82,7 @@ pub mod handle;
 pub mod keyspace;
 pub mod lua;
 pub mod node;
+mod notifications;
 pub mod persistence;
 pub mod replication;
 pub mod resp;

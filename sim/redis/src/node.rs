@@ -128,6 +128,10 @@ pub(crate) struct State {
     pub(crate) config: crate::commands::config::Config,
     /// The counters `INFO` prints (commands, errors).
     pub(crate) stats: Stats,
+    /// The keyspace event classes `notify-keyspace-events` turns on.
+    pub(crate) notify_classes: crate::notifications::Classes,
+    /// Keyspace events made since the last commit, published by it.
+    pub(crate) notifications: Vec<crate::notifications::Notification>,
 }
 
 impl State {
@@ -158,6 +162,12 @@ pub struct Node {
     /// An `EXEC` is running: its commands' changes wait for its end, to be
     /// committed together (see [`Node::commit`]).
     pub(crate) in_exec: Cell<bool>,
+    /// The client whose command runs (its keyspace events may go after
+    /// its reply).
+    pub(crate) caller: Cell<Option<u64>>,
+    /// How many of the messages the last commit published reach the caller
+    /// after its reply (see `crate::notifications::order_around_reply`).
+    pub(crate) after_reply: Cell<usize>,
 }
 
 /// The effects of one database's `changes`, in order: each key's final
@@ -228,6 +238,8 @@ impl Node {
                     next_client: 1,
                     channels: Channels::default(),
                     stats: Stats::default(),
+                    notify_classes: Default::default(),
+                    notifications: Vec::new(),
                     role: role.clone(),
                     offset: 0,
                     replicas: BTreeMap::new(),
@@ -247,6 +259,8 @@ impl Node {
                 blocked: RefCell::default(),
                 selected: Cell::new(0),
                 in_exec: Cell::new(false),
+                caller: Cell::new(None),
+                after_reply: Cell::new(0),
             }
         });
         node.lua
@@ -316,6 +330,7 @@ impl Node {
         if !st.dbs.has_changes() {
             return;
         }
+        self.publish_notifications(&mut st);
         let wall = st.dbs.now_ms();
         let mut effects: Vec<DbKeyState> = Vec::new();
         for (db, changes) in st.dbs.take_changes() {
@@ -350,6 +365,28 @@ impl Node {
             st.replicas
                 .retain(|_, l| l.tx.send((now, batch.clone())).is_ok());
             self.handle.set_offset(st.offset);
+        }
+    }
+
+    /// Publishes the keyspace events made since the last commit, with the
+    /// `expired` events of keys the active expiry removed meanwhile.
+    fn publish_notifications(&self, st: &mut State) {
+        let classes = st.notify_classes;
+        if classes.any() {
+            for db in 0..crate::databases::DATABASES {
+                let (changes, _) = st.dbs.db_mut(db).take_unnoticed();
+                let expired = crate::notifications::expired_only(&changes, db);
+                st.notifications.extend(expired);
+            }
+        }
+        for n in std::mem::take(&mut st.notifications) {
+            for (channel, message) in n.messages(classes) {
+                if let (true, Some(caller)) = (n.after_reply, self.caller.get()) {
+                    let late = st.channels.reaches(&channel, caller);
+                    self.after_reply.set(self.after_reply.get() + late);
+                }
+                st.channels.publish(&channel, &message);
+            }
         }
     }
 

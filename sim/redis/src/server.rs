@@ -131,11 +131,37 @@ where
                     if args.is_empty() {
                         continue;
                     }
-                    match node.execute(&mut client, &args) {
-                        Out::Reply(r) => r.encode_for(client.proto, &mut out),
-                        Out::Replies(rs) => {
-                            rs.iter().for_each(|r| r.encode_for(client.proto, &mut out))
+                    node.after_reply.set(0);
+                    let done = node.execute(&mut client, &args);
+                    // Messages the command published to this very client
+                    // (a RESP3 client's keyspace events, a PUBLISH to a
+                    // channel it follows) go where Redis writes them:
+                    // during the command, so before its reply, unless the
+                    // command replies first.
+                    let mut own = Vec::new();
+                    while let Ok(msg) = push_rx.try_recv() {
+                        own.push(msg);
+                    }
+                    let after = own.split_off(own.len() - node.after_reply.get().min(own.len()));
+                    own.iter()
+                        .for_each(|m| m.encode_for(client.proto, &mut out));
+                    // `CLIENT REPLY OFF|SKIP` drops replies, never pushes.
+                    let dropped = client.reply_dropped();
+                    client.after_command();
+                    let sent = |r: &Reply| !dropped || matches!(r, Reply::Push(_));
+                    match done {
+                        Out::Reply(r) => {
+                            if sent(&r) {
+                                r.encode_for(client.proto, &mut out);
+                            }
+                            after
+                                .iter()
+                                .for_each(|m| m.encode_for(client.proto, &mut out));
                         }
+                        Out::Replies(rs) => rs
+                            .iter()
+                            .filter(|r| sent(r))
+                            .for_each(|r| r.encode_for(client.proto, &mut out)),
                         Out::Quit(r) => {
                             r.encode_for(client.proto, &mut out);
                             close = true;

@@ -188,6 +188,12 @@ fn facts(name: &str) -> Option<&'static Facts> {
         .or_else(|| NEWER.iter().map(|(_, f)| f).find(|f| f.name == name))
 }
 
+/// The docs group of a command (`string`, `list`, `generic`...), which
+/// says its keyspace events' class.
+pub(crate) fn group_of(name: &str) -> &'static str {
+    facts(name).map_or("generic", |f| f.group)
+}
+
 /// Redis writes `Exactly(n)` as `n` and `AtLeast(n)` as `-n`.
 fn arity_number(arity: Arity) -> i64 {
     match arity {

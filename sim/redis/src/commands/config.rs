@@ -9,7 +9,8 @@
 //! `CONFIG SET` of a name and its alias together is no duplicate.
 //!
 //! The node stores every value; it honours only `busy-reply-threshold`
-//! (`lua-time-limit`), the real-TCP server's busy threshold. The others
+//! (`lua-time-limit`), the real-TCP server's busy threshold, and
+//! `notify-keyspace-events` (keyspace notifications). The others
 //! are stored only: the README lists them.
 
 use std::collections::BTreeMap;
@@ -384,8 +385,11 @@ fn set(node: &Node, args: &[Vec<u8>]) -> Result<Reply, Reply> {
 
 /// Makes a new value take effect, for the parameters the node honours:
 /// `busy-reply-threshold` (`lua-time-limit`), the real-TCP server's busy
-/// threshold.
+/// threshold, and `notify-keyspace-events`.
 fn apply(node: &Node, name: &str, value: &str) {
+    if name == "notify-keyspace-events" {
+        node.state.borrow_mut().notify_classes = crate::notifications::Classes::parse(value);
+    }
     if name == "busy-reply-threshold"
         && let Ok(ms) = value.parse::<u64>()
     {

@@ -339,7 +339,6 @@ pub(crate) fn ltrim(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
     let Some(l) = list_mut(ks, key)? else {
         return Ok(Reply::ok());
     };
-    let before = l.len();
     match range(l.len(), start, end) {
         None => l.clear(),
         Some((s, e)) => {
@@ -347,9 +346,9 @@ pub(crate) fn ltrim(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
             l.drain(..s);
         }
     }
-    if l.len() != before {
-        changed(ks, key);
-    }
+    // Redis counts a trim of an existing list as a change even when it
+    // removes nothing (`WATCH`, the `ltrim` keyspace event).
+    changed(ks, key);
     Ok(Reply::ok())
 }
 

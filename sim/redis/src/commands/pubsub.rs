@@ -79,10 +79,25 @@ impl Channels {
             .any(|subs| subs.contains_key(&id))
     }
 
+    /// How many messages a publish on `channel` sends client `id` (one for
+    /// the channel, one per matching pattern it follows).
+    pub(crate) fn reaches(&self, channel: &[u8], id: u64) -> usize {
+        let direct = self
+            .channels
+            .get(channel)
+            .is_some_and(|subs| subs.contains_key(&id));
+        let patterns = self
+            .patterns
+            .iter()
+            .filter(|(p, subs)| subs.contains_key(&id) && glob::matches(p, channel))
+            .count();
+        usize::from(direct) + patterns
+    }
+
     /// Pushes `message` to `channel`'s subscribers, then as a `pmessage`
     /// to the subscribers of every pattern that matches it; returns how
     /// many messages went out (a client can get several).
-    fn publish(&self, channel: &[u8], message: &[u8]) -> usize {
+    pub(crate) fn publish(&self, channel: &[u8], message: &[u8]) -> usize {
         let direct = notice(
             b"message",
             Reply::Bulk(channel.to_vec()),

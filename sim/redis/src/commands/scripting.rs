@@ -127,7 +127,11 @@ fn run(node: &Node, body: Body, writes: Writes, a: &[Vec<u8>]) -> Reply {
         // The server stopped inside the script (SHUTDOWN NOSAVE, a signal):
         // as when Redis exits mid-script, its writes reach neither the disk
         // nor the replicas.
-        node.state.borrow_mut().dbs.discard_changes();
+        {
+            let mut st = node.state.borrow_mut();
+            st.dbs.discard_changes();
+            st.notifications.clear();
+        }
         return reply;
     }
     node.commit(Origin::Client);

@@ -60,6 +60,26 @@ pub(crate) fn select(node: &Node, a: &[Vec<u8>]) -> Reply {
     }
 }
 
+/// `CLIENT REPLY ON|OFF|SKIP`: only `ON` answers (`OFF` and `SKIP`
+/// silence this very reply too).
+fn client_reply(c: &mut Client, mode: &[u8]) -> R {
+    use crate::client::Replies;
+    if is_option(mode, "on") {
+        c.replies = Replies::On;
+        Ok(Reply::ok())
+    } else if is_option(mode, "off") {
+        c.replies = Replies::Off;
+        Ok(Reply::ok())
+    } else if is_option(mode, "skip") {
+        if c.replies != Replies::Off {
+            c.replies = Replies::SkipNext;
+        }
+        Ok(Reply::ok())
+    } else {
+        Err(Reply::err("ERR syntax error"))
+    }
+}
+
 /// `QUIT`: OK, then the connection closes.
 pub(crate) fn quit(_: &Node, _: &mut Client, _: &[Vec<u8>]) -> Out {
     Out::Quit(Reply::ok())
@@ -88,6 +108,10 @@ pub(crate) const CLIENT: &[Subcommand] = &[
         arity: Exactly(3),
     },
     Subcommand {
+        name: "client|reply",
+        arity: Exactly(3),
+    },
+    Subcommand {
         name: "client|setname",
         arity: Exactly(3),
     },
@@ -108,6 +132,9 @@ pub(crate) fn client(node: &Node, c: &mut Client, a: &[Vec<u8>]) -> Out {
 
 fn client_subcommand(c: &mut Client, a: &[Vec<u8>]) -> R {
     let sub = &a[1];
+    if is_option(sub, "reply") {
+        return client_reply(c, &a[2]);
+    }
     if is_option(sub, "id") {
         Ok(Reply::Int(c.id as i64))
     } else if is_option(sub, "getname") {
