@@ -20,7 +20,7 @@
 //!
 //! The handlers live in one file per family: [`keyspace`] (the commands
 //! locks use: strings, counters, hashes, deletion, expiry), [`strings`],
-//! [`bits`], [`lcs`], [`keys`], [`hashes`], [`lists`], [`sets`],
+//! [`bits`], [`lcs`], [`keys`], [`hashes`], [`memory`], [`object`], [`lists`], [`sets`],
 //! [`sorted_sets`], [`transactions`], [`config`], [`server`], [`info`],
 //! [`hello`], [`scripting`], [`pubsub`] and [`replication`]; [`errors`]
 //! holds the error replies they share, [`scan`] what the `SCAN` family
@@ -39,6 +39,8 @@ pub(crate) mod kill;
 pub(crate) mod lcs;
 pub(crate) mod lists;
 pub(crate) mod long_double;
+pub(crate) mod memory;
+pub(crate) mod object;
 pub(crate) mod pubsub;
 pub(crate) mod replication;
 pub(crate) mod resp3;
@@ -352,7 +354,7 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::read("hlen", Exactly(2), ks::hlen),
     Command::read("hmget", AtLeast(3), ks::hmget),
     Command::write("hmset", AtLeast(4), ks::hmset),
-    Command::read("hrandfield", AtLeast(2), hashes::hrandfield),
+    Command::read("hrandfield", AtLeast(2), hashes::hrandfield).resp3(resp3::with_values),
     Command::read("hscan", AtLeast(3), hashes::hscan),
     Command::write("hset", AtLeast(4), ks::hset),
     Command::write("hsetnx", Exactly(4), hashes::hsetnx),
@@ -377,11 +379,13 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::write("lrem", Exactly(4), lists::lrem),
     Command::write("lset", Exactly(4), lists::lset),
     Command::write("ltrim", Exactly(4), lists::ltrim),
+    Command::read("memory", AtLeast(2), memory::memory).with_subcommands(memory::MEMORY),
     Command::read("mget", AtLeast(2), ks::mget),
     Command::databases("move", Exactly(3), crate::databases::move_key),
     Command::write("mset", AtLeast(3), strings::mset),
     Command::write("msetnx", AtLeast(3), strings::msetnx),
     Command::client("multi", Exactly(1), tx::multi),
+    Command::read("object", AtLeast(2), object::object).with_subcommands(object::OBJECT),
     Command::write("persist", Exactly(2), ks::persist),
     Command::write("pexpire", AtLeast(3), ks::PEXPIRE),
     Command::write("pexpireat", AtLeast(3), ks::PEXPIREAT),
