@@ -717,8 +717,28 @@ impl Node {
         let Some(cmd) = lookup(&args[0]).filter(|c| c.known_to(version)) else {
             return Reply::err("ERR Unknown Redis command called from script");
         };
+        let wrong_args =
+            || Reply::err("ERR Wrong number of args calling Redis command from script");
         if !cmd.arity_fits(args.len()) {
-            return Reply::err("ERR Wrong number of args calling Redis command from script");
+            return wrong_args();
+        }
+        // A container's subcommand is looked up as part of the command:
+        // an unknown one is an unknown command, and its own arity counts.
+        if !cmd.subcommands.is_empty() {
+            let Some(sub) = cmd
+                .subcommands
+                .iter()
+                .find(|s| is_option(&args[1], s.short_name()))
+            else {
+                return Reply::err("ERR Unknown Redis command called from script");
+            };
+            let fits = match sub.arity {
+                Arity::Exactly(n) => args.len() == n,
+                Arity::AtLeast(n) => args.len() >= n,
+            };
+            if !fits {
+                return wrong_args();
+            }
         }
         match cmd.handler {
             // A script has no connection of its own.
