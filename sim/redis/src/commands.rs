@@ -20,7 +20,7 @@
 //!
 //! The handlers live in one file per family: [`keyspace`] (the commands
 //! locks use: strings, counters, hashes, deletion, expiry), [`strings`],
-//! [`bits`], [`lcs`], [`keys`], [`hashes`], [`lists`], [`sets`],
+//! [`bits`], [`lcs`], [`keys`], [`hashes`], [`memory`], [`object`], [`lists`], [`sets`],
 //! [`sorted_sets`], [`transactions`], [`config`], [`server`], [`info`],
 //! [`hello`], [`scripting`], [`pubsub`], [`replication`] and
 //! [`command_info`] (`COMMAND`, from Redis's [`facts`]); [`errors`]
@@ -42,6 +42,8 @@ pub(crate) mod kill;
 pub(crate) mod lcs;
 pub(crate) mod lists;
 pub(crate) mod long_double;
+pub(crate) mod memory;
+pub(crate) mod object;
 pub(crate) mod pubsub;
 pub(crate) mod replication;
 pub(crate) mod resp3;
@@ -357,7 +359,7 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::read("hlen", Exactly(2), ks::hlen),
     Command::read("hmget", AtLeast(3), ks::hmget),
     Command::write("hmset", AtLeast(4), ks::hmset),
-    Command::read("hrandfield", AtLeast(2), hashes::hrandfield),
+    Command::read("hrandfield", AtLeast(2), hashes::hrandfield).resp3(resp3::with_values),
     Command::read("hscan", AtLeast(3), hashes::hscan),
     Command::write("hset", AtLeast(4), ks::hset),
     Command::write("hsetnx", Exactly(4), hashes::hsetnx),
@@ -382,11 +384,13 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::write("lrem", Exactly(4), lists::lrem),
     Command::write("lset", Exactly(4), lists::lset),
     Command::write("ltrim", Exactly(4), lists::ltrim),
+    Command::read("memory", AtLeast(2), memory::memory).with_subcommands(memory::MEMORY),
     Command::read("mget", AtLeast(2), ks::mget),
     Command::databases("move", Exactly(3), crate::databases::move_key),
     Command::write("mset", AtLeast(3), strings::mset),
     Command::write("msetnx", AtLeast(3), strings::msetnx),
     Command::client("multi", Exactly(1), tx::multi),
+    Command::read("object", AtLeast(2), object::object).with_subcommands(object::OBJECT),
     Command::write("persist", Exactly(2), ks::persist),
     Command::write("pexpire", AtLeast(3), ks::PEXPIRE),
     Command::write("pexpireat", AtLeast(3), ks::PEXPIREAT),
@@ -759,8 +763,28 @@ impl Node {
         let Some(cmd) = lookup(&args[0]).filter(|c| c.known_to(version)) else {
             return Reply::err("ERR Unknown Redis command called from script");
         };
+        let wrong_args =
+            || Reply::err("ERR Wrong number of args calling Redis command from script");
         if !cmd.arity_fits(args.len()) {
-            return Reply::err("ERR Wrong number of args calling Redis command from script");
+            return wrong_args();
+        }
+        // A container's subcommand is looked up as part of the command:
+        // an unknown one is an unknown command, and its own arity counts.
+        if !cmd.subcommands.is_empty() {
+            let Some(sub) = cmd
+                .subcommands
+                .iter()
+                .find(|s| is_option(&args[1], s.short_name()))
+            else {
+                return Reply::err("ERR Unknown Redis command called from script");
+            };
+            let fits = match sub.arity {
+                Arity::Exactly(n) => args.len() == n,
+                Arity::AtLeast(n) => args.len() >= n,
+            };
+            if !fits {
+                return wrong_args();
+            }
         }
         match cmd.handler {
             // A script has no connection of its own.

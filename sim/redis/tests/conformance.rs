@@ -5,7 +5,8 @@
 //!
 //! Masking: a command prefixed with `?` is compared by reply shape only
 //! (type and array length). The suite masks only what is random or
-//! time-dependent by nature: TIME, CLIENT ID, INFO (run ids, sizes), and a
+//! time-dependent by nature: TIME, CLIENT ID, INFO (run ids, sizes),
+//! MEMORY USAGE's byte counts (an estimate on the node), and a
 //! PTTL read right after a SET (real time passes between the two on a real
 //! server). Everything else is compared byte for byte, error texts included.
 
@@ -32,6 +33,7 @@ const CASE_FILES: &[&str] = &[
     include_str!("conformance/connection_and_server.txt"),
     include_str!("conformance/lua_libraries.txt"),
     include_str!("conformance/keyspace_events.txt"),
+    include_str!("conformance/memory_and_hashes.txt"),
 ];
 
 #[derive(Debug, Clone)]

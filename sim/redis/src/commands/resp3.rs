@@ -28,6 +28,25 @@ pub(crate) fn map(_: &[Vec<u8>], r: Reply) -> Reply {
     }
 }
 
+/// With `WITHVALUES` as the last of four arguments, a flat array of field, value,
+/// field, value... becomes an array of `[field, value]` pairs
+/// (`HRANDFIELD`); without it the reply stays as it is.
+pub(crate) fn with_values(a: &[Vec<u8>], r: Reply) -> Reply {
+    // Only the option's place counts: a key may be called `withvalues`.
+    let with_values = a.len() == 4 && a[3].eq_ignore_ascii_case(b"withvalues");
+    match r {
+        Reply::Array(items) if with_values => {
+            let mut it = items.into_iter();
+            let mut pairs = Vec::new();
+            while let (Some(f), Some(v)) = (it.next(), it.next()) {
+                pairs.push(Reply::Array(vec![f, v]));
+            }
+            Reply::Array(pairs)
+        }
+        other => other,
+    }
+}
+
 /// An array becomes a set (`SMEMBERS`, `SINTER`, `SUNION`, `SDIFF`).
 #[allow(dead_code)] // for the set and sorted-set commands
 pub(crate) fn set(_: &[Vec<u8>], r: Reply) -> Reply {
