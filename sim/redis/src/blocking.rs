@@ -31,10 +31,11 @@ use tokio::time::Instant;
 
 use crate::client::Client;
 use crate::commands::Out;
+use crate::commands::resp3::Resp3Fn;
 use crate::events::Origin;
 use crate::keyspace::{Change, Keyspace};
 use crate::node::Node;
-use crate::resp::Reply;
+use crate::resp::{Protocol, Reply};
 
 /// What a blocking command does for a client: serve it now, block it, or
 /// answer an error.
@@ -65,6 +66,15 @@ pub(crate) struct Block {
     pub(crate) serve: ServeFn,
     /// What it gets when the timeout passes.
     pub(crate) timed_out: Reply,
+}
+
+/// A blocking command's answer when it may not block (a script, a
+/// transaction): as if its timeout had passed.
+pub(crate) fn without_blocking(attempt: Result<Attempt, Reply>) -> Result<Reply, Reply> {
+    match attempt? {
+        Attempt::Served(reply) => Ok(reply),
+        Attempt::Block(b) => Ok(b.timed_out),
+    }
 }
 
 /// `UNBLOCKED ...`: Redis 7.0's answer to clients blocked on a master that
@@ -168,6 +178,9 @@ pub(crate) struct Ticket {
     deadline: Option<Instant>,
     /// What it answers then.
     timed_out: Reply,
+    /// For a RESP3 client, its command's RESP3 form and arguments: a
+    /// served reply takes that form (`BZPOPMIN`'s score a double).
+    resp3: Option<(Resp3Fn, Vec<Vec<u8>>)>,
 }
 
 impl Ticket {
@@ -175,6 +188,13 @@ impl Ticket {
     /// its timeout passes; the reply, and the replication offset after the
     /// write that served it, if one did.
     pub(crate) async fn woken(mut self, node: &Node) -> (Reply, Option<u64>) {
+        let resp3 = self.resp3.take();
+        let (reply, offset) = self.wait(node).await;
+        (in_resp3_form(resp3.as_ref(), reply), offset)
+    }
+
+    /// [`Ticket::woken`]'s wait, before the reply takes its RESP3 form.
+    async fn wait(mut self, node: &Node) -> (Reply, Option<u64>) {
         let Some(deadline) = self.deadline else {
             return received(self.reply.await);
         };
@@ -193,6 +213,15 @@ impl Ticket {
     }
 }
 
+/// `reply` in the RESP3 form `resp3` names, if any (an error stays as it
+/// is, as the node's other replies do).
+fn in_resp3_form(resp3: Option<&(Resp3Fn, Vec<Vec<u8>>)>, reply: Reply) -> Reply {
+    match resp3 {
+        Some((form, args)) if !reply.is_error() => form(args, reply),
+        _ => reply,
+    }
+}
+
 /// A waker's reply as the connection takes it.
 fn received(r: Result<(Reply, u64), oneshot::error::RecvError>) -> (Reply, Option<u64>) {
     match r {
@@ -204,8 +233,19 @@ fn received(r: Result<(Reply, u64), oneshot::error::RecvError>) -> (Reply, Optio
 }
 
 impl Node {
-    /// Runs a blocking command for a client (see the module docs).
-    pub(crate) fn execute_blocking(&self, c: &mut Client, args: &[Vec<u8>], run: BlockFn) -> Out {
+    /// Runs a blocking command for a client (see the module docs); a
+    /// RESP3 client's reply takes the command's RESP3 form `resp3`, if it
+    /// has one.
+    pub(crate) fn execute_blocking(
+        &self,
+        c: &mut Client,
+        args: &[Vec<u8>],
+        run: BlockFn,
+        resp3: Option<Resp3Fn>,
+    ) -> Out {
+        let resp3 = resp3
+            .filter(|_| c.proto == Protocol::Resp3)
+            .map(|form| (form, args.to_vec()));
         let attempt = {
             let mut st = self.state.borrow_mut();
             st.dbs.set_now(self.handle.now_ms());
@@ -214,7 +254,9 @@ impl Node {
         self.commit(Origin::Client);
         c.woff = self.state.borrow().offset;
         let block = match attempt {
-            Ok(Attempt::Served(reply)) | Err(reply) => return Out::Reply(reply),
+            Ok(Attempt::Served(reply)) | Err(reply) => {
+                return Out::Reply(in_resp3_form(resp3.as_ref(), reply));
+            }
             Ok(Attempt::Block(b)) => b,
         };
         let deadline = match block.timeout_ms {
@@ -235,6 +277,7 @@ impl Node {
             reply: rx,
             deadline,
             timed_out: block.timed_out,
+            resp3,
         })
     }
 
