@@ -1,5 +1,5 @@
-//! Blocking commands (`BLPOP`, `BLMOVE`, `BLMPOP`...): clients that wait
-//! for a key to be ready, in simulated time.
+//! Blocking commands (`BLPOP`, `BLMOVE`, `BLMPOP`, `BZPOPMIN`, `BZMPOP`...):
+//! clients that wait for a key to be ready, in simulated time.
 //!
 //! A blocking command has two forms. Its keyspace handler is the form that
 //! never blocks: what a script or a transaction runs, answering as if the
@@ -12,8 +12,8 @@
 //! or served waiter *wrote* and that has waiters is "ready"; once the
 //! command (or script) that wrote it has ended, the node offers each ready
 //! key to its waiters in the order they blocked. Each waiter's [`ServeFn`]
-//! decides whether the key serves it (a list waiter wants a non-empty list;
-//! a sorted-set waiter would want a non-empty sorted set) and, if so, takes
+//! decides whether the key serves it (a list waiter wants a non-empty list,
+//! a sorted-set waiter a non-empty sorted set) and, if so, takes
 //! its element and answers; a waiter the key does not serve keeps waiting,
 //! as Redis 7.0 leaves a client blocked on a key re-created with another
 //! type. A served pop is committed like any command (events, disk,
@@ -21,7 +21,9 @@
 //!
 //! The connection of a blocked client waits on [`Ticket::woken`]: the
 //! reply a waker sends, or its timeout, measured in tokio time (simulated
-//! time under turmoil), as `WAIT` measures its own.
+//! time under turmoil), as `WAIT` measures its own. A RESP3 client's reply
+//! then takes its command's RESP3 form (`BZPOPMIN`'s score a double), as
+//! a reply served at once does.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
