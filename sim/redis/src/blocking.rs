@@ -84,6 +84,9 @@ pub(crate) fn without_blocking(attempt: Result<Attempt, Reply>) -> Result<Reply,
 pub(crate) const UNBLOCKED_BY_FAILOVER: &str =
     "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)";
 
+/// `CLIENT UNBLOCK ... ERROR`'s answer to the client it unblocks.
+pub(crate) const UNBLOCKED_BY_CLIENT: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+
 /// One blocked client.
 struct Waiter {
     /// Its client id (its connection's end removes it).
@@ -96,6 +99,8 @@ struct Waiter {
     args: Vec<Vec<u8>>,
     /// How a ready key serves it.
     serve: ServeFn,
+    /// What it gets if it times out (or `CLIENT UNBLOCK` times it out).
+    timed_out: Reply,
     /// Where its reply goes, with the replication offset after the write
     /// that served it (what its `WAIT` then waits for).
     reply: oneshot::Sender<(Reply, u64)>,
@@ -272,6 +277,7 @@ impl Node {
             keys: block.keys,
             args: args.to_vec(),
             serve: block.serve,
+            timed_out: block.timed_out.clone(),
             reply: tx,
         });
         Out::Block(Ticket {
@@ -345,6 +351,38 @@ impl Node {
             let _ = w.reply.send((Reply::err(UNBLOCKED_BY_FAILOVER), offset));
         }
         self.blocked.borrow_mut().next_id = waiters.next_id;
+    }
+
+    /// `CLIENT UNBLOCK`: ends the wait of client `client` if it is blocked
+    /// on keys, with the answer of a timeout or, if `with_error`, the
+    /// `UNBLOCKED` error (counted against its command, as Redis counts
+    /// it); whether it was blocked.
+    pub(crate) fn unblock_client(&self, client: u64, with_error: bool) -> bool {
+        let waiter = {
+            let mut b = self.blocked.borrow_mut();
+            let id = b
+                .waiters
+                .iter()
+                .find(|(_, w)| w.client == client)
+                .map(|(&id, _)| id);
+            id.and_then(|id| b.remove(id))
+        };
+        let Some(w) = waiter else {
+            return false;
+        };
+        let reply = if with_error {
+            let name = crate::commands::lookup(&w.args[0]).map(|c| c.name);
+            let mut st = self.state.borrow_mut();
+            if let Some(name) = name {
+                st.stats.failed_while_blocked(name, UNBLOCKED_BY_CLIENT);
+            }
+            Reply::err(UNBLOCKED_BY_CLIENT)
+        } else {
+            w.timed_out
+        };
+        let offset = self.state.borrow().offset;
+        let _ = w.reply.send((reply, offset));
+        true
     }
 
     /// How many clients are blocked on keys (`INFO`'s `blocked_clients`).

@@ -2,8 +2,8 @@
 //! wakes a blocked client, the timeout passes exactly, clients are served
 //! in the order they blocked, a failover unblocks them with Redis 7.0's
 //! error, a client that disconnects is forgotten, a served pop is
-//! replicated, and a RESP3 client woken from a sorted set reads its score
-//! as a double.
+//! replicated, a RESP3 client woken from a sorted set reads its score as
+//! a double, and `CLIENT UNBLOCK` ends a wait as a timeout or an error.
 
 mod common;
 
@@ -520,4 +520,56 @@ fn a_resp3_client_woken_from_a_sorted_set_reads_its_score_as_a_double() {
             "*2\r\n$1\r\nz\r\n*1\r\n*2\r\n$1\r\nb\r\n,1e+20\r\n",
         ]
     );
+}
+
+#[test]
+fn client_unblock_ends_a_wait_as_a_timeout_or_with_an_error() {
+    let mut sim = sim(16);
+    node(&mut sim, NodeConfig::new("redis"));
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let out = got.clone();
+    sim.client("waiter", async move {
+        let mut con = connect("redis").await?;
+        let Value::Int(id) = run(&mut con, &["CLIENT", "ID"]).await? else {
+            panic!("CLIENT ID is an integer");
+        };
+        out.lock().unwrap().push(Ok(Value::Int(id)));
+        for args in [
+            &["BZPOPMIN", "z", "0"][..],
+            &["BLPOP", "l", "0"],
+            &["BZMPOP", "0", "1", "z", "MIN"],
+        ] {
+            let r = run(&mut con, args).await.map_err(|e| e.to_string());
+            out.lock().unwrap().push(r);
+        }
+        Ok(())
+    });
+    let ids = got.clone();
+    sim.client("operator", async move {
+        let mut con = connect("redis").await?;
+        sleep(Duration::from_millis(100)).await;
+        let Ok(Value::Int(id)) = ids.lock().unwrap()[0].clone() else {
+            panic!("the waiter's id");
+        };
+        let id = id.to_string();
+        for how in ["TIMEOUT", "ERROR", "timeout"] {
+            let unblocked = run(&mut con, &["CLIENT", "UNBLOCK", &id, how]).await?;
+            assert_eq!(unblocked, Value::Int(1), "{how}");
+            sleep(Duration::from_millis(100)).await;
+        }
+        // No longer blocked.
+        let again = run(&mut con, &["CLIENT", "UNBLOCK", &id]).await?;
+        assert_eq!(again, Value::Int(0));
+        Ok(())
+    });
+    sim.run().unwrap();
+    let got = got.lock().unwrap();
+    assert_eq!(got.len(), 4, "{got:?}");
+    assert_eq!(got[1], Ok(Value::Nil));
+    let error = got[2].as_ref().unwrap_err();
+    assert!(
+        error.contains("UNBLOCKED") && error.contains("client unblocked via CLIENT UNBLOCK"),
+        "{error}"
+    );
+    assert_eq!(got[3], Ok(Value::Nil));
 }
