@@ -1,5 +1,5 @@
-//! Blocking commands (`BLPOP`, `BLMOVE`, `BLMPOP`...): clients that wait
-//! for a key to be ready, in simulated time.
+//! Blocking commands (`BLPOP`, `BLMOVE`, `BLMPOP`, `BZPOPMIN`, `BZMPOP`...):
+//! clients that wait for a key to be ready, in simulated time.
 //!
 //! A blocking command has two forms. Its keyspace handler is the form that
 //! never blocks: what a script or a transaction runs, answering as if the
@@ -12,8 +12,8 @@
 //! or served waiter *wrote* and that has waiters is "ready"; once the
 //! command (or script) that wrote it has ended, the node offers each ready
 //! key to its waiters in the order they blocked. Each waiter's [`ServeFn`]
-//! decides whether the key serves it (a list waiter wants a non-empty list;
-//! a sorted-set waiter would want a non-empty sorted set) and, if so, takes
+//! decides whether the key serves it (a list waiter wants a non-empty list,
+//! a sorted-set waiter a non-empty sorted set) and, if so, takes
 //! its element and answers; a waiter the key does not serve keeps waiting,
 //! as Redis 7.0 leaves a client blocked on a key re-created with another
 //! type. A served pop is committed like any command (events, disk,
@@ -21,7 +21,9 @@
 //!
 //! The connection of a blocked client waits on [`Ticket::woken`]: the
 //! reply a waker sends, or its timeout, measured in tokio time (simulated
-//! time under turmoil), as `WAIT` measures its own.
+//! time under turmoil), as `WAIT` measures its own. A RESP3 client's reply
+//! then takes its command's RESP3 form (`BZPOPMIN`'s score a double), as
+//! a reply served at once does.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
@@ -31,10 +33,11 @@ use tokio::time::Instant;
 
 use crate::client::Client;
 use crate::commands::Out;
+use crate::commands::resp3::Resp3Fn;
 use crate::events::Origin;
 use crate::keyspace::{Change, Keyspace};
 use crate::node::Node;
-use crate::resp::Reply;
+use crate::resp::{Protocol, Reply};
 
 /// What a blocking command does for a client: serve it now, block it, or
 /// answer an error.
@@ -67,10 +70,22 @@ pub(crate) struct Block {
     pub(crate) timed_out: Reply,
 }
 
+/// A blocking command's answer when it may not block (a script, a
+/// transaction): as if its timeout had passed.
+pub(crate) fn without_blocking(attempt: Result<Attempt, Reply>) -> Result<Reply, Reply> {
+    match attempt? {
+        Attempt::Served(reply) => Ok(reply),
+        Attempt::Block(b) => Ok(b.timed_out),
+    }
+}
+
 /// `UNBLOCKED ...`: Redis 7.0's answer to clients blocked on a master that
 /// becomes a replica.
 pub(crate) const UNBLOCKED_BY_FAILOVER: &str =
     "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)";
+
+/// `CLIENT UNBLOCK ... ERROR`'s answer to the client it unblocks.
+pub(crate) const UNBLOCKED_BY_CLIENT: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
 
 /// One blocked client.
 struct Waiter {
@@ -84,6 +99,8 @@ struct Waiter {
     args: Vec<Vec<u8>>,
     /// How a ready key serves it.
     serve: ServeFn,
+    /// What it gets if it times out (or `CLIENT UNBLOCK` times it out).
+    timed_out: Reply,
     /// Where its reply goes, with the replication offset after the write
     /// that served it (what its `WAIT` then waits for).
     reply: oneshot::Sender<(Reply, u64)>,
@@ -168,6 +185,9 @@ pub(crate) struct Ticket {
     deadline: Option<Instant>,
     /// What it answers then.
     timed_out: Reply,
+    /// For a RESP3 client, its command's RESP3 form and arguments: a
+    /// served reply takes that form (`BZPOPMIN`'s score a double).
+    resp3: Option<(Resp3Fn, Vec<Vec<u8>>)>,
 }
 
 impl Ticket {
@@ -175,6 +195,13 @@ impl Ticket {
     /// its timeout passes; the reply, and the replication offset after the
     /// write that served it, if one did.
     pub(crate) async fn woken(mut self, node: &Node) -> (Reply, Option<u64>) {
+        let resp3 = self.resp3.take();
+        let (reply, offset) = self.wait(node).await;
+        (in_resp3_form(resp3.as_ref(), reply), offset)
+    }
+
+    /// [`Ticket::woken`]'s wait, before the reply takes its RESP3 form.
+    async fn wait(mut self, node: &Node) -> (Reply, Option<u64>) {
         let Some(deadline) = self.deadline else {
             return received(self.reply.await);
         };
@@ -193,6 +220,15 @@ impl Ticket {
     }
 }
 
+/// `reply` in the RESP3 form `resp3` names, if any (an error stays as it
+/// is, as the node's other replies do).
+fn in_resp3_form(resp3: Option<&(Resp3Fn, Vec<Vec<u8>>)>, reply: Reply) -> Reply {
+    match resp3 {
+        Some((form, args)) if !reply.is_error() => form(args, reply),
+        _ => reply,
+    }
+}
+
 /// A waker's reply as the connection takes it.
 fn received(r: Result<(Reply, u64), oneshot::error::RecvError>) -> (Reply, Option<u64>) {
     match r {
@@ -204,8 +240,19 @@ fn received(r: Result<(Reply, u64), oneshot::error::RecvError>) -> (Reply, Optio
 }
 
 impl Node {
-    /// Runs a blocking command for a client (see the module docs).
-    pub(crate) fn execute_blocking(&self, c: &mut Client, args: &[Vec<u8>], run: BlockFn) -> Out {
+    /// Runs a blocking command for a client (see the module docs); a
+    /// RESP3 client's reply takes the command's RESP3 form `resp3`, if it
+    /// has one.
+    pub(crate) fn execute_blocking(
+        &self,
+        c: &mut Client,
+        args: &[Vec<u8>],
+        run: BlockFn,
+        resp3: Option<Resp3Fn>,
+    ) -> Out {
+        let resp3 = resp3
+            .filter(|_| c.proto == Protocol::Resp3)
+            .map(|form| (form, args.to_vec()));
         let attempt = {
             let mut st = self.state.borrow_mut();
             st.dbs.set_now(self.handle.now_ms());
@@ -214,7 +261,9 @@ impl Node {
         self.commit(Origin::Client);
         c.woff = self.state.borrow().offset;
         let block = match attempt {
-            Ok(Attempt::Served(reply)) | Err(reply) => return Out::Reply(reply),
+            Ok(Attempt::Served(reply)) | Err(reply) => {
+                return Out::Reply(in_resp3_form(resp3.as_ref(), reply));
+            }
             Ok(Attempt::Block(b)) => b,
         };
         let deadline = match block.timeout_ms {
@@ -228,6 +277,7 @@ impl Node {
             keys: block.keys,
             args: args.to_vec(),
             serve: block.serve,
+            timed_out: block.timed_out.clone(),
             reply: tx,
         });
         Out::Block(Ticket {
@@ -235,6 +285,7 @@ impl Node {
             reply: rx,
             deadline,
             timed_out: block.timed_out,
+            resp3,
         })
     }
 
@@ -300,6 +351,38 @@ impl Node {
             let _ = w.reply.send((Reply::err(UNBLOCKED_BY_FAILOVER), offset));
         }
         self.blocked.borrow_mut().next_id = waiters.next_id;
+    }
+
+    /// `CLIENT UNBLOCK`: ends the wait of client `client` if it is blocked
+    /// on keys, with the answer of a timeout or, if `with_error`, the
+    /// `UNBLOCKED` error (counted against its command, as Redis counts
+    /// it); whether it was blocked.
+    pub(crate) fn unblock_client(&self, client: u64, with_error: bool) -> bool {
+        let waiter = {
+            let mut b = self.blocked.borrow_mut();
+            let id = b
+                .waiters
+                .iter()
+                .find(|(_, w)| w.client == client)
+                .map(|(&id, _)| id);
+            id.and_then(|id| b.remove(id))
+        };
+        let Some(w) = waiter else {
+            return false;
+        };
+        let reply = if with_error {
+            let name = crate::commands::lookup(&w.args[0]).map(|c| c.name);
+            let mut st = self.state.borrow_mut();
+            if let Some(name) = name {
+                st.stats.failed_while_blocked(name, UNBLOCKED_BY_CLIENT);
+            }
+            Reply::err(UNBLOCKED_BY_CLIENT)
+        } else {
+            w.timed_out
+        };
+        let offset = self.state.borrow().offset;
+        let _ = w.reply.send((reply, offset));
+        true
     }
 
     /// How many clients are blocked on keys (`INFO`'s `blocked_clients`).

@@ -21,7 +21,7 @@
 //! The handlers live in one file per family: [`keyspace`] (the commands
 //! locks use: strings, counters, hashes, deletion, expiry), [`strings`],
 //! [`bits`], [`lcs`], [`keys`], [`hashes`], [`memory`], [`object`], [`lists`], [`sets`],
-//! [`sorted_sets`], [`transactions`], [`config`], [`server`], [`info`],
+//! [`sorted_sets`], [`zset_pops`], [`transactions`], [`config`], [`server`], [`info`],
 //! [`hello`], [`scripting`], [`pubsub`], [`replication`] and
 //! [`command_info`] (`COMMAND`, from Redis's [`facts`]); [`errors`]
 //! holds the error replies they share, [`scan`] what the `SCAN` family
@@ -54,6 +54,7 @@ pub(crate) mod sets;
 pub(crate) mod sorted_sets;
 pub(crate) mod strings;
 pub(crate) mod transactions;
+pub(crate) mod zset_pops;
 
 use crate::blocking::{BlockFn, Ticket};
 use crate::client::Client;
@@ -316,6 +317,17 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::write("brpoplpush", Exactly(4), lists::blmove)
         .blocking(lists::blmove_attempt)
         .no_script(),
+    Command::write("bzmpop", AtLeast(5), zset_pops::bzmpop)
+        .blocking(zset_pops::bzmpop_attempt)
+        .resp3(resp3::zmpop),
+    Command::write("bzpopmax", AtLeast(3), zset_pops::bzpopmax)
+        .blocking(zset_pops::BZPOPMAX_ATTEMPT)
+        .no_script()
+        .resp3(resp3::bzpop),
+    Command::write("bzpopmin", AtLeast(3), zset_pops::bzpopmin)
+        .blocking(zset_pops::BZPOPMIN_ATTEMPT)
+        .no_script()
+        .resp3(resp3::bzpop),
     Command::client("client", AtLeast(2), server::client).with_subcommands(server::CLIENT),
     Command::node("command", AtLeast(1), command_info::command)
         .with_subcommands(command_info::COMMAND),
@@ -417,7 +429,7 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::read("scan", AtLeast(2), keys::scan),
     Command::read("scard", Exactly(2), sets::scard),
     Command::client("script", AtLeast(2), scripting::script).with_subcommands(scripting::SCRIPT),
-    Command::read("sdiff", AtLeast(2), sets::sdiff),
+    Command::read("sdiff", AtLeast(2), sets::sdiff).resp3(resp3::set),
     Command::write("sdiffstore", AtLeast(3), sets::sdiffstore),
     Command::node("select", Exactly(2), server::select),
     Command::write("set", AtLeast(3), ks::set),
@@ -426,22 +438,22 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::write("setnx", Exactly(3), ks::setnx),
     Command::write("setrange", Exactly(4), strings::setrange),
     Command::client("shutdown", AtLeast(1), server::shutdown),
-    Command::read("sinter", AtLeast(2), sets::sinter),
+    Command::read("sinter", AtLeast(2), sets::sinter).resp3(resp3::set),
     Command::read("sintercard", AtLeast(3), sets::sintercard),
     Command::write("sinterstore", AtLeast(3), sets::sinterstore),
     Command::read("sismember", Exactly(3), sets::sismember),
     Command::client("slaveof", Exactly(3), replication::replicaof),
-    Command::read("smembers", Exactly(2), sets::smembers),
+    Command::read("smembers", Exactly(2), sets::smembers).resp3(resp3::set),
     Command::read("smismember", AtLeast(3), sets::smismember),
     Command::write("smove", Exactly(4), sets::smove),
-    Command::write("spop", AtLeast(2), sets::spop),
+    Command::write("spop", AtLeast(2), sets::spop).resp3(resp3::spop),
     Command::read("srandmember", AtLeast(2), sets::srandmember),
     Command::write("srem", AtLeast(3), sets::srem),
     Command::read("sscan", AtLeast(3), sets::sscan),
     Command::read("strlen", Exactly(2), ks::strlen),
     Command::subscribed_client("subscribe", AtLeast(2), pubsub::subscribe),
     Command::read("substr", Exactly(4), strings::getrange),
-    Command::read("sunion", AtLeast(2), sets::sunion),
+    Command::read("sunion", AtLeast(2), sets::sunion).resp3(resp3::set),
     Command::write("sunionstore", AtLeast(3), sets::sunionstore),
     Command::databases("swapdb", Exactly(3), crate::databases::swapdb),
     Command::read("time", Exactly(1), server::time),
@@ -453,24 +465,26 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::client("unwatch", Exactly(1), tx::unwatch),
     Command::client("wait", Exactly(3), replication::wait),
     Command::client("watch", AtLeast(2), tx::watch),
-    Command::write("zadd", AtLeast(4), sorted_sets::zadd),
+    Command::write("zadd", AtLeast(4), sorted_sets::zadd).resp3(resp3::double),
     Command::read("zcard", Exactly(2), sorted_sets::zcard),
     Command::read("zcount", Exactly(4), sorted_sets::zcount),
-    Command::read("zdiff", AtLeast(3), sorted_sets::zdiff),
+    Command::read("zdiff", AtLeast(3), sorted_sets::zdiff).resp3(resp3::set_operation_with_scores),
     Command::write("zdiffstore", AtLeast(4), sorted_sets::zdiffstore),
-    Command::write("zincrby", Exactly(4), sorted_sets::zincrby),
-    Command::read("zinter", AtLeast(3), sorted_sets::zinter),
+    Command::write("zincrby", Exactly(4), sorted_sets::zincrby).resp3(resp3::double),
+    Command::read("zinter", AtLeast(3), sorted_sets::zinter)
+        .resp3(resp3::set_operation_with_scores),
     Command::read("zintercard", AtLeast(3), sorted_sets::zintercard),
     Command::write("zinterstore", AtLeast(4), sorted_sets::zinterstore),
     Command::read("zlexcount", Exactly(4), sorted_sets::zlexcount),
-    Command::write("zmpop", AtLeast(4), sorted_sets::zmpop),
-    Command::read("zmscore", AtLeast(3), sorted_sets::zmscore),
-    Command::write("zpopmax", AtLeast(2), sorted_sets::ZPOPMAX),
-    Command::write("zpopmin", AtLeast(2), sorted_sets::ZPOPMIN),
-    Command::read("zrandmember", AtLeast(2), sorted_sets::zrandmember),
-    Command::read("zrange", AtLeast(4), sorted_sets::zrange),
+    Command::write("zmpop", AtLeast(4), zset_pops::zmpop).resp3(resp3::zmpop),
+    Command::read("zmscore", AtLeast(3), sorted_sets::zmscore).resp3(resp3::doubles),
+    Command::write("zpopmax", AtLeast(2), zset_pops::zpopmax).resp3(resp3::zpop),
+    Command::write("zpopmin", AtLeast(2), zset_pops::zpopmin).resp3(resp3::zpop),
+    Command::read("zrandmember", AtLeast(2), sorted_sets::zrandmember).resp3(resp3::zrandmember),
+    Command::read("zrange", AtLeast(4), sorted_sets::zrange).resp3(resp3::range_with_scores),
     Command::read("zrangebylex", AtLeast(4), sorted_sets::zrangebylex),
-    Command::read("zrangebyscore", AtLeast(4), sorted_sets::zrangebyscore),
+    Command::read("zrangebyscore", AtLeast(4), sorted_sets::zrangebyscore)
+        .resp3(resp3::range_with_scores),
     Command::write("zrangestore", AtLeast(5), sorted_sets::zrangestore),
     Command::read("zrank", Exactly(3), sorted_sets::zrank),
     Command::write("zrem", AtLeast(3), sorted_sets::zrem),
@@ -481,17 +495,19 @@ pub(crate) const COMMANDS: &[Command] = &[
         Exactly(4),
         sorted_sets::zremrangebyscore,
     ),
-    Command::read("zrevrange", AtLeast(4), sorted_sets::zrevrange),
+    Command::read("zrevrange", AtLeast(4), sorted_sets::zrevrange).resp3(resp3::range_with_scores),
     Command::read("zrevrangebylex", AtLeast(4), sorted_sets::zrevrangebylex),
     Command::read(
         "zrevrangebyscore",
         AtLeast(4),
         sorted_sets::zrevrangebyscore,
-    ),
+    )
+    .resp3(resp3::range_with_scores),
     Command::read("zrevrank", Exactly(3), sorted_sets::zrevrank),
     Command::read("zscan", AtLeast(3), sorted_sets::zscan),
-    Command::read("zscore", Exactly(3), sorted_sets::zscore),
-    Command::read("zunion", AtLeast(3), sorted_sets::zunion),
+    Command::read("zscore", Exactly(3), sorted_sets::zscore).resp3(resp3::double),
+    Command::read("zunion", AtLeast(3), sorted_sets::zunion)
+        .resp3(resp3::set_operation_with_scores),
     Command::write("zunionstore", AtLeast(4), sorted_sets::zunionstore),
 ];
 
@@ -662,7 +678,7 @@ impl Node {
             return Out::Reply(answer(args));
         }
         if let Some(block) = cmd.blocking {
-            return self.execute_blocking(c, args, block);
+            return self.execute_blocking(c, args, block, cmd.resp3);
         }
         let out = self.dispatch(c, cmd, args);
         // A script the server's stop ended (real TCP only; `EVAL`,

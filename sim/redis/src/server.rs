@@ -213,7 +213,7 @@ where
                             if let Some(offset) = offset {
                                 client.woff = offset;
                             }
-                            reply.encode(&mut out);
+                            reply.encode_for(client.proto, &mut out);
                         }
                         Out::Psync { lag } => {
                             if !out.is_empty()

@@ -1,7 +1,9 @@
-//! Blocking list pops inside turmoil, in simulated time: a push wakes a
-//! blocked client, the timeout passes exactly, clients are served in the
-//! order they blocked, a failover unblocks them with Redis 7.0's error, a
-//! client that disconnects is forgotten, and a served pop is replicated.
+//! Blocking pops inside turmoil, in simulated time: a push (or a `ZADD`)
+//! wakes a blocked client, the timeout passes exactly, clients are served
+//! in the order they blocked, a failover unblocks them with Redis 7.0's
+//! error, a client that disconnects is forgotten, a served pop is
+//! replicated, a RESP3 client woken from a sorted set reads its score as
+//! a double, and `CLIENT UNBLOCK` ends a wait as a timeout or an error.
 
 mod common;
 
@@ -12,6 +14,7 @@ use common::{client_on, simulation};
 use redis::Value;
 use redis::aio::MultiplexedConnection;
 use simredis::{NodeConfig, NodeHandle, serve};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::{Instant, sleep};
 
 /// A simulation with a fixed 1 ms latency.
@@ -296,4 +299,277 @@ fn a_served_pop_is_replicated_as_a_write() {
     });
     sim.run().unwrap();
     assert_eq!(seen.lock().unwrap()[0].1, Ok(popped("k", "x")));
+}
+
+/// Sends `request` on `s` and reads one reply, as the bytes that came
+/// (`buf` keeps what came after it).
+async fn exchange(
+    s: &mut turmoil::net::TcpStream,
+    buf: &mut Vec<u8>,
+    request: &[u8],
+) -> std::io::Result<Vec<u8>> {
+    s.write_all(request).await?;
+    loop {
+        if let Ok(Some((_, n))) = simredis::resp::parse_reply(buf) {
+            return Ok(buf.drain(..n).collect());
+        }
+        let mut chunk = [0u8; 4096];
+        let n = s.read(&mut chunk).await?;
+        assert!(n > 0, "closed after {buf:?}");
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// `[key, member, score]`, as `BZPOPMIN` answers (RESP2: the score a
+/// bulk string).
+fn zpopped(key: &str, member: &str, score: &str) -> Value {
+    Value::Array(vec![bulk(key), bulk(member), bulk(score)])
+}
+
+/// `[key, [[member, score]...]]`, as `BZMPOP` answers.
+fn zmpopped(key: &str, pairs: &[(&str, &str)]) -> Value {
+    let pairs = pairs
+        .iter()
+        .map(|(m, s)| Value::Array(vec![bulk(m), bulk(s)]))
+        .collect();
+    Value::Array(vec![bulk(key), Value::Array(pairs)])
+}
+
+#[test]
+fn a_client_blocked_on_a_sorted_set_is_woken_by_zadd_with_the_lowest_member() {
+    let mut sim = sim(11);
+    node(&mut sim, NodeConfig::new("redis"));
+    let seen = Seen::default();
+    waiter(&mut sim, &seen, "min", 0, &["BZPOPMIN", "nokey", "z", "5"]);
+    waiter(&mut sim, &seen, "max", 10, &["BZPOPMAX", "z", "5"]);
+    sim.client("adder", async {
+        let mut con = connect("redis").await?;
+        sleep(Duration::from_secs(1)).await;
+        let added = run(&mut con, &["ZADD", "z", "3", "c", "-1.5", "a", "2", "b"]).await?;
+        assert_eq!(added, Value::Int(3));
+        sleep(Duration::from_millis(10)).await;
+        assert_eq!(
+            run(&mut con, &["ZRANGE", "z", "0", "-1"]).await?,
+            Value::Array(vec![bulk("b")])
+        );
+        Ok(())
+    });
+    sim.run().unwrap();
+    let seen = seen.lock().unwrap();
+    for (who, reply, took) in seen.iter() {
+        let expected = match who.as_str() {
+            "min" => zpopped("z", "a", "-1.5"),
+            _ => zpopped("z", "c", "3"),
+        };
+        assert_eq!(reply, &Ok(expected), "{who}");
+        assert!(*took < Duration::from_millis(1010), "{who}: {took:?}");
+    }
+    assert_eq!(seen.len(), 2);
+}
+
+#[test]
+fn sorted_set_pops_time_out_exactly_and_a_key_of_another_type_does_not_serve_them() {
+    let mut sim = sim(12);
+    node(&mut sim, NodeConfig::new("redis"));
+    let seen = Seen::default();
+    waiter(&mut sim, &seen, "bzpopmax", 0, &["BZPOPMAX", "k", "0.5"]);
+    waiter(
+        &mut sim,
+        &seen,
+        "bzmpop",
+        0,
+        &["BZMPOP", "0.25", "2", "j", "k", "MIN", "COUNT", "3"],
+    );
+    sim.client("writer", async {
+        let mut con = connect("redis").await?;
+        sleep(Duration::from_millis(100)).await;
+        // A string, then a sorted set emptied in the same transaction:
+        // neither serves the waiters.
+        run(&mut con, &["SET", "k", "v"]).await?;
+        run(&mut con, &["MULTI"]).await?;
+        run(&mut con, &["DEL", "k"]).await?;
+        run(&mut con, &["ZADD", "j", "1", "m"]).await?;
+        run(&mut con, &["DEL", "j"]).await?;
+        run(&mut con, &["EXEC"]).await?;
+        Ok(())
+    });
+    sim.run().unwrap();
+    let mut seen = seen.lock().unwrap().clone();
+    seen.sort_by_key(|(_, _, took)| *took);
+    assert_eq!(seen.len(), 2);
+    let expect = [("bzmpop", 250), ("bzpopmax", 500)];
+    for ((who, reply, took), (name, ms)) in seen.iter().zip(expect) {
+        assert_eq!(who, name);
+        assert_eq!(reply, &Ok(Value::Nil), "{who}");
+        assert!(
+            *took >= Duration::from_millis(ms) && *took <= Duration::from_millis(ms + 3),
+            "{who}: {took:?}"
+        );
+    }
+}
+
+#[test]
+fn clients_blocked_on_sorted_sets_are_served_in_the_order_they_blocked() {
+    let mut sim = sim(13);
+    node(&mut sim, NodeConfig::new("redis"));
+    let seen = Seen::default();
+    for (name, after, end, count) in [
+        ("first", 100, "MIN", "1"),
+        ("second", 200, "MAX", "10"),
+        ("third", 300, "MIN", "10"),
+        ("fourth", 400, "MAX", "1"),
+    ] {
+        let args = ["BZMPOP", "0", "2", "z1", "z2", end, "COUNT", count];
+        waiter(&mut sim, &seen, name, after, &args);
+    }
+    sim.client("adder", async {
+        let mut con = connect("redis").await?;
+        sleep(Duration::from_secs(1)).await;
+        // One transaction fills both keys: the first key serves the first
+        // two waiters, the second the third; the fourth waits on.
+        run(&mut con, &["MULTI"]).await?;
+        run(&mut con, &["ZADD", "z1", "1", "a", "2", "b", "3", "c"]).await?;
+        run(&mut con, &["ZADD", "z2", "1", "x", "2", "y"]).await?;
+        run(&mut con, &["EXEC"]).await?;
+        sleep(Duration::from_millis(100)).await;
+        run(&mut con, &["ZADD", "z2", "5", "p", "6", "q"]).await?;
+        Ok(())
+    });
+    sim.run().unwrap();
+    let seen = seen.lock().unwrap();
+    let got: Vec<(&str, &Result<Value, String>)> =
+        seen.iter().map(|(w, r, _)| (w.as_str(), r)).collect();
+    let expect = [
+        ("first", zmpopped("z1", &[("a", "1")])),
+        ("second", zmpopped("z1", &[("c", "3"), ("b", "2")])),
+        ("third", zmpopped("z2", &[("x", "1"), ("y", "2")])),
+        ("fourth", zmpopped("z2", &[("q", "6")])),
+    ];
+    for (name, value) in expect {
+        assert!(got.contains(&(name, &Ok(value))), "{name}: {got:?}");
+    }
+}
+
+#[test]
+fn a_failover_unblocks_clients_blocked_on_sorted_sets() {
+    let mut sim = sim(14);
+    node(&mut sim, NodeConfig::new("redis"));
+    let seen = Seen::default();
+    waiter(&mut sim, &seen, "bzpopmin", 0, &["BZPOPMIN", "z", "0"]);
+    waiter(
+        &mut sim,
+        &seen,
+        "bzmpop",
+        0,
+        &["BZMPOP", "0", "1", "z", "MAX"],
+    );
+    sim.client("operator", async {
+        let mut con = connect("redis").await?;
+        sleep(Duration::from_secs(1)).await;
+        run(&mut con, &["REPLICAOF", "elsewhere", "6379"]).await?;
+        Ok(())
+    });
+    sim.run().unwrap();
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    for (who, reply, took) in seen.iter() {
+        let text = reply.as_ref().unwrap_err();
+        assert!(text.contains("UNBLOCKED"), "{who}: {text}");
+        assert!(*took >= Duration::from_millis(990), "{who}: {took:?}");
+    }
+}
+
+#[test]
+fn a_resp3_client_woken_from_a_sorted_set_reads_its_score_as_a_double() {
+    let mut sim = sim(15);
+    node(&mut sim, NodeConfig::new("redis"));
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let out = got.clone();
+    sim.client("resp3", async move {
+        let mut s = turmoil::net::TcpStream::connect(("redis", 6379)).await?;
+        let mut buf = Vec::new();
+        let hello = exchange(&mut s, &mut buf, b"HELLO 3\r\n").await?;
+        assert!(hello.starts_with(b"%7\r\n"), "{hello:?}");
+        for request in [
+            &b"BZPOPMIN z 0.1\r\n"[..],
+            b"BZPOPMIN z 0\r\n",
+            b"BZMPOP 1 1 z MAX\r\n",
+        ] {
+            let reply = exchange(&mut s, &mut buf, request).await?;
+            out.lock().unwrap().push(reply);
+        }
+        Ok(())
+    });
+    sim.client("adder", async {
+        let mut con = connect("redis").await?;
+        sleep(Duration::from_secs(1)).await;
+        run(&mut con, &["ZADD", "z", "2.5", "a", "1e20", "b"]).await?;
+        Ok(())
+    });
+    sim.run().unwrap();
+    let got = got.lock().unwrap();
+    let text: Vec<String> = got
+        .iter()
+        .map(|r| String::from_utf8_lossy(r).into_owned())
+        .collect();
+    assert_eq!(
+        text,
+        [
+            "_\r\n",
+            "*3\r\n$1\r\nz\r\n$1\r\na\r\n,2.5\r\n",
+            "*2\r\n$1\r\nz\r\n*1\r\n*2\r\n$1\r\nb\r\n,1e+20\r\n",
+        ]
+    );
+}
+
+#[test]
+fn client_unblock_ends_a_wait_as_a_timeout_or_with_an_error() {
+    let mut sim = sim(16);
+    node(&mut sim, NodeConfig::new("redis"));
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let out = got.clone();
+    sim.client("waiter", async move {
+        let mut con = connect("redis").await?;
+        let Value::Int(id) = run(&mut con, &["CLIENT", "ID"]).await? else {
+            panic!("CLIENT ID is an integer");
+        };
+        out.lock().unwrap().push(Ok(Value::Int(id)));
+        for args in [
+            &["BZPOPMIN", "z", "0"][..],
+            &["BLPOP", "l", "0"],
+            &["BZMPOP", "0", "1", "z", "MIN"],
+        ] {
+            let r = run(&mut con, args).await.map_err(|e| e.to_string());
+            out.lock().unwrap().push(r);
+        }
+        Ok(())
+    });
+    let ids = got.clone();
+    sim.client("operator", async move {
+        let mut con = connect("redis").await?;
+        sleep(Duration::from_millis(100)).await;
+        let Ok(Value::Int(id)) = ids.lock().unwrap()[0].clone() else {
+            panic!("the waiter's id");
+        };
+        let id = id.to_string();
+        for how in ["TIMEOUT", "ERROR", "timeout"] {
+            let unblocked = run(&mut con, &["CLIENT", "UNBLOCK", &id, how]).await?;
+            assert_eq!(unblocked, Value::Int(1), "{how}");
+            sleep(Duration::from_millis(100)).await;
+        }
+        // No longer blocked.
+        let again = run(&mut con, &["CLIENT", "UNBLOCK", &id]).await?;
+        assert_eq!(again, Value::Int(0));
+        Ok(())
+    });
+    sim.run().unwrap();
+    let got = got.lock().unwrap();
+    assert_eq!(got.len(), 4, "{got:?}");
+    assert_eq!(got[1], Ok(Value::Nil));
+    let error = got[2].as_ref().unwrap_err();
+    assert!(
+        error.contains("UNBLOCKED") && error.contains("client unblocked via CLIENT UNBLOCK"),
+        "{error}"
+    );
+    assert_eq!(got[3], Ok(Value::Nil));
 }

@@ -91,6 +91,13 @@ impl Stats {
         }
     }
 
+    /// Counts the error reply a blocked `name` got after it ran (`CLIENT
+    /// UNBLOCK ... ERROR`): the call failed after all.
+    pub(crate) fn failed_while_blocked(&mut self, name: &'static str, text: &str) {
+        self.commands.entry(name).or_default().failed += 1;
+        self.error(text);
+    }
+
     /// Counts a command refused before it ran (`name` when it resolved
     /// to a known command) and the error it got.
     pub(crate) fn rejected(&mut self, name: Option<&'static str>, reply: &Reply) {

@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 
 use super::errors::{arity_error, int_arg, syntax_error, wrongtype};
 use super::is_option;
-use crate::blocking::{Attempt, Block, BlockFn, timeout_seconds_arg};
+use crate::blocking::{Attempt, Block, BlockFn, timeout_seconds_arg, without_blocking};
 use crate::handle::NodeHandle;
 use crate::keyspace::{Entry, Keyspace, Value};
 use crate::resp::Reply;
@@ -542,15 +542,6 @@ fn mpop(ks: &mut Keyspace, m: &MpopArgs) -> Result<Option<Reply>, Reply> {
 pub(crate) fn lmpop(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
     let m = mpop_args(a, 1)?;
     Ok(mpop(ks, &m)?.unwrap_or(Reply::NilArray))
-}
-
-/// A blocking command's answer when it may not block (a script, a
-/// transaction): as if its timeout had passed.
-fn without_blocking(attempt: Result<Attempt, Reply>) -> R {
-    match attempt? {
-        Attempt::Served(reply) => Ok(reply),
-        Attempt::Block(b) => Ok(b.timed_out),
-    }
 }
 
 /// `BLPOP`/`BRPOP key... timeout`: the timeout first, then the first

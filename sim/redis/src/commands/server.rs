@@ -8,7 +8,7 @@
 //! `CLIENT`, `COMMAND`, `QUIT` and `SHUTDOWN` belong to the connection.
 
 use super::Arity::{AtLeast, Exactly};
-use super::errors::{arity_error, syntax_error};
+use super::errors::{arity_error, int_arg, subcommand_syntax_error, syntax_error};
 use super::{Out, Subcommand, is_option};
 use crate::client::Client;
 use crate::handle::NodeHandle;
@@ -119,13 +119,20 @@ pub(crate) const CLIENT: &[Subcommand] = &[
         name: "client|tracking",
         arity: AtLeast(3),
     },
+    Subcommand {
+        name: "client|unblock",
+        arity: AtLeast(3),
+    },
 ];
 
 /// `CLIENT ID | GETNAME | INFO | KILL filter value ... | NO-EVICT on|off
-/// | SETNAME name | TRACKING off`
+/// | SETNAME name | TRACKING off | UNBLOCK id [TIMEOUT|ERROR]`
 pub(crate) fn client(node: &Node, c: &mut Client, a: &[Vec<u8>]) -> Out {
     if is_option(&a[1], "kill") {
         return super::kill::client_kill(node, c, a);
+    }
+    if is_option(&a[1], "unblock") {
+        return Out::Reply(client_unblock(node, a).unwrap_or_else(|e| e));
     }
     Out::Reply(client_subcommand(c, a).unwrap_or_else(|e| e))
 }
@@ -159,6 +166,28 @@ fn client_subcommand(c: &mut Client, a: &[Vec<u8>]) -> R {
         c.set_name(&a[2])?;
         Ok(Reply::ok())
     }
+}
+
+/// `CLIENT UNBLOCK id [TIMEOUT|ERROR]`: 1 if client `id` was blocked on
+/// keys (it then answers as if timed out, or with the `UNBLOCKED` error),
+/// else 0. The reason is checked before the id, as Redis checks them.
+fn client_unblock(node: &Node, a: &[Vec<u8>]) -> R {
+    if a.len() > 4 {
+        return Err(subcommand_syntax_error(a));
+    }
+    let with_error = match a.get(3) {
+        None => false,
+        Some(r) if is_option(r, "timeout") => false,
+        Some(r) if is_option(r, "error") => true,
+        Some(_) => {
+            return Err(Reply::err(
+                "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR",
+            ));
+        }
+    };
+    let id = int_arg(&a[2])?;
+    let unblocked = u64::try_from(id).is_ok_and(|id| node.unblock_client(id, with_error));
+    Ok(Reply::Int(i64::from(unblocked)))
 }
 
 /// `on` or `off`, any case; else Redis's syntax error.

@@ -4,8 +4,9 @@
 //! (`ZRANGE` with `BYSCORE`/`BYLEX`/`REV`/`LIMIT`/`WITHSCORES`,
 //! `ZRANGESTORE` and the older `ZRANGEBYSCORE`, `ZREVRANGEBYSCORE`,
 //! `ZRANGEBYLEX`, `ZREVRANGEBYLEX`, `ZREVRANGE`), the removals by range,
-//! `ZPOPMIN`, `ZPOPMAX`, `ZMPOP`, `ZRANDMEMBER`, the set operations (`ZUNION`,
-//! `ZINTER`, `ZDIFF`, their `STORE` forms and `ZINTERCARD`) and `ZSCAN`.
+//! `ZRANDMEMBER`, the set operations (`ZUNION`, `ZINTER`, `ZDIFF`, their
+//! `STORE` forms and `ZINTERCARD`) and `ZSCAN`. The pops (`ZPOPMIN`,
+//! `ZMPOP`, the blocking ones) are [`super::zset_pops`]'s.
 //!
 //! Scores are read as Redis reads them (`strtod`: `inf`, `-inf`, `+inf`,
 //! hex floats; never NaN) and printed as Redis 7.0 prints doubles in RESP2
@@ -24,11 +25,14 @@ use crate::sorted_set::{LexBound, LexRange, ScoreRange, SortedSet};
 type R = Result<Reply, Reply>;
 
 /// Members with their scores, in the order a command lists them.
-type Scored = Vec<(Vec<u8>, f64)>;
+pub(super) type Scored = Vec<(Vec<u8>, f64)>;
 
 /// The sorted set stored at `key`, `None` if absent, WRONGTYPE if another
 /// type.
-fn zset_at<'a>(ks: &'a mut Keyspace, key: &[u8]) -> Result<Option<&'a SortedSet>, Reply> {
+pub(super) fn zset_at<'a>(
+    ks: &'a mut Keyspace,
+    key: &[u8],
+) -> Result<Option<&'a SortedSet>, Reply> {
     match ks.get(key) {
         None => Ok(None),
         Some(e) => match &e.value {
@@ -41,7 +45,7 @@ fn zset_at<'a>(ks: &'a mut Keyspace, key: &[u8]) -> Result<Option<&'a SortedSet>
 /// Applies `change` to the sorted set at `key` (which must hold one);
 /// deletes the key if the set is left empty, records the write if
 /// `change` says it changed something (its `bool`).
-fn modify<T: Default>(
+pub(super) fn modify<T: Default>(
     ks: &mut Keyspace,
     key: &[u8],
     change: impl FnOnce(&mut SortedSet) -> (T, bool),
@@ -77,7 +81,7 @@ fn score_text(score: f64) -> Vec<u8> {
 }
 
 /// A score as a bulk reply.
-fn score_bulk(score: f64) -> Reply {
+pub(super) fn score_bulk(score: f64) -> Reply {
     Reply::Bulk(score_text(score))
 }
 
@@ -588,108 +592,6 @@ pub(crate) fn zremrangebyscore(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle)
 pub(crate) fn zremrangebylex(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
     let range = Range::Lex(lex_range(&a[2], &a[3])?);
     remove_range(ks, &a[1], range)
-}
-
-/// `ZPOPMIN key [count]` and `ZPOPMAX key [count]` (`MAX`): members and
-/// scores, flat, lowest (highest) first.
-fn pop<const MAX: bool>(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
-    if a.len() > 3 {
-        return Err(syntax_error());
-    }
-    let count = match a.get(2) {
-        Some(c) => string2ll(c)
-            .filter(|n| *n >= 0)
-            .ok_or_else(|| Reply::err("ERR value is out of range, must be positive"))?,
-        None => 1,
-    };
-    let Some(z) = zset_at(ks, &a[1])? else {
-        return Ok(Reply::Array(vec![]));
-    };
-    let count = usize::try_from(count).unwrap_or(usize::MAX);
-    let popped: Scored = if MAX {
-        z.iter()
-            .rev()
-            .take(count)
-            .map(|(m, s)| (m.to_vec(), s))
-            .collect()
-    } else {
-        z.iter().take(count).map(|(m, s)| (m.to_vec(), s)).collect()
-    };
-    modify(ks, &a[1], |z| {
-        for (m, _) in &popped {
-            z.remove(m);
-        }
-        ((), !popped.is_empty())
-    });
-    Ok(scored_reply(popped, true))
-}
-
-/// `ZPOPMIN key [count]`
-pub(crate) const ZPOPMIN: super::KeyspaceFn = pop::<false>;
-/// `ZPOPMAX key [count]`
-pub(crate) const ZPOPMAX: super::KeyspaceFn = pop::<true>;
-
-/// `ZMPOP numkeys key... MIN|MAX [COUNT count]`: pops from the first
-/// of the keys that holds a sorted set (a key of another type before it is
-/// WRONGTYPE); answers the key and its members with their scores, or a
-/// nil array when every key is absent.
-pub(crate) fn zmpop(ks: &mut Keyspace, a: &[Vec<u8>], _: &NodeHandle) -> R {
-    let numkeys = string2ll(&a[1])
-        .filter(|n| *n >= 1)
-        .ok_or_else(|| Reply::err("ERR numkeys should be greater than 0"))?;
-    let where_at = usize::try_from(numkeys)
-        .ok()
-        .and_then(|n| n.checked_add(2))
-        .filter(|w| *w < a.len())
-        .ok_or_else(syntax_error)?;
-    let max = match a[where_at].to_ascii_lowercase().as_slice() {
-        b"min" => false,
-        b"max" => true,
-        _ => return Err(syntax_error()),
-    };
-    let mut count = None;
-    let mut j = where_at + 1;
-    while j < a.len() {
-        if count.is_none() && is_option(&a[j], "count") && j + 1 < a.len() {
-            let n = string2ll(&a[j + 1])
-                .filter(|n| *n >= 1)
-                .ok_or_else(|| Reply::err("ERR count should be greater than 0"))?;
-            count = Some(usize::try_from(n).unwrap_or(usize::MAX));
-            j += 2;
-        } else {
-            return Err(syntax_error());
-        }
-    }
-    let count = count.unwrap_or(1);
-    for key in &a[2..where_at] {
-        let Some(z) = zset_at(ks, key)? else {
-            continue;
-        };
-        let popped: Scored = if max {
-            z.iter()
-                .rev()
-                .take(count)
-                .map(|(m, s)| (m.to_vec(), s))
-                .collect()
-        } else {
-            z.iter().take(count).map(|(m, s)| (m.to_vec(), s)).collect()
-        };
-        modify(ks, key, |z| {
-            for (m, _) in &popped {
-                z.remove(m);
-            }
-            ((), !popped.is_empty())
-        });
-        let pairs = popped
-            .into_iter()
-            .map(|(m, s)| Reply::Array(vec![Reply::Bulk(m), score_bulk(s)]))
-            .collect();
-        return Ok(Reply::Array(vec![
-            Reply::Bulk(key.clone()),
-            Reply::Array(pairs),
-        ]));
-    }
-    Ok(Reply::NilArray)
 }
 
 /// `ZRANDMEMBER key [count [WITHSCORES]]`: random members, distinct for a
