@@ -5,11 +5,11 @@
 //! The table is read off each implementation's code path (one successful
 //! acquire and its release, after warm-up: scripts are cached, so
 //! `redis::Script` sends one `EVALSHA`); commands sent to several nodes at
-//! once count as one round trip. `bench/tests/round_trips.rs` counts the
+//! once count as one round trip. `bench/tests/bench_tests/round_trips.rs` counts the
 //! commands a real server sees per cycle and holds this table to it; for
-//! the etcd rows, whose commands are gRPC requests, `bench/tests/etcd_rows.rs`
+//! the etcd rows, whose commands are gRPC requests, `bench/tests/bench_tests/etcd_rows.rs`
 //! counts them in the member's own request counters, and for the
-//! ZooKeeper rows `bench/tests/zookeeper_rows.rs` in the server's count
+//! ZooKeeper rows `bench/tests/bench_tests/zookeeper_rows.rs` in the server's count
 //! of the requests it received. The database rows' statements are read
 //! off `locks::database::rungs` the same way; what each costs the server's
 //! disk is counted by the run itself (`wal_fsyncs_per_cycle`).

@@ -2,7 +2,7 @@
 //! through the public API: registered as a rung by name with a factory,
 //! run through the suite (every scenario that names the rung it plays)
 //! and searched by `explore`. Shared by the example's `main.rs` and the
-//! test that runs it (`tests/own_lock.rs`).
+//! test that runs it (`tests/cli_tests/own_lock.rs`).
 
 use locks::{
     BoxFuture, FaultPoint, Lease, Lock, LockConfig, LockContext, LockError, NodeConnection, Owner,

@@ -14,7 +14,7 @@
 //! [`CLIENT_US`] × clients × nodes dialed) µs
 //!
 //! fitted to times measured on this project's 2-CPU build machine (an AMD
-//! EPYC guest, one CPU per run); `sim/tests/estimate.rs` pins its shape,
+//! EPYC guest, one CPU per run); `sim/tests/simulator/estimate.rs` pins its shape,
 //! not its constants. Fitted on 2026-11-27 to runs of 2 to 256 clients on
 //! 1 to 9 nodes, 2 to 30 simulated seconds, it predicts each within a
 //! factor of about 2 (256 clients for 5 s: 0.51 s measured, 0.8 s

@@ -1,5 +1,5 @@
 //! Where scenario errors are placed, for the shapes of TOML a search of
-//! the text used to miss; `sim/tests/bad_input.rs` covers the common ones.
+//! the text used to miss; `sim/tests/simulator/bad_input.rs` covers the common ones.
 
 use super::Scenario;
 

@@ -25,7 +25,7 @@
 //!
 //! # Fidelity
 //!
-//! The conformance suite (`tests/conformance.rs`) runs one list of
+//! The conformance suite (`tests/etcd_tests/conformance.rs`) runs one list of
 //! `etcdctl` commands against Debian's etcd 3.4.23 and against this member
 //! and requires the same output. The crate's README.md lists what it
 //! leaves out.
