@@ -39,6 +39,11 @@ use crate::resp::Reply;
 pub(crate) const BUSY: &str =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
 
+/// The same error while a library's function is busy (Redis's
+/// `shared.slowscripterr`).
+pub(crate) const BUSY_FUNCTION: &str =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+
 /// `SCRIPT KILL` refused: the script already wrote.
 const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
 
@@ -50,6 +55,9 @@ struct Running {
     wrote: bool,
     /// `SCRIPT KILL` asked to stop it.
     kill: bool,
+    /// It is a library's function (`FCALL`), which `FUNCTION KILL` stops,
+    /// not `SCRIPT KILL`.
+    function: bool,
 }
 
 /// The state behind [`ScriptWatch`]'s lock.
@@ -127,12 +135,13 @@ impl ScriptWatch {
         self.changes.send_modify(|n| *n = n.wrapping_add(1));
     }
 
-    /// The engine starts a script.
-    pub(crate) fn script_started(&self) {
+    /// The engine starts a script (`function`: a library's function).
+    pub(crate) fn script_started(&self, function: bool) {
         lock(&self.state).running = Some(Running {
             started: Instant::now(),
             wrote: false,
             kill: false,
+            function,
         });
         self.changed();
     }
@@ -175,11 +184,24 @@ impl ScriptWatch {
         }
     }
 
-    /// `SCRIPT KILL` while a script is busy: Redis's `scriptKill` reply.
-    pub(crate) fn kill(&self) -> Reply {
+    /// The `BUSY` error for the running script's kind.
+    pub(crate) fn busy_error(&self) -> Reply {
+        let function = lock(&self.state)
+            .running
+            .as_ref()
+            .is_some_and(|r| r.function);
+        Reply::err(if function { BUSY_FUNCTION } else { BUSY })
+    }
+
+    /// `SCRIPT KILL` (`function` false) or `FUNCTION KILL` while a script
+    /// is busy: Redis's `scriptKill` reply (each kills only its own kind).
+    pub(crate) fn kill(&self, function: bool) -> Reply {
         let reply = match &mut lock(&self.state).running {
             None => not_busy(),
             Some(r) if r.wrote => Reply::err(UNKILLABLE),
+            Some(r) if r.function != function => {
+                Reply::err(if r.function { BUSY_FUNCTION } else { BUSY })
+            }
             Some(r) => {
                 r.kill = true;
                 Reply::ok()
@@ -339,15 +361,16 @@ pub(crate) fn answer_while_busy(
         return BusyAnswer::Reply(e);
     }
     match resolved.full_name() {
-        "script|kill" => BusyAnswer::Reply(watch.kill()),
+        "script|kill" => BusyAnswer::Reply(watch.kill(false)),
+        "function|kill" => BusyAnswer::Reply(watch.kill(true)),
         "quit" => BusyAnswer::ReplyAndClose(Reply::ok()),
         "shutdown" => match shutdown_request(args) {
             Ok(ShutdownRequest::Stop { nosave: true }) => BusyAnswer::ShutDown,
-            Ok(ShutdownRequest::Stop { nosave: false }) => BusyAnswer::Reply(Reply::err(BUSY)),
+            Ok(ShutdownRequest::Stop { nosave: false }) => BusyAnswer::Reply(watch.busy_error()),
             Ok(ShutdownRequest::Abort) => BusyAnswer::Reply(no_shutdown_in_progress()),
             Err(e) => BusyAnswer::Reply(e),
         },
-        _ => BusyAnswer::Reply(Reply::err(BUSY)),
+        _ => BusyAnswer::Reply(watch.busy_error()),
     }
 }
 
@@ -425,7 +448,7 @@ mod tests {
     #[test]
     fn a_busy_node_answers_busy_except_to_the_commands_redis_allows() {
         let w = ScriptWatch::new(Duration::ZERO);
-        w.script_started();
+        w.script_started(false);
         let busy = BusyAnswer::Reply(Reply::err(BUSY));
         assert_eq!(answer(&w, &["PING"]), busy);
         assert_eq!(answer(&w, &["SHUTDOWN"]), busy);
@@ -485,7 +508,7 @@ mod tests {
             while front.state() == ScriptState::Idle && std::time::Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(1));
             }
-            let reply = front.kill();
+            let reply = front.kill(false);
             // Should the hook miss the kill, the shutdown still ends the
             // script and the assertion below fails instead of hanging.
             if script_ended.recv_timeout(Duration::from_secs(2)).is_err() {
@@ -509,7 +532,7 @@ mod tests {
         // The first call stands for a SCRIPT KILL that arrives meanwhile.
         let engine = watched_engine(&w, move |_| {
             counted.set(counted.get() + 1);
-            front.kill();
+            front.kill(false);
             Reply::Status("PONG".into())
         });
         let body = "while true do redis.pcall('ping') end";
@@ -521,13 +544,13 @@ mod tests {
     #[test]
     fn a_script_that_wrote_cannot_be_killed_and_a_killed_one_cannot_write() {
         let w = ScriptWatch::new(Duration::ZERO);
-        w.script_started();
+        w.script_started(false);
         assert!(w.claim_write());
-        assert_eq!(w.kill(), Reply::err(UNKILLABLE));
+        assert_eq!(w.kill(false), Reply::err(UNKILLABLE));
         assert_eq!(w.interrupt(), None);
         w.script_ended();
-        w.script_started();
-        assert_eq!(w.kill(), Reply::ok());
+        w.script_started(false);
+        assert_eq!(w.kill(false), Reply::ok());
         assert!(!w.claim_write());
         w.script_ended();
         w.shut_down();

@@ -16,6 +16,7 @@ use mlua::{Function, HookTriggers, Lua, MultiValue, Table, Value as LuaValue, Vm
 mod bit;
 pub(crate) mod c_args;
 mod errors;
+pub(crate) mod library;
 mod loadstring;
 mod random;
 mod shebang;
@@ -161,8 +162,16 @@ local function reply_tokens(value)
     end
   end
 end
-local run = function (f)
-  local r = {xpcall(f, error_handler)}
+-- A script runs with no arguments; a library's function gets its keys
+-- and arguments (a tail call: its errors name its own line).
+local run = function (f, ...)
+  local r
+  if select('#', ...) == 0 then
+    r = {xpcall(f, error_handler)}
+  else
+    local keys, args = ...
+    r = {xpcall(function () return f(keys, args) end, error_handler)}
+  end
   if r[1] then return true, reply_tokens(r[2]) end
   return false, r[2]
 end
@@ -185,6 +194,14 @@ pub struct LuaEngine {
     /// The running script may not write: it declared `no-writes`, or
     /// `EVAL_RO` runs it.
     read_only: Cell<bool>,
+    /// The function libraries (`FUNCTION LOAD`, `FCALL`).
+    libraries: RefCell<library::Libraries>,
+    /// What `redis.register_function` adds to while a library loads.
+    pending: library::Pending,
+    /// The environment of every library's code and functions.
+    library_env: Table,
+    /// Switches that environment to loading (`true`) or running.
+    set_loading: Function,
 }
 
 /// How often (in VM instructions) the hook looks at a running script.
@@ -535,6 +552,8 @@ impl LuaEngine {
         let xpcall = converting_xpcall(&lua, raw_xpcall, to_err_table.clone())?;
         globals.raw_set("xpcall", xpcall)?;
         let protected = crate::sandbox::protect(&lua)?;
+        let pending = library::Pending::default();
+        let (library_env, set_loading) = library::environment(&lua, &globals, &pending)?;
         // Scripts (and whatever they load) see the read-only view.
         lua.set_globals(protected)?;
         // Commands run synchronously inside the node, so an endless script
@@ -554,6 +573,10 @@ impl LuaEngine {
             scripts: RefCell::new(BTreeMap::new()),
             read_only: Cell::new(false),
             budget,
+            libraries: RefCell::default(),
+            pending,
+            library_env,
+            set_loading,
         })
     }
 
@@ -628,15 +651,46 @@ impl LuaEngine {
         read_only: bool,
     ) -> Option<Reply> {
         let f = self.scripts.borrow().get(sha).map(|(f, _)| f.clone())?;
+        Some(self.call_script(sha, f, Inputs::Globals, keys, argv, read_only))
+    }
+
+    /// Runs the library function `name` (any case) with its keys and
+    /// arguments, read-only if `read_only`. `None` if there is none.
+    pub fn run_function(
+        &self,
+        name: &str,
+        keys: &[Vec<u8>],
+        argv: &[Vec<u8>],
+        read_only: bool,
+    ) -> Option<Reply> {
+        let (f, name) = {
+            let libs = self.libraries.borrow();
+            let (_, f) = libs.function(name)?;
+            (f.callback.clone(), f.name.clone())
+        };
+        Some(self.call_script(&name, f, Inputs::Arguments, keys, argv, read_only))
+    }
+
+    /// Runs a script or a function under the budget (and the real-TCP
+    /// server's watch); `name` is what its errors call it.
+    fn call_script(
+        &self,
+        sha: &str,
+        f: Function,
+        inputs: Inputs,
+        keys: &[Vec<u8>],
+        argv: &[Vec<u8>],
+        read_only: bool,
+    ) -> Reply {
         self.read_only.set(read_only);
         let b = &self.budget;
         b.instructions.set(0);
         b.stop.set(None);
         let watch = b.watch.borrow().clone();
         if let Some(w) = &watch {
-            w.script_started();
+            w.script_started(matches!(inputs, Inputs::Arguments));
         }
-        let reply = match self.try_run(sha, f, keys, argv) {
+        let reply = match self.try_run(sha, f, inputs, keys, argv) {
             Ok(r) => r,
             Err(e) => Reply::err(format!("ERR Error running script: {e}")),
         };
@@ -648,12 +702,12 @@ impl LuaEngine {
         // `pcall` in the script may even have caught it: the hook raises it
         // again at its next check), its caller gets one plain text. A
         // killed script's caller gets the handler's text, as in Redis.
-        Some(if b.stop.get() == Some(Stop::InstructionLimit) {
+        if b.stop.get() == Some(Stop::InstructionLimit) {
             ABORTED.with(|n| n.set(n.get() + 1));
             Reply::Error(format!("{SCRIPT_ABORTED} (script: {sha})"))
         } else {
             reply
-        })
+        }
     }
 
     /// Bounds every script to at most `instructions` Lua VM instructions;
@@ -705,6 +759,7 @@ impl LuaEngine {
         &self,
         sha: &str,
         f: Function,
+        inputs: Inputs,
         keys: &[Vec<u8>],
         argv: &[Vec<u8>],
     ) -> mlua::Result<Reply> {
@@ -716,9 +771,17 @@ impl LuaEngine {
             }
             Ok(t)
         };
-        g.raw_set("KEYS", mk(keys)?)?;
-        g.raw_set("ARGV", mk(argv)?)?;
-        let (ok, val): (bool, LuaValue) = self.run.call(f)?;
+        let (ok, val): (bool, LuaValue) = match inputs {
+            Inputs::Globals => {
+                g.raw_set("KEYS", mk(keys)?)?;
+                g.raw_set("ARGV", mk(argv)?)?;
+                self.run.call(f)?
+            }
+            Inputs::Arguments => {
+                self.set_loading.call::<()>(false)?;
+                self.run.call((f, mk(keys)?, mk(argv)?))?
+            }
+        };
         if ok && let LuaValue::Table(tokens) = &val {
             return Ok(lua_to_reply(tokens));
         }
@@ -751,6 +814,15 @@ impl LuaEngine {
             )),
         })
     }
+}
+
+/// How a script gets its keys and arguments.
+#[derive(Clone, Copy)]
+enum Inputs {
+    /// As the globals `KEYS` and `ARGV` (`EVAL`).
+    Globals,
+    /// As its two arguments (`FCALL`).
+    Arguments,
 }
 
 /// `redis.sha1hex`: the SHA1 of its one argument (a number as Lua prints
