@@ -624,6 +624,11 @@ impl LuaEngine {
         self.scripts.borrow().contains_key(sha)
     }
 
+    /// How many scripts are cached (`INFO`'s `number_of_cached_scripts`).
+    pub fn script_count(&self) -> usize {
+        self.scripts.borrow().len()
+    }
+
     /// Empties the script cache (SCRIPT FLUSH).
     pub fn flush(&self) {
         self.scripts.borrow_mut().clear();
