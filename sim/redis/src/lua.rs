@@ -198,10 +198,6 @@ pub struct LuaEngine {
     libraries: RefCell<library::Libraries>,
     /// What `redis.register_function` adds to while a library loads.
     pending: library::Pending,
-    /// The environment of every library's code and functions.
-    library_env: Table,
-    /// Switches that environment to loading (`true`) or running.
-    set_loading: Function,
 }
 
 /// How often (in VM instructions) the hook looks at a running script.
@@ -553,7 +549,7 @@ impl LuaEngine {
         globals.raw_set("xpcall", xpcall)?;
         let protected = crate::sandbox::protect(&lua)?;
         let pending = library::Pending::default();
-        let (library_env, set_loading) = library::environment(&lua, &globals, &pending)?;
+        library::environment(&lua, &globals, &pending)?;
         // Scripts (and whatever they load) see the read-only view.
         lua.set_globals(protected)?;
         // Commands run synchronously inside the node, so an endless script
@@ -575,8 +571,6 @@ impl LuaEngine {
             budget,
             libraries: RefCell::default(),
             pending,
-            library_env,
-            set_loading,
         })
     }
 
@@ -783,7 +777,7 @@ impl LuaEngine {
                 self.run.call(f)?
             }
             Inputs::Arguments => {
-                self.set_loading.call::<()>(false)?;
+                self.set_loading(false)?;
                 self.run.call((f, mk(keys)?, mk(argv)?))?
             }
         };

@@ -204,7 +204,12 @@ fn list(node: &Node, _: &Client, a: &[Vec<u8>]) -> Reply {
                         ),
                         (
                             bulk("flags"),
-                            Reply::Set(f.flag_names().into_iter().map(bulk).collect()),
+                            Reply::Set(
+                                f.flag_names()
+                                    .into_iter()
+                                    .map(|n| Reply::Status(n.into()))
+                                    .collect(),
+                            ),
                         ),
                     ])
                 })

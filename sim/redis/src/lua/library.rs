@@ -72,7 +72,8 @@ pub struct Library {
     pub name: String,
     /// The whole code, shebang included (`FUNCTION LIST WITHCODE`, `DUMP`).
     pub code: Vec<u8>,
-    /// Its functions, by lowercase name.
+    /// Its functions, by name (as registered: a library may hold `f`
+    /// and `F`, as in Redis).
     pub functions: BTreeMap<String, LibraryFunction>,
 }
 
@@ -88,21 +89,27 @@ pub struct Libraries {
 impl Libraries {
     /// The function `name` (any case) and its library's name.
     pub fn function(&self, name: &str) -> Option<(&Library, &LibraryFunction)> {
-        let key = name.to_ascii_lowercase();
-        let lib = self.libraries.get(self.owners.get(&key)?)?;
-        Some((lib, lib.functions.get(&key)?))
+        let lib = self
+            .libraries
+            .get(self.owners.get(&name.to_ascii_lowercase())?)?;
+        let f = lib.functions.get(name).or_else(|| {
+            lib.functions
+                .values()
+                .find(|f| f.name.eq_ignore_ascii_case(name))
+        })?;
+        Some((lib, f))
     }
 
     /// How many functions all libraries hold.
     pub fn function_count(&self) -> usize {
-        self.owners.len()
+        self.libraries.values().map(|l| l.functions.len()).sum()
     }
 
     /// Removes the library `name`; whether it existed.
     pub fn remove(&mut self, name: &str) -> Option<Library> {
         let lib = self.libraries.remove(name)?;
         for f in lib.functions.keys() {
-            self.owners.remove(f);
+            self.owners.remove(&f.to_ascii_lowercase());
         }
         Some(lib)
     }
@@ -111,7 +118,9 @@ impl Libraries {
     pub fn insert(&mut self, lib: Library) {
         self.remove(&lib.name);
         for f in lib.functions.keys() {
-            self.owners.insert(f.clone(), lib.name.clone());
+            self.owners
+                .entry(f.to_ascii_lowercase())
+                .or_insert_with(|| lib.name.clone());
         }
         self.libraries.insert(lib.name.clone(), lib);
     }
@@ -124,7 +133,7 @@ impl Libraries {
         replacing: Option<&str>,
     ) -> Option<&'a LibraryFunction> {
         lib.functions.iter().find_map(|(key, f)| {
-            let owner = self.owners.get(key)?;
+            let owner = self.owners.get(&key.to_ascii_lowercase())?;
             (Some(owner.as_str()) != replacing).then_some(f)
         })
     }
@@ -175,6 +184,15 @@ fn check_name(name: &str) -> Result<(), String> {
     if ok { Ok(()) } else { Err(BAD_NAME.into()) }
 }
 
+/// Where the registry keeps the scripts' globals (the raw table).
+const RAW_GLOBALS: &str = "simredis.raw_globals";
+
+/// Where the registry keeps the functions' environment.
+pub(crate) const ENV: &str = "simredis.library_env";
+
+/// Where the registry keeps the switch of that environment.
+pub(crate) const SET_LOADING: &str = "simredis.set_loading";
+
 /// The library being loaded: what `redis.register_function` adds to.
 pub(crate) type Pending = Rc<RefCell<Option<BTreeMap<String, LibraryFunction>>>>;
 
@@ -218,14 +236,10 @@ end
 "#;
 
 /// Builds the functions' environment over the scripts' `globals` (the
-/// raw table, under its protection): the
-/// table to give library chunks, and the function that switches it to
-/// loading (`true`) or running (`false`).
-pub(crate) fn environment(
-    lua: &Lua,
-    globals: &Table,
-    pending: &Pending,
-) -> mlua::Result<(Table, Function)> {
+/// raw table, under its protection) and keeps in the registry the table
+/// to give library chunks ([`ENV`]) and the function that switches it to
+/// loading (`true`) or running (`false`, [`SET_LOADING`]).
+pub(crate) fn environment(lua: &Lua, globals: &Table, pending: &Pending) -> mlua::Result<()> {
     let set_mt = lua.create_function(|_, (t, mt): (Table, Table)| {
         t.set_metatable(Some(mt))?;
         Ok(t)
@@ -240,7 +254,7 @@ pub(crate) fn environment(
                 "ERR redis.register_function can only be called on FUNCTION LOAD command".into(),
             )));
         };
-        let key = f.name.to_ascii_lowercase();
+        let key = f.name.clone();
         if functions.contains_key(&key) {
             return Err(mlua::Error::external(CallError(
                 "ERR Function already exists in the library".into(),
@@ -250,16 +264,19 @@ pub(crate) fn environment(
         Ok(())
     })?;
     let log = lua.create_function(|_, _: MultiValue| Ok(()))?;
-    let g = globals.clone();
-    let lookup = lua.create_function(move |_, k: LuaValue| g.raw_get::<LuaValue>(k))?;
-    lua.load(ENVIRONMENT).set_name("@redis_lib").call((
-        lookup,
-        register,
-        log,
-        "7.0.15",
-        0x0007_000f,
-        set_mt,
-    ))
+    // Kept in the registry, not held from Rust: every value Rust holds
+    // takes a slot of the stack that `redis.call`'s arguments also need.
+    lua.set_named_registry_value(RAW_GLOBALS, globals)?;
+    let lookup = lua.create_function(|lua, k: LuaValue| {
+        lua.named_registry_value::<Table>(RAW_GLOBALS)?
+            .raw_get::<LuaValue>(k)
+    })?;
+    let (env, set_loading): (Table, Function) = lua
+        .load(ENVIRONMENT)
+        .set_name("@redis_lib")
+        .call((lookup, register, log, "7.0.15", 0x0007_000f, set_mt))?;
+    lua.set_named_registry_value(ENV, env)?;
+    lua.set_named_registry_value(SET_LOADING, set_loading)
 }
 
 /// A string as `lua_tostring` gives it (a number becomes its text).
@@ -399,7 +416,11 @@ impl super::LuaEngine {
             .lua
             .load(code)
             .set_name("@user_function")
-            .set_environment(self.library_env.clone())
+            .set_environment(
+                self.lua
+                    .named_registry_value::<Table>(ENV)
+                    .map_err(|e| Reply::err(format!("ERR {e}")))?,
+            )
             .into_function()
             .map_err(|e| {
                 let msg = match e {
@@ -409,12 +430,12 @@ impl super::LuaEngine {
                 Reply::err(format!("ERR Error compiling function: {msg}"))
             })?;
         *self.pending.borrow_mut() = Some(BTreeMap::new());
-        let ran = self.set_loading.call::<()>(true).and_then(|()| {
+        let ran = self.set_loading(true).and_then(|()| {
             self.budget.instructions.set(0);
             self.budget.stop.set(None);
             self.run.call::<(bool, LuaValue)>(chunk)
         });
-        let _ = self.set_loading.call::<()>(false);
+        let _ = self.set_loading(false);
         let functions = self.pending.borrow_mut().take().unwrap_or_default();
         let failure = match ran {
             Ok((true, _)) => return Ok(functions),
@@ -428,6 +449,14 @@ impl super::LuaEngine {
         Err(Reply::err(format!(
             "ERR Error registering functions: {failure}"
         )))
+    }
+
+    /// Switches the functions' environment to loading (`true`: only the
+    /// load-time names) or running.
+    pub(crate) fn set_loading(&self, loading: bool) -> mlua::Result<()> {
+        self.lua
+            .named_registry_value::<Function>(SET_LOADING)?
+            .call(loading)
     }
 
     /// The libraries, for `FUNCTION LIST`, `STATS` and `DUMP`.
