@@ -246,11 +246,29 @@ struct Budget {
     watch: RefCell<Option<Arc<ScriptWatch>>>,
     /// Why the last script stopped early, if it did.
     stop: Cell<Option<Stop>>,
+    /// A library's code is loading (`FUNCTION LOAD`): bounded by
+    /// [`LOAD_INSTRUCTION_LIMIT`] everywhere, as Redis bounds it by time.
+    loading: Cell<bool>,
 }
+
+/// How many instructions a library's code may run while it loads: about
+/// the half second Redis allows (`FUNCTION LOAD timeout`), counted, not
+/// timed, so that a simulation replays it.
+const LOAD_INSTRUCTION_LIMIT: u64 = 50_000_000;
 
 impl Budget {
     /// Called every [`HOOK_EVERY`] instructions: an error stops the script.
     fn check(&self) -> mlua::Result<()> {
+        if self.loading.get() {
+            let n = self.instructions.get() + u64::from(HOOK_EVERY);
+            self.instructions.set(n);
+            if n >= LOAD_INSTRUCTION_LIMIT {
+                return Err(mlua::Error::external(CallError(
+                    "ERR FUNCTION LOAD timeout".into(),
+                )));
+            }
+            return Ok(());
+        }
         if self.watch.borrow().is_some() {
             return self.interrupted();
         }
@@ -484,6 +502,7 @@ impl LuaEngine {
             instructions: Cell::new(0),
             watch: RefCell::new(None),
             stop: Cell::new(None),
+            loading: Cell::new(false),
         });
         let (call2, b) = (call.clone(), budget.clone());
         let raw_call = lua.create_function(move |lua, (count, args): (usize, Table)| {

@@ -433,7 +433,10 @@ impl super::LuaEngine {
         let ran = self.set_loading(true).and_then(|()| {
             self.budget.instructions.set(0);
             self.budget.stop.set(None);
-            self.run.call::<(bool, LuaValue)>(chunk)
+            self.budget.loading.set(true);
+            let ran = self.run.call::<(bool, LuaValue)>(chunk);
+            self.budget.loading.set(false);
+            ran
         });
         let _ = self.set_loading(false);
         let functions = self.pending.borrow_mut().take().unwrap_or_default();
