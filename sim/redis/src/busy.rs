@@ -542,6 +542,29 @@ mod tests {
     }
 
     #[test]
+    fn a_busy_function_is_killed_by_function_kill_and_not_by_script_kill() {
+        let w = ScriptWatch::new(Duration::ZERO);
+        w.script_started(true);
+        let busy = BusyAnswer::Reply(Reply::err(BUSY_FUNCTION));
+        assert_eq!(answer(&w, &["PING"]), busy);
+        assert_eq!(answer(&w, &["SCRIPT", "KILL"]), busy);
+        assert_eq!(w.interrupt(), None);
+        assert_eq!(
+            answer(&w, &["FUNCTION", "KILL"]),
+            BusyAnswer::Reply(Reply::ok())
+        );
+        assert_eq!(w.interrupt(), Some(Interrupt::Kill));
+        w.script_ended();
+        // And the other way round: FUNCTION KILL does not stop a script.
+        w.script_started(false);
+        assert_eq!(
+            answer(&w, &["FUNCTION", "KILL"]),
+            BusyAnswer::Reply(Reply::err(BUSY))
+        );
+        assert_eq!(w.interrupt(), None);
+    }
+
+    #[test]
     fn a_script_that_wrote_cannot_be_killed_and_a_killed_one_cannot_write() {
         let w = ScriptWatch::new(Duration::ZERO);
         w.script_started(false);
