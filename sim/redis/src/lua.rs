@@ -198,6 +198,9 @@ pub struct LuaEngine {
     libraries: RefCell<library::Libraries>,
     /// What `redis.register_function` adds to while a library loads.
     pending: library::Pending,
+    /// The function `FCALL` is about to run, for the real-TCP front's
+    /// `FUNCTION STATS`.
+    running_function: RefCell<Option<crate::busy::FunctionRun>>,
 }
 
 /// How often (in VM instructions) the hook looks at a running script.
@@ -590,6 +593,7 @@ impl LuaEngine {
             budget,
             libraries: RefCell::default(),
             pending,
+            running_function: RefCell::default(),
         })
     }
 
@@ -677,16 +681,26 @@ impl LuaEngine {
     pub fn run_function(
         &self,
         name: &str,
+        command: &[Vec<u8>],
         keys: &[Vec<u8>],
         argv: &[Vec<u8>],
         read_only: bool,
     ) -> Option<Reply> {
-        let (f, name) = {
+        let (f, running) = {
             let libs = self.libraries.borrow();
             let (_, f) = libs.function(name)?;
-            (f.callback.clone(), f.name.clone())
+            let running = crate::busy::FunctionRun {
+                name: f.name.clone(),
+                command: command.to_vec(),
+                libraries: libs.libraries.len(),
+                functions: libs.function_count(),
+            };
+            (f.callback.clone(), running)
         };
-        Some(self.call_script(&name, f, Inputs::Arguments, keys, argv, read_only))
+        let name = running.name.clone();
+        *self.running_function.borrow_mut() = Some(running);
+        let reply = self.call_script(&name, f, Inputs::Arguments, keys, argv, read_only);
+        Some(reply)
     }
 
     /// Runs a script or a function under the budget (and the real-TCP
@@ -705,8 +719,9 @@ impl LuaEngine {
         b.instructions.set(0);
         b.stop.set(None);
         let watch = b.watch.borrow().clone();
+        let function = self.running_function.borrow_mut().take();
         if let Some(w) = &watch {
-            w.script_started(matches!(inputs, Inputs::Arguments));
+            w.script_started(function);
         }
         let reply = match self.try_run(sha, f, inputs, keys, argv) {
             Ok(r) => r,

@@ -52,7 +52,7 @@ fn call(node: &Node, a: &[Vec<u8>], read_only: bool) -> Reply {
     }
     execute(node, a, numkeys, |keys, args| {
         node.lua
-            .run_function(&name, keys, args, read_only || no_writes)
+            .run_function(&name, a, keys, args, read_only || no_writes)
     })
     .unwrap_or_else(not_found)
 }
@@ -228,25 +228,27 @@ fn list(node: &Node, _: &Client, a: &[Vec<u8>]) -> Reply {
     Reply::Array(listed)
 }
 
-/// `FUNCTION STATS`: no function is ever running when a command runs.
+/// `FUNCTION STATS`: no function is ever running when a command runs
+/// (the real-TCP server's front answers for a busy one, with
+/// [`stats_reply`]).
 fn stats(node: &Node) -> Reply {
     let libs = node.lua.libraries();
+    stats_reply(Reply::Nil, libs.libraries.len(), libs.function_count())
+}
+
+/// `FUNCTION STATS`'s reply: the running function (or nil) and the
+/// engine's counts.
+pub(crate) fn stats_reply(running: Reply, libraries: usize, functions: usize) -> Reply {
     let bulk = |s: &str| Reply::Bulk(s.as_bytes().to_vec());
     Reply::Map(vec![
-        (bulk("running_script"), Reply::Nil),
+        (bulk("running_script"), running),
         (
             bulk("engines"),
             Reply::Map(vec![(
                 bulk("LUA"),
                 Reply::Map(vec![
-                    (
-                        bulk("libraries_count"),
-                        Reply::Int(libs.libraries.len() as i64),
-                    ),
-                    (
-                        bulk("functions_count"),
-                        Reply::Int(libs.function_count() as i64),
-                    ),
+                    (bulk("libraries_count"), Reply::Int(libraries as i64)),
+                    (bulk("functions_count"), Reply::Int(functions as i64)),
                 ]),
             )]),
         ),
