@@ -155,14 +155,19 @@ pub(crate) fn parse_metadata(code: &[u8]) -> Result<(String, usize), String> {
     let Some(end) = code.iter().position(|&b| b == b'\n') else {
         return Err("Invalid library metadata".into());
     };
-    let line = String::from_utf8_lossy(&code[2..end]);
-    let mut parts = line.split(' ').filter(|p| !p.is_empty());
-    let engine = parts.next().unwrap_or_default();
+    // Split as Redis splits it (`sdssplitargs`: quotes allowed), the
+    // engine's name being the first word without its `#!`.
+    let parts = crate::resp::split_args(&code[..end]).ok_or("Invalid library metadata")?;
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let engine = parts
+        .first()
+        .map(|p| text(&p[2.min(p.len())..]))
+        .unwrap_or_default();
     if !engine.eq_ignore_ascii_case("lua") {
         return Err(format!("Engine '{engine}' not found"));
     }
     let mut name = None;
-    for part in parts {
+    for part in parts.iter().skip(1).map(|p| text(p)) {
         match part.strip_prefix("name=") {
             Some(_) if name.is_some() => {
                 return Err(
@@ -509,6 +514,10 @@ mod tests {
             Ok(("lib_1".into(), 16))
         );
         assert_eq!(parse_metadata(b"#!lua  name=x \n"), Ok(("x".into(), 14)));
+        assert_eq!(
+            parse_metadata(b"#!lua name=\"foo\"\n"),
+            Ok(("foo".into(), 16))
+        );
     }
 
     #[test]
@@ -517,6 +526,7 @@ mod tests {
         assert_eq!(e(b""), "Missing library metadata");
         assert_eq!(e(b"#!lua name=x"), "Invalid library metadata");
         assert_eq!(e(b"#!py name=x\n"), "Engine 'py' not found");
+        assert_eq!(e(b"#! name=x\n"), "Engine '' not found");
         assert_eq!(e(b"#!lua\n"), "Library name was not given");
         assert_eq!(e(b"#!lua name=a-b\n"), BAD_NAME);
         assert_eq!(
