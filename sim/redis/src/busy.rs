@@ -39,6 +39,11 @@ use crate::resp::Reply;
 pub(crate) const BUSY: &str =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
 
+/// The same error while a library's function is busy (Redis's
+/// `shared.slowscripterr`).
+pub(crate) const BUSY_FUNCTION: &str =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+
 /// `SCRIPT KILL` refused: the script already wrote.
 const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
 
@@ -50,6 +55,23 @@ struct Running {
     wrote: bool,
     /// `SCRIPT KILL` asked to stop it.
     kill: bool,
+    /// It is a library's function (`FCALL`), which `FUNCTION KILL` stops,
+    /// not `SCRIPT KILL`: what `FUNCTION STATS` shows of it.
+    function: Option<FunctionRun>,
+}
+
+/// A running function as `FUNCTION STATS` shows it, and the engine's
+/// counts (which cannot change while it runs).
+#[derive(Debug, Clone)]
+pub(crate) struct FunctionRun {
+    /// The function's name.
+    pub(crate) name: String,
+    /// The command that runs it, as its client sent it.
+    pub(crate) command: Vec<Vec<u8>>,
+    /// How many libraries are loaded.
+    pub(crate) libraries: usize,
+    /// How many functions they hold.
+    pub(crate) functions: usize,
 }
 
 /// The state behind [`ScriptWatch`]'s lock.
@@ -127,12 +149,13 @@ impl ScriptWatch {
         self.changes.send_modify(|n| *n = n.wrapping_add(1));
     }
 
-    /// The engine starts a script.
-    pub(crate) fn script_started(&self) {
+    /// The engine starts a script (`function`: a library's function).
+    pub(crate) fn script_started(&self, function: Option<FunctionRun>) {
         lock(&self.state).running = Some(Running {
             started: Instant::now(),
             wrote: false,
             kill: false,
+            function,
         });
         self.changed();
     }
@@ -175,11 +198,54 @@ impl ScriptWatch {
         }
     }
 
-    /// `SCRIPT KILL` while a script is busy: Redis's `scriptKill` reply.
-    pub(crate) fn kill(&self) -> Reply {
+    /// The `BUSY` error for the running script's kind.
+    pub(crate) fn busy_error(&self) -> Reply {
+        let function = lock(&self.state)
+            .running
+            .as_ref()
+            .is_some_and(|r| r.function.is_some());
+        Reply::err(if function { BUSY_FUNCTION } else { BUSY })
+    }
+
+    /// `FUNCTION STATS` while a script is busy: the running function and
+    /// how long it has run.
+    pub(crate) fn function_stats(&self) -> Reply {
+        let st = lock(&self.state);
+        let Some((run, started)) = st
+            .running
+            .as_ref()
+            .and_then(|r| Some((r.function.as_ref()?, r.started)))
+        else {
+            // The counts are the node's to give, and the node is busy
+            // with an `EVAL` script: the front has nothing to show.
+            return Reply::err(BUSY);
+        };
+        let bulk = |s: &[u8]| Reply::Bulk(s.to_vec());
+        let running = Reply::Map(vec![
+            (bulk(b"name"), bulk(run.name.as_bytes())),
+            (
+                bulk(b"command"),
+                Reply::Array(run.command.iter().map(|a| bulk(a)).collect()),
+            ),
+            (
+                bulk(b"duration_ms"),
+                Reply::Int(i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX)),
+            ),
+        ]);
+        crate::commands::functions::stats_reply(running, run.libraries, run.functions)
+    }
+
+    /// `SCRIPT KILL` (`function` false) or `FUNCTION KILL` while a script
+    /// is busy: Redis's `scriptKill` reply (each kills only its own kind).
+    pub(crate) fn kill(&self, function: bool) -> Reply {
         let reply = match &mut lock(&self.state).running {
             None => not_busy(),
             Some(r) if r.wrote => Reply::err(UNKILLABLE),
+            Some(r) if r.function.is_some() != function => Reply::err(if r.function.is_some() {
+                BUSY_FUNCTION
+            } else {
+                BUSY
+            }),
             Some(r) => {
                 r.kill = true;
                 Reply::ok()
@@ -339,15 +405,17 @@ pub(crate) fn answer_while_busy(
         return BusyAnswer::Reply(e);
     }
     match resolved.full_name() {
-        "script|kill" => BusyAnswer::Reply(watch.kill()),
+        "script|kill" => BusyAnswer::Reply(watch.kill(false)),
+        "function|kill" => BusyAnswer::Reply(watch.kill(true)),
+        "function|stats" => BusyAnswer::Reply(watch.function_stats()),
         "quit" => BusyAnswer::ReplyAndClose(Reply::ok()),
         "shutdown" => match shutdown_request(args) {
             Ok(ShutdownRequest::Stop { nosave: true }) => BusyAnswer::ShutDown,
-            Ok(ShutdownRequest::Stop { nosave: false }) => BusyAnswer::Reply(Reply::err(BUSY)),
+            Ok(ShutdownRequest::Stop { nosave: false }) => BusyAnswer::Reply(watch.busy_error()),
             Ok(ShutdownRequest::Abort) => BusyAnswer::Reply(no_shutdown_in_progress()),
             Err(e) => BusyAnswer::Reply(e),
         },
-        _ => BusyAnswer::Reply(Reply::err(BUSY)),
+        _ => BusyAnswer::Reply(watch.busy_error()),
     }
 }
 
@@ -425,7 +493,7 @@ mod tests {
     #[test]
     fn a_busy_node_answers_busy_except_to_the_commands_redis_allows() {
         let w = ScriptWatch::new(Duration::ZERO);
-        w.script_started();
+        w.script_started(None);
         let busy = BusyAnswer::Reply(Reply::err(BUSY));
         assert_eq!(answer(&w, &["PING"]), busy);
         assert_eq!(answer(&w, &["SHUTDOWN"]), busy);
@@ -485,7 +553,7 @@ mod tests {
             while front.state() == ScriptState::Idle && std::time::Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(1));
             }
-            let reply = front.kill();
+            let reply = front.kill(false);
             // Should the hook miss the kill, the shutdown still ends the
             // script and the assertion below fails instead of hanging.
             if script_ended.recv_timeout(Duration::from_secs(2)).is_err() {
@@ -509,7 +577,7 @@ mod tests {
         // The first call stands for a SCRIPT KILL that arrives meanwhile.
         let engine = watched_engine(&w, move |_| {
             counted.set(counted.get() + 1);
-            front.kill();
+            front.kill(false);
             Reply::Status("PONG".into())
         });
         let body = "while true do redis.pcall('ping') end";
@@ -519,15 +587,43 @@ mod tests {
     }
 
     #[test]
+    fn a_busy_function_is_killed_by_function_kill_and_not_by_script_kill() {
+        let w = ScriptWatch::new(Duration::ZERO);
+        w.script_started(Some(FunctionRun {
+            name: "f".into(),
+            command: vec![b"fcall".to_vec(), b"f".to_vec(), b"0".to_vec()],
+            libraries: 1,
+            functions: 1,
+        }));
+        let busy = BusyAnswer::Reply(Reply::err(BUSY_FUNCTION));
+        assert_eq!(answer(&w, &["PING"]), busy);
+        assert_eq!(answer(&w, &["SCRIPT", "KILL"]), busy);
+        assert_eq!(w.interrupt(), None);
+        assert_eq!(
+            answer(&w, &["FUNCTION", "KILL"]),
+            BusyAnswer::Reply(Reply::ok())
+        );
+        assert_eq!(w.interrupt(), Some(Interrupt::Kill));
+        w.script_ended();
+        // And the other way round: FUNCTION KILL does not stop a script.
+        w.script_started(None);
+        assert_eq!(
+            answer(&w, &["FUNCTION", "KILL"]),
+            BusyAnswer::Reply(Reply::err(BUSY))
+        );
+        assert_eq!(w.interrupt(), None);
+    }
+
+    #[test]
     fn a_script_that_wrote_cannot_be_killed_and_a_killed_one_cannot_write() {
         let w = ScriptWatch::new(Duration::ZERO);
-        w.script_started();
+        w.script_started(None);
         assert!(w.claim_write());
-        assert_eq!(w.kill(), Reply::err(UNKILLABLE));
+        assert_eq!(w.kill(false), Reply::err(UNKILLABLE));
         assert_eq!(w.interrupt(), None);
         w.script_ended();
-        w.script_started();
-        assert_eq!(w.kill(), Reply::ok());
+        w.script_started(None);
+        assert_eq!(w.kill(false), Reply::ok());
         assert!(!w.claim_write());
         w.script_ended();
         w.shut_down();

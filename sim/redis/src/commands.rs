@@ -33,6 +33,7 @@ pub(crate) mod command_info;
 pub(crate) mod config;
 pub(crate) mod errors;
 pub(crate) mod facts;
+pub(crate) mod functions;
 pub(crate) mod hashes;
 pub(crate) mod hello;
 pub(crate) mod info;
@@ -350,10 +351,12 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::write("expire", AtLeast(3), ks::EXPIRE),
     Command::write("expireat", AtLeast(3), ks::EXPIREAT),
     Command::read("expiretime", Exactly(2), ks::EXPIRETIME),
+    Command::client("fcall", AtLeast(3), functions::fcall),
+    Command::client("fcall_ro", AtLeast(3), functions::fcall_ro),
     Command::databases("flushall", AtLeast(1), crate::databases::flushall),
     Command::write("flushdb", AtLeast(1), ks::flush),
-    Command::client("function", AtLeast(2), scripting::function)
-        .with_subcommands(scripting::FUNCTION),
+    Command::client("function", AtLeast(2), functions::function)
+        .with_subcommands(functions::FUNCTION),
     Command::read("get", Exactly(2), ks::get),
     Command::read("getbit", Exactly(3), bits::getbit),
     Command::write("getdel", Exactly(2), strings::getdel),

@@ -16,6 +16,7 @@ use mlua::{Function, HookTriggers, Lua, MultiValue, Table, Value as LuaValue, Vm
 mod bit;
 pub(crate) mod c_args;
 mod errors;
+pub(crate) mod library;
 mod loadstring;
 mod random;
 mod shebang;
@@ -161,8 +162,16 @@ local function reply_tokens(value)
     end
   end
 end
-local run = function (f)
-  local r = {xpcall(f, error_handler)}
+-- A script runs with no arguments; a library's function gets its keys
+-- and arguments (a tail call: its errors name its own line).
+local run = function (f, ...)
+  local r
+  if select('#', ...) == 0 then
+    r = {xpcall(f, error_handler)}
+  else
+    local keys, args = ...
+    r = {xpcall(function () return f(keys, args) end, error_handler)}
+  end
   if r[1] then return true, reply_tokens(r[2]) end
   return false, r[2]
 end
@@ -185,6 +194,13 @@ pub struct LuaEngine {
     /// The running script may not write: it declared `no-writes`, or
     /// `EVAL_RO` runs it.
     read_only: Cell<bool>,
+    /// The function libraries (`FUNCTION LOAD`, `FCALL`).
+    libraries: RefCell<library::Libraries>,
+    /// What `redis.register_function` adds to while a library loads.
+    pending: library::Pending,
+    /// The function `FCALL` is about to run, for the real-TCP front's
+    /// `FUNCTION STATS`.
+    running_function: RefCell<Option<crate::busy::FunctionRun>>,
 }
 
 /// How often (in VM instructions) the hook looks at a running script.
@@ -233,11 +249,29 @@ struct Budget {
     watch: RefCell<Option<Arc<ScriptWatch>>>,
     /// Why the last script stopped early, if it did.
     stop: Cell<Option<Stop>>,
+    /// A library's code is loading (`FUNCTION LOAD`): bounded by
+    /// [`LOAD_INSTRUCTION_LIMIT`] everywhere, as Redis bounds it by time.
+    loading: Cell<bool>,
 }
+
+/// How many instructions a library's code may run while it loads: about
+/// the half second Redis allows (`FUNCTION LOAD timeout`), counted, not
+/// timed, so that a simulation replays it.
+const LOAD_INSTRUCTION_LIMIT: u64 = 50_000_000;
 
 impl Budget {
     /// Called every [`HOOK_EVERY`] instructions: an error stops the script.
     fn check(&self) -> mlua::Result<()> {
+        if self.loading.get() {
+            let n = self.instructions.get() + u64::from(HOOK_EVERY);
+            self.instructions.set(n);
+            if n >= LOAD_INSTRUCTION_LIMIT {
+                return Err(mlua::Error::external(CallError(
+                    "ERR FUNCTION LOAD timeout".into(),
+                )));
+            }
+            return Ok(());
+        }
         if self.watch.borrow().is_some() {
             return self.interrupted();
         }
@@ -471,6 +505,7 @@ impl LuaEngine {
             instructions: Cell::new(0),
             watch: RefCell::new(None),
             stop: Cell::new(None),
+            loading: Cell::new(false),
         });
         let (call2, b) = (call.clone(), budget.clone());
         let raw_call = lua.create_function(move |lua, (count, args): (usize, Table)| {
@@ -535,6 +570,8 @@ impl LuaEngine {
         let xpcall = converting_xpcall(&lua, raw_xpcall, to_err_table.clone())?;
         globals.raw_set("xpcall", xpcall)?;
         let protected = crate::sandbox::protect(&lua)?;
+        let pending = library::Pending::default();
+        library::environment(&lua, &globals, &pending)?;
         // Scripts (and whatever they load) see the read-only view.
         lua.set_globals(protected)?;
         // Commands run synchronously inside the node, so an endless script
@@ -554,6 +591,9 @@ impl LuaEngine {
             scripts: RefCell::new(BTreeMap::new()),
             read_only: Cell::new(false),
             budget,
+            libraries: RefCell::default(),
+            pending,
+            running_function: RefCell::default(),
         })
     }
 
@@ -601,6 +641,11 @@ impl LuaEngine {
         self.scripts.borrow().contains_key(sha)
     }
 
+    /// How many scripts are cached (`INFO`'s `number_of_cached_scripts`).
+    pub fn script_count(&self) -> usize {
+        self.scripts.borrow().len()
+    }
+
     /// Empties the script cache (SCRIPT FLUSH).
     pub fn flush(&self) {
         self.scripts.borrow_mut().clear();
@@ -628,15 +673,57 @@ impl LuaEngine {
         read_only: bool,
     ) -> Option<Reply> {
         let f = self.scripts.borrow().get(sha).map(|(f, _)| f.clone())?;
+        Some(self.call_script(sha, f, Inputs::Globals, keys, argv, read_only))
+    }
+
+    /// Runs the library function `name` (any case) with its keys and
+    /// arguments, read-only if `read_only`. `None` if there is none.
+    pub fn run_function(
+        &self,
+        name: &str,
+        command: &[Vec<u8>],
+        keys: &[Vec<u8>],
+        argv: &[Vec<u8>],
+        read_only: bool,
+    ) -> Option<Reply> {
+        let (f, running) = {
+            let libs = self.libraries.borrow();
+            let (_, f) = libs.function(name)?;
+            let running = crate::busy::FunctionRun {
+                name: f.name.clone(),
+                command: command.to_vec(),
+                libraries: libs.libraries.len(),
+                functions: libs.function_count(),
+            };
+            (f.callback.clone(), running)
+        };
+        let name = running.name.clone();
+        *self.running_function.borrow_mut() = Some(running);
+        let reply = self.call_script(&name, f, Inputs::Arguments, keys, argv, read_only);
+        Some(reply)
+    }
+
+    /// Runs a script or a function under the budget (and the real-TCP
+    /// server's watch); `name` is what its errors call it.
+    fn call_script(
+        &self,
+        sha: &str,
+        f: Function,
+        inputs: Inputs,
+        keys: &[Vec<u8>],
+        argv: &[Vec<u8>],
+        read_only: bool,
+    ) -> Reply {
         self.read_only.set(read_only);
         let b = &self.budget;
         b.instructions.set(0);
         b.stop.set(None);
         let watch = b.watch.borrow().clone();
+        let function = self.running_function.borrow_mut().take();
         if let Some(w) = &watch {
-            w.script_started();
+            w.script_started(function);
         }
-        let reply = match self.try_run(sha, f, keys, argv) {
+        let reply = match self.try_run(sha, f, inputs, keys, argv) {
             Ok(r) => r,
             Err(e) => Reply::err(format!("ERR Error running script: {e}")),
         };
@@ -648,12 +735,12 @@ impl LuaEngine {
         // `pcall` in the script may even have caught it: the hook raises it
         // again at its next check), its caller gets one plain text. A
         // killed script's caller gets the handler's text, as in Redis.
-        Some(if b.stop.get() == Some(Stop::InstructionLimit) {
+        if b.stop.get() == Some(Stop::InstructionLimit) {
             ABORTED.with(|n| n.set(n.get() + 1));
             Reply::Error(format!("{SCRIPT_ABORTED} (script: {sha})"))
         } else {
             reply
-        })
+        }
     }
 
     /// Bounds every script to at most `instructions` Lua VM instructions;
@@ -705,6 +792,7 @@ impl LuaEngine {
         &self,
         sha: &str,
         f: Function,
+        inputs: Inputs,
         keys: &[Vec<u8>],
         argv: &[Vec<u8>],
     ) -> mlua::Result<Reply> {
@@ -716,9 +804,17 @@ impl LuaEngine {
             }
             Ok(t)
         };
-        g.raw_set("KEYS", mk(keys)?)?;
-        g.raw_set("ARGV", mk(argv)?)?;
-        let (ok, val): (bool, LuaValue) = self.run.call(f)?;
+        let (ok, val): (bool, LuaValue) = match inputs {
+            Inputs::Globals => {
+                g.raw_set("KEYS", mk(keys)?)?;
+                g.raw_set("ARGV", mk(argv)?)?;
+                self.run.call(f)?
+            }
+            Inputs::Arguments => {
+                self.set_loading(false)?;
+                self.run.call((f, mk(keys)?, mk(argv)?))?
+            }
+        };
         if ok && let LuaValue::Table(tokens) = &val {
             return Ok(lua_to_reply(tokens));
         }
@@ -751,6 +847,15 @@ impl LuaEngine {
             )),
         })
     }
+}
+
+/// How a script gets its keys and arguments.
+#[derive(Clone, Copy)]
+enum Inputs {
+    /// As the globals `KEYS` and `ARGV` (`EVAL`).
+    Globals,
+    /// As its two arguments (`FCALL`).
+    Arguments,
 }
 
 /// `redis.sha1hex`: the SHA1 of its one argument (a number as Lua prints

@@ -51,6 +51,9 @@ pub(crate) struct Batch {
     /// (empty for a batch that only touched database 0, which then
     /// travels exactly as before databases existed).
     pub(crate) other_dbs: Vec<DbKeyState>,
+    /// The master's function libraries after a `FUNCTION` command (or
+    /// in a snapshot), as a `FUNCTION DUMP` payload; `None` if unchanged.
+    pub(crate) functions: Option<Vec<u8>>,
 }
 
 impl Batch {
@@ -63,6 +66,7 @@ impl Batch {
             full,
             states: db0.into_iter().map(|(_, s)| s).collect(),
             other_dbs,
+            functions: None,
         }
     }
 
@@ -266,6 +270,10 @@ impl Node {
         node.lua
             .set_instruction_limit(node.handle.config().script_instruction_limit);
         let restored = lock(&node.handle.shared.disk).recover(node.handle.config().persistence);
+        let functions = lock(&node.handle.shared.disk).functions();
+        if let Some(payload) = functions {
+            node.replace_libraries(&payload);
+        }
         {
             let mut st = node.state.borrow_mut();
             st.dbs.set_hide_only(matches!(role, Role::Replica(_)));
@@ -396,6 +404,9 @@ impl Node {
             let mut st = self.state.borrow_mut();
             st.dbs.set_now(self.handle.now_ms());
             let (offset, full) = (batch.offset, batch.full);
+            if let Some(payload) = &batch.functions {
+                self.replace_libraries(payload);
+            }
             let effects: Vec<DbKeyState> = batch.into_effects().collect();
             if full {
                 let keep: BTreeSet<(usize, &Vec<u8>)> =
@@ -441,7 +452,52 @@ impl Node {
                     .map(move |(k, e)| (db, (k.clone(), Some(e.clone()))))
             })
             .collect();
-        Batch::new(st.offset, true, effects)
+        let mut batch = Batch::new(st.offset, true, effects);
+        batch.functions = Some(self.libraries_payload());
+        batch
+    }
+
+    /// The libraries as a `FUNCTION DUMP` payload.
+    fn libraries_payload(&self) -> Vec<u8> {
+        let libs = self.lua.libraries();
+        crate::commands::functions::dump(&libs.libraries.values().cloned().collect::<Vec<_>>())
+    }
+
+    /// Replaces the libraries with the ones in `payload` (a master's, or
+    /// the disk's): Redis replicates and persists functions, not scripts.
+    /// A payload that does not load leaves the libraries as they were.
+    fn replace_libraries(&self, payload: &[u8]) {
+        let Ok(codes) = crate::commands::functions::read_dump(payload) else {
+            return;
+        };
+        let old = self.lua.take_libraries();
+        for code in &codes {
+            if self.lua.load_library(code, false).is_err() {
+                self.lua.set_libraries(old);
+                return;
+            }
+        }
+        lock(&self.handle.shared.disk)
+            .write_functions(self.handle.config().persistence, payload.to_vec());
+    }
+
+    /// A `FUNCTION` command changed the libraries: they go to the disk and,
+    /// as one batch, to the replicas (the libraries whole, as a key's final
+    /// state goes).
+    pub(crate) fn functions_changed(&self) {
+        let payload = self.libraries_payload();
+        lock(&self.handle.shared.disk)
+            .write_functions(self.handle.config().persistence, payload.clone());
+        let mut st = self.state.borrow_mut();
+        if st.role == Role::Master && st.backlog {
+            st.offset += 1;
+            let mut batch = Batch::new(st.offset, false, Vec::new());
+            batch.functions = Some(payload);
+            let now = Instant::now();
+            st.replicas
+                .retain(|_, l| l.tx.send((now, batch.clone())).is_ok());
+            self.handle.set_offset(st.offset);
+        }
     }
 
     /// Attaches a replica whose batches go to `tx`; returns its link id.

@@ -50,6 +50,10 @@ pub struct Disk {
     durable: BTreeMap<(usize, Vec<u8>), Entry>,
     page_cache: Vec<DbKeyState>,
     next_crash: CrashKind,
+    /// The function libraries (a `FUNCTION DUMP` payload) made durable,
+    /// and the last ones written but not yet synced (`aof-everysec`).
+    durable_functions: Option<Vec<u8>>,
+    cached_functions: Option<Vec<u8>>,
 }
 
 impl Disk {
@@ -66,8 +70,26 @@ impl Disk {
         }
     }
 
+    /// Records the function libraries after a change (`FUNCTION LOAD`...),
+    /// as a whole, under `mode`: Redis persists functions, not scripts.
+    pub fn write_functions(&mut self, mode: Persistence, payload: Vec<u8>) {
+        match mode {
+            Persistence::None => {}
+            Persistence::AofAlways => self.durable_functions = Some(payload),
+            Persistence::AofEverysec => self.cached_functions = Some(payload),
+        }
+    }
+
+    /// The function libraries that survived (call after [`Disk::recover`]).
+    pub fn functions(&self) -> Option<Vec<u8>> {
+        self.durable_functions.clone()
+    }
+
     /// fsync: makes the page cache durable.
     pub fn fsync(&mut self) {
+        if let Some(f) = self.cached_functions.take() {
+            self.durable_functions = Some(f);
+        }
         for (db, (k, e)) in std::mem::take(&mut self.page_cache) {
             apply(&mut self.durable, db, &k, e);
         }
@@ -84,11 +106,16 @@ impl Disk {
         if mode == Persistence::None {
             self.durable.clear();
             self.page_cache.clear();
+            self.durable_functions = None;
+            self.cached_functions = None;
             return Vec::new();
         }
         match std::mem::take(&mut self.next_crash) {
             CrashKind::ProcessKill => self.fsync(),
-            CrashKind::PowerLoss => self.page_cache.clear(),
+            CrashKind::PowerLoss => {
+                self.page_cache.clear();
+                self.cached_functions = None;
+            }
         }
         self.durable
             .iter()

@@ -62,7 +62,8 @@ const MASTER_TIMEOUT: Duration = Duration::from_secs(2);
 /// A batch on the link: `batch`, offset, full, database 0's states, then,
 /// only if other databases changed, their states each tagged with its
 /// database (so a batch of database 0 alone is encoded as before
-/// databases existed).
+/// databases existed), then, only if the libraries changed (or in a
+/// snapshot), their `FUNCTION DUMP` payload.
 fn encode_batch(b: &Batch, out: &mut Vec<u8>) {
     let mut parts = vec![
         Reply::Bulk(b"batch".to_vec()),
@@ -70,13 +71,16 @@ fn encode_batch(b: &Batch, out: &mut Vec<u8>) {
         Reply::Int(i64::from(b.full)),
         Reply::Array(b.states.iter().map(encode_state).collect()),
     ];
-    if !b.other_dbs.is_empty() {
+    if !b.other_dbs.is_empty() || b.functions.is_some() {
         let tagged = b
             .other_dbs
             .iter()
             .map(|(db, s)| Reply::Array(vec![Reply::Int(*db as i64), encode_state(s)]))
             .collect();
         parts.push(Reply::Array(tagged));
+    }
+    if let Some(payload) = &b.functions {
+        parts.push(Reply::Bulk(payload.clone()));
     }
     Reply::Array(parts).encode(out);
 }
@@ -158,6 +162,13 @@ fn decode_batch(r: Reply) -> Option<Batch> {
     let Reply::Array(mut items) = r else {
         return None;
     };
+    let functions = match items.len() {
+        6 => match items.pop()? {
+            Reply::Bulk(payload) => Some(payload),
+            _ => return None,
+        },
+        _ => None,
+    };
     let other_dbs = match items.len() {
         4 => Vec::new(),
         5 => {
@@ -188,6 +199,7 @@ fn decode_batch(r: Reply) -> Option<Batch> {
             .map(decode_state)
             .collect::<Option<_>>()?,
         other_dbs,
+        functions,
     })
 }
 
@@ -476,6 +488,7 @@ mod tests {
                 ),
             ],
             other_dbs: Vec::new(),
+            functions: None,
         };
         let mut out = Vec::new();
         encode_batch(&b, &mut out);
@@ -497,6 +510,7 @@ mod tests {
             full: false,
             states: vec![(b"k".to_vec(), Some(entry.clone()))],
             other_dbs: Vec::new(),
+            functions: None,
         };
         let mut out = Vec::new();
         encode_batch(&db0_only, &mut out);

@@ -34,6 +34,7 @@ const CASE_FILES: &[&str] = &[
     include_str!("conformance/lua_libraries.txt"),
     include_str!("conformance/keyspace_events.txt"),
     include_str!("conformance/memory_and_hashes.txt"),
+    include_str!("conformance/functions.txt"),
 ];
 
 #[derive(Debug, Clone)]
@@ -281,6 +282,7 @@ where
         let mut buf = Vec::new();
         request(&mut s, &mut buf, &[b"FLUSHALL".to_vec()]).await;
         request(&mut s, &mut buf, &[b"SCRIPT".to_vec(), b"FLUSH".to_vec()]).await;
+        request(&mut s, &mut buf, &[b"FUNCTION".to_vec(), b"FLUSH".to_vec()]).await;
         lines.push(format!("## {}", case.name));
         for step in &case.steps {
             match step {

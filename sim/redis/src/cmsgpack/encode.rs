@@ -42,12 +42,19 @@ fn value(lua: &Lua, out: &mut Vec<u8>, v: &Value, level: usize) -> mlua::Result<
                     }
                 }
                 None => {
-                    let pairs: Vec<(Value, Value)> =
-                        t.pairs::<Value, Value>().collect::<mlua::Result<_>>()?;
-                    header(out, pairs.len() as u64, [0x80, 0xde, 0xdf]);
-                    for (k, v) in &pairs {
-                        value(lua, out, k, level + 1)?;
-                        value(lua, out, v, level + 1)?;
+                    // Counted first, then encoded pair by pair: each value
+                    // held from Rust takes a slot of Lua's stack, so a
+                    // map of 100,000 strings must never be held at once.
+                    let mut count = 0u64;
+                    for pair in t.pairs::<Value, Value>() {
+                        pair?;
+                        count += 1;
+                    }
+                    header(out, count, [0x80, 0xde, 0xdf]);
+                    for pair in t.pairs::<Value, Value>() {
+                        let (k, v) = pair?;
+                        value(lua, out, &k, level + 1)?;
+                        value(lua, out, &v, level + 1)?;
                     }
                 }
             }

@@ -297,7 +297,8 @@ pub(crate) fn config(node: &Node, _: &mut Client, a: &[Vec<u8>]) -> Out {
     } else if is_option(sub, "set") {
         set(node, &a[2..]).unwrap_or_else(|e| e)
     } else if is_option(sub, "resetstat") {
-        // The node keeps no statistics that CONFIG RESETSTAT resets.
+        // The counters of commands and errors start again from zero.
+        node.state.borrow_mut().stats = Default::default();
         Reply::ok()
     } else {
         // `rewrite`: like a Redis started without a configuration file.

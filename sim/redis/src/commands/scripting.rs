@@ -48,7 +48,7 @@ pub(crate) fn evalsha_ro(node: &Node, c: &mut Client, a: &[Vec<u8>]) -> Out {
 
 /// The script's reply; the client's write offset (for `WAIT`) moves to
 /// what the script wrote.
-fn reply_to(node: &Node, c: &mut Client, reply: Reply) -> Out {
+pub(crate) fn reply_to(node: &Node, c: &mut Client, reply: Reply) -> Out {
     c.woff = node.state.borrow().offset;
     Out::Reply(reply)
 }
@@ -75,16 +75,10 @@ fn run(node: &Node, body: Body, writes: Writes, a: &[Vec<u8>]) -> Reply {
     if body == Body::Sha && a[1].len() != 40 {
         return no_script();
     }
-    let numkeys = match int_arg(&a[2]) {
+    let numkeys = match int_arg(&a[2]).and_then(|n| key_count(n, a)) {
         Ok(n) => n,
         Err(e) => return e,
     };
-    if numkeys > (a.len() - 3) as i64 {
-        return Reply::err("ERR Number of keys can't be greater than number of args");
-    }
-    if numkeys < 0 {
-        return Reply::err("ERR Number of keys can't be negative");
-    }
     let sha = match body {
         Body::Sha => {
             let s = String::from_utf8_lossy(&a[1]).to_ascii_lowercase();
@@ -106,7 +100,40 @@ fn run(node: &Node, body: Body, writes: Writes, a: &[Vec<u8>]) -> Reply {
     if may_write && node.state.borrow().role != Role::Master {
         return readonly_error();
     }
-    let k = 3 + numkeys as usize;
+    execute(node, a, numkeys, |keys, args| match writes {
+        Writes::AsDeclared => node.lua.run(&sha, keys, args),
+        Writes::Refused => node.lua.run_read_only(&sha, keys, args),
+    })
+    .unwrap_or_else(no_script)
+}
+
+/// Checks a script's key count against the command `a` (name, script,
+/// numkeys, keys, arguments), as `EVAL` and `FCALL` check it.
+pub(crate) fn key_count(numkeys: i64, a: &[Vec<u8>]) -> Result<usize, Reply> {
+    if numkeys > (a.len() - 3) as i64 {
+        return Err(Reply::err(
+            "ERR Number of keys can't be greater than number of args",
+        ));
+    }
+    if numkeys < 0 {
+        return Err(Reply::err("ERR Number of keys can't be negative"));
+    }
+    Ok(numkeys as usize)
+}
+
+/// What `EVAL` and `FCALL` share once the script is found and allowed to
+/// run: the keyspace's clock frozen at its start, its own database, the
+/// count of aborted scripts, and its changes committed together (or
+/// dropped if the server stopped inside it). `a` is the command (name,
+/// script, numkeys, keys, arguments); `run` gets the keys and arguments
+/// and gives `None` if the script is gone.
+pub(crate) fn execute(
+    node: &Node,
+    a: &[Vec<u8>],
+    numkeys: usize,
+    run: impl FnOnce(&[Vec<u8>], &[Vec<u8>]) -> Option<Reply>,
+) -> Option<Reply> {
+    let k = 3 + numkeys;
     // Inside `EXEC` the clock stays frozen at the transaction's start.
     if !node.in_exec.get() {
         node.state.borrow_mut().dbs.set_now(node.handle.now_ms());
@@ -114,15 +141,11 @@ fn run(node: &Node, body: Body, writes: Writes, a: &[Vec<u8>]) -> Reply {
     // A script's `SELECT` changes only the script's database (Redis 7.0):
     // the caller's comes back when it ends.
     let db = node.selected.get();
-    let ran = match writes {
-        Writes::AsDeclared => node.lua.run(&sha, &a[3..k], &a[k..]),
-        Writes::Refused => node.lua.run_read_only(&sha, &a[3..k], &a[k..]),
-    };
+    let ran = run(&a[3..k], &a[k..]);
     if ran.is_some() && node.lua.last_aborted() {
         node.handle.count_aborted_script();
     }
     node.selected.set(db);
-    let reply = ran.unwrap_or_else(no_script);
     if node.lua.stopped_by_shutdown() {
         // The server stopped inside the script (SHUTDOWN NOSAVE, a signal):
         // as when Redis exits mid-script, its writes reach neither the disk
@@ -132,10 +155,10 @@ fn run(node: &Node, body: Body, writes: Writes, a: &[Vec<u8>]) -> Reply {
             st.dbs.discard_changes();
             st.notifications.clear();
         }
-        return reply;
+        return ran;
     }
     node.commit(Origin::Client);
-    reply
+    ran
 }
 
 /// `SCRIPT`'s subcommands (the command table checks their arities).
@@ -199,24 +222,4 @@ fn script_subcommand(node: &Node, a: &[Vec<u8>]) -> Result<Reply, Reply> {
 /// `NOTBUSY ...`: `SCRIPT KILL` with no script running.
 pub(crate) fn not_busy() -> Reply {
     Reply::err("NOTBUSY No scripts in execution right now.")
-}
-
-/// `FUNCTION`'s subcommands: the node has no function libraries, so only
-/// `FLUSH` (which clients and Redis's own test suite send to start clean).
-pub(crate) const FUNCTION: &[Subcommand] = &[Subcommand {
-    name: "function|flush",
-    arity: AtLeast(2),
-}];
-
-/// `FUNCTION FLUSH [ASYNC|SYNC]`: there is never a library to delete.
-pub(crate) fn function(_: &Node, _: &mut Client, a: &[Vec<u8>]) -> Out {
-    if a.len() > 3 {
-        return Out::Reply(super::errors::subcommand_syntax_error(a));
-    }
-    if a.len() == 3 && !is_option(&a[2], "sync") && !is_option(&a[2], "async") {
-        return Out::Reply(Reply::err(
-            "ERR FUNCTION FLUSH only supports SYNC|ASYNC option",
-        ));
-    }
-    Out::Reply(Reply::ok())
 }
