@@ -487,12 +487,14 @@ fn compare(n: usize, command: &(dyn Fn(&[u16]) -> Command + Sync)) {
     );
 }
 
-/// The command that runs the redis-py script against a port.
-fn redis_py(ports: &[u16]) -> Command {
+/// The command that runs the redis-py script against a port, in
+/// redis-py's default protocol (RESP3) or in `protocol`.
+fn redis_py(ports: &[u16], protocol: Option<u8>) -> Command {
     let mut command = Command::new("python3");
     command
         .arg(scripts_dir().join("redis_py_lock.py"))
         .arg(ports[0].to_string())
+        .args(protocol.map(|p| p.to_string()))
         .env("PYTHONPATH", clients_dir().join("python"))
         .env("PYTHONDONTWRITEBYTECODE", "1");
     command
@@ -515,7 +517,17 @@ fn redis_py_locks_see_the_same_replies_and_bytes_from_the_node_as_from_redis_ser
         eprintln!("skipping the redis-py comparison: {why}");
         return;
     }
-    compare(1, &redis_py);
+    compare(1, &|ports| redis_py(ports, None));
+}
+
+#[test]
+fn redis_py_locks_over_resp2_see_the_same_replies_and_bytes_from_the_node_as_from_redis_server() {
+    let installed = clients_dir().join("python/redis/lock.py");
+    if let Some(why) = missing("python3", &installed) {
+        eprintln!("skipping the redis-py comparison: {why}");
+        return;
+    }
+    compare(1, &|ports| redis_py(ports, Some(2)));
 }
 
 #[test]

@@ -8,7 +8,7 @@ the bytes do not change from run to run; durations are never printed,
 only whether a TTL lies in the range the step implies, because real time
 passes between the steps.
 
-Usage: redis_py_lock.py PORT
+Usage: redis_py_lock.py PORT [PROTOCOL]  (redis-py's default, 3, if absent)
 """
 
 import sys
@@ -49,10 +49,11 @@ def show(step, fn):
 
 def main():
     port = int(sys.argv[1])
-    print(f"redis-py {redis.__version__}", flush=True)
+    options = {"protocol": int(sys.argv[2])} if len(sys.argv) > 2 else {}
+    print(f"redis-py {redis.__version__} {options}", flush=True)
     # Two clients, each with its own connection: the holder and a rival.
-    a = redis.Redis(host="127.0.0.1", port=port)
-    b = redis.Redis(host="127.0.0.1", port=port)
+    a = redis.Redis(host="127.0.0.1", port=port, **options)
+    b = redis.Redis(host="127.0.0.1", port=port, **options)
     show("holder ping", a.ping)
     show("rival ping", b.ping)
 
