@@ -1,7 +1,7 @@
 //! Real lock clients against redis-server 7.0.15 and against the simulated
-//! node, their transcripts compared: redis-py 8's `redis.lock.Lock` (RESP3,
-//! as redis-py 8 speaks by default) and node-redlock 5.0.0-beta.2 over
-//! ioredis, on one instance and on three.
+//! node, their transcripts compared: redis-py 8's `redis.lock.Lock` (over
+//! RESP3, as redis-py 8 speaks by default, and over RESP2) and
+//! node-redlock 5.0.0-beta.2 over ioredis, on one instance and on three.
 //!
 //! Each client is a small script in `tests/clients/` that prints what it
 //! observed (return values, exceptions). Between the script and each server
@@ -15,7 +15,11 @@
 //! acquire, `using`'s automatic extensions) depends on timing, so a run of
 //! identical frames in one direction of a connection counts as one: the
 //! comparison is of outcomes and of the bytes of each kind of exchange,
-//! not of how often it repeated.
+//! not of how often it repeated. The other differences timing makes are
+//! kept out of the scripts: an exact TTL (the scripts ask the server
+//! whether it lies in a range) and node-redlock's release after a failed
+//! acquire, which may still be in flight when the call returns (the
+//! script waits for it before its next command).
 //!
 //! The clients are installed by `scripts/setup` under `target/clients/`
 //! (redis-py with `pip --target`, the npm packages with `npm --prefix`).
