@@ -37,7 +37,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 #[path = "speed/placement.rs"]
 mod placement;
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/redis_tests/common/mod.rs"]
 mod common;
 
 use placement::{cpu_model, loadavg, pinned_or_noted, where_they_ran};

@@ -4,7 +4,7 @@
 //! together, a restart keeps every database, and only database 0 (where
 //! locks live) is reported as events.
 
-mod common;
+use crate::common;
 
 use common::{connect, simulation};
 use std::sync::{Arc, Mutex};

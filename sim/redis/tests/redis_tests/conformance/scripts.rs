@@ -215,27 +215,27 @@ pub fn all() -> Vec<(&'static str, &'static str)> {
         // The ladder's own scripts (locks/src/lua), the one copy used everywhere.
         (
             "ladder_release",
-            include_str!("../../../../locks/src/lua/release.lua"),
+            include_str!("../../../../../locks/src/lua/release.lua"),
         ),
         (
             "ladder_extend",
-            include_str!("../../../../locks/src/lua/extend.lua"),
+            include_str!("../../../../../locks/src/lua/extend.lua"),
         ),
         (
             "ladder_fenced_acquire",
-            include_str!("../../../../locks/src/lua/fenced_acquire.lua"),
+            include_str!("../../../../../locks/src/lua/fenced_acquire.lua"),
         ),
         (
             "ladder_reentrant_acquire",
-            include_str!("../../../../locks/src/lua/reentrant_acquire.lua"),
+            include_str!("../../../../../locks/src/lua/reentrant_acquire.lua"),
         ),
         (
             "ladder_reentrant_release",
-            include_str!("../../../../locks/src/lua/reentrant_release.lua"),
+            include_str!("../../../../../locks/src/lua/reentrant_release.lua"),
         ),
         (
             "ladder_reentrant_renew",
-            include_str!("../../../../locks/src/lua/reentrant_renew.lua"),
+            include_str!("../../../../../locks/src/lua/reentrant_renew.lua"),
         ),
     ]
 }

@@ -50,7 +50,7 @@ fn clients_dir() -> PathBuf {
 
 /// The folder of the client scripts.
 fn scripts_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/redis_tests/clients")
 }
 
 /// Whether `program --version` runs.

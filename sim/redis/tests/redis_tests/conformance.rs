@@ -18,7 +18,7 @@ use simredis::resp::{Reply, encode_request, parse_reply, split_args};
 use simredis::{NodeConfig, NodeHandle, serve};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-mod common;
+use crate::common;
 #[path = "conformance/scripts.rs"]
 mod scripts;
 

@@ -8,7 +8,7 @@
 //! latency varies between `MIN_LATENCY` and `MAX_LATENCY` (turmoil draws it
 //! per message from the seed).
 
-mod common;
+use crate::common;
 
 use common::{TICK, connect, simulation};
 use std::sync::{Arc, Mutex};

@@ -5,7 +5,7 @@
 //! replicated, a RESP3 client woken from a sorted set reads its score as
 //! a double, and `CLIENT UNBLOCK` ends a wait as a timeout or an error.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -5,7 +5,7 @@
 //! through `FUNCTION RESTORE`. Scripts, unlike them, are neither
 //! replicated nor persisted.
 
-mod common;
+use crate::common;
 
 use common::{connect, simulation};
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! clock jumps, failover, persistence, WAIT, ground-truth events, and the
 //! real-TCP server mode (its long scripts: `tests/real_tcp.rs`).
 
-mod common;
+use crate::common;
 
 use common::{connect, simulation};
 use std::sync::{Arc, Mutex};
@@ -78,7 +78,7 @@ fn the_redis_crate_client_locks_and_releases_through_the_simulated_node() {
         let mut con = connect("redis").await?;
         assert!(set_nx_px(&mut con, "lock", "A", 30_000).await);
         assert!(!set_nx_px(&mut con, "lock", "B", 30_000).await);
-        let release = redis::Script::new(include_str!("../../../locks/src/lua/release.lua"));
+        let release = redis::Script::new(include_str!("../../../../locks/src/lua/release.lua"));
         let n: i64 = release.key("lock").arg("B").invoke_async(&mut con).await?;
         assert_eq!(n, 0);
         let n: i64 = release.key("lock").arg("A").invoke_async(&mut con).await?;

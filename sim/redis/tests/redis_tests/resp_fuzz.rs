@@ -33,7 +33,7 @@ use simredis::resp::{Reply, encode_request, parse_reply};
 use simredis::{NodeConfig, NodeHandle, serve};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-mod common;
+use crate::common;
 #[path = "common/real_tcp.rs"]
 mod real_tcp;
 

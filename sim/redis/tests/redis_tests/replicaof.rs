@@ -2,7 +2,7 @@
 //! listening on a non-default port) and on real TCP (two simulated nodes
 //! served on ephemeral loopback ports, one following the other).
 
-mod common;
+use crate::common;
 #[path = "common/real_tcp.rs"]
 mod real_tcp;
 
