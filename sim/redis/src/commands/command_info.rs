@@ -85,6 +85,18 @@ pub(crate) enum Find {
     Unknown,
 }
 
+/// The key spec of a command that may delete its one key (`DELEX`,
+/// `DELIFEQ`).
+const DELETES_ITS_KEY: &[KeySpec] = &[KeySpec {
+    flags: &["RM", "delete"],
+    begin: Begin::Index(1),
+    find: Find::Range {
+        last_key: 0,
+        key_step: 1,
+        limit: 0,
+    },
+}];
+
 /// Facts about the commands newer than Redis 7.0 that a node of a newer
 /// version knows. Written by hand from those servers' docs; nothing here
 /// is compared with a running server.
@@ -97,15 +109,7 @@ const NEWER: &[(Feature, Facts)] = &[
             keys: (1, 1, 1),
             acl: &["@keyspace", "@write", "@fast"],
             tips: &[],
-            key_specs: &[KeySpec {
-                flags: &["RM", "delete"],
-                begin: Begin::Index(1),
-                find: Find::Range {
-                    last_key: 0,
-                    key_step: 1,
-                    limit: 0,
-                },
-            }],
+            key_specs: DELETES_ITS_KEY,
             group: "string",
             since: "8.4.0",
         },
@@ -118,15 +122,7 @@ const NEWER: &[(Feature, Facts)] = &[
             keys: (1, 1, 1),
             acl: &["@keyspace", "@write", "@fast"],
             tips: &[],
-            key_specs: &[KeySpec {
-                flags: &["RM", "delete"],
-                begin: Begin::Index(1),
-                find: Find::Range {
-                    last_key: 0,
-                    key_step: 1,
-                    limit: 0,
-                },
-            }],
+            key_specs: DELETES_ITS_KEY,
             group: "string",
             since: "9.0.0",
         },
