@@ -6,8 +6,7 @@
 //! them with a live one. (A Redis 7.0 node refuses them all as
 //! redis-server 7.0.15 does: the conformance cases compare that.)
 
-#[path = "common/real_tcp.rs"]
-mod real_tcp;
+use crate::common::real_tcp;
 
 use real_tcp::{run, serve};
 use redis::Value;

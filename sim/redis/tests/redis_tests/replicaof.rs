@@ -3,8 +3,7 @@
 //! served on ephemeral loopback ports, one following the other).
 
 use crate::common;
-#[path = "common/real_tcp.rs"]
-mod real_tcp;
+use crate::common::real_tcp;
 
 use std::time::Duration;
 

@@ -34,8 +34,7 @@ use simredis::{NodeConfig, NodeHandle, serve};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::common;
-#[path = "common/real_tcp.rs"]
-mod real_tcp;
+use crate::common::real_tcp;
 
 /// The seed every property here draws its cases from.
 const SEED: u64 = 20_261_124;

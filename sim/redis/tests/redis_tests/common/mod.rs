@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test file uses its own part of the helpers
 
+pub mod real_tcp;
+
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
