@@ -45,9 +45,10 @@ pub struct Keyspace {
     /// Replica mode: hide expired keys but never delete them.
     pub hide_only: bool,
     changes: Vec<Change>,
-    /// The keys the pending changes added (absent before), for the `new`
-    /// keyspace event.
-    created: Vec<Vec<u8>>,
+    /// Which of the pending changes added their key (absent before), by
+    /// index into `changes`: the `new` keyspace event. An index, not a
+    /// copy of the key, as every command that creates a key passes here.
+    created: Vec<usize>,
     /// How many of `changes` and of `created` keyspace events were already
     /// made from (see [`Keyspace::take_unnoticed`]).
     noticed: (usize, usize),
@@ -144,7 +145,7 @@ impl Keyspace {
             .insert(key.to_vec(), Entry { value, deadline })
             .is_none()
         {
-            self.created.push(key.to_vec());
+            self.created.push(self.changes.len());
         }
         self.changes.push(Change::Written(key.to_vec()));
     }
@@ -201,9 +202,30 @@ impl Keyspace {
             self.expires.insert((d, key.to_vec()));
         }
         if self.map.insert(key.to_vec(), entry).is_none() {
-            self.created.push(key.to_vec());
+            self.created.push(self.changes.len());
         }
         self.changes.push(Change::Written(key.to_vec()));
+    }
+
+    /// After a command changed a container in place: deletes the key if
+    /// the container is left empty (Redis keeps no empty set, list or
+    /// sorted set), or records the write if `changed`.
+    pub(crate) fn settle_container(&mut self, key: &[u8], empty: bool, changed: bool) {
+        if empty {
+            self.remove(key);
+        } else if changed {
+            self.mark_written(key);
+        }
+    }
+
+    /// Stores a container built anew (no deadline), or deletes the key
+    /// when it is empty (`SINTERSTORE` of nothing).
+    pub(crate) fn store_container(&mut self, key: &[u8], value: Value, empty: bool) {
+        if empty {
+            self.remove(key);
+        } else {
+            self.set(key, value, None);
+        }
     }
 
     /// Deletes every key.
@@ -276,10 +298,14 @@ impl Keyspace {
     pub(crate) fn take_unnoticed(&mut self) -> (Vec<Change>, Vec<Vec<u8>>) {
         let (changes, created) = self.noticed;
         self.noticed = (self.changes.len(), self.created.len());
-        (
-            self.changes[changes..].to_vec(),
-            self.created[created..].to_vec(),
-        )
+        let keys = self.created[created..]
+            .iter()
+            .filter_map(|&i| match &self.changes[i] {
+                Change::Written(k) => Some(k.clone()),
+                _ => None,
+            })
+            .collect();
+        (self.changes[changes..].to_vec(), keys)
     }
 
     /// Marks every pending change noticed, making no event (notifications

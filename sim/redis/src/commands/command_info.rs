@@ -101,33 +101,23 @@ const DELETES_ITS_KEY: &[KeySpec] = &[KeySpec {
 /// version knows. Written by hand from those servers' docs; nothing here
 /// is compared with a running server.
 const NEWER: &[(Feature, Facts)] = &[
-    (
-        Feature::Delex,
-        Facts {
-            name: "delex",
-            flags: &["write", "fast"],
-            keys: (1, 1, 1),
-            acl: &["@keyspace", "@write", "@fast"],
-            tips: &[],
-            key_specs: DELETES_ITS_KEY,
-            group: "string",
-            since: "8.4.0",
-        },
-    ),
-    (
-        Feature::Delifeq,
-        Facts {
-            name: "delifeq",
-            flags: &["write", "fast"],
-            keys: (1, 1, 1),
-            acl: &["@keyspace", "@write", "@fast"],
-            tips: &[],
-            key_specs: DELETES_ITS_KEY,
-            group: "string",
-            since: "9.0.0",
-        },
-    ),
+    (Feature::Delex, deleting_one_key("delex", "8.4.0")),
+    (Feature::Delifeq, deleting_one_key("delifeq", "9.0.0")),
 ];
+
+/// The facts of a fast string command that may delete its one key.
+const fn deleting_one_key(name: &'static str, since: &'static str) -> Facts {
+    Facts {
+        name,
+        flags: &["write", "fast"],
+        keys: (1, 1, 1),
+        acl: &["@keyspace", "@write", "@fast"],
+        tips: &[],
+        key_specs: DELETES_ITS_KEY,
+        group: "string",
+        since,
+    }
+}
 
 /// `COMMAND`'s subcommands (the command table checks their arities).
 pub(crate) const COMMAND: &[Subcommand] = &[

@@ -105,11 +105,7 @@ fn changed(ks: &mut Keyspace, key: &[u8]) {
         ks.peek(key),
         Some(Entry { value: Value::List(l), .. }) if l.is_empty()
     );
-    if empty {
-        ks.remove(key);
-    } else {
-        ks.mark_written(key);
-    }
+    ks.settle_container(key, empty, true);
 }
 
 /// Pushes `elements` at `end` of the list at `key`, creating it unless

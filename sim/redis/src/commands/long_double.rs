@@ -159,11 +159,12 @@ impl LongDouble {
     }
 }
 
-/// The magnitude of decimal text (`12.5e-3`, `.5`, `5.`), as `strtold`
-/// rounds it; `None` if the text is not a whole number or underflows to
-/// zero, `Inf` if it overflows.
-fn parse_decimal(s: &[u8]) -> Option<Magnitude> {
-    let (mantissa, exponent) = match s.iter().position(|&c| c == b'e') {
+/// Splits number text into its integer digits, its fraction digits and
+/// its exponent (after `marker`: `e` or `p`, a signed decimal, clamped far
+/// past any double's range); `None` unless there is at least one digit
+/// and every digit passes `is_digit`.
+fn split_number(s: &[u8], marker: u8, is_digit: fn(&u8) -> bool) -> Option<(&[u8], &[u8], i64)> {
+    let (mantissa, exponent) = match s.iter().position(|&c| c == marker) {
         Some(i) => (&s[..i], Some(&s[i + 1..])),
         None => (s, None),
     };
@@ -171,10 +172,10 @@ fn parse_decimal(s: &[u8]) -> Option<Magnitude> {
         Some(i) => (&mantissa[..i], &mantissa[i + 1..]),
         None => (mantissa, &mantissa[..0]),
     };
-    if int.len() + frac.len() == 0 || !int.iter().chain(frac).all(u8::is_ascii_digit) {
+    if int.len() + frac.len() == 0 || !int.iter().chain(frac).all(is_digit) {
         return None;
     }
-    let mut exp10: i64 = match exponent {
+    let exponent = match exponent {
         None => 0,
         Some(e) => {
             let digits = e
@@ -190,7 +191,15 @@ fn parse_decimal(s: &[u8]) -> Option<Magnitude> {
             if e[0] == b'-' { -n } else { n }
         }
     };
-    exp10 -= frac.len() as i64;
+    Some((int, frac, exponent))
+}
+
+/// The magnitude of decimal text (`12.5e-3`, `.5`, `5.`), as `strtold`
+/// rounds it; `None` if the text is not a whole number or underflows to
+/// zero, `Inf` if it overflows.
+fn parse_decimal(s: &[u8]) -> Option<Magnitude> {
+    let (int, frac, exponent) = split_number(s, b'e', u8::is_ascii_digit)?;
+    let exp10 = exponent - frac.len() as i64;
     let mut num = Big::default();
     for &d in int.iter().chain(frac) {
         num = num.mul_small(10).add(&Big::from_u64(u64::from(d - b'0')));
@@ -219,34 +228,8 @@ fn parse_decimal(s: &[u8]) -> Option<Magnitude> {
 /// The magnitude of hexadecimal text after `0x` (`1.8p3`), as `strtold`
 /// rounds it.
 fn parse_hex(s: &[u8]) -> Option<Magnitude> {
-    let (mantissa, exponent) = match s.iter().position(|&c| c == b'p') {
-        Some(i) => (&s[..i], Some(&s[i + 1..])),
-        None => (s, None),
-    };
-    let (int, frac) = match mantissa.iter().position(|&c| c == b'.') {
-        Some(i) => (&mantissa[..i], &mantissa[i + 1..]),
-        None => (mantissa, &mantissa[..0]),
-    };
-    if int.len() + frac.len() == 0 || !int.iter().chain(frac).all(u8::is_ascii_hexdigit) {
-        return None;
-    }
-    let mut exp2: i64 = match exponent {
-        None => 0,
-        Some(e) => {
-            let digits = e
-                .strip_prefix(b"-")
-                .or_else(|| e.strip_prefix(b"+"))
-                .unwrap_or(e);
-            if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-                return None;
-            }
-            let n = digits
-                .iter()
-                .fold(0i64, |n, d| (n * 10 + i64::from(d - b'0')).min(1 << 40));
-            if e[0] == b'-' { -n } else { n }
-        }
-    };
-    exp2 -= 4 * frac.len() as i64;
+    let (int, frac, exponent) = split_number(s, b'p', u8::is_ascii_hexdigit)?;
+    let exp2 = exponent - 4 * frac.len() as i64;
     let mut num = Big::default();
     for &d in int.iter().chain(frac) {
         let v = (d as char).to_digit(16).unwrap_or(0);

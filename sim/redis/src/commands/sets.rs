@@ -75,11 +75,7 @@ fn modify<T>(ks: &mut Keyspace, key: &[u8], change: impl FnOnce(&mut Members) ->
     };
     let (out, changed) = change(set);
     let empty = set.is_empty();
-    if empty {
-        ks.remove(key);
-    } else if changed {
-        ks.mark_written(key);
-    }
+    ks.settle_container(key, empty, changed);
     out
 }
 
@@ -87,11 +83,7 @@ fn modify<T>(ks: &mut Keyspace, key: &[u8], change: impl FnOnce(&mut Members) ->
 /// if the set is empty; the reply is the set's size.
 fn store(ks: &mut Keyspace, key: &[u8], set: Members) -> Reply {
     let n = set.len() as i64;
-    if set.is_empty() {
-        ks.remove(key);
-    } else {
-        ks.set(key, Value::Set(set), None);
-    }
+    ks.store_container(key, Value::Set(set), n == 0);
     Reply::Int(n)
 }
 

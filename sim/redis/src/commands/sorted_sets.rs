@@ -55,11 +55,7 @@ pub(super) fn modify<T: Default>(
     };
     let (out, changed) = change(z);
     let empty = z.is_empty();
-    if empty {
-        ks.remove(key);
-    } else if changed {
-        ks.mark_written(key);
-    }
+    ks.settle_container(key, empty, changed);
     out
 }
 
@@ -67,11 +63,7 @@ pub(super) fn modify<T: Default>(
 /// `z` is empty; the reply is its size.
 fn store(ks: &mut Keyspace, key: &[u8], z: SortedSet) -> Reply {
     let n = z.len() as i64;
-    if z.is_empty() {
-        ks.remove(key);
-    } else {
-        ks.set(key, Value::ZSet(z), None);
-    }
+    ks.store_container(key, Value::ZSet(z), n == 0);
     Reply::Int(n)
 }
 
