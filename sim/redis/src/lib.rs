@@ -79,6 +79,7 @@ pub mod draws;
 pub mod events;
 mod glob;
 pub mod handle;
+mod inbox;
 pub mod keyspace;
 pub mod lua;
 pub mod node;

@@ -7,9 +7,10 @@
 //! So the sockets live on a thread of their own, the *front*, with its own
 //! tokio runtime:
 //!
-//! * the front accepts connections and, for each, opens an in-memory
-//!   stream (`tokio::io::duplex`) to the node's thread, where the very
-//!   connection loop the simulator uses serves it;
+//! * the front accepts connections and, for each, hands the node's thread
+//!   an [`Inbox`] for the client's requests and an in-memory stream
+//!   (`tokio::io::duplex`) for its replies, where the very connection loop
+//!   the simulator uses serves it;
 //! * while no script runs, the front copies bytes both ways;
 //! * while a script runs, a connection with nothing in flight at the node
 //!   (the node executed every byte forwarded to it: its [`ConnProbe`] says
@@ -17,10 +18,13 @@
 //!   the front answers them itself ([`answer_while_busy`]), after the
 //!   replies the node already wrote, so each connection's replies stay in
 //!   request order;
+//! * requests handed to the node just before a script started, which the
+//!   node has not read, are taken back from the inbox and treated the
+//!   same way: Redis would read them during the script;
 //! * a connection with a request still in flight (the script's own caller,
-//!   a client blocked in `WAIT`, or a request forwarded just before the
-//!   script started) keeps its order: what follows is forwarded and runs
-//!   after the script, as Redis would run it after the blocked command.
+//!   a client blocked in `WAIT`) keeps its order: what follows is
+//!   forwarded and runs after the script, as Redis would run it after the
+//!   blocked command.
 //!
 //! The node's own outgoing connections (a replica's link to its master)
 //! stay on the node's thread. The front also stops the server: on
@@ -42,7 +46,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use futures::FutureExt;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream, ReadHalf};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::{LocalSet, spawn_local};
@@ -52,12 +56,12 @@ use crate::busy::{
     protocol_error,
 };
 use crate::handle::{NodeConfig, NodeHandle};
+use crate::inbox::{Handed, Inbox, NodeStream};
 use crate::replication::Net;
 use crate::resp::{Parse, parse_request};
 use crate::server::{connection, start};
 
-/// Bytes the in-memory stream between the front and the node buffers each
-/// way.
+/// Bytes the in-memory stream of the node's replies to the front buffers.
 const DUPLEX_BYTES: usize = 64 * 1024;
 
 /// How much a connection's front reads ahead of the node, and how much of
@@ -120,7 +124,15 @@ pub fn real_time(mut config: NodeConfig) -> NodeConfig {
 
 /// The node's end of one client connection, handed over by the front.
 struct NodeSide {
-    stream: DuplexStream,
+    stream: NodeStream,
+    probe: Arc<ConnProbe>,
+}
+
+/// The front's end of one client connection's way to the node.
+struct Conn {
+    /// Where the client's requests go to the node.
+    inbox: Arc<Inbox>,
+    /// How far the node has executed them.
     probe: Arc<ConnProbe>,
 }
 
@@ -228,13 +240,18 @@ impl Front {
                     accepted = listener.accept() => {
                         let (socket, _) = accepted?;
                         let _ = socket.set_nodelay(true);
-                        let (front_side, node_side) = tokio::io::duplex(DUPLEX_BYTES);
+                        let (replies, node_replies) = tokio::io::duplex(DUPLEX_BYTES);
+                        let inbox = Arc::new(Inbox::default());
                         let probe = Arc::new(ConnProbe::default());
-                        let side = NodeSide { stream: node_side, probe: probe.clone() };
+                        let side = NodeSide {
+                            stream: NodeStream::new(inbox.clone(), node_replies),
+                            probe: probe.clone(),
+                        };
                         if to_node.send(side).is_err() {
                             return Ok(());
                         }
-                        tokio::spawn(self.clone().serve_client(socket, front_side, probe));
+                        let conn = Conn { inbox, probe };
+                        tokio::spawn(self.clone().serve_client(socket, replies, conn));
                     }
                 }
             }
@@ -250,11 +267,11 @@ impl Front {
     async fn serve_client(
         self: Arc<Self>,
         socket: TcpStream,
-        node: DuplexStream,
-        probe: Arc<ConnProbe>,
+        mut node_rd: DuplexStream,
+        conn: Conn,
     ) {
+        let Conn { inbox, probe } = conn;
         let (mut sock_rd, mut sock_wr) = socket.into_split();
-        let (mut node_rd, mut node_wr) = tokio::io::split(node);
         let mut from_client: Vec<u8> = Vec::with_capacity(4096);
         let mut to_node: Vec<u8> = Vec::new();
         let mut to_client: Vec<u8> = Vec::with_capacity(4096);
@@ -312,12 +329,35 @@ impl Front {
                 && from_client.is_empty()
                 && to_node.is_empty()
             {
-                let _ = node_wr.shutdown().await;
+                inbox.close();
                 node_told = true;
+            }
+            if !to_node.is_empty() && inbox.hand_over(&mut to_node) == Handed::ReaderGone {
+                // Its replies are still to be read: not a reason to drop
+                // them.
+                node_gone = true;
+                to_node.clear();
+            }
+            // Requests handed to the node and not read yet wait on the
+            // script state: a script that starts meanwhile blocks the node,
+            // and they are then taken back (subscribed first, so no change
+            // is missed).
+            let mut unread = None;
+            if !closing && !node_gone && !node_told && (inbox.has_unread() || !to_node.is_empty()) {
+                unread = Some(self.watch.subscribe());
+                if self.take_back(
+                    &inbox,
+                    &probe,
+                    &mut to_node,
+                    &mut from_client,
+                    &mut forwarded,
+                ) {
+                    continue;
+                }
             }
             let (mut changes, until) = match hold {
                 Some((c, u)) => (Some(c), u),
-                None => (None, None),
+                None => (unread, None),
             };
             let holding = changes.is_some();
             let reading =
@@ -327,12 +367,7 @@ impl Front {
                     Ok(0) | Err(_) => client_done = true,
                     Ok(_) => {}
                 },
-                n = node_wr.write(&to_node), if !to_node.is_empty() => match n {
-                    Ok(n) if n > 0 => { to_node.drain(..n); }
-                    // Its replies are still to be read: not a reason to
-                    // drop them.
-                    _ => node_gone = true,
-                },
+                () = inbox.drained(), if !to_node.is_empty() => {},
                 n = node_rd.read_buf(&mut from_node), if !closing && to_client.len() < BUFFER_LIMIT => match n {
                     // The node closed the connection (QUIT, a protocol
                     // error): the client gets the last replies, then EOF.
@@ -354,6 +389,32 @@ impl Front {
         }
     }
 
+    /// While a script runs (or a killed one ends), takes back the requests
+    /// handed to the node that it has not read, if none of the client's
+    /// requests is in flight there: they go back in front of what the
+    /// client sent since, to be held or answered as any request that
+    /// arrives during the script. Says whether it took any back.
+    fn take_back(
+        &self,
+        inbox: &Inbox,
+        probe: &ConnProbe,
+        to_node: &mut Vec<u8>,
+        from_client: &mut Vec<u8>,
+        forwarded: &mut u64,
+    ) -> bool {
+        if self.watch.state() == ScriptState::Idle {
+            return false;
+        }
+        let Some(mut unread) = inbox.take_back_unread(|| probe.executed()) else {
+            return false;
+        };
+        *forwarded -= (unread.len() + to_node.len()) as u64;
+        unread.append(to_node);
+        unread.append(from_client);
+        *from_client = unread;
+        true
+    }
+
     /// Moves a connection's requests on: to the node, into a hold, or
     /// answered here while a script is busy (see the module docs).
     fn dispatch(
@@ -363,7 +424,7 @@ impl Front {
         to_client: &mut Vec<u8>,
         forwarded: &mut u64,
         probe: &ConnProbe,
-        node_rd: &mut ReadHalf<DuplexStream>,
+        node_rd: &mut DuplexStream,
     ) -> Dispatch {
         // Subscribed before the state is read, so no change is missed.
         let changes = self.watch.subscribe();

@@ -282,6 +282,38 @@ fn a_long_script_on_the_real_tcp_server_gets_the_replies_redis_7_0_gives() {
     );
 }
 
+/// What Redis 7.0 answers a request while an `EVAL` script is busy.
+const BUSY_ANSWER: &str =
+    "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n";
+
+#[test]
+fn a_request_sent_as_another_clients_script_starts_is_answered_busy_not_left_unread() {
+    // The request reaches the server a moment before the script's, so
+    // the server may hand it to the node just before the script starts;
+    // Redis reads it during the script all the same. Each round is a
+    // fresh chance at that order.
+    let node = SimNode::with_threshold(10);
+    for round in 0..20 {
+        let mut caller = Conn::open(node.addr);
+        let mut other = Conn::open(node.addr);
+        caller.send(&[&["EVAL", ENDLESS, "0"]]);
+        other.send(&[&["PING"]]);
+        // A PING the node ran before the script answers PONG (on a busy
+        // machine the script may come late); one finds it running.
+        let mut reply = other.reply();
+        let deadline = Instant::now() + READ_TIMEOUT;
+        while reply == "+PONG\r\n" && Instant::now() < deadline {
+            reply = other.call(&["PING"]);
+        }
+        assert_eq!(reply, BUSY_ANSWER, "round {round}");
+        assert_eq!(other.call(&["SCRIPT", "KILL"]), "+OK\r\n", "round {round}");
+        assert!(
+            caller.reply().starts_with("-ERR Script killed by user"),
+            "round {round}"
+        );
+    }
+}
+
 #[test]
 fn shutdown_with_no_script_running_ends_the_serve_future_without_a_reply() {
     let mut node = SimNode::with_threshold(THRESHOLD_MS);
