@@ -15,6 +15,7 @@ use mlua::{Function, HookTriggers, Lua, MultiValue, Table, Value as LuaValue, Vm
 
 mod bit;
 pub(crate) mod c_args;
+mod c_call;
 mod errors;
 pub(crate) mod library;
 mod loadstring;
@@ -514,17 +515,17 @@ impl LuaEngine {
             Ok(v)
         })?;
         let b = budget.clone();
-        let raw_call_raise = lua.create_function(move |lua, args: MultiValue| {
-            let count = args.len();
-            let args = lua.create_sequence_from(args)?;
-            let (v, failed) = call_command(lua, &call, count, &args)?;
-            b.interrupted()?;
-            if failed && let LuaValue::Table(t) = &v {
-                let text: String = t.raw_get("err")?;
-                return Err(mlua::Error::external(CallError(text)));
-            }
-            Ok(v)
-        })?;
+        let packed_call_raise =
+            lua.create_function(move |lua, (count, args): (usize, Table)| {
+                let (v, failed) = call_command(lua, &call, count, &args)?;
+                b.interrupted()?;
+                if failed && let LuaValue::Table(t) = &v {
+                    let text: String = t.raw_get("err")?;
+                    return Err(mlua::Error::external(CallError(text)));
+                }
+                Ok(v)
+            })?;
+        let raw_call_raise = c_call::redis_call(&lua, packed_call_raise)?;
         let to_err_table = lua.create_function(|lua, v: LuaValue| {
             if let Some(text) = raised_error(&v) {
                 return Ok(LuaValue::String(lua.create_string(&text)?));

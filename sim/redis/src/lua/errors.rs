@@ -165,12 +165,16 @@ pub(super) fn error_handler(lua: &Lua) -> mlua::Result<Function> {
                 )
             })
         };
-        let mut info = frame(1);
-        if matches!(&info, Some((w, ..)) if w == "C") {
-            info = frame(2);
+        // The raiser's frame, past the C functions (`redis.call` is two)
+        // and the library's Lua wrappers.
+        let mut level = 1;
+        let mut info = frame(level);
+        while level < 3 && matches!(&info, Some((w, ..)) if w == "C") {
+            level += 1;
+            info = frame(level);
         }
         if matches!(&info, Some((_, Some(src), _)) if src == "@redis_lib") {
-            info = frame(3);
+            info = frame(level + 1);
         }
         let t = match err {
             LuaValue::Table(t) => t,

@@ -78,24 +78,3 @@ fn a_coroutine_resume_sees_an_error_of_redis_call_as_an_mlua_error_object() {
     // do get Redis's values (checked in the conformance suite).
     assert_eq!(eval(&e, body), Reply::Bulk(b"userdata".to_vec()));
 }
-
-/// mlua's callback needs Lua stack slots that Redis's C function does not:
-/// `redis.call` takes at most 7,979 arguments on the node, where Redis
-/// takes as many as `unpack` gives (7,999). `redis.pcall`, which the
-/// library wraps, takes them all (the conformance cases compare both
-/// with redis-server up to these limits).
-#[test]
-fn redis_call_takes_at_most_7979_arguments_where_redis_takes_7999() {
-    let e = engine();
-    let call = |n: usize| {
-        let body = format!(
-            "local t = {{}} for i = 1, {n} do t[i] = 'k' .. i end return redis.call('DEL', unpack(t))"
-        );
-        eval(&e, &body)
-    };
-    assert!(!call(7979).is_error(), "{:?}", call(7979));
-    let Reply::Error(text) = call(7980) else {
-        panic!("7,980 arguments fit");
-    };
-    assert!(text.contains("out of Lua stack"), "{text}");
-}
