@@ -43,6 +43,7 @@ pub(crate) mod kill;
 pub(crate) mod lcs;
 pub(crate) mod lists;
 pub(crate) mod long_double;
+pub(crate) mod maxmemory;
 pub(crate) mod memory;
 pub(crate) mod object;
 pub(crate) mod pubsub;
@@ -650,6 +651,7 @@ impl Node {
         // reads pushes apart from replies and may send anything.
         let subscribed = c.is_subscribed() && c.proto == Protocol::Resp2;
         let refused = transactions::not_allowed_in_multi(c, resolved)
+            .or_else(|| self.refuse_when_out_of_memory(c, resolved, args))
             .or_else(|| refusal(resolved, subscribed, &self.state.borrow().role));
         if let Some(e) = refused {
             self.state
@@ -814,6 +816,7 @@ impl Node {
                 Reply::err("ERR Write commands are not allowed from read-only scripts.")
             }
             _ if self.refuses_write(cmd) => readonly_error(),
+            _ if let Some(e) = self.refuse_script_call_when_out_of_memory(cmd.name) => e,
             // A script being killed (or stopped by a shutdown) runs no
             // more writes; the engine raises the kill when this call
             // returns. Otherwise the script is marked as having written,

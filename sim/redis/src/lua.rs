@@ -20,7 +20,7 @@ mod errors;
 pub(crate) mod library;
 mod loadstring;
 mod random;
-mod shebang;
+pub(crate) mod shebang;
 mod struct_pack;
 
 pub use shebang::ScriptFlags;
@@ -195,6 +195,10 @@ pub struct LuaEngine {
     /// The running script may not write: it declared `no-writes`, or
     /// `EVAL_RO` runs it.
     read_only: Cell<bool>,
+    /// The running script declared `allow-oom`.
+    allow_oom: Cell<bool>,
+    /// The running script has written (Redis's `SCRIPT_WRITE_DIRTY`).
+    wrote: Cell<bool>,
     /// The function libraries (`FUNCTION LOAD`, `FCALL`).
     libraries: RefCell<library::Libraries>,
     /// What `redis.register_function` adds to while a library loads.
@@ -591,6 +595,8 @@ impl LuaEngine {
             cjson,
             scripts: RefCell::new(BTreeMap::new()),
             read_only: Cell::new(false),
+            allow_oom: Cell::new(false),
+            wrote: Cell::new(false),
             budget,
             libraries: RefCell::default(),
             pending,
@@ -637,6 +643,16 @@ impl LuaEngine {
         self.read_only.get()
     }
 
+    /// Whether the running script declared `allow-oom`.
+    pub(crate) fn allows_oom(&self) -> bool {
+        self.allow_oom.get()
+    }
+
+    /// Whether the running script has run a write command.
+    pub(crate) fn has_written(&self) -> bool {
+        self.wrote.get()
+    }
+
     /// Whether a script with this SHA1 (lowercase) is cached.
     pub fn exists(&self, sha: &str) -> bool {
         self.scripts.borrow().contains_key(sha)
@@ -673,7 +689,8 @@ impl LuaEngine {
         argv: &[Vec<u8>],
         read_only: bool,
     ) -> Option<Reply> {
-        let f = self.scripts.borrow().get(sha).map(|(f, _)| f.clone())?;
+        let (f, flags) = self.scripts.borrow().get(sha).cloned()?;
+        self.allow_oom.set(flags.allow_oom);
         Some(self.call_script(sha, f, Inputs::Globals, keys, argv, read_only))
     }
 
@@ -700,6 +717,7 @@ impl LuaEngine {
         };
         let name = running.name.clone();
         *self.running_function.borrow_mut() = Some(running);
+        self.allow_oom.set(false);
         let reply = self.call_script(&name, f, Inputs::Arguments, keys, argv, read_only);
         Some(reply)
     }
@@ -716,6 +734,7 @@ impl LuaEngine {
         read_only: bool,
     ) -> Reply {
         self.read_only.set(read_only);
+        self.wrote.set(false);
         let b = &self.budget;
         b.instructions.set(0);
         b.stop.set(None);
@@ -772,10 +791,12 @@ impl LuaEngine {
     /// must not (it is being killed, or the server is stopping). Marks it
     /// unkillable otherwise.
     pub(crate) fn claim_write(&self) -> bool {
-        match &*self.budget.watch.borrow() {
+        let claimed = match &*self.budget.watch.borrow() {
             Some(w) => w.claim_write(),
             None => true,
-        }
+        };
+        self.wrote.set(self.wrote.get() || claimed);
+        claimed
     }
 
     /// Whether the last script run stopped early (instruction limit,

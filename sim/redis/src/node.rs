@@ -172,6 +172,10 @@ pub struct Node {
     /// How many of the messages the last commit published reach the caller
     /// after its reply (see `crate::notifications::order_around_reply`).
     pub(crate) after_reply: Cell<usize>,
+    /// Memory was over `maxmemory` as the last client command started
+    /// (what its scripts' calls are checked against: see
+    /// `commands::maxmemory`).
+    pub(crate) oom_at_command_start: Cell<bool>,
 }
 
 /// The effects of one database's `changes`, in order: each key's final
@@ -265,6 +269,7 @@ impl Node {
                 in_exec: Cell::new(false),
                 caller: Cell::new(None),
                 after_reply: Cell::new(0),
+                oom_at_command_start: Cell::new(false),
             }
         });
         node.lua

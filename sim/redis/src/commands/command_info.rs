@@ -166,6 +166,12 @@ fn known(version: ServerVersion) -> impl Iterator<Item = &'static Command> {
 }
 
 /// The facts for a full name (`get`, `client|id`).
+/// Whether Redis 7.0 flags the command (`name`, or `container|sub`) with
+/// `flag` (`denyoom`, `write`...).
+pub(crate) fn has_flag(name: &str, flag: &str) -> bool {
+    facts(name).is_some_and(|f| f.flags.contains(&flag))
+}
+
 fn facts(name: &str) -> Option<&'static Facts> {
     FACTS
         .binary_search_by(|f| f.name.cmp(name))

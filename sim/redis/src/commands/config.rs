@@ -241,6 +241,21 @@ impl Config {
     }
 }
 
+impl Config {
+    /// `maxmemory` in bytes (0: no limit).
+    pub(crate) fn maxmemory_bytes(&self) -> usize {
+        self.values
+            .get("maxmemory")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// A parameter's current value, as `CONFIG GET` prints it.
+    pub(crate) fn value(&self, name: &str) -> &str {
+        self.values.get(name).map_or("", String::as_str)
+    }
+}
+
 /// A name `CONFIG` accepts: a parameter's name or its alias.
 #[derive(Debug, Clone, Copy)]
 struct Name {

@@ -175,11 +175,12 @@ fn section(node: &Node, name: &str) -> String {
             );
         }
         "memory" => {
-            let keys: usize = st.dbs.iter().map(|(_, ks)| ks.len()).sum();
-            let used = STARTUP_MEMORY + BYTES_PER_KEY * keys;
+            let used = used_memory(&st);
+            let maxmemory = st.config.maxmemory_bytes();
+            let policy = st.config.value("maxmemory-policy");
             let _ = write!(
                 w,
-                "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{used}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{used}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:100.00%\r\nused_memory_overhead:{STARTUP_MEMORY}\r\nused_memory_startup:{STARTUP_MEMORY}\r\nused_memory_dataset:{}\r\nused_memory_dataset_perc:100.00%\r\nused_memory_lua:32768\r\nused_memory_vm_eval:32768\r\nused_memory_lua_human:32.00K\r\nused_memory_scripts_eval:0\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\nnumber_of_libraries:{}\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\nmaxmemory_policy:noeviction\r\nmem_fragmentation_ratio:1.00\r\nmem_fragmentation_bytes:0\r\nmem_not_counted_for_evict:0\r\nmem_replication_backlog:0\r\nmem_clients_slaves:0\r\nmem_clients_normal:0\r\nmem_aof_buffer:0\r\nmem_allocator:libc\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
+                "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{used}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{used}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:100.00%\r\nused_memory_overhead:{STARTUP_MEMORY}\r\nused_memory_startup:{STARTUP_MEMORY}\r\nused_memory_dataset:{}\r\nused_memory_dataset_perc:100.00%\r\nused_memory_lua:32768\r\nused_memory_vm_eval:32768\r\nused_memory_lua_human:32.00K\r\nused_memory_scripts_eval:0\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\nnumber_of_libraries:{}\r\nmaxmemory:{maxmemory}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{policy}\r\nmem_fragmentation_ratio:1.00\r\nmem_fragmentation_bytes:0\r\nmem_not_counted_for_evict:0\r\nmem_replication_backlog:0\r\nmem_clients_slaves:0\r\nmem_clients_normal:0\r\nmem_aof_buffer:0\r\nmem_allocator:libc\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n",
                 human(used),
                 human(used),
                 human(used),
@@ -187,6 +188,7 @@ fn section(node: &Node, name: &str) -> String {
                 node.lua.script_count(),
                 node.lua.libraries().function_count(),
                 node.lua.libraries().libraries.len(),
+                human(maxmemory),
             );
         }
         "persistence" => w.push_str("# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:0\r\nrdb_last_bgsave_status:ok\r\nrdb_last_bgsave_time_sec:-1\r\nrdb_current_bgsave_time_sec:-1\r\nrdb_saves:0\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:0\r\nrdb_last_load_keys_loaded:0\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n"),
@@ -283,6 +285,13 @@ fn replication(st: &crate::node::State, w: &mut String) {
         "master_replid:{}\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:{}\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
         st.replid, st.offset
     );
+}
+
+/// The node's estimate of its used memory (`used_memory`): Redis's at
+/// start, and so much per key.
+pub(crate) fn used_memory(st: &crate::node::State) -> usize {
+    let keys: usize = st.dbs.iter().map(|(_, ks)| ks.len()).sum();
+    STARTUP_MEMORY + BYTES_PER_KEY * keys
 }
 
 /// Redis's `bytesToHuman`: `B`, `K`, `M`, `G` with two decimals.

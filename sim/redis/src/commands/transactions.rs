@@ -17,6 +17,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::command_info::has_flag;
 use super::{Out, Resolved};
 use crate::busy::FrontMulti;
 use crate::client::Client;
@@ -35,6 +36,9 @@ pub(crate) struct Transaction {
     /// A queued command writes (`EXEC` is then a write: refused on a
     /// replica).
     writes: bool,
+    /// A queued command may grow memory (`EXEC` is then refused over
+    /// `maxmemory`).
+    grows_memory: bool,
 }
 
 /// One client's watch on one key.
@@ -171,7 +175,14 @@ pub(crate) fn queue(c: &mut Client, r: Resolved, args: &[Vec<u8>]) -> Option<Out
     }
     tx.queued.push(args.to_vec());
     tx.writes |= r.cmd.write;
+    tx.grows_memory |= has_flag(r.full_name(), "denyoom");
     Some(Out::Reply(Reply::Status("QUEUED".into())))
+}
+
+/// Whether the client's transaction queued a command that may grow
+/// memory (Redis's `mstate.cmd_flags & CMD_DENYOOM`).
+pub(crate) fn queued_grows_memory(c: &Client) -> bool {
+    c.multi.as_ref().is_some_and(|tx| tx.grows_memory)
 }
 
 /// Ends the client's transaction and unwatches its keys

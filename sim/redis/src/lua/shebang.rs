@@ -1,11 +1,11 @@
 //! A script's shebang line, as Redis 7.0 reads it (`#!lua flags=...`):
 //! the first line of a script that starts with `#!` names its engine,
 //! which must be `lua`, and may declare flags. A script with a shebang
-//! leaves Redis's compatibility mode; of its flags, `no-writes` is the one
-//! that changes what the node does (the script may not write, and may run
-//! on a replica and through `EVAL_RO`). The others (`allow-oom`,
-//! `allow-stale`, `no-cluster`, `allow-cross-slot-keys`) are accepted and
-//! have nothing to act on here.
+//! leaves Redis's compatibility mode; of its flags, `no-writes` (the
+//! script may not write, and may run on a replica and through `EVAL_RO`)
+//! and `allow-oom` (it may run over `maxmemory`) change what the node
+//! does. The others (`allow-stale`, `no-cluster`,
+//! `allow-cross-slot-keys`) are accepted and have nothing to act on here.
 
 /// What a script declared in its shebang.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -14,6 +14,18 @@ pub struct ScriptFlags {
     pub declared: bool,
     /// `flags=no-writes`: a read-only script.
     pub no_writes: bool,
+    /// `flags=allow-oom`: may run when memory is over `maxmemory`.
+    pub allow_oom: bool,
+}
+
+impl ScriptFlags {
+    /// Whether Redis refuses the script's command when memory is over
+    /// `maxmemory`: it declared a shebang with neither `no-writes` nor
+    /// `allow-oom` (a script in compatibility mode starts, and only its
+    /// growing calls are refused).
+    pub fn denies_oom(&self) -> bool {
+        self.declared && !self.no_writes && !self.allow_oom
+    }
 }
 
 /// The flags Redis 7.0 knows.
@@ -44,7 +56,7 @@ pub(crate) fn parse(body: &[u8]) -> Result<(ScriptFlags, usize), String> {
     }
     let mut flags = ScriptFlags {
         declared: true,
-        no_writes: false,
+        ..ScriptFlags::default()
     };
     for part in parts {
         let Some(list) = part.strip_prefix("flags=") else {
@@ -55,6 +67,7 @@ pub(crate) fn parse(body: &[u8]) -> Result<(ScriptFlags, usize), String> {
                 return Err(format!("Unexpected flag in script shebang: {flag}"));
             }
             flags.no_writes |= flag == "no-writes";
+            flags.allow_oom |= flag == "allow-oom";
         }
     }
     Ok((flags, end))

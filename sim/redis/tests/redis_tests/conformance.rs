@@ -35,6 +35,7 @@ const CASE_FILES: &[&str] = &[
     include_str!("conformance/keyspace_events.txt"),
     include_str!("conformance/memory_and_hashes.txt"),
     include_str!("conformance/functions.txt"),
+    include_str!("conformance/maxmemory.txt"),
 ];
 
 #[derive(Debug, Clone)]
