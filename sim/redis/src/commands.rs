@@ -53,6 +53,7 @@ pub(crate) mod scan;
 pub(crate) mod scripting;
 pub(crate) mod server;
 pub(crate) mod sets;
+pub(crate) mod sort;
 pub(crate) mod sorted_sets;
 pub(crate) mod strings;
 pub(crate) mod transactions;
@@ -450,6 +451,8 @@ pub(crate) const COMMANDS: &[Command] = &[
     Command::read("smembers", Exactly(2), sets::smembers).resp3(resp3::set),
     Command::read("smismember", AtLeast(3), sets::smismember),
     Command::write("smove", Exactly(4), sets::smove),
+    Command::write("sort", AtLeast(2), sort::sort),
+    Command::read("sort_ro", AtLeast(2), sort::sort_ro),
     Command::write("spop", AtLeast(2), sets::spop).resp3(resp3::spop),
     Command::read("srandmember", AtLeast(2), sets::srandmember),
     Command::write("srem", AtLeast(3), sets::srem),
@@ -824,7 +827,11 @@ impl Node {
             _ if cmd.write && !self.lua.claim_write() => Reply::Nil,
             Handler::Keyspace(_) | Handler::Databases(_) => {
                 let mut st = self.state.borrow_mut();
-                self.run_on_databases(&mut st, cmd, args, false)
+                let db = self.selected.get();
+                st.dbs.db_mut(db).from_script = true;
+                let reply = self.run_on_databases(&mut st, cmd, args, false);
+                st.dbs.db_mut(db).from_script = false;
+                reply
             }
             Handler::Node(run) => run(self, args),
         }

@@ -55,6 +55,9 @@ pub struct Keyspace {
     /// The node's random draws (`SPOP`, `SRANDMEMBER`, `ZRANDMEMBER`,
     /// `RANDOMKEY`, `HRANDFIELD`).
     pub draws: crate::draws::Draws,
+    /// The command running now was called by a script (`SORT` then sorts
+    /// a set it would leave unsorted, as Redis does for determinism).
+    pub(crate) from_script: bool,
 }
 
 impl Keyspace {

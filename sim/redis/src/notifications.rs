@@ -170,7 +170,13 @@ pub(crate) fn of_command(
         }
         for key in &touched {
             if let Some(event) = event {
-                note(if is_generic(event) { 'g' } else { class }, event, key);
+                let class = match event {
+                    _ if is_generic(event) => 'g',
+                    // SORT is a generic command; what it stores is a list.
+                    "sortstore" => 'l',
+                    _ => class,
+                };
+                note(class, event, key);
             }
             if sets_ttl(name, args) && written.contains(key) {
                 note('g', "expire", key);
@@ -237,6 +243,7 @@ fn deletes_only(name: &str) -> bool {
         name,
         "del" | "unlink" | "getdel" | "expire" | "pexpire" | "expireat" | "pexpireat"
     ) || name.ends_with("store")
+        || name == "sort"
 }
 
 /// The keys the changes name, each once, in first-change order.
@@ -307,6 +314,7 @@ fn event_name(name: &str, args: &[Vec<u8>]) -> Option<&'static str> {
         "getex" if has("persist") => "persist",
         "getex" => return None,
         "copy" => "copy_to",
+        "sort" => "sortstore",
         other => crate::commands::lookup(other.as_bytes())?.name,
     })
 }

@@ -36,6 +36,7 @@ const CASE_FILES: &[&str] = &[
     include_str!("conformance/memory_and_hashes.txt"),
     include_str!("conformance/functions.txt"),
     include_str!("conformance/maxmemory.txt"),
+    include_str!("conformance/sort.txt"),
 ];
 
 #[derive(Debug, Clone)]
