@@ -390,6 +390,15 @@ impl Node {
         self.blocked.borrow().waiters.len()
     }
 
+    /// Whether client `client` is blocked on keys (`CLIENT LIST`'s `b`).
+    pub(crate) fn is_blocked(&self, client: u64) -> bool {
+        self.blocked
+            .borrow()
+            .waiters
+            .values()
+            .any(|w| w.client == client)
+    }
+
     /// Forgets the waiters of a client whose connection ended.
     pub(crate) fn unblock_disconnected(&self, client: u64) {
         let mut b = self.blocked.borrow_mut();

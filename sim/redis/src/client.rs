@@ -6,7 +6,7 @@
 //! its connection, the replication offset `WAIT` waits for, and the switch
 //! `CLIENT KILL` throws to end its connection from another client.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
 use std::rc::Rc;
 
@@ -40,6 +40,30 @@ pub(crate) struct Client {
     pub(crate) proto: Protocol,
     /// Whether its replies are sent (`CLIENT REPLY`).
     pub(crate) replies: Replies,
+    /// What other clients see of it (`CLIENT LIST`), shared with the node.
+    pub(crate) view: Rc<ClientView>,
+}
+
+/// What `CLIENT LIST` and `CLIENT INFO` show of a client, kept by the node
+/// for every connected client: its connection owns the client itself, so
+/// the node's copy of these few fields is brought up to date at each of
+/// its commands ([`Client::refresh_view`]), without allocating unless its
+/// name changed.
+pub(crate) struct ClientView {
+    /// Its `CLIENT ID`.
+    pub(crate) id: u64,
+    /// Its name.
+    pub(crate) name: RefCell<Option<Vec<u8>>>,
+    /// Its selected database.
+    pub(crate) db: Cell<usize>,
+    /// Its channels and patterns.
+    pub(crate) subscriptions: Cell<(usize, usize)>,
+    /// Commands queued in its transaction, if one is open.
+    pub(crate) multi: Cell<Option<usize>>,
+    /// Its protocol version (2 or 3).
+    pub(crate) resp: Cell<u8>,
+    /// The command it runs or ran last (`container|sub` for a subcommand).
+    pub(crate) command: Cell<&'static str>,
 }
 
 /// `CLIENT REPLY`'s modes. Pub/sub pushes (messages and subscription
@@ -122,6 +146,32 @@ impl Client {
             multi: None,
             proto: Protocol::Resp2,
             replies: Replies::On,
+            view: Rc::new(ClientView {
+                id,
+                name: RefCell::new(None),
+                db: Cell::new(0),
+                subscriptions: Cell::new((0, 0)),
+                multi: Cell::new(None),
+                resp: Cell::new(2),
+                command: Cell::new("NULL"),
+            }),
+        }
+    }
+
+    /// Brings what the node shows of the client up to date (after each of
+    /// its commands; the command itself is set as it starts).
+    pub(crate) fn refresh_view(&self) {
+        let v = &self.view;
+        v.db.set(self.db);
+        v.subscriptions
+            .set((self.subscriptions.len(), self.patterns.len()));
+        v.multi.set(self.multi.as_ref().map(|tx| tx.queued_len()));
+        v.resp.set(match self.proto {
+            Protocol::Resp2 => 2,
+            Protocol::Resp3 => 3,
+        });
+        if v.name.borrow().as_ref() != self.name.as_ref() {
+            *v.name.borrow_mut() = self.name.clone();
         }
     }
 

@@ -650,6 +650,7 @@ impl Node {
             }
         };
         let cmd = resolved.cmd;
+        c.view.command.set(resolved.full_name());
         // Subscribed mode restricts only a RESP2 connection: a RESP3 one
         // reads pushes apart from replies and may send anything.
         let subscribed = c.is_subscribed() && c.proto == Protocol::Resp2;
@@ -664,9 +665,11 @@ impl Node {
             return Out::Reply(transactions::reject(self, c, cmd.name == "exec", e));
         }
         if let Some(queued) = transactions::queue(c, resolved, args) {
+            c.refresh_view();
             return queued;
         }
         let out = self.execute_resolved(c, args, cmd);
+        c.refresh_view();
         let reply = match &out {
             Out::Reply(r) | Out::Quit(r) => Some(r),
             _ => None,

@@ -126,6 +126,8 @@ pub(crate) struct State {
     /// The connected clients' kill switches, by client id (`CLIENT
     /// KILL`), in the order they connected.
     pub(crate) connected: BTreeMap<u64, Rc<KillSwitch>>,
+    /// What `CLIENT LIST` shows of each connected client, by id.
+    pub(crate) client_views: BTreeMap<u64, Rc<crate::client::ClientView>>,
     /// The keys clients `WATCH`, and whose transactions must fail.
     pub(crate) watches: Watches,
     /// The parameters `CONFIG` reads and sets.
@@ -257,6 +259,7 @@ impl Node {
                     replid: replid(handle.name(), 0),
                     backlog: false,
                     connected: BTreeMap::new(),
+                    client_views: BTreeMap::new(),
                     watches: Watches::default(),
                     config: crate::commands::config::Config::new(handle.config()),
                 }),
@@ -299,6 +302,7 @@ impl Node {
         st.next_client += 1;
         let client = Client::new(id, push);
         st.connected.insert(id, client.kill.clone());
+        st.client_views.insert(id, client.view.clone());
         client
     }
 
@@ -307,6 +311,7 @@ impl Node {
     pub(crate) fn drop_client(&self, c: &Client) {
         let mut st = self.state.borrow_mut();
         st.connected.remove(&c.id);
+        st.client_views.remove(&c.id);
         st.watches.unwatch_all(c.id);
         for ch in &c.subscriptions {
             st.channels.unsubscribe(ch, c.id);

@@ -112,13 +112,16 @@ pub async fn serve_tcp_listener(
 /// Sets `config`'s clock epoch to the real wall time now (for real-time
 /// serving only: the simulator never reads the real clock).
 pub fn real_time(mut config: NodeConfig) -> NodeConfig {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0);
-    // The node clock counts from the first moment it is read.
+    // The node clock counts from the first moment it is read, which comes
+    // first; the wall time read after it is rounded up. So the node's
+    // time is never behind the real clock (a client's `PXAT now+10000`
+    // then reads a PTTL of at most 10000, as from Redis), and at most a
+    // millisecond ahead.
     crate::clock::true_elapsed();
-    config.clock.epoch_ms = now;
+    let now_us = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros());
+    config.clock.epoch_ms = i64::try_from(now_us.div_ceil(1000)).unwrap_or(i64::MAX);
     config
 }
 

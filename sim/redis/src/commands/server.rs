@@ -10,11 +10,11 @@
 use super::Arity::{AtLeast, Exactly};
 use super::errors::{arity_error, int_arg, subcommand_syntax_error, syntax_error};
 use super::{Out, Subcommand, is_option};
-use crate::client::Client;
+use crate::client::{Client, ClientView};
 use crate::handle::NodeHandle;
 use crate::keyspace::Keyspace;
 use crate::node::Node;
-use crate::resp::Reply;
+use crate::resp::{Reply, string2ll};
 
 /// A handler's answer: `Err` is an error reply, returned early with `?`.
 type R = Result<Reply, Reply>;
@@ -104,6 +104,10 @@ pub(crate) const CLIENT: &[Subcommand] = &[
         arity: AtLeast(3),
     },
     Subcommand {
+        name: "client|list",
+        arity: AtLeast(2),
+    },
+    Subcommand {
         name: "client|no-evict",
         arity: Exactly(3),
     },
@@ -134,6 +138,16 @@ pub(crate) fn client(node: &Node, c: &mut Client, a: &[Vec<u8>]) -> Out {
     if is_option(&a[1], "unblock") {
         return Out::Reply(client_unblock(node, a).unwrap_or_else(|e| e));
     }
+    if is_option(&a[1], "info") {
+        c.refresh_view();
+        return Out::Reply(Reply::Verbatim(
+            client_line(&c.view, node.is_blocked(c.id)).into_bytes(),
+        ));
+    }
+    if is_option(&a[1], "list") {
+        c.refresh_view();
+        return Out::Reply(client_list(node, a).unwrap_or_else(|e| e));
+    }
     Out::Reply(client_subcommand(c, a).unwrap_or_else(|e| e))
 }
 
@@ -146,8 +160,6 @@ fn client_subcommand(c: &mut Client, a: &[Vec<u8>]) -> R {
         Ok(Reply::Int(c.id as i64))
     } else if is_option(sub, "getname") {
         Ok(c.name.clone().map_or(Reply::Nil, Reply::Bulk))
-    } else if is_option(sub, "info") {
-        Ok(Reply::Verbatim(client_info_line(c).into_bytes()))
     } else if is_option(sub, "no-evict") {
         // Nothing is ever evicted here (no maxmemory): the switch is
         // accepted and changes nothing.
@@ -201,28 +213,105 @@ fn on_off(arg: &[u8]) -> Result<bool, Reply> {
     }
 }
 
-/// The caller's `CLIENT INFO` line, with the fields Redis 7.0.15 prints.
-/// The node has no socket addresses, file descriptors or buffers to
-/// measure: `addr` and `laddr` are fixed loopback addresses, sizes are
-/// Redis's for an idle client, `age` and `idle` 0.
-fn client_info_line(c: &Client) -> String {
-    let name = c
-        .name
-        .as_deref()
-        .map(String::from_utf8_lossy)
-        .unwrap_or_default();
-    let flags = if c.is_subscribed() { "P" } else { "N" };
-    let resp = match c.proto {
-        crate::resp::Protocol::Resp2 => 2,
-        crate::resp::Protocol::Resp3 => 3,
+/// Which clients `CLIENT LIST TYPE` names (`getClientType`; the node's
+/// replicas and its master link are not clients here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ClientType {
+    Normal,
+    Replica,
+    PubSub,
+    Master,
+}
+
+/// `CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...]`: a line
+/// per connected client (in the order they connected, or of the ids
+/// given, unknown ids skipped), as `CLIENT INFO` prints its own.
+fn client_list(node: &Node, a: &[Vec<u8>]) -> R {
+    let views: Vec<_> = node.state.borrow().client_views.values().cloned().collect();
+    let chosen: Vec<_> = if a.len() == 4 && is_option(&a[2], "type") {
+        let wanted = client_type(&a[3]).ok_or_else(|| {
+            Reply::err(format!(
+                "ERR Unknown client type '{}'",
+                String::from_utf8_lossy(&a[3])
+            ))
+        })?;
+        let pubsub = |v: &ClientView| v.subscriptions.get() != (0, 0);
+        views
+            .into_iter()
+            .filter(|v| match wanted {
+                ClientType::PubSub => pubsub(v),
+                ClientType::Normal => !pubsub(v),
+                ClientType::Replica | ClientType::Master => false,
+            })
+            .collect()
+    } else if a.len() > 3 && is_option(&a[2], "id") {
+        let mut ids = Vec::with_capacity(a.len() - 3);
+        for arg in &a[3..] {
+            ids.push(string2ll(arg).ok_or_else(|| Reply::err("ERR Invalid client ID"))?);
+        }
+        ids.into_iter()
+            .filter_map(|id| views.iter().find(|v| v.id as i64 == id).cloned())
+            .collect()
+    } else if a.len() != 2 {
+        return Err(syntax_error());
+    } else {
+        views
     };
+    let text: String = chosen
+        .iter()
+        .map(|v| client_line(v, node.is_blocked(v.id)))
+        .collect();
+    Ok(Reply::Verbatim(text.into_bytes()))
+}
+
+/// `getClientTypeByName`.
+fn client_type(name: &[u8]) -> Option<ClientType> {
+    [
+        ("normal", ClientType::Normal),
+        ("slave", ClientType::Replica),
+        ("replica", ClientType::Replica),
+        ("pubsub", ClientType::PubSub),
+        ("master", ClientType::Master),
+    ]
+    .into_iter()
+    .find(|(n, _)| is_option(name, n))
+    .map(|(_, t)| t)
+}
+
+/// One client's line, with the fields Redis 7.0.15 prints. The node has
+/// no socket addresses, file descriptors or buffers to measure: `addr`
+/// and `laddr` are fixed loopback addresses (a port and descriptor made
+/// from the id), sizes are Redis's for an idle client, `age` and `idle` 0.
+fn client_line(v: &ClientView, blocked: bool) -> String {
+    let name = v
+        .name
+        .borrow()
+        .as_deref()
+        .map(|n| String::from_utf8_lossy(n).into_owned())
+        .unwrap_or_default();
+    let (sub, psub) = v.subscriptions.get();
+    let mut flags = String::new();
+    if sub + psub > 0 {
+        flags.push('P');
+    }
+    if v.multi.get().is_some() {
+        flags.push('x');
+    }
+    if blocked {
+        flags.push('b');
+    }
+    if flags.is_empty() {
+        flags.push('N');
+    }
+    let multi = v.multi.get().map_or(-1, |n| n as i64);
     format!(
-        "id={} addr=127.0.0.1:{} laddr=127.0.0.1:6379 fd={} name={name} age=0 idle=0 flags={flags} db=0 sub={} psub={} ssub=0 multi=-1 qbuf=26 qbuf-free=20448 argv-mem=10 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 tot-mem=22298 events=r cmd=client|info user=default redir=-1 resp={resp}\n",
-        c.id,
-        40000 + c.id,
-        c.id + 7,
-        c.subscriptions.len(),
-        c.patterns.len(),
+        "id={id} addr=127.0.0.1:{port} laddr=127.0.0.1:6379 fd={fd} name={name} age=0 idle=0 flags={flags} db={db} sub={sub} psub={psub} ssub=0 multi={multi} qbuf=26 qbuf-free=20448 argv-mem=10 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 tot-mem=22298 events=r cmd={cmd} user=default redir=-1 resp={resp}\n",
+        id = v.id,
+        port = 40000 + v.id,
+        fd = v.id + 7,
+        db = v.db.get(),
+        cmd = v.command.get(),
+        resp = v.resp.get(),
     )
 }
 

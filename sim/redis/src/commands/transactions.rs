@@ -179,6 +179,13 @@ pub(crate) fn queue(c: &mut Client, r: Resolved, args: &[Vec<u8>]) -> Option<Out
     Some(Out::Reply(Reply::Status("QUEUED".into())))
 }
 
+impl Transaction {
+    /// How many commands are queued.
+    pub(crate) fn queued_len(&self) -> usize {
+        self.queued.len()
+    }
+}
+
 /// Whether the client's transaction queued a command that may grow
 /// memory (Redis's `mstate.cmd_flags & CMD_DENYOOM`).
 pub(crate) fn queued_grows_memory(c: &Client) -> bool {

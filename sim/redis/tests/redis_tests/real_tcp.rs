@@ -538,3 +538,64 @@ fn quit_and_client_kill_end_connections_as_redis_7_0_does() {
         "simulated (left) and redis-server 7.0 (right)"
     );
 }
+
+/// Each connected client's `CLIENT LIST` fields that do not depend on the
+/// server's sockets or clock (name, flags, database, subscriptions,
+/// transaction, command, protocol), sorted by name.
+fn client_list_transcript(addr: SocketAddr) -> Vec<String> {
+    let mut named = Conn::open(addr);
+    assert_eq!(named.call(&["CLIENT", "SETNAME", "named"]), "+OK\r\n");
+    named.call(&["SELECT", "3"]);
+    let mut subscriber = Conn::open(addr);
+    subscriber.call(&["CLIENT", "SETNAME", "subscriber"]);
+    subscriber.call(&["SUBSCRIBE", "a", "b"]);
+    subscriber.reply();
+    subscriber.call(&["PSUBSCRIBE", "p*"]);
+    let mut queuer = Conn::open(addr);
+    queuer.call(&["CLIENT", "SETNAME", "queuer"]);
+    queuer.call(&["MULTI"]);
+    queuer.call(&["SET", "k", "v"]);
+    queuer.call(&["GET", "k"]);
+    let mut blocked = Conn::open(addr);
+    blocked.call(&["CLIENT", "SETNAME", "blocked"]);
+    blocked.call(&["HELLO", "3"]);
+    blocked.send(&[&["BLPOP", "nothing", "0"]]);
+    let mut lister = Conn::open(addr);
+    lister.call(&["CLIENT", "SETNAME", "lister"]);
+    // The blocked client's BLPOP reaches the server before this list.
+    sleep(Duration::from_millis(100));
+    let kept = ["name", "flags", "db", "sub", "psub", "multi", "cmd", "resp"];
+    let keep = |line: &str| {
+        line.split(' ')
+            .filter(|field| kept.iter().any(|k| field.starts_with(&format!("{k}="))))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let reply = lister.call(&["CLIENT", "LIST"]);
+    let mut lines: Vec<String> = reply
+        .split('\n')
+        .filter(|l| l.starts_with("id="))
+        .map(keep)
+        .collect();
+    lines.sort();
+    let pubsub = lister.call(&["CLIENT", "LIST", "TYPE", "pubsub"]);
+    lines.push(format!("pubsub: {}", pubsub.matches("id=").count()));
+    lines
+}
+
+#[test]
+fn client_list_shows_every_client_as_redis_7_0_does() {
+    let node = SimNode::with_threshold(THRESHOLD_MS);
+    let simulated = client_list_transcript(node.addr);
+    assert_eq!(simulated.len(), 6, "{simulated:#?}");
+    assert!(
+        simulated
+            .contains(&"name=queuer flags=x db=0 sub=0 psub=0 multi=2 cmd=get resp=2".to_string()),
+        "{simulated:#?}"
+    );
+    let Some(server) = real_redis(&[]) else {
+        return;
+    };
+    let real = client_list_transcript(server.addr());
+    assert_eq!(simulated, real);
+}
