@@ -45,6 +45,7 @@ pub(crate) mod lists;
 pub(crate) mod long_double;
 pub(crate) mod maxmemory;
 pub(crate) mod memory;
+pub(crate) mod min_replicas;
 pub(crate) mod object;
 pub(crate) mod pubsub;
 pub(crate) mod replication;
@@ -656,6 +657,7 @@ impl Node {
         let subscribed = c.is_subscribed() && c.proto == Protocol::Resp2;
         let refused = transactions::not_allowed_in_multi(c, resolved)
             .or_else(|| self.refuse_when_out_of_memory(c, resolved, args))
+            .or_else(|| self.refuse_write_without_replicas(c, resolved, args))
             .or_else(|| refusal(resolved, subscribed, &self.state.borrow().role));
         if let Some(e) = refused {
             self.state
@@ -822,6 +824,11 @@ impl Node {
                 Reply::err("ERR Write commands are not allowed from read-only scripts.")
             }
             _ if self.refuses_write(cmd) => readonly_error(),
+            _ if cmd.write
+                && let Some(e) = self.refuse_script_write_without_replicas() =>
+            {
+                e
+            }
             _ if let Some(e) = self.refuse_script_call_when_out_of_memory(cmd.name) => e,
             // A script being killed (or stopped by a shutdown) runs no
             // more writes; the engine raises the kill when this call

@@ -93,6 +93,9 @@ pub(crate) struct ReplicaLink {
     pub(crate) ack: u64,
     /// How `ROLE` and `INFO` name it.
     pub(crate) addr: String,
+    /// The node's wall time (ms) of its last acknowledgement (or of its
+    /// attachment): how far behind it is, for `min-replicas-max-lag`.
+    pub(crate) ack_at_ms: i64,
 }
 
 /// Everything a running node holds, behind one `RefCell` (commands run one
@@ -517,7 +520,16 @@ impl Node {
         st.next_link += 1;
         let ack = 0;
         st.backlog = true;
-        st.replicas.insert(id, ReplicaLink { tx, ack, addr });
+        let ack_at_ms = self.handle.now_ms();
+        st.replicas.insert(
+            id,
+            ReplicaLink {
+                tx,
+                ack,
+                addr,
+                ack_at_ms,
+            },
+        );
         id
     }
 
@@ -529,8 +541,10 @@ impl Node {
     /// Records that the replica of link `id` applied offset `off`, and
     /// wakes the blocked `WAIT`s.
     pub(crate) fn replica_ack(&self, id: u64, off: u64) {
+        let now = self.handle.now_ms();
         if let Some(l) = self.state.borrow_mut().replicas.get_mut(&id) {
             l.ack = l.ack.max(off);
+            l.ack_at_ms = now;
         }
         self.acks.notify_waiters();
     }

@@ -164,6 +164,12 @@ const PARAMS: &[Param] = &[
         Kind::Enum(MAXMEMORY_POLICIES),
     ),
     aliased(
+        "min-replicas-max-lag",
+        "min-slaves-max-lag",
+        "10",
+        Kind::Int(0, INT_MAX),
+    ),
+    aliased(
         "min-replicas-to-write",
         "min-slaves-to-write",
         "0",
@@ -246,6 +252,14 @@ impl Config {
     pub(crate) fn maxmemory_bytes(&self) -> usize {
         self.values
             .get("maxmemory")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// An integer parameter's value (0 if unset).
+    pub(crate) fn int(&self, name: &str) -> i64 {
+        self.values
+            .get(name)
             .and_then(|v| v.parse().ok())
             .unwrap_or(0)
     }

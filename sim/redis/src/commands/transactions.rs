@@ -186,6 +186,12 @@ impl Transaction {
     }
 }
 
+/// Whether the client's transaction queued a write (`EXEC` is then a
+/// write).
+pub(crate) fn queued_writes(c: &Client) -> bool {
+    c.multi.as_ref().is_some_and(|tx| tx.writes)
+}
+
 /// Whether the client's transaction queued a command that may grow
 /// memory (Redis's `mstate.cmd_flags & CMD_DENYOOM`).
 pub(crate) fn queued_grows_memory(c: &Client) -> bool {

@@ -247,3 +247,57 @@ fn the_replica_lags_by_the_delay_plus_the_links_latency_within_its_jitter() {
     );
     assert_eq!(lags(3, 20), lags(3, 20), "same seed, same lags");
 }
+
+#[test]
+fn a_master_refuses_writes_while_its_only_replica_is_cut_off_under_min_replicas_to_write() {
+    for seed in SEEDS {
+        let mut sim = sim(seed);
+        let _nodes = master_and_replica(&mut sim);
+        let replies: Arc<Mutex<Vec<String>>> = Arc::default();
+        let out = replies.clone();
+        sim.client("a", async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let mut con = connect("master").await?;
+            for (name, value) in [
+                ("min-replicas-to-write", "1"),
+                ("min-replicas-max-lag", "1"),
+            ] {
+                let _: () = redis::cmd("CONFIG")
+                    .arg("SET")
+                    .arg(name)
+                    .arg(value)
+                    .query_async(&mut con)
+                    .await?;
+            }
+            // Synced; cut off from 1 s to 5 s (see below); healed.
+            for at_ms in [500, 3_500, 8_000] {
+                let now = turmoil::sim_elapsed().unwrap_or_default();
+                tokio::time::sleep(Duration::from_millis(at_ms).saturating_sub(now)).await;
+                let reply: redis::RedisResult<String> = redis::cmd("SET")
+                    .arg("k")
+                    .arg(at_ms)
+                    .query_async(&mut con)
+                    .await;
+                out.lock().unwrap().push(match reply {
+                    Ok(ok) => ok,
+                    Err(e) => e.code().unwrap_or("?").to_string(),
+                });
+            }
+            Ok(())
+        });
+        while sim.elapsed() < Duration::from_secs(1) {
+            sim.step().unwrap();
+        }
+        sim.partition("master", "replica");
+        while sim.elapsed() < Duration::from_secs(5) {
+            sim.step().unwrap();
+        }
+        sim.repair("master", "replica");
+        sim.run().unwrap();
+        assert_eq!(
+            *replies.lock().unwrap(),
+            ["OK", "NOREPLICAS", "OK"],
+            "seed {seed}"
+        );
+    }
+}
