@@ -22,7 +22,6 @@ use crate::client::Client;
 use crate::commands::command_info::has_flag;
 use crate::commands::{Resolved, transactions};
 use crate::handle::Role;
-use crate::lua::shebang;
 use crate::node::Node;
 use crate::resp::Reply;
 
@@ -59,22 +58,12 @@ impl Node {
         if c.multi.is_some() && !matches!(name, "exec" | "discard" | "quit" | "reset") {
             return true;
         }
-        match name {
-            "exec" => transactions::queued_grows_memory(c),
-            "eval" | "eval_ro" => {
-                shebang::parse(&args[1]).is_ok_and(|(flags, _)| flags.denies_oom())
-            }
-            "evalsha" | "evalsha_ro" => {
-                let sha = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
-                self.lua.flags(&sha).is_some_and(|f| f.denies_oom())
-            }
-            // A function's flags: only `no-writes` is kept, so a function
-            // declaring `allow-oom` is refused too.
-            "fcall" | "fcall_ro" => {
-                let function = String::from_utf8_lossy(&args[1]);
-                self.lua.function_no_writes(&function) == Some(false)
-            }
-            _ => has_flag(name, "denyoom"),
+        if name == "exec" {
+            return transactions::queued_grows_memory(c);
+        }
+        match self.declared_script_flags(name, args) {
+            Some(flags) => flags.denies_oom(),
+            None => has_flag(name, "denyoom"),
         }
     }
 

@@ -11,7 +11,6 @@
 use crate::client::Client;
 use crate::commands::{Resolved, transactions};
 use crate::handle::Role;
-use crate::lua::shebang;
 use crate::node::Node;
 use crate::resp::Reply;
 
@@ -55,22 +54,13 @@ impl Node {
     /// Whether Redis flags the command, as called, a write: its own flag,
     /// an `EXEC` whose queue writes, a script declaring writes.
     fn writes_as_called(&self, c: &Client, resolved: Resolved, args: &[Vec<u8>]) -> bool {
-        match resolved.full_name() {
-            "exec" => transactions::queued_writes(c),
-            "eval" | "eval_ro" => {
-                shebang::parse(&args[1]).is_ok_and(|(flags, _)| flags.declared && !flags.no_writes)
-            }
-            "evalsha" | "evalsha_ro" => {
-                let sha = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
-                self.lua
-                    .flags(&sha)
-                    .is_some_and(|f| f.declared && !f.no_writes)
-            }
-            "fcall" | "fcall_ro" => {
-                let function = String::from_utf8_lossy(&args[1]);
-                self.lua.function_no_writes(&function) == Some(false)
-            }
-            _ => resolved.cmd.write,
+        let name = resolved.full_name();
+        if name == "exec" {
+            return transactions::queued_writes(c);
+        }
+        match self.declared_script_flags(name, args) {
+            Some(flags) => flags.declared && !flags.no_writes,
+            None => resolved.cmd.write,
         }
     }
 

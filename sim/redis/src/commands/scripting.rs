@@ -19,6 +19,7 @@ use super::{Out, Subcommand, is_option};
 use crate::client::Client;
 use crate::events::Origin;
 use crate::handle::Role;
+use crate::lua::shebang::{self, ScriptFlags};
 use crate::node::Node;
 use crate::resp::Reply;
 
@@ -105,6 +106,37 @@ fn run(node: &Node, body: Body, writes: Writes, a: &[Vec<u8>]) -> Reply {
         Writes::Refused => node.lua.run_read_only(&sha, keys, args),
     })
     .unwrap_or_else(no_script)
+}
+
+impl Node {
+    /// The flags the script a command `name` (`args`) runs declares, as
+    /// Redis reads them before running it (`evalGetCommandFlags`,
+    /// `fcallGetCommandFlags`): an `EVAL`'s shebang, a cached script's
+    /// (an unknown SHA1: none), a function's (`no-writes` only). `None`
+    /// for other commands.
+    pub(crate) fn declared_script_flags(
+        &self,
+        name: &str,
+        args: &[Vec<u8>],
+    ) -> Option<ScriptFlags> {
+        match name {
+            "eval" | "eval_ro" => shebang::parse(&args[1]).ok().map(|(flags, _)| flags),
+            "evalsha" | "evalsha_ro" => {
+                let sha = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
+                self.lua.flags(&sha)
+            }
+            "fcall" | "fcall_ro" => {
+                let function = String::from_utf8_lossy(&args[1]);
+                let no_writes = self.lua.function_no_writes(&function)?;
+                Some(ScriptFlags {
+                    declared: true,
+                    no_writes,
+                    allow_oom: false,
+                })
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Checks a script's key count against the command `a` (name, script,
