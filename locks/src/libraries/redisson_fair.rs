@@ -1,6 +1,7 @@
 //! Library rung `redisson-fair`: Redisson's fair lock (`RFairLock`) as of
-//! Redisson 3.5x (`org/redisson/RedissonFairLock.java`, over the
-//! `RedissonLock.java` and `RedissonBaseLock.java` it extends).
+//! Redisson 3.5x (`org/redisson/RedissonFairLock.java`, whose scripts are
+//! the same from 3.50.0 to 3.52.0, over the `RedissonLock.java` and
+//! `RedissonBaseLock.java` it extends).
 //!
 //! The lock is `redisson`'s hash from owner to hold count, with two keys
 //! beside it: a wait queue (`redisson_lock_queue:{name}`, a list of owner
@@ -23,16 +24,18 @@
 //!
 //! The step: Redisson's `threadWaitTime` (`fairLockWaitTimeout`, 5 s
 //! beside the 30 s watchdog), which this model scales to TTL/6; but since
-//! Redisson 3.13.x (issue #2883) a `tryLock` with a wait time uses that
+//! Redisson 3.13.3 (issue #2883) a `tryLock` with a wait time uses that
 //! wait time as the step instead, and every acquire here has one: the
 //! scenario's `max_wait_ms`. So the step is `max_wait_ms`, and TTL/6 only
 //! when it is 0 (one attempt). The deadlines are the clients' own wall
 //! clocks (Redisson's `System.currentTimeMillis()`), compared across
-//! clients. Left out: the unlock latch that makes a retried unlock
-//! idempotent (as in `redisson`); the release message (this project's
-//! notified wait listens on the lock's one channel, not on a waiter's
-//! own, so waiters poll every `retry_ms`, as in the simulator anyway);
-//! and the non-waiting `tryLock()` script, which never queues.
+//! clients. The give-up script is sent once, unanswered or not (3.5x;
+//! Redisson 4.7.0 retries it, issue #5019). Left out: the unlock latch
+//! that makes a retried unlock idempotent (as in `redisson`); the release
+//! message (this project's notified wait listens on the lock's one
+//! channel, not on a waiter's own, so waiters poll every `retry_ms`, as
+//! in the simulator anyway); and the non-waiting `tryLock()` script,
+//! which never queues.
 //!
 //! # Fixes
 //! Waiters get the lock in the order they asked for it, and a waiter that
