@@ -40,7 +40,7 @@ impl Cycle {
 }
 
 /// Every implementation's cycle: the one table of round trips.
-pub const CYCLES: [Cycle; 31] = [
+pub const CYCLES: [Cycle; 32] = [
     Cycle::new("floor", &["SET NX PX", "EVALSHA release"], 2),
     Cycle::new("rslock", &["SET NX PX", "EVALSHA unlock"], 2),
     Cycle::new("setnx", &["SETNX", "DEL"], 2),
@@ -63,6 +63,13 @@ pub const CYCLES: [Cycle; 31] = [
     Cycle::new(
         "redisson",
         &["EVALSHA acquire", "ROLE", "EVALSHA release"],
+        3,
+    ),
+    // The fair lock, uncontended: nobody queued, so its acquire script
+    // grants at once; then ROLE, as `redisson`.
+    Cycle::new(
+        "redisson-fair",
+        &["EVALSHA fair acquire", "ROLE", "EVALSHA fair release"],
         3,
     ),
     Cycle::new("redsync", &["SET NX PX", "EVALSHA release"], 2),
@@ -186,7 +193,13 @@ pub const ETCD_SESSION_ALONGSIDE: &str = "LeaseKeepAlive";
 /// The library rungs the benchmark measures on redis-server beside the
 /// floor and rslock (the `rslock` rung as [`RSLOCK_MODEL`], beside the
 /// crate it models).
-pub const LIBRARY_ROWS: [&str; 4] = ["redisson", "redsync", "node-redlock", "rslock"];
+pub const LIBRARY_ROWS: [&str; 5] = [
+    "redisson",
+    "redisson-fair",
+    "redsync",
+    "node-redlock",
+    "rslock",
+];
 
 /// The library rungs measured on locklab's simulated node over TCP instead
 /// (see [`crate::sim_node`]), beside the floor and `lua-release` there:

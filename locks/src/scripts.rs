@@ -27,6 +27,13 @@ pub const FENCED_RECLAIM_LUA: &str = include_str!("lua/fenced_reclaim.lua");
 /// Source of redsync's extension with `WithSetNXOnExtend`: re-arm my lock,
 /// or set it again where it is gone (the `redsync` library rung).
 pub const EXTEND_OR_SET_LUA: &str = include_str!("lua/extend_or_set.lua");
+/// Source of the fair lock's acquire: a reentrant hash with a line of
+/// waiters beside it (the `redisson-fair` library rung).
+pub const FAIR_ACQUIRE_LUA: &str = include_str!("lua/fair_acquire.lua");
+/// Source of the fair lock's leaving of the line by a waiter that gave up.
+pub const FAIR_GIVE_UP_LUA: &str = include_str!("lua/fair_give_up.lua");
+/// Source of the fair lock's release, which wakes the head of the line.
+pub const FAIR_RELEASE_LUA: &str = include_str!("lua/fair_release.lua");
 
 /// Source of the owner-checked release that also publishes on the lock's
 /// release channel (the [`WaitStrategy::Notify`](crate::WaitStrategy::Notify)
@@ -37,6 +44,12 @@ pub const REENTRANT_RELEASE_NOTIFY_LUA: &str = include_str!("lua/reentrant_relea
 
 /// Owner-checked release, sent with EVALSHA (loaded on NOSCRIPT).
 pub static RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(RELEASE_LUA));
+/// Fair acquire: `{1, count}` or `{0, ms until my turn may come}`.
+pub static FAIR_ACQUIRE: LazyLock<Script> = LazyLock::new(|| Script::new(FAIR_ACQUIRE_LUA));
+/// A fair lock's waiter leaves the line: how many entries it removed.
+pub static FAIR_GIVE_UP: LazyLock<Script> = LazyLock::new(|| Script::new(FAIR_GIVE_UP_LUA));
+/// Fair release: holds left (0 when the lock is gone), or -1 when not mine.
+pub static FAIR_RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(FAIR_RELEASE_LUA));
 /// Extension that re-creates a lock gone from a node: 1 or 0.
 pub static EXTEND_OR_SET: LazyLock<Script> = LazyLock::new(|| Script::new(EXTEND_OR_SET_LUA));
 /// Owner-checked extension.

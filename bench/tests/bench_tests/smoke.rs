@@ -207,7 +207,13 @@ fn every_library_rung_has_a_row_that_ran(json: &Value, md: &str) {
             .is_some_and(|rate| rate > 0.0)
     };
     let on_redis = &json["uncontended"];
-    for name in ["redisson", "redsync", "node-redlock", "rslock-model"] {
+    for name in [
+        "redisson",
+        "redisson-fair",
+        "redsync",
+        "node-redlock",
+        "rslock-model",
+    ] {
         assert!(ran(on_redis, name, 1), "{name} did not run");
     }
     for nodes in [3, 5] {

@@ -18,6 +18,7 @@ pub mod native_cad;
 pub mod node_redlock;
 pub mod quorum;
 pub mod redisson;
+pub mod redisson_fair;
 pub mod redsync;
 pub mod rslock;
 
@@ -25,13 +26,14 @@ use crate::ladder::Rung;
 use crate::lock::{Lock, LockConfig, LockContext};
 use crate::rungs::common::NodeConn;
 
-/// The library rungs, after the ladder, numbered on from it (11 to 15).
-pub const LIBRARIES: [&Rung; 5] = [
+/// The library rungs, after the ladder, numbered on from it (11 on).
+pub const LIBRARIES: [&Rung; 6] = [
     &redisson::RUNG,
     &redsync::RUNG,
     &node_redlock::RUNG,
     &rslock::RUNG,
     &native_cad::RUNG,
+    &redisson_fair::RUNG,
 ];
 
 /// Builds the library rung `id` over `nodes`; `None` when no library rung
@@ -49,6 +51,7 @@ pub(crate) fn build<C: NodeConn>(
         "node-redlock" => Box::new(node_redlock::NodeRedlock::new(nodes, ctx, config)),
         "rslock" => Box::new(rslock::Rslock::new(nodes, ctx, config)),
         "native-cad" => Box::new(native_cad::NativeCad::new(first(), ctx, config)),
+        "redisson-fair" => Box::new(redisson_fair::RedissonFair::new(first(), ctx, config)),
         _ => return None,
     };
     Some(lock)

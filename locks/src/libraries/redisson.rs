@@ -26,7 +26,8 @@
 //! (Redisson knows it from its topology). In the simulator, waiters poll
 //! every `retry_ms` in place of the release message. Left out: Redisson's
 //! one renewal timer for all locks of a client (here one per lease), lease
-//! times, fair and read/write locks, and the async race of issue #7272.
+//! times, read/write locks, and the async race of issue #7272; the fair
+//! lock is the `redisson-fair` rung.
 //!
 //! # Fixes
 //! Reentrancy and long critical sections as the ladder's `watchdog`, and
@@ -79,6 +80,11 @@ impl<C: NodeConn> Redisson<C> {
         }
     }
 
+    /// The watchdog lock underneath: the reentrant hash and its renewals.
+    pub(crate) fn watchdog(&self) -> &Watchdog<C> {
+        &self.inner
+    }
+
     /// How long a grant waits for its replicas: TTL/30, at least 1 ms.
     pub fn sync_timeout(&self) -> Duration {
         (self.config().ttl / 30).max(Duration::from_millis(1))
@@ -86,7 +92,7 @@ impl<C: NodeConn> Redisson<C> {
 
     /// Waits for the master's replicas to acknowledge a grant; `Ok(false)`
     /// when it has replicas and none did in time.
-    async fn replicas_synced(&self) -> Result<bool, LockError> {
+    pub(crate) async fn replicas_synced(&self) -> Result<bool, LockError> {
         let mut conn = self.inner.conn().clone();
         let role: redis::Value = redis::cmd("ROLE").query_async(&mut conn).await?;
         let replicas = match role {

@@ -101,6 +101,13 @@ impl<C> Watchdog<C> {
     pub(crate) fn hash(&self) -> &Reentrant<C> {
         &self.hash
     }
+
+    /// Counts a release of `lease` down, for a lock that releases with a
+    /// script of its own (`redisson-fair`): as this lock's own release,
+    /// the renewal stops at the last hold, or at once when `gone`.
+    pub(crate) fn unwatch(&self, lease: &Lease, gone: bool) {
+        self.renewals.unwatch(lease, gone);
+    }
 }
 
 impl<C: NodeConn> Watchdog<C> {

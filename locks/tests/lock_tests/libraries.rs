@@ -95,3 +95,126 @@ async fn node_redlock_hands_over_a_lock_won_late_already_expired_and_aborts_it()
         .await
         .expect("the key itself was still set");
 }
+
+/// The fair lock's queue, as the fair scripts keep it.
+async fn fair_queue(conn: &Conn, key: &str) -> Vec<String> {
+    let queue = locks::libraries::redisson_fair::queue_key(key);
+    raw(conn, &["LRANGE", &queue, "0", "-1"]).await
+}
+
+/// A waiter's deadline in the fair lock's timeout set, if it has one.
+async fn fair_deadline(conn: &Conn, key: &str, field: &str) -> Option<f64> {
+    let timeouts = locks::libraries::redisson_fair::timeout_key(key);
+    raw(conn, &["ZSCORE", &timeouts, field]).await
+}
+
+/// Waits until the fair lock's queue holds `n` waiters.
+async fn until_queued(conn: &Conn, key: &str, n: usize) {
+    for _ in 0..500 {
+        if fair_queue(conn, key).await.len() >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    panic!("the queue never reached {n} waiters");
+}
+
+#[tokio::test]
+async fn redisson_fair_grants_its_waiters_in_the_order_they_arrived() {
+    let (server, raw_conn) = server_and_conn();
+    let key = "locklab:test:lib:redisson-fair-order";
+    let holder = lock("redisson-fair", &server, 1, config(2_000, 5_000));
+    let held = holder.acquire(key, &owner("a", 1)).await.expect("free");
+    let granted = tokio::sync::Mutex::new(Vec::new());
+    let waiters: Vec<_> = ["b", "c", "d"]
+        .iter()
+        .zip(2u64..)
+        .map(|(name, seed)| {
+            (
+                *name,
+                lock("redisson-fair", &server, seed, config(2_000, 5_000)),
+            )
+        })
+        .collect();
+    let wait_in_turn = |i: usize| {
+        let (name, waiter) = &waiters[i];
+        let granted = &granted;
+        let raw_conn = &raw_conn;
+        async move {
+            // Each joins the queue only once the one before it is in it.
+            until_queued(raw_conn, key, i).await;
+            let lease = waiter
+                .acquire(key, &owner(name, 1))
+                .await
+                .expect("its turn");
+            granted.lock().await.push(*name);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            waiter.release(&lease).await.expect("released");
+        }
+    };
+    let release_when_all_wait = async {
+        until_queued(&raw_conn, key, 3).await;
+        assert_eq!(fair_queue(&raw_conn, key).await, ["b:1", "c:1", "d:1"]);
+        holder.release(&held).await.expect("released");
+    };
+    tokio::join!(
+        wait_in_turn(0),
+        wait_in_turn(1),
+        wait_in_turn(2),
+        release_when_all_wait
+    );
+    assert_eq!(*granted.lock().await, ["b", "c", "d"]);
+    assert!(fair_queue(&raw_conn, key).await.is_empty());
+    assert!(!exists(&raw_conn, key).await);
+}
+
+#[tokio::test]
+async fn a_redisson_fair_waiter_that_gives_up_leaves_the_queue_and_blocks_nobody() {
+    let (server, raw_conn) = server_and_conn();
+    let key = "locklab:test:lib:redisson-fair-give-up";
+    let holder = lock("redisson-fair", &server, 1, config(2_000, 5_000));
+    let held = holder.acquire(key, &owner("a", 1)).await.expect("free");
+    // B waits 300 ms, so its deadline in the queue is the lock's TTL plus
+    // 300 ms away, and C's is 5 s after B's.
+    let quitter = lock("redisson-fair", &server, 2, config(2_000, 300));
+    let patient = lock("redisson-fair", &server, 3, config(2_000, 5_000));
+    let (b_left, b_has_left) = tokio::sync::oneshot::channel();
+    let b_gives_up = async {
+        let err = quitter
+            .acquire(key, &owner("b", 1))
+            .await
+            .expect_err("held");
+        assert!(matches!(err, LockError::NotAcquired { .. }), "{err:?}");
+        b_left.send(()).expect("the holder listens");
+    };
+    let c_waits = async {
+        until_queued(&raw_conn, key, 1).await;
+        let lease = patient
+            .acquire(key, &owner("c", 1))
+            .await
+            .expect("C's turn");
+        let got_it = tokio::time::Instant::now();
+        patient.release(&lease).await.expect("released");
+        got_it
+    };
+    let release_after_b_left = async {
+        until_queued(&raw_conn, key, 2).await;
+        assert_eq!(fair_queue(&raw_conn, key).await, ["b:1", "c:1"]);
+        let before = fair_deadline(&raw_conn, key, "c:1").await.expect("queued");
+        b_has_left.await.expect("B gave up");
+        // B is out of the queue and C moved up one step of B's (300 ms).
+        assert_eq!(fair_queue(&raw_conn, key).await, ["c:1"]);
+        assert_eq!(fair_deadline(&raw_conn, key, "b:1").await, None);
+        let after = fair_deadline(&raw_conn, key, "c:1").await.expect("queued");
+        assert_eq!(before - after, 300.0);
+        holder.release(&held).await.expect("released");
+        tokio::time::Instant::now()
+    };
+    let ((), got_it, released) = tokio::join!(b_gives_up, c_waits, release_after_b_left);
+    // C did not wait for B's deadline (the lock's TTL and more away).
+    assert!(
+        got_it.duration_since(released) < Duration::from_millis(500),
+        "{:?}",
+        got_it.duration_since(released)
+    );
+}

@@ -237,5 +237,18 @@ pub fn all() -> Vec<(&'static str, &'static str)> {
             "ladder_reentrant_renew",
             include_str!("../../../../../locks/src/lua/reentrant_renew.lua"),
         ),
+        // The `redisson-fair` library rung's scripts.
+        (
+            "fair_acquire",
+            include_str!("../../../../../locks/src/lua/fair_acquire.lua"),
+        ),
+        (
+            "fair_give_up",
+            include_str!("../../../../../locks/src/lua/fair_give_up.lua"),
+        ),
+        (
+            "fair_release",
+            include_str!("../../../../../locks/src/lua/fair_release.lua"),
+        ),
     ]
 }
