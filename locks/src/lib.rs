@@ -57,7 +57,8 @@
 //!
 //! Beside the ladder, [`libraries`] models the lock algorithms of the
 //! libraries people deploy (Redisson, go-redsync, node-redlock, rslock,
-//! and a lock on native compare-and-delete commands), each naming the
+//! python-redis-lock, and a lock on native compare-and-delete commands),
+//! each naming the
 //! version and file it mirrors. [`LIBRARIES`] lists them; [`rung`] and
 //! [`build`] know them too.
 
