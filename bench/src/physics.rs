@@ -40,7 +40,7 @@ impl Cycle {
 }
 
 /// Every implementation's cycle: the one table of round trips.
-pub const CYCLES: [Cycle; 32] = [
+pub const CYCLES: [Cycle; 33] = [
     Cycle::new("floor", &["SET NX PX", "EVALSHA release"], 2),
     Cycle::new("rslock", &["SET NX PX", "EVALSHA unlock"], 2),
     Cycle::new("setnx", &["SETNX", "DEL"], 2),
@@ -79,6 +79,14 @@ pub const CYCLES: [Cycle; 32] = [
     // extension is due 500 ms before the validity ends, long after an
     // uncontended cycle has released, so it sends nothing here.
     Cycle::new(RSLOCK_MODEL, &["SET NX PX", "EVALSHA release"], 2),
+    // python-redis-lock asks whether the lock is already its own before
+    // its SET; uncontended it never pops the signal list, and its renewal
+    // (every TTL × 2/3) is not due before the release.
+    Cycle::new(
+        "python-redis-lock",
+        &["GET", "SET NX PX", "EVALSHA release"],
+        3,
+    ),
     // Measured on locklab's simulated node (`SIMULATED_NODE_ROWS`).
     Cycle::new("native-cad", &["SET NX PX", "DELEX IFEQ"], 2),
     // The etcd rungs (`ETCD_ROWS`), on a real etcd member: every acquire
@@ -193,12 +201,13 @@ pub const ETCD_SESSION_ALONGSIDE: &str = "LeaseKeepAlive";
 /// The library rungs the benchmark measures on redis-server beside the
 /// floor and rslock (the `rslock` rung as [`RSLOCK_MODEL`], beside the
 /// crate it models).
-pub const LIBRARY_ROWS: [&str; 5] = [
+pub const LIBRARY_ROWS: [&str; 6] = [
     "redisson",
     "redisson-fair",
     "redsync",
     "node-redlock",
     "rslock",
+    "python-redis-lock",
 ];
 
 /// The library rungs measured on locklab's simulated node over TCP instead

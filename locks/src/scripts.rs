@@ -35,6 +35,14 @@ pub const FAIR_GIVE_UP_LUA: &str = include_str!("lua/fair_give_up.lua");
 /// Source of the fair lock's release, which wakes the head of the line.
 pub const FAIR_RELEASE_LUA: &str = include_str!("lua/fair_release.lua");
 
+/// Source of python-redis-lock's release: owner-checked delete that
+/// leaves one element in the lock's signal list (the
+/// `python-redis-lock` library rung).
+pub const SIGNAL_RELEASE_LUA: &str = include_str!("lua/signal_release.lua");
+/// Source of python-redis-lock's extend, answering 0 (re-armed), 1 (not
+/// mine or gone) or 2 (no expiry).
+pub const CODED_EXTEND_LUA: &str = include_str!("lua/coded_extend.lua");
+
 /// Source of the owner-checked release that also publishes on the lock's
 /// release channel (the [`WaitStrategy::Notify`](crate::WaitStrategy::Notify)
 /// strategy). Not in [`all`]: the simulator's servers need not speak pub/sub.
@@ -50,6 +58,10 @@ pub static FAIR_ACQUIRE: LazyLock<Script> = LazyLock::new(|| Script::new(FAIR_AC
 pub static FAIR_GIVE_UP: LazyLock<Script> = LazyLock::new(|| Script::new(FAIR_GIVE_UP_LUA));
 /// Fair release: holds left (0 when the lock is gone), or -1 when not mine.
 pub static FAIR_RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(FAIR_RELEASE_LUA));
+/// python-redis-lock's release: 0 released, 1 not mine.
+pub static SIGNAL_RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(SIGNAL_RELEASE_LUA));
+/// python-redis-lock's extend: 0 re-armed, 1 not mine, 2 no expiry.
+pub static CODED_EXTEND: LazyLock<Script> = LazyLock::new(|| Script::new(CODED_EXTEND_LUA));
 /// Extension that re-creates a lock gone from a node: 1 or 0.
 pub static EXTEND_OR_SET: LazyLock<Script> = LazyLock::new(|| Script::new(EXTEND_OR_SET_LUA));
 /// Owner-checked extension.

@@ -218,3 +218,101 @@ async fn a_redisson_fair_waiter_that_gives_up_leaves_the_queue_and_blocks_nobody
         got_it.duration_since(released)
     );
 }
+
+/// A connection whose replies are due within 100 ms.
+fn quick_conn(server: &harness::RedisServer) -> Conn {
+    locks::ReconnectingConnection::new(
+        locks::TcpDialer::new(server.addr().to_string()),
+        locks::ConnConfig {
+            connect_timeout: Duration::from_millis(500),
+            response_timeout: Duration::from_millis(100),
+        },
+    )
+}
+
+#[tokio::test]
+async fn a_blpop_longer_than_the_response_timeout_is_not_taken_for_a_dead_server() {
+    let (server, raw_conn) = server_and_conn();
+    let conn = quick_conn(&server);
+    let key = "locklab:test:lib:blpop-long";
+    let started = std::time::Instant::now();
+    let blocked = async {
+        let mut conn = conn.clone();
+        let popped: redis::Value = redis::cmd("BLPOP")
+            .arg(key)
+            .arg("0.4")
+            .query_async(&mut conn)
+            .await
+            .expect("a pop that times out on the server is an answer");
+        popped
+    };
+    // Meanwhile the same client's other commands are answered at once:
+    // the pop waits on a connection of its own.
+    let meanwhile = async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let mut conn = conn.clone();
+        let _: () = redis::cmd("SET")
+            .arg("locklab:test:lib:blpop-other")
+            .arg(1)
+            .query_async(&mut conn)
+            .await
+            .expect("answered within 100 ms beside the pop");
+    };
+    let (popped, ()) = tokio::join!(blocked, meanwhile);
+    assert_eq!(popped, redis::Value::Nil);
+    assert!(started.elapsed() >= Duration::from_millis(350));
+    let _: i64 = raw(&raw_conn, &["DEL", "locklab:test:lib:blpop-other"]).await;
+}
+
+#[tokio::test]
+async fn a_blpop_given_up_by_its_client_does_not_take_the_next_element() {
+    let (server, raw_conn) = server_and_conn();
+    let conn = quick_conn(&server);
+    let key = "locklab:test:lib:blpop-given-up";
+    let mut blocking = conn.clone();
+    let mut blpop = redis::cmd("BLPOP");
+    blpop.arg(key).arg(5);
+    let pop = blpop.query_async::<redis::Value>(&mut blocking);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(100), pop)
+            .await
+            .is_err(),
+        "nothing to pop yet"
+    );
+    // Give the server a moment to see the given-up connection close.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let _: i64 = raw(&raw_conn, &["LPUSH", key, "1"]).await;
+    assert_eq!(
+        raw::<i64>(&raw_conn, &["LLEN", key]).await,
+        1,
+        "a client that is gone popped the element"
+    );
+    let _: i64 = raw(&raw_conn, &["DEL", key]).await;
+}
+
+#[tokio::test]
+async fn python_redis_lock_wakes_its_waiter_with_the_release_signal_and_renews() {
+    let (server, raw_conn) = server_and_conn();
+    let key = "lock:locklab-test-pyrl";
+    let first = lock("python-redis-lock", &server, 1, config(300, 5_000));
+    let second = lock("python-redis-lock", &server, 2, config(300, 5_000));
+    let held = first.acquire(key, &owner("a", 1)).await.expect("free");
+    // Three TTLs later the renewal thread has kept it.
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    assert!(exists(&raw_conn, key).await);
+    let released_at = std::time::Instant::now();
+    let release_later = async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        first.release(&held).await.expect("released");
+    };
+    let b = owner("b", 1);
+    let (won, ()) = tokio::join!(second.acquire(key, &b), release_later);
+    let won = won.expect("acquired after the release");
+    // Woken by the signal, not by its 5 s BLPOP timeout.
+    assert!(released_at.elapsed() < Duration::from_millis(1_000));
+    let err = first.release(&held).await.expect_err("not the owner now");
+    assert!(matches!(err, LockError::NotHeld { .. }), "{err:?}");
+    second.release(&won).await.expect("released");
+    assert!(!exists(&raw_conn, key).await);
+    assert!(exists(&raw_conn, "lock-signal:locklab-test-pyrl").await);
+}
