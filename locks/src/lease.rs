@@ -52,6 +52,9 @@ pub struct Lease {
     pub validity: Option<Duration>,
     /// How many times this owner holds it (reentrant rungs count nesting).
     pub depth: u32,
+    /// Whether it was granted shared, beside other shared holders (a read
+    /// lock); false for an exclusive grant, the only kind most rungs have.
+    pub shared: bool,
     /// Set by a watchdog when a renewal failed: the lease is lost.
     pub(crate) lost: Option<Arc<LostFlag>>,
 }
@@ -67,6 +70,7 @@ impl Lease {
             acquired_at,
             validity: None,
             depth: 1,
+            shared: false,
             lost: None,
         }
     }

@@ -27,6 +27,18 @@ pub trait Lock: Send + Sync {
         owner: &'a Owner,
     ) -> BoxFuture<'a, Result<Lease, LockError>>;
 
+    /// Acquires `resource` shared, beside other shared holders, as a reader
+    /// of a read-write lock does. A rung with no read mode grants its one
+    /// exclusive lock instead (the lease's `shared` is then false), as a
+    /// user without a read-write lock would take it for reading too.
+    fn acquire_shared<'a>(
+        &'a self,
+        resource: &'a str,
+        owner: &'a Owner,
+    ) -> BoxFuture<'a, Result<Lease, LockError>> {
+        self.acquire(resource, owner)
+    }
+
     /// Releases a lease. From `get-check-del` up, releasing a lock the
     /// caller no longer holds is [`LockError::NotHeld`].
     fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>>;

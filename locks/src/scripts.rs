@@ -35,6 +35,19 @@ pub const FAIR_GIVE_UP_LUA: &str = include_str!("lua/fair_give_up.lua");
 /// Source of the fair lock's release, which wakes the head of the line.
 pub const FAIR_RELEASE_LUA: &str = include_str!("lua/fair_release.lua");
 
+/// Source of a read-write lock's write acquire (the `redisson-rw`
+/// library rung).
+pub const RW_WRITE_ACQUIRE_LUA: &str = include_str!("lua/rw_write_acquire.lua");
+/// Source of a read-write lock's read acquire, one timeout key per hold.
+pub const RW_READ_ACQUIRE_LUA: &str = include_str!("lua/rw_read_acquire.lua");
+/// Source of a read-write lock's write release.
+pub const RW_WRITE_RELEASE_LUA: &str = include_str!("lua/rw_write_release.lua");
+/// Source of a read-write lock's read release, which keeps the hash as
+/// long as the longest hold left.
+pub const RW_READ_RELEASE_LUA: &str = include_str!("lua/rw_read_release.lua");
+/// Source of a reader's watchdog tick, which re-arms every reader's holds.
+pub const RW_READ_RENEW_LUA: &str = include_str!("lua/rw_read_renew.lua");
+
 /// Source of python-redis-lock's release: owner-checked delete that
 /// leaves one element in the lock's signal list (the
 /// `python-redis-lock` library rung).
@@ -83,6 +96,17 @@ pub static REENTRANT_RENEW: LazyLock<Script> = LazyLock::new(|| Script::new(REEN
 pub static FENCED_ACQUIRE: LazyLock<Script> = LazyLock::new(|| Script::new(FENCED_ACQUIRE_LUA));
 /// Fenced reclaim: the fencing token of my lost grant (TTL re-armed), or nil.
 pub static FENCED_RECLAIM: LazyLock<Script> = LazyLock::new(|| Script::new(FENCED_RECLAIM_LUA));
+
+/// Write acquire: `{1, count}` or `{0, pttl}`.
+pub static RW_WRITE_ACQUIRE: LazyLock<Script> = LazyLock::new(|| Script::new(RW_WRITE_ACQUIRE_LUA));
+/// Read acquire: `{1, count}` or `{0, pttl}`.
+pub static RW_READ_ACQUIRE: LazyLock<Script> = LazyLock::new(|| Script::new(RW_READ_ACQUIRE_LUA));
+/// Write release: my holds left, or -1 when not mine.
+pub static RW_WRITE_RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(RW_WRITE_RELEASE_LUA));
+/// Read release: my holds left, or -1 when not mine.
+pub static RW_READ_RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(RW_READ_RELEASE_LUA));
+/// A reader's renewal: 1, or 0 when I hold it no more.
+pub static RW_READ_RENEW: LazyLock<Script> = LazyLock::new(|| Script::new(RW_READ_RENEW_LUA));
 
 /// Every script of the ladder, by name, for conformance tests and docs.
 pub fn all() -> Vec<(&'static str, &'static str)> {

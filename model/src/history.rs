@@ -18,6 +18,7 @@
 //! | `n` | which operation (lock cycle) of that client, from 1 |
 //! | `outcome` | `ok`, `fail` or `unknown` (complete) |
 //! | `token`, `fence`, `depth`, `valid_for_us`, `value`, `error` | what the completion carried |
+//! | `shared` | an acquire asked for (invoke) or was granted (complete) the lock shared, as a reader; absent when exclusive |
 //! | `count` | the run's wake-ups of waiting clients (wakeups) |
 
 use crate::fault::FaultKind;
@@ -28,7 +29,7 @@ use std::io::{self, Write};
 use std::str::FromStr;
 
 /// Version of the event fields below; bump on any change.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// One line of the history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -89,6 +90,9 @@ pub enum EventKind {
         /// For writes: the value written; for a fenced write, also its token.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         value: Option<i64>,
+        /// Acquires: the client asked for the lock shared (as a reader).
+        #[serde(default, skip_serializing_if = "is_false")]
+        shared: bool,
     },
     /// A client's operation ended.
     Complete {
@@ -123,6 +127,10 @@ pub enum EventKind {
         /// Why it failed.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// Acquires: the lock was granted shared, beside other shared
+        /// holders; a rung with no read mode grants it exclusive.
+        #[serde(default, skip_serializing_if = "is_false")]
+        shared: bool,
     },
     /// A fault began or ended.
     Fault {
@@ -162,6 +170,11 @@ pub enum EventKind {
         /// The wake-ups counted.
         count: u64,
     },
+}
+
+/// Serde's test for leaving a `false` flag out of a line.
+fn is_false(flag: &bool) -> bool {
+    !flag
 }
 
 /// Where a fault event stands in the fault's life.

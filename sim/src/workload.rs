@@ -4,6 +4,8 @@
 //! One cycle: acquire; (optionally) acquire again as the same owner;
 //! `writes` times: read the stock, work for `critical_section_ms`, pass the
 //! rung's validity check, write the stock minus one; release (inner first).
+//! A reader (a group whose `mode` is `shared`) acquires shared, and each of
+//! its `writes` steps only reads the stock and works.
 
 use crate::dial::SimDialer;
 use crate::freeze::Freeze;
@@ -11,7 +13,7 @@ use crate::recorder::Recorder;
 use crate::resource::Store;
 use locks::{Clock, Dialer, Lease, Lock, LockError, Owner};
 use model::history::{EventKind, Op, Outcome};
-use model::scenario::ClientGroup;
+use model::scenario::{ClientGroup, LockMode};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -96,6 +98,7 @@ impl<D: Dialer> Client<D> {
             lock: self.key.clone(),
             n,
             value,
+            shared: op == Op::Acquire && self.reads_only(),
         })
         .await;
     }
@@ -125,8 +128,15 @@ impl<D: Dialer> Client<D> {
                 .filter(|_| op == Op::Acquire),
             value,
             error,
+            shared: op == Op::Acquire && lease.is_some_and(|l| l.shared),
         })
         .await;
+    }
+
+    /// Whether this client is a reader: it takes the lock shared and
+    /// never writes.
+    fn reads_only(&self) -> bool {
+        self.group.mode == LockMode::Shared
     }
 
     /// What is left of a lease's self-tracked validity, by this client's clock.
@@ -138,7 +148,12 @@ impl<D: Dialer> Client<D> {
 
     async fn acquire(&self, n: u32) -> Option<Lease> {
         self.invoke(Op::Acquire, n, None).await;
-        match self.lock.acquire(&self.key, &self.owner).await {
+        let granted = if self.reads_only() {
+            self.lock.acquire_shared(&self.key, &self.owner).await
+        } else {
+            self.lock.acquire(&self.key, &self.owner).await
+        };
+        match granted {
             Ok(lease) => {
                 self.complete(Op::Acquire, n, Outcome::Ok, Some(&lease), None, None, None)
                     .await;
@@ -182,8 +197,13 @@ impl<D: Dialer> Client<D> {
         } else {
             None
         };
-        for _sale in 0..self.group.writes {
-            if !self.sell(n, &lease).await {
+        for _step in 0..self.group.writes {
+            let went_on = if self.reads_only() {
+                self.read_and_work(n, &lease).await.is_some()
+            } else {
+                self.sell(n, &lease).await
+            };
+            if !went_on {
                 break;
             }
         }
@@ -196,43 +216,9 @@ impl<D: Dialer> Client<D> {
     /// One sale: read, work, check, write. False when the client must stop
     /// (sold out, lease lost, the store unreachable).
     async fn sell(&self, n: u32, lease: &Lease) -> bool {
-        self.invoke(Op::Read, n, None).await;
-        let stock = match self.store.read(lease.fence).await {
-            Ok(stock) => {
-                self.complete(
-                    Op::Read,
-                    n,
-                    Outcome::Ok,
-                    None,
-                    Some(stock),
-                    lease.fence,
-                    None,
-                )
-                .await;
-                stock
-            }
-            Err(e) => {
-                self.complete(
-                    Op::Read,
-                    n,
-                    e.outcome(),
-                    None,
-                    None,
-                    lease.fence,
-                    Some(e.to_string()),
-                )
-                .await;
-                return false;
-            }
-        };
-        if stock <= 0 {
+        let Some(stock) = self.read_and_work(n, lease).await else {
             return false;
-        }
-        if self.group.critical_section_ms > 0 {
-            self.clock
-                .sleep(Duration::from_millis(self.group.critical_section_ms))
-                .await;
-        }
+        };
         self.invoke(Op::Check, n, None).await;
         if let Err(e) = self.lock.before_write(lease).await {
             self.complete(
@@ -279,5 +265,49 @@ impl<D: Dialer> Client<D> {
                 false
             }
         }
+    }
+
+    /// A sale's first half, all that a reader does: read the stock and
+    /// work. The stock read, or `None` when the client must stop (sold
+    /// out, the store unreachable).
+    async fn read_and_work(&self, n: u32, lease: &Lease) -> Option<i64> {
+        self.invoke(Op::Read, n, None).await;
+        let stock = match self.store.read(lease.fence).await {
+            Ok(stock) => {
+                self.complete(
+                    Op::Read,
+                    n,
+                    Outcome::Ok,
+                    None,
+                    Some(stock),
+                    lease.fence,
+                    None,
+                )
+                .await;
+                stock
+            }
+            Err(e) => {
+                self.complete(
+                    Op::Read,
+                    n,
+                    e.outcome(),
+                    None,
+                    None,
+                    lease.fence,
+                    Some(e.to_string()),
+                )
+                .await;
+                return None;
+            }
+        };
+        if stock <= 0 {
+            return None;
+        }
+        if self.group.critical_section_ms > 0 {
+            self.clock
+                .sleep(Duration::from_millis(self.group.critical_section_ms))
+                .await;
+        }
+        Some(stock)
     }
 }

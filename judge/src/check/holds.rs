@@ -10,6 +10,9 @@
 //! history. A failed or unknown acquire gives no holding; a pause does not
 //! end holding (a paused client notices nothing).
 //!
+//! A hold is shared when the acquire that began it was granted shared (a
+//! reader of a read-write lock), exclusive otherwise.
+//!
 //! A rung that tracks its own validity (Redlock) records `valid_for_us` on
 //! its successful acquire (or extend): the client's own view of its lease,
 //! so holding ends then at the latest. Such a hold ends just before the
@@ -67,6 +70,8 @@ pub struct Hold {
     pub end_us: u64,
     /// What ended it.
     pub ended_by: HoldEnd,
+    /// Whether it was granted shared, beside other shared holders.
+    pub shared: bool,
 }
 
 impl Hold {
@@ -101,6 +106,8 @@ struct Open {
     start_us: u64,
     /// When the client's own validity runs out, µs.
     deadline: Option<u64>,
+    /// Granted shared.
+    shared: bool,
 }
 
 /// Every hold in `history`, ordered by the index of the event that began it.
@@ -115,8 +122,16 @@ pub fn holds(history: &History) -> Vec<Hold> {
                 lock,
                 outcome: Outcome::Ok,
                 valid_for_us,
+                shared,
                 ..
-            } => ledger.granted(event, (*client, lock.clone()), *op, *valid_for_us),
+            } => {
+                let grant = Grant {
+                    op: *op,
+                    valid_for_us: *valid_for_us,
+                    shared: *shared,
+                };
+                ledger.granted(event, (*client, lock.clone()), grant)
+            }
             EventKind::Invoke {
                 client,
                 op: Op::Release,
@@ -139,6 +154,13 @@ pub fn holds(history: &History) -> Vec<Hold> {
         }
     }
     ledger.history_ended(history)
+}
+
+/// What a successful acquire or extend carried.
+struct Grant {
+    op: Op,
+    valid_for_us: Option<u64>,
+    shared: bool,
 }
 
 /// A client and a lock: whose hold it is.
@@ -171,6 +193,7 @@ impl Ledger {
             end_pos: end.pos,
             end_us: end.us,
             ended_by: end.by,
+            shared: state.shared,
         });
     }
 
@@ -210,7 +233,12 @@ impl Ledger {
 
     /// A successful acquire (a hold begins, or nests) or extend (its
     /// deadline moves).
-    fn granted(&mut self, event: &Event, key: HoldKey, op: Op, valid_for_us: Option<u64>) {
+    fn granted(&mut self, event: &Event, key: HoldKey, grant: Grant) {
+        let Grant {
+            op,
+            valid_for_us,
+            shared,
+        } = grant;
         // An acquire that completes with no validity left (a pause after
         // the grant spent it) gives no holding: the client knows its lease
         // is gone the moment it returns.
@@ -221,6 +249,7 @@ impl Ledger {
                 start: event.i,
                 start_us: event.at_us,
                 deadline: None,
+                shared,
             });
         }
         if let Some(state) = self.open.get_mut(&key) {

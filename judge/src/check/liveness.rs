@@ -11,6 +11,12 @@
 //! Otherwise it is a deadlock; if the history ends before that deadline and
 //! nobody acquired, it is unknown (too short to tell).
 //!
+//! Each mode that was wanted must make progress: a client that asked for
+//! the lock exclusive (a writer) waits for an exclusive grant, and readers
+//! taking the lock shared do not count for it; a client that asked for it
+//! shared is served by any grant. A writer that readers keep out for
+//! longer than the bound is a deadlock too (starved, in the usual word).
+//!
 //! Independently, a holder blocked on itself (an acquire that fails while
 //! the same client already holds that lock: a nested acquire on a
 //! non-reentrant rung) is a deadlock.
@@ -70,15 +76,24 @@ pub fn check(history: &History, bound: Duration) -> (Check, LivenessDamage) {
     damage.healed_at_ms = Some(heal as f64 / 1000.0);
 
     let (wanted, first_ok) = wanted_after_heal(events, heal, last_heal);
+    let any_shared = events
+        .iter()
+        .any(|e| matches!(e.kind, EventKind::Invoke { shared: true, .. }));
 
     let end = history.end_us();
     let mut unknown: Option<String> = None;
     let mut deadlock: Option<Check> = None;
     let mut recovery: Option<u64> = None;
     let mut never = false;
-    for (lock, &(since, waiter)) in &wanted {
+    for (&(lock, exclusive), &(since, waiter)) in &wanted {
         let deadline = since.max(heal).saturating_add(bound_us);
-        let ok = first_ok.get(lock).copied();
+        let ok = first_ok.get(&(lock, exclusive)).copied();
+        // Modes are named only in a history that has readers.
+        let mode = match (any_shared, exclusive) {
+            (false, _) => "",
+            (true, true) => " exclusive",
+            (true, false) => " shared",
+        };
         match ok {
             Some((at, _)) => recovery = recovery.max(Some(at - heal)),
             None => never = true,
@@ -90,7 +105,7 @@ pub fn check(history: &History, bound: Duration) -> (Check, LivenessDamage) {
             unknown.get_or_insert_with(|| {
                 format!(
                     "the history ends at {} before lock {lock:?} was due (by {}), and nobody \
-                     had acquired it",
+                     had acquired it{mode}",
                     fmt_ms(end),
                     fmt_ms(deadline)
                 )
@@ -104,7 +119,7 @@ pub fn check(history: &History, bound: Duration) -> (Check, LivenessDamage) {
             witness.extend(
                 all_holds
                     .iter()
-                    .filter(|h| h.lock == *lock && h.start_us <= since.max(heal))
+                    .filter(|h| h.lock == lock && h.start_us <= since.max(heal))
                     .map(|h| h.start)
                     .max(),
             );
@@ -115,8 +130,8 @@ pub fn check(history: &History, bound: Duration) -> (Check, LivenessDamage) {
             deadlock = Some(Check::invalid(
                 witness,
                 format!(
-                    "deadlock: lock {lock:?} was wanted from {} (event {waiter}) after the \
-                     faults healed at {}, due within {}, and was acquired {when}",
+                    "deadlock: lock {lock:?} was wanted{mode} from {} (event {waiter}) after the \
+                     faults healed at {}, due within {}, and was acquired{mode} {when}",
                     fmt_ms(since),
                     fmt_ms(heal),
                     fmt_ms(bound_us)
@@ -168,19 +183,22 @@ fn blocked_on_itself(events: &[Event], holds: &[Hold]) -> Option<Check> {
     None
 }
 
-/// Per lock: a time (µs) and the index of the event at it.
-type PerLock<'a> = BTreeMap<&'a str, (u64, usize)>;
+/// Per lock and need (`true`: exclusive, `false`: any grant): a time (µs)
+/// and the index of the event at it.
+type PerLock<'a> = BTreeMap<(&'a str, bool), (u64, usize)>;
 
-/// Per lock: the first acquire that wanted it after the heal (when it
-/// was wanted and the event), and the first that succeeded. In flight at
-/// the heal means invoked, not completed and not cancelled by its
-/// client's crash, as of the event that healed (`last_heal`).
+/// Per lock and need: the first acquire that wanted it after the heal
+/// (when it was wanted and the event), and the first grant that met the
+/// need. An exclusive request needs an exclusive grant; a shared one is
+/// met by any. In flight at the heal means invoked, not completed and not
+/// cancelled by its client's crash, as of the event that healed
+/// (`last_heal`).
 fn wanted_after_heal(
     events: &[Event],
     heal: u64,
     last_heal: Option<usize>,
 ) -> (PerLock<'_>, PerLock<'_>) {
-    let mut in_flight: BTreeMap<(usize, &str), usize> = BTreeMap::new();
+    let mut in_flight: BTreeMap<(usize, &str), (bool, usize)> = BTreeMap::new();
     let mut wanted: PerLock = BTreeMap::new();
     let mut first_ok: PerLock = BTreeMap::new();
     let mut healed = last_heal.is_none();
@@ -190,12 +208,15 @@ fn wanted_after_heal(
                 client,
                 op: Op::Acquire,
                 lock,
+                shared,
                 ..
             } => {
                 if healed {
-                    wanted.entry(lock).or_insert((event.at_us, event.i));
+                    wanted
+                        .entry((lock, !shared))
+                        .or_insert((event.at_us, event.i));
                 } else {
-                    in_flight.insert((*client, lock.as_str()), event.i);
+                    in_flight.insert((*client, lock.as_str()), (!shared, event.i));
                 }
             }
             EventKind::Complete {
@@ -203,11 +224,16 @@ fn wanted_after_heal(
                 op: Op::Acquire,
                 lock,
                 outcome,
+                shared,
                 ..
             } => {
                 in_flight.remove(&(*client, lock.as_str()));
                 if *outcome == Outcome::Ok && healed {
-                    first_ok.entry(lock).or_insert((event.at_us, event.i));
+                    let at = (event.at_us, event.i);
+                    first_ok.entry((lock, false)).or_insert(at);
+                    if !shared {
+                        first_ok.entry((lock, true)).or_insert(at);
+                    }
                 }
             }
             EventKind::Fault { .. } => {
@@ -219,8 +245,8 @@ fn wanted_after_heal(
         }
         if Some(event.i) == last_heal {
             healed = true;
-            for ((_, lock), &i) in &in_flight {
-                let w = wanted.entry(lock).or_insert((heal, i));
+            for (&(_, lock), &(exclusive, i)) in &in_flight {
+                let w = wanted.entry((lock, exclusive)).or_insert((heal, i));
                 w.1 = w.1.min(i);
             }
         }

@@ -1,5 +1,8 @@
 //! Mutual exclusion: at no instant of true time do two different clients
-//! each hold the same lock in their own view ([`super::holds`]).
+//! each hold the same lock in their own view ([`super::holds`]), unless
+//! both hold it shared (two readers of a read-write lock). A reader
+//! beside a writer is an overlap like any other: the reader may see the
+//! writer's half-done work.
 //!
 //! "At the same instant" is decided in the history's order, which is true
 //! time with ties broken by the order things happened in the simulator: two
@@ -78,6 +81,7 @@ pub fn overlaps(history: &History) -> Vec<Overlap> {
         for first in &all[..j] {
             if first.lock == second.lock
                 && first.client != second.client
+                && !(first.shared && second.shared)
                 && second.start < first.end_pos
             {
                 let end = first.end_us.min(second.end_us);
@@ -106,10 +110,11 @@ pub fn check(history: &History) -> (Check, MutexDamage) {
         Some(o) => Check::invalid(
             o.witness(),
             format!(
-                "clients {} and {} both held lock {:?} from {} for {} (acquired at events {} and {})",
+                "clients {} and {} both held lock {:?}{} from {} for {} (acquired at events {} and {})",
                 o.first.client,
                 o.second.client,
                 o.first.lock,
+                modes(&o.first, &o.second),
                 fmt_ms(o.second.start_us),
                 fmt_ms(o.overlap_us),
                 o.first.start,
@@ -118,6 +123,23 @@ pub fn check(history: &History) -> (Check, MutexDamage) {
         ),
     };
     (check, damage)
+}
+
+/// How the two held it, when one of them was a reader: ` (client 2
+/// shared, client 1 exclusive)`; nothing when both held it exclusive.
+fn modes(first: &Hold, second: &Hold) -> String {
+    let mode = |h: &Hold| if h.shared { "shared" } else { "exclusive" };
+    if first.shared || second.shared {
+        format!(
+            " (client {} {}, client {} {})",
+            first.client,
+            mode(first),
+            second.client,
+            mode(second)
+        )
+    } else {
+        String::new()
+    }
 }
 
 /// µs as a human-readable ms figure (`12.5 ms`).

@@ -103,6 +103,16 @@ pub trait RungSteps: Configured + Send + Sync {
         at: &Attempt<'_>,
     ) -> impl Future<Output = Result<Option<Lease>, LockError>> + Send;
 
+    /// One try at the lock shared, for a reader: by default the same as an
+    /// exclusive [`attempt`](Self::attempt), the only kind of grant most
+    /// rungs have. A rung with a read mode grants a lease marked `shared`.
+    fn attempt_shared(
+        &self,
+        at: &Attempt<'_>,
+    ) -> impl Future<Output = Result<Option<Lease>, LockError>> + Send {
+        self.attempt(at)
+    }
+
     /// What the rung does as soon as an acquire is granted, before
     /// `after-acquire`: nothing, but for the watchdog's renewal.
     fn start_holding(&self, _lease: &mut Lease) {}
@@ -134,21 +144,15 @@ impl<R: RungSteps> Lock for R {
         resource: &'a str,
         owner: &'a Owner,
     ) -> BoxFuture<'a, Result<Lease, LockError>> {
-        Box::pin(async move {
-            let unsettled = Unsettled::default();
-            let at = Attempt {
-                resource,
-                owner,
-                unsettled: &unsettled,
-            };
-            let mut lease = retry_acquire(self.ctx(), self.config(), R::RUNG, resource, || {
-                self.attempt(&at)
-            })
-            .await?;
-            self.start_holding(&mut lease);
-            self.ctx().point(FaultPoint::AfterAcquire, resource).await;
-            Ok(lease)
-        })
+        Box::pin(acquire_by_steps(self, resource, owner, false))
+    }
+
+    fn acquire_shared<'a>(
+        &'a self,
+        resource: &'a str,
+        owner: &'a Owner,
+    ) -> BoxFuture<'a, Result<Lease, LockError>> {
+        Box::pin(acquire_by_steps(self, resource, owner, true))
     }
 
     fn release<'a>(&'a self, lease: &'a Lease) -> BoxFuture<'a, Result<(), LockError>> {
@@ -165,6 +169,34 @@ impl<R: RungSteps> Lock for R {
             pass_before_write(self.ctx(), lease).await
         })
     }
+}
+
+/// A rung's acquire from its steps: [`RungSteps::attempt`] (or
+/// [`RungSteps::attempt_shared`] when `shared`) retried by the wait
+/// strategy, then [`RungSteps::start_holding`] and `after-acquire`.
+async fn acquire_by_steps<R: RungSteps>(
+    rung: &R,
+    resource: &str,
+    owner: &Owner,
+    shared: bool,
+) -> Result<Lease, LockError> {
+    let unsettled = Unsettled::default();
+    let at = Attempt {
+        resource,
+        owner,
+        unsettled: &unsettled,
+    };
+    let mut lease = retry_acquire(rung.ctx(), rung.config(), R::RUNG, resource, || async {
+        if shared {
+            rung.attempt_shared(&at).await
+        } else {
+            rung.attempt(&at).await
+        }
+    })
+    .await?;
+    rung.start_holding(&mut lease);
+    rung.ctx().point(FaultPoint::AfterAcquire, resource).await;
+    Ok(lease)
 }
 
 /// The `before-write` fault point, the whole `before_write` of a rung that

@@ -316,3 +316,67 @@ async fn python_redis_lock_wakes_its_waiter_with_the_release_signal_and_renews()
     assert!(!exists(&raw_conn, key).await);
     assert!(exists(&raw_conn, "lock-signal:locklab-test-pyrl").await);
 }
+
+#[tokio::test]
+async fn redisson_rw_readers_share_the_lock_and_a_writer_waits_until_the_last_leaves() {
+    let (server, raw_conn) = server_and_conn();
+    let key = "locklab:test:lib:redisson-rw-share";
+    let rw = |seed| lock("redisson-rw", &server, seed, config(2_000, 300));
+    let (a, b, writer) = (rw(1), rw(2), rw(3));
+    let read_a = a.acquire_shared(key, &owner("a", 1)).await.expect("free");
+    let read_b = b.acquire_shared(key, &owner("b", 1)).await.expect("shared");
+    assert!(read_a.shared && read_b.shared);
+    let mode: Option<String> = raw(&raw_conn, &["HGET", key, "mode"]).await;
+    assert_eq!(mode.as_deref(), Some("read"));
+    let kept_out = writer.acquire(key, &owner("w", 1)).await;
+    assert!(
+        matches!(kept_out, Err(LockError::NotAcquired { .. })),
+        "{kept_out:?}"
+    );
+    a.release(&read_a).await.expect("released");
+    assert!(exists(&raw_conn, key).await, "b still reads");
+    b.release(&read_b).await.expect("released");
+    assert!(
+        !exists(&raw_conn, key).await,
+        "the last reader deletes the hash"
+    );
+    let write = writer.acquire(key, &owner("w", 1)).await.expect("free");
+    assert!(!write.shared);
+    let mode: Option<String> = raw(&raw_conn, &["HGET", key, "mode"]).await;
+    assert_eq!(mode.as_deref(), Some("write"));
+    let reader_kept_out = a.acquire_shared(key, &owner("a", 1)).await;
+    assert!(reader_kept_out.is_err(), "{reader_kept_out:?}");
+    writer.release(&write).await.expect("released");
+    assert!(!exists(&raw_conn, key).await);
+}
+
+#[tokio::test]
+async fn a_redisson_rw_readers_watchdog_re_arms_a_dead_readers_hold_too() {
+    let (server, raw_conn) = server_and_conn();
+    let key = "locklab:test:lib:redisson-rw-zombie";
+    let ttl_ms = 600;
+    let dead = lock("redisson-rw", &server, 1, config(ttl_ms, 300));
+    let live = lock("redisson-rw", &server, 2, config(ttl_ms, 300));
+    dead.acquire_shared(key, &owner("dead", 1))
+        .await
+        .expect("free");
+    // The dead reader's process is gone: its watchdog with it.
+    drop(dead);
+    let dead_hold = locks::libraries::redisson_rw::timeout_prefix(key, "dead:1") + ":1";
+    let held = live
+        .acquire_shared(key, &owner("live", 1))
+        .await
+        .expect("shared");
+    // Past the dead hold's own lease, the live reader's ticks (every
+    // TTL/3) have kept it alive.
+    tokio::time::sleep(Duration::from_millis(ttl_ms * 2)).await;
+    assert!(
+        exists(&raw_conn, &dead_hold).await,
+        "the dead hold was re-armed"
+    );
+    live.release(&held).await.expect("released");
+    // The live reader is gone, but the hash lives on for the dead hold.
+    assert!(exists(&raw_conn, key).await);
+    let left = pttl(&raw_conn, key).await;
+    assert!(left > 0 && left <= ttl_ms as i64, "{left}");
+}

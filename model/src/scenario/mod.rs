@@ -12,7 +12,7 @@ mod path;
 mod types;
 mod validate;
 
-pub use types::{ClientGroup, LockSpec, Network, Persistence, Topology, TopologyKind};
+pub use types::{ClientGroup, LockMode, LockSpec, Network, Persistence, Topology, TopologyKind};
 
 use crate::fault::FaultSpec;
 use crate::resource::ResourceSpec;

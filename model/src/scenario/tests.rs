@@ -110,3 +110,20 @@ fn a_fault_aimed_at_a_caller_in_a_pooled_process_is_refused_where_it_is_written(
         "f.toml: line 5, column 1: `clients[0].pool_connections` is 0; expected at least one connection"
     );
 }
+
+#[test]
+fn a_client_group_reads_shared_when_its_mode_says_so_and_an_unknown_mode_is_refused_at_its_line() {
+    let text = format!("{SMALL}mode = \"shared\"\n");
+    let scenario = Scenario::parse(&text, "f.toml", "f").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scenario.clients[0].mode, super::LockMode::Shared);
+    let scenario = Scenario::parse(SMALL, "f.toml", "f").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scenario.clients[0].mode, super::LockMode::Exclusive);
+    let text = format!("{SMALL}mode = \"read\"\n");
+    let refused = message(&text);
+    assert!(
+        refused.starts_with("f.toml: line 4, column 8:")
+            && refused.contains("`read`")
+            && refused.contains("expected `exclusive` or `shared`"),
+        "{refused}"
+    );
+}

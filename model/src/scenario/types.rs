@@ -285,6 +285,33 @@ pub struct ClientGroup {
     /// aimed at such a client: they are not processes of their own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool_connections: Option<u32>,
+    /// How the group's clients take the lock: `exclusive` (the default),
+    /// or `shared`, as readers of a read-write lock.
+    #[serde(default, skip_serializing_if = "LockMode::is_exclusive")]
+    pub mode: LockMode,
+}
+
+/// How a client group takes the lock.
+///
+/// A shared holder (a reader) reads the stock and never writes it; a
+/// rung with a read mode (`redisson-rw`) lets shared holders in beside
+/// each other, and every other rung grants a shared request its one
+/// exclusive lock, as a user without a read-write lock would take it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LockMode {
+    /// Alone: each cycle reads, works, checks and writes the stock.
+    #[default]
+    Exclusive,
+    /// Beside other shared holders: each cycle only reads and works.
+    Shared,
+}
+
+impl LockMode {
+    /// Whether this is the default, exclusive mode (left out when written).
+    pub fn is_exclusive(&self) -> bool {
+        *self == LockMode::Exclusive
+    }
 }
 
 fn one_u32() -> u32 {

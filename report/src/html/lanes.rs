@@ -535,6 +535,7 @@ mod tests {
             lock: "lock".into(),
             n,
             value: None,
+            shared: false,
         }
     }
 
@@ -551,6 +552,7 @@ mod tests {
             valid_for_us: None,
             value: None,
             error: None,
+            shared: false,
         }
     }
 

@@ -176,6 +176,7 @@ fn draw_clients(
             nested: nesting && d.chance(50),
             writes,
             pool_connections: None,
+            mode: model::scenario::LockMode::Exclusive,
         });
     }
     clients

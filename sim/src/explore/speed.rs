@@ -41,6 +41,7 @@ pub fn standard_scenario() -> Scenario {
             nested: false,
             writes: 1,
             pool_connections: None,
+            mode: model::scenario::LockMode::Exclusive,
         }],
         resource: model::resource::ResourceSpec {
             kind: model::resource::ResourceKind::Inventory,
@@ -145,6 +146,7 @@ pub fn sweep_scenario(clients: usize) -> Scenario {
             nested: false,
             writes: 1,
             pool_connections: None,
+            mode: model::scenario::LockMode::Exclusive,
         }],
         ..standard_scenario()
     }

@@ -32,8 +32,38 @@ impl Hist {
                 lock: LOCK.into(),
                 n: 1,
                 value: None,
+                shared: false,
             },
         )
+    }
+
+    /// A reader's acquire, asked and granted shared, from `from` to `to`;
+    /// returns the complete's index.
+    fn acquire_shared(&mut self, from: u64, to: u64, client: usize) -> usize {
+        let asked = EventKind::Invoke {
+            client,
+            op: Op::Acquire,
+            lock: LOCK.into(),
+            n: 1,
+            value: None,
+            shared: true,
+        };
+        self.0.push(from * 1000, asked);
+        let granted = EventKind::Complete {
+            client,
+            op: Op::Acquire,
+            lock: LOCK.into(),
+            n: 1,
+            outcome: Outcome::Ok,
+            token: None,
+            fence: None,
+            depth: None,
+            valid_for_us: None,
+            value: None,
+            error: None,
+            shared: true,
+        };
+        self.0.push(to * 1000, granted)
     }
 
     fn complete_with(
@@ -59,6 +89,7 @@ impl Hist {
                 valid_for_us: None,
                 value,
                 error: None,
+                shared: false,
             },
         )
     }
@@ -620,6 +651,33 @@ fn an_acquire_that_completes_before_the_holder_invokes_its_release_overlaps() {
     assert_eq!(damage.overlap_ms, 1.0);
 }
 
+#[test]
+fn two_readers_holding_shared_at_once_keep_mutual_exclusion() {
+    let mut h = Hist::default();
+    h.acquire_shared(0, 1, 0);
+    h.acquire_shared(2, 3, 1);
+    h.release(10, 0);
+    h.release(11, 1);
+    assert_eq!(h.mutex().0, Check::Valid);
+}
+
+#[test]
+fn a_reader_holding_while_a_writer_holds_violates_mutual_exclusion_and_says_who_held_how() {
+    let mut h = Hist::default();
+    let reader = h.acquire_shared(0, 1, 0);
+    let writer = h.acquire(2, 3, 1, Outcome::Ok);
+    let writer_out = h.release(6, 1);
+    let reader_out = h.release(10, 0);
+    let (check, damage) = h.mutex();
+    assert_eq!(
+        witness(&check),
+        vec![reader, writer, writer_out, reader_out]
+    );
+    let why = check.why().expect("a reason");
+    assert!(why.contains("client 0 shared, client 1 exclusive"), "{why}");
+    assert_eq!(damage.overlap_ms, 3.0);
+}
+
 // ---------------------------------------------------------------------------
 // Liveness
 
@@ -636,6 +694,44 @@ fn a_crashed_holder_that_nobody_can_replace_is_a_deadlock() {
     assert_eq!(witness(&check), vec![a, crash, waiter]);
     assert_eq!(damage.recovery_ms, None);
     assert_eq!(damage.healed_at_ms, Some(5.0));
+}
+
+#[test]
+fn a_writer_that_readers_keep_out_past_the_bound_is_a_deadlock_though_readers_get_in() {
+    let mut h = Hist::default();
+    let dead_reader = h.acquire_shared(0, 1, 0);
+    let crash = h.fault(5, FaultKind::Crash, "client-0", Phase::Instant);
+    let writer = h.invoke(6, 2, Op::Acquire);
+    for start in [10, 30, 50, 70, 90] {
+        h.acquire_shared(start, start + 1, 1);
+        h.release(start + 10, 1);
+    }
+    h.complete(100, 2, Op::Acquire, Outcome::Fail);
+    let (check, _) = liveness::check(&h.0, BOUND);
+    assert_eq!(witness(&check), vec![dead_reader, crash, writer]);
+    let why = check.why().expect("a reason");
+    assert!(why.contains("wanted exclusive"), "{why}");
+}
+
+#[test]
+fn a_reader_waiting_after_a_crash_is_served_by_a_writers_grant() {
+    let mut h = Hist::default();
+    h.acquire(0, 1, 0, Outcome::Ok);
+    h.fault(5, FaultKind::Crash, "client-0", Phase::Instant);
+    let asked = EventKind::Invoke {
+        client: 1,
+        op: Op::Acquire,
+        lock: LOCK.into(),
+        n: 1,
+        value: None,
+        shared: true,
+    };
+    h.0.push(6_000, asked);
+    h.acquire(7, 20, 2, Outcome::Ok);
+    h.release(25, 2);
+    h.complete(26, 1, Op::Acquire, Outcome::Fail);
+    let (check, _) = liveness::check(&h.0, BOUND);
+    assert_eq!(check, Check::Valid);
 }
 
 #[test]
