@@ -210,6 +210,7 @@ fn every_library_rung_has_a_row_that_ran(json: &Value, md: &str) {
     for name in [
         "redisson",
         "redisson-fair",
+        "redisson-semaphore",
         "redsync",
         "node-redlock",
         "rslock-model",

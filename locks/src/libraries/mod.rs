@@ -20,6 +20,7 @@ pub mod python_redis_lock;
 pub mod quorum;
 pub mod redisson;
 pub mod redisson_fair;
+pub mod redisson_semaphore;
 pub mod redsync;
 pub mod rslock;
 
@@ -28,7 +29,7 @@ use crate::lock::{Lock, LockConfig, LockContext};
 use crate::rungs::common::NodeConn;
 
 /// The library rungs, after the ladder, numbered on from it (11 on).
-pub const LIBRARIES: [&Rung; 7] = [
+pub const LIBRARIES: [&Rung; 8] = [
     &redisson::RUNG,
     &redsync::RUNG,
     &node_redlock::RUNG,
@@ -36,6 +37,7 @@ pub const LIBRARIES: [&Rung; 7] = [
     &native_cad::RUNG,
     &redisson_fair::RUNG,
     &python_redis_lock::RUNG,
+    &redisson_semaphore::RUNG,
 ];
 
 /// Builds the library rung `id` over `nodes`; `None` when no library rung
@@ -55,6 +57,11 @@ pub(crate) fn build<C: NodeConn>(
         "native-cad" => Box::new(native_cad::NativeCad::new(first(), ctx, config)),
         "redisson-fair" => Box::new(redisson_fair::RedissonFair::new(first(), ctx, config)),
         "python-redis-lock" => Box::new(python_redis_lock::PythonRedisLock::new(
+            first(),
+            ctx,
+            config,
+        )),
+        "redisson-semaphore" => Box::new(redisson_semaphore::RedissonSemaphore::new(
             first(),
             ctx,
             config,
