@@ -33,7 +33,13 @@
 //! Nothing renews a permit by itself: the semaphore has no watchdog.
 //!
 //! What the model takes from the scenario: the lease time is its TTL, the
-//! wait time its `max_wait_ms`. Left out: the message a release publishes
+//! wait time its `max_wait_ms`. Each try draws a new permit id, as
+//! Redisson's does; a try whose reply is lost leaves its permit taken
+//! until its lease ends, and its caller waits that long for its own
+//! permit. A restart that loses the keys frees the permit as any lost key
+//! does: the next caller's `trySetPermits(1)` makes a new one (a user who
+//! sets the permits only once, at start-up, would find none and wait for
+//! ever; not modelled). Left out: the message a release publishes
 //! (this project's notified wait listens on the lock's channel, not on
 //! `redisson_sc:`), so waiters poll every `retry_ms` instead of sleeping
 //! until the earliest lease end or a message; the replica wait after a
