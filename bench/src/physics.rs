@@ -40,7 +40,7 @@ impl Cycle {
 }
 
 /// Every implementation's cycle: the one table of round trips.
-pub const CYCLES: [Cycle; 34] = [
+pub const CYCLES: [Cycle; 35] = [
     Cycle::new("floor", &["SET NX PX", "EVALSHA release"], 2),
     Cycle::new("rslock", &["SET NX PX", "EVALSHA unlock"], 2),
     Cycle::new("setnx", &["SETNX", "DEL"], 2),
@@ -79,6 +79,20 @@ pub const CYCLES: [Cycle; 34] = [
         "redisson-rw",
         &["EVALSHA write acquire", "ROLE", "EVALSHA write release"],
         3,
+    ),
+    // The semaphore of one permit, as users call it: trySetPermits(1)
+    // before every acquire (a script that finds the counter there and
+    // leaves it), the try script, then ROLE as `redisson` (the same synced
+    // evaluation); the release script is not followed by a WAIT.
+    Cycle::new(
+        "redisson-semaphore",
+        &[
+            "EVALSHA trySetPermits",
+            "EVALSHA try",
+            "ROLE",
+            "EVALSHA release",
+        ],
+        4,
     ),
     Cycle::new("redsync", &["SET NX PX", "EVALSHA release"], 2),
     Cycle::new("node-redlock", &["SET NX PX", "EVALSHA release"], 2),
@@ -209,10 +223,11 @@ pub const ETCD_SESSION_ALONGSIDE: &str = "LeaseKeepAlive";
 /// The library rungs the benchmark measures on redis-server beside the
 /// floor and rslock (the `rslock` rung as [`RSLOCK_MODEL`], beside the
 /// crate it models).
-pub const LIBRARY_ROWS: [&str; 7] = [
+pub const LIBRARY_ROWS: [&str; 8] = [
     "redisson",
     "redisson-fair",
     "redisson-rw",
+    "redisson-semaphore",
     "redsync",
     "node-redlock",
     "rslock",

@@ -56,10 +56,11 @@
 //! ## The libraries
 //!
 //! Beside the ladder, [`libraries`] models the lock algorithms of the
-//! libraries people deploy (Redisson's lock, fair lock and read-write lock,
-//! go-redsync, node-redlock, rslock, python-redis-lock, and a lock on
-//! native compare-and-delete commands), each naming the version and file
-//! it mirrors. [`LIBRARIES`] lists them; [`rung`] and [`build`] know them too.
+//! libraries people deploy (Redisson's lock, fair lock, read-write lock
+//! and permit-expirable semaphore, go-redsync, node-redlock, rslock,
+//! python-redis-lock, and a lock on native compare-and-delete commands),
+//! each naming the version and file it mirrors. [`LIBRARIES`] lists them;
+//! [`rung`] and [`build`] know them too.
 
 pub mod clock;
 pub mod conn;

@@ -56,6 +56,19 @@ pub const SIGNAL_RELEASE_LUA: &str = include_str!("lua/signal_release.lua");
 /// mine or gone) or 2 (no expiry).
 pub const CODED_EXTEND_LUA: &str = include_str!("lua/coded_extend.lua");
 
+/// Source of Redisson's permit-expirable semaphore's try: sweep the
+/// permits whose lease ended by the caller's clock, then take one (the
+/// `redisson-semaphore` library rung).
+pub const SEMAPHORE_ACQUIRE_LUA: &str = include_str!("lua/semaphore_acquire.lua");
+/// Source of the semaphore's release of one permit, late or not.
+pub const SEMAPHORE_RELEASE_LUA: &str = include_str!("lua/semaphore_release.lua");
+/// Source of the semaphore's `updateLeaseTime`: a new lease end for a
+/// permit still there.
+pub const SEMAPHORE_UPDATE_LEASE_LUA: &str = include_str!("lua/semaphore_update_lease.lua");
+/// Source of the semaphore's `trySetPermits`: the permit count, set only
+/// where there is none.
+pub const SEMAPHORE_SET_PERMITS_LUA: &str = include_str!("lua/semaphore_set_permits.lua");
+
 /// Source of the owner-checked release that also publishes on the lock's
 /// release channel (the [`WaitStrategy::Notify`](crate::WaitStrategy::Notify)
 /// strategy). Not in [`all`]: the simulator's servers need not speak pub/sub.
@@ -75,6 +88,18 @@ pub static FAIR_RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(FAIR_RE
 pub static SIGNAL_RELEASE: LazyLock<Script> = LazyLock::new(|| Script::new(SIGNAL_RELEASE_LUA));
 /// python-redis-lock's extend: 0 re-armed, 1 not mine, 2 no expiry.
 pub static CODED_EXTEND: LazyLock<Script> = LazyLock::new(|| Script::new(CODED_EXTEND_LUA));
+/// Semaphore try: `OK`, `:<earliest lease end>`, or nil.
+pub static SEMAPHORE_ACQUIRE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(SEMAPHORE_ACQUIRE_LUA));
+/// Semaphore release: 1 released in time, 0 gone or late.
+pub static SEMAPHORE_RELEASE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(SEMAPHORE_RELEASE_LUA));
+/// Semaphore lease update: 1 moved, 0 the permit is gone.
+pub static SEMAPHORE_UPDATE_LEASE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(SEMAPHORE_UPDATE_LEASE_LUA));
+/// Semaphore `trySetPermits`: 1 set, 0 already there.
+pub static SEMAPHORE_SET_PERMITS: LazyLock<Script> =
+    LazyLock::new(|| Script::new(SEMAPHORE_SET_PERMITS_LUA));
 /// Extension that re-creates a lock gone from a node: 1 or 0.
 pub static EXTEND_OR_SET: LazyLock<Script> = LazyLock::new(|| Script::new(EXTEND_OR_SET_LUA));
 /// Owner-checked extension.

@@ -211,6 +211,7 @@ fn every_library_rung_has_a_row_that_ran(json: &Value, md: &str) {
         "redisson",
         "redisson-fair",
         "redisson-rw",
+        "redisson-semaphore",
         "redsync",
         "node-redlock",
         "rslock-model",

@@ -21,6 +21,7 @@ pub mod quorum;
 pub mod redisson;
 pub mod redisson_fair;
 pub mod redisson_rw;
+pub mod redisson_semaphore;
 pub mod redsync;
 pub mod rslock;
 
@@ -29,7 +30,7 @@ use crate::lock::{Lock, LockConfig, LockContext};
 use crate::rungs::common::NodeConn;
 
 /// The library rungs, after the ladder, numbered on from it (11 on).
-pub const LIBRARIES: [&Rung; 8] = [
+pub const LIBRARIES: [&Rung; 9] = [
     &redisson::RUNG,
     &redsync::RUNG,
     &node_redlock::RUNG,
@@ -37,6 +38,7 @@ pub const LIBRARIES: [&Rung; 8] = [
     &native_cad::RUNG,
     &redisson_fair::RUNG,
     &python_redis_lock::RUNG,
+    &redisson_semaphore::RUNG,
     &redisson_rw::RUNG,
 ];
 
@@ -62,6 +64,11 @@ pub(crate) fn build<C: NodeConn>(
             config,
         )),
         "redisson-rw" => Box::new(redisson_rw::RedissonRw::new(first(), ctx, config)),
+        "redisson-semaphore" => Box::new(redisson_semaphore::RedissonSemaphore::new(
+            first(),
+            ctx,
+            config,
+        )),
         _ => return None,
     };
     Some(lock)

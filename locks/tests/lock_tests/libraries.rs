@@ -380,3 +380,111 @@ async fn a_redisson_rw_readers_watchdog_re_arms_a_dead_readers_hold_too() {
     let left = pttl(&raw_conn, key).await;
     assert!(left > 0 && left <= ttl_ms as i64, "{left}");
 }
+
+/// The semaphore's free permits, as its counter holds them.
+async fn free_permits(conn: &Conn, key: &str) -> Option<i64> {
+    raw(conn, &["GET", key]).await
+}
+
+/// The permit ids in the semaphore's timeout set.
+async fn permit_ids(conn: &Conn, key: &str) -> Vec<String> {
+    let timeouts = locks::libraries::redisson_semaphore::timeout_key(key);
+    raw(conn, &["ZRANGE", &timeouts, "0", "-1"]).await
+}
+
+#[tokio::test]
+async fn redisson_semaphore_sets_its_one_permit_takes_it_and_gives_it_back() {
+    let (server, raw_conn) = server_and_conn();
+    let key = "locklab:test:lib:semaphore";
+    let first = lock("redisson-semaphore", &server, 1, config(2_000, 300));
+    let second = lock("redisson-semaphore", &server, 2, config(2_000, 300));
+    let held = first.acquire(key, &owner("a", 1)).await.expect("free");
+    assert_eq!(free_permits(&raw_conn, key).await, Some(0));
+    assert_eq!(permit_ids(&raw_conn, key).await, [held.token.as_str()]);
+    // The second caller's trySetPermits(1) finds the counter at 0 and
+    // leaves it: the permit is taken, not missing.
+    let err = second
+        .acquire(key, &owner("b", 1))
+        .await
+        .expect_err("one permit");
+    assert!(matches!(err, LockError::NotAcquired { .. }), "{err:?}");
+    assert_eq!(free_permits(&raw_conn, key).await, Some(0));
+    // Not reentrant: the holder's own second acquire waits like anyone.
+    first
+        .acquire(key, &owner("a", 1))
+        .await
+        .expect_err("a semaphore does not re-enter");
+    first.release(&held).await.expect("released in time");
+    assert_eq!(free_permits(&raw_conn, key).await, Some(1));
+    assert!(permit_ids(&raw_conn, key).await.is_empty());
+    let again = second
+        .acquire(key, &owner("b", 1))
+        .await
+        .expect("free again");
+    second.release(&again).await.expect("released");
+    let _: i64 = raw(&raw_conn, &["DEL", key]).await;
+}
+
+#[tokio::test]
+async fn a_redisson_semaphore_permit_past_its_lease_goes_to_the_next_caller() {
+    let (server, raw_conn) = server_and_conn();
+    let key = "locklab:test:lib:semaphore-expiry";
+    let first = lock("redisson-semaphore", &server, 1, config(300, 5_000));
+    let second = lock("redisson-semaphore", &server, 2, config(300, 5_000));
+    let held = first.acquire(key, &owner("a", 1)).await.expect("free");
+    let started = std::time::Instant::now();
+    let won = second
+        .acquire(key, &owner("b", 1))
+        .await
+        .expect("the lease ends and the next try sweeps it");
+    // Not before the lease ended: the sweep is what freed it.
+    assert!(started.elapsed() >= Duration::from_millis(250));
+    assert_eq!(permit_ids(&raw_conn, key).await, [won.token.as_str()]);
+    // The first holder was never told; its release is.
+    first.before_write(&held).await.expect("no check fails");
+    let err = first.release(&held).await.expect_err("swept");
+    assert!(matches!(err, LockError::NotHeld { .. }), "{err:?}");
+    assert_eq!(free_permits(&raw_conn, key).await, Some(0), "B's permit");
+    second.release(&won).await.expect("released");
+    let _: i64 = raw(&raw_conn, &["DEL", key]).await;
+}
+
+#[tokio::test]
+async fn a_late_redisson_semaphore_release_gives_the_permit_back_and_throws() {
+    let (server, raw_conn) = server_and_conn();
+    let key = "locklab:test:lib:semaphore-late";
+    let holder = lock("redisson-semaphore", &server, 1, config(200, 1_000));
+    let held = holder.acquire(key, &owner("a", 1)).await.expect("free");
+    // Past its lease, but nobody swept it: the id is still in the set.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(permit_ids(&raw_conn, key).await, [held.token.as_str()]);
+    let err = holder.release(&held).await.expect_err("late");
+    assert!(matches!(err, LockError::NotHeld { .. }), "{err:?}");
+    // Given back all the same: one free permit, no more.
+    assert_eq!(free_permits(&raw_conn, key).await, Some(1));
+    assert!(permit_ids(&raw_conn, key).await.is_empty());
+    let err = holder.release(&held).await.expect_err("already released");
+    assert!(matches!(err, LockError::NotHeld { .. }), "{err:?}");
+    assert_eq!(free_permits(&raw_conn, key).await, Some(1));
+    let _: i64 = raw(&raw_conn, &["DEL", key]).await;
+}
+
+#[tokio::test]
+async fn redisson_semaphore_update_lease_time_keeps_a_permit_only_while_it_lasts() {
+    let (server, raw_conn) = server_and_conn();
+    let key = "locklab:test:lib:semaphore-update";
+    let holder = lock("redisson-semaphore", &server, 1, config(300, 1_000));
+    let mut held = holder.acquire(key, &owner("a", 1)).await.expect("free");
+    // Moved three times, each before the lease ended: still mine at 600 ms.
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        holder.extend(&mut held).await.expect("in time");
+    }
+    assert_eq!(permit_ids(&raw_conn, key).await, [held.token.as_str()]);
+    // Too late: the update's own sweep gives the permit back first.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let err = holder.extend(&mut held).await.expect_err("ended");
+    assert!(matches!(err, LockError::NotHeld { .. }), "{err:?}");
+    assert_eq!(free_permits(&raw_conn, key).await, Some(1));
+    let _: i64 = raw(&raw_conn, &["DEL", key]).await;
+}

@@ -250,5 +250,22 @@ pub fn all() -> Vec<(&'static str, &'static str)> {
             "fair_release",
             include_str!("../../../../../locks/src/lua/fair_release.lua"),
         ),
+        // The `redisson-semaphore` library rung's scripts.
+        (
+            "semaphore_acquire",
+            include_str!("../../../../../locks/src/lua/semaphore_acquire.lua"),
+        ),
+        (
+            "semaphore_release",
+            include_str!("../../../../../locks/src/lua/semaphore_release.lua"),
+        ),
+        (
+            "semaphore_update_lease",
+            include_str!("../../../../../locks/src/lua/semaphore_update_lease.lua"),
+        ),
+        (
+            "semaphore_set_permits",
+            include_str!("../../../../../locks/src/lua/semaphore_set_permits.lua"),
+        ),
     ]
 }
