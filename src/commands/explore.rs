@@ -113,16 +113,19 @@ fn search_config(args: &Args, workers: usize) -> Result<SearchConfig, ExitCode> 
         .map(crate::rung_files::load)
         .transpose()?;
     let rung = from_file.map_or_else(|| args.rung.clone().unwrap_or_default(), str::to_string);
-    if from_file.is_some() && args.faults == "assumed" {
-        return Err(bad(format!(
-            "--faults assumed: the assumptions are known for the ladder's rungs only, not for \
-             {rung}; use all or a list"
-        )));
-    }
     if locks::rung(&rung).is_none() {
         return Err(bad(format!(
             "--rung {rung:?}: unknown rung; expected one of {}",
             locks::ids().join(", ")
+        )));
+    }
+    // A search "within the assumptions" of a rung whose assumptions are
+    // not written would search everything and say otherwise.
+    let written = from_file.is_none() && sim::explore::assumptions::assumptions(&rung).is_some();
+    if args.faults == "assumed" && !written {
+        return Err(bad(format!(
+            "--faults assumed: no assumptions are written for {rung} (only for the ladder's \
+             rungs, docs/ladder.md §12); use all or a list"
         )));
     }
     let mode = FaultMode::parse(&args.faults).map_err(|e| bad(format!("--faults: {e}")))?;

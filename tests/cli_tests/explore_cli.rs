@@ -59,6 +59,19 @@ fn explore_within_assumptions_finds_nothing_and_exits_0() {
 }
 
 #[test]
+fn a_search_within_assumptions_is_refused_by_name_for_a_rung_that_has_none_written() {
+    for rung in ["redisson", "redisson-rw", "etcd-mutex"] {
+        let out = locklab_line(&format!("explore --rung {rung} --faults assumed --cases 5"));
+        assert_eq!(out.status.code(), Some(3), "{rung}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            said.contains(&format!("no assumptions are written for {rung}")),
+            "{said}"
+        );
+    }
+}
+
+#[test]
 fn explore_rejects_bad_input_with_exit_3() {
     for line in [
         "explore --rung nope",
