@@ -90,6 +90,19 @@ impl<C: NodeConn> Redisson<C> {
         (self.config().ttl / 30).max(Duration::from_millis(1))
     }
 
+    /// The acquire's error after a grant no replica acknowledged in time
+    /// and `undone` (how the grant was taken back, e.g. "the grant was
+    /// undone"), in Redisson's words.
+    pub(crate) fn not_synced(&self, resource: &str, undone: &str) -> LockError {
+        LockError::LeaseLost {
+            resource: resource.to_string(),
+            why: format!(
+                "None of slaves were synced within {:?}: {undone}",
+                self.sync_timeout()
+            ),
+        }
+    }
+
     /// Waits for the master's replicas to acknowledge a grant; `Ok(false)`
     /// when it has replicas and none did in time.
     pub(crate) async fn replicas_synced(&self) -> Result<bool, LockError> {
@@ -136,13 +149,7 @@ impl<C: NodeConn> RungSteps for Redisson<C> {
         }
         // Undo the grant (one hold back), then fail the acquire.
         self.inner.hash().release_script(&lease).await?;
-        Err(LockError::LeaseLost {
-            resource: lease.resource.clone(),
-            why: format!(
-                "None of slaves were synced within {:?}: the grant was undone",
-                self.sync_timeout()
-            ),
-        })
+        Err(self.not_synced(&lease.resource, "the grant was undone"))
     }
 
     fn start_holding(&self, lease: &mut Lease) {

@@ -144,14 +144,7 @@ impl<C: NodeConn> RedissonFair<C> {
             .arg(self.ctx().clock.wall_ms())
             .invoke_async(&mut self.conn())
             .await?;
-        match reply.as_slice() {
-            [1, count] if *count >= 1 => Ok(Some(u32::try_from(*count).unwrap_or(u32::MAX))),
-            [0, _wait_ms] => Ok(None),
-            _ => Err(LockError::Protocol {
-                command: "fair_acquire.lua",
-                reply: format!("{reply:?}"),
-            }),
-        }
+        common::hold_count(&reply, "fair_acquire.lua")
     }
 
     /// One try: the fair script, then (after a grant) the wait for the
@@ -170,13 +163,9 @@ impl<C: NodeConn> RedissonFair<C> {
             return Ok(Some(lease));
         }
         self.release_script(&lease).await?;
-        Err(LockError::LeaseLost {
-            resource: lease.resource.clone(),
-            why: format!(
-                "None of slaves were synced within {:?}: the grant was undone",
-                self.rlock.sync_timeout()
-            ),
-        })
+        Err(self
+            .rlock
+            .not_synced(&lease.resource, "the grant was undone"))
     }
 
     /// The waiter leaves the queue after its acquire gave up; the ones

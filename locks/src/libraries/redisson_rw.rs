@@ -119,19 +119,6 @@ impl<C: NodeConn> RedissonRw<C> {
         self.rlock.watchdog().conn().clone()
     }
 
-    /// Reads a `{1, count}` / `{0, pttl}` acquire reply: the hold count
-    /// when granted.
-    fn granted(reply: &[i64], script: &'static str) -> Result<Option<u32>, LockError> {
-        match reply {
-            [1, count] if *count >= 1 => Ok(Some(u32::try_from(*count).unwrap_or(u32::MAX))),
-            [0, _pttl] => Ok(None),
-            _ => Err(LockError::Protocol {
-                command: script,
-                reply: format!("{reply:?}"),
-            }),
-        }
-    }
-
     /// Turns a grant into the attempt's answer: the lease once the
     /// master's replicas acknowledged it, else the grant undone and the
     /// acquire failed, as `redisson` does.
@@ -140,13 +127,9 @@ impl<C: NodeConn> RedissonRw<C> {
             return Ok(Some(lease));
         }
         self.release_script(&lease).await?;
-        Err(LockError::LeaseLost {
-            resource: lease.resource.clone(),
-            why: format!(
-                "None of slaves were synced within {:?}: the grant was undone",
-                self.rlock.sync_timeout()
-            ),
-        })
+        Err(self
+            .rlock
+            .not_synced(&lease.resource, "the grant was undone"))
     }
 
     /// One run of the release script of the lease's mode: my holds left
@@ -249,7 +232,7 @@ impl<C: NodeConn> RungSteps for RedissonRw<C> {
             .arg(&field)
             .invoke_async(&mut self.conn())
             .await?;
-        let Some(depth) = Self::granted(&reply, "rw_write_acquire.lua")? else {
+        let Some(depth) = common::hold_count(&reply, "rw_write_acquire.lua")? else {
             return Ok(None);
         };
         let lease = Lease {
@@ -271,7 +254,7 @@ impl<C: NodeConn> RungSteps for RedissonRw<C> {
             .arg(write_field(&field))
             .invoke_async(&mut self.conn())
             .await?;
-        let Some(depth) = Self::granted(&reply, "rw_read_acquire.lua")? else {
+        let Some(depth) = common::hold_count(&reply, "rw_read_acquire.lua")? else {
             return Ok(None);
         };
         let lease = Lease {

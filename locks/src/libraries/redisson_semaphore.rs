@@ -234,13 +234,9 @@ impl<C: NodeConn> RedissonSemaphore<C> {
             return Ok(Some(lease));
         }
         self.release_script(&lease).await?;
-        Err(LockError::LeaseLost {
-            resource: lease.resource.clone(),
-            why: format!(
-                "None of slaves were synced within {:?}: the permit was given back",
-                self.rlock.sync_timeout()
-            ),
-        })
+        Err(self
+            .rlock
+            .not_synced(&lease.resource, "the permit was given back"))
     }
 
     /// One run of the release script: true when the permit was mine and

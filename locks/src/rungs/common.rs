@@ -295,6 +295,20 @@ pub fn check_token(current: Option<String>, lease: &Lease) -> Result<(), LockErr
     }
 }
 
+/// Reads the reply of a hash lock's acquire script, `{1, hold count}`
+/// when this owner holds it now or `{0, anything}` (the time left, the
+/// wait) when another does: the hold count when granted.
+pub fn hold_count(reply: &[i64], script: &'static str) -> Result<Option<u32>, LockError> {
+    match reply {
+        [1, count] if *count >= 1 => Ok(Some(u32::try_from(*count).unwrap_or(u32::MAX))),
+        [0, _] => Ok(None),
+        _ => Err(LockError::Protocol {
+            command: script,
+            reply: format!("{reply:?}"),
+        }),
+    }
+}
+
 /// The error of releasing or extending a lock one no longer holds.
 pub fn not_held(resource: &str) -> LockError {
     LockError::NotHeld {

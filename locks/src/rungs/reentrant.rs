@@ -60,14 +60,7 @@ async fn acquire_hash<C: ConnectionLike>(
         .arg(field)
         .invoke_async(conn)
         .await?;
-    match reply.as_slice() {
-        [1, count] if *count >= 1 => Ok(Some(u32::try_from(*count).unwrap_or(u32::MAX))),
-        [0, _pttl] => Ok(None),
-        _ => Err(LockError::Protocol {
-            command: "reentrant_acquire.lua",
-            reply: format!("{reply:?}"),
-        }),
-    }
+    common::hold_count(&reply, "reentrant_acquire.lua")
 }
 
 /// One run of the reentrant release script: the hold count left (0 when
