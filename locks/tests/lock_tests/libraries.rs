@@ -219,28 +219,37 @@ async fn a_redisson_fair_waiter_that_gives_up_leaves_the_queue_and_blocks_nobody
     );
 }
 
-/// A connection whose replies are due within 100 ms.
-fn quick_conn(server: &harness::RedisServer) -> Conn {
+/// A connection whose replies are due within `response_timeout_ms`.
+fn conn_due_within(server: &harness::RedisServer, response_timeout_ms: u64) -> Conn {
     locks::ReconnectingConnection::new(
         locks::TcpDialer::new(server.addr().to_string()),
         locks::ConnConfig {
             connect_timeout: Duration::from_millis(500),
-            response_timeout: Duration::from_millis(100),
+            response_timeout: Duration::from_millis(response_timeout_ms),
         },
     )
+}
+
+/// A connection whose replies are due within 100 ms.
+fn quick_conn(server: &harness::RedisServer) -> Conn {
+    conn_due_within(server, 100)
 }
 
 #[tokio::test]
 async fn a_blpop_longer_than_the_response_timeout_is_not_taken_for_a_dead_server() {
     let (server, raw_conn) = server_and_conn();
-    let conn = quick_conn(&server);
+    // A pop three times the response timeout: the pop's reply is due
+    // within its own 3 s plus the 1 s response timeout, a margin wide
+    // enough for a loaded machine's scheduling, where a bare 1 s
+    // deadline would have failed it long before.
+    let conn = conn_due_within(&server, 1_000);
     let key = "locklab:test:lib:blpop-long";
     let started = std::time::Instant::now();
     let blocked = async {
         let mut conn = conn.clone();
         let popped: redis::Value = redis::cmd("BLPOP")
             .arg(key)
-            .arg("0.4")
+            .arg("3")
             .query_async(&mut conn)
             .await
             .expect("a pop that times out on the server is an answer");
@@ -256,11 +265,11 @@ async fn a_blpop_longer_than_the_response_timeout_is_not_taken_for_a_dead_server
             .arg(1)
             .query_async(&mut conn)
             .await
-            .expect("answered within 100 ms beside the pop");
+            .expect("answered within the response timeout beside the pop");
     };
     let (popped, ()) = tokio::join!(blocked, meanwhile);
     assert_eq!(popped, redis::Value::Nil);
-    assert!(started.elapsed() >= Duration::from_millis(350));
+    assert!(started.elapsed() >= Duration::from_millis(2_900));
     let _: i64 = raw(&raw_conn, &["DEL", "locklab:test:lib:blpop-other"]).await;
 }
 
