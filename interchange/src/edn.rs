@@ -5,10 +5,13 @@
 //! must name the line each operation starts on, and the values must land
 //! in [`serde_json::Value`] (the shape of [`crate::op::Op`]) with EDN's
 //! keywords as plain text; EDN is small enough that a careful reader is
-//! shorter than the glue around a general one.
+//! shorter than the glue around a general one. (The most used crate,
+//! `edn-rs`, is deprecated and says it does not hold input to the EDN
+//! spec.)
 //!
 //! Read as: `nil` → `null`; `true`/`false`; integers (with an optional
-//! `N`) → JSON integers, refused beyond 64 bits; decimals (with an
+//! `N`, or hex `0x..` as Clojure reads it) → JSON integers, refused
+//! beyond 64 bits; decimals (with an
 //! optional `M`) → JSON numbers, refused when not finite; strings with
 //! `\" \\ \n \t \r \b \f \uXXXX`; characters (`\a`, `\newline`) → one-
 //! character strings; keywords → their name without the colon; symbols →
@@ -455,6 +458,16 @@ impl<'a> Reader<'a> {
                     .map_err(|_| bad("an integer within 64 bits (at most 18446744073709551615)"))
             };
         }
+        if let Some(hex) = digits
+            .strip_prefix("0x")
+            .or_else(|| digits.strip_prefix("0X"))
+        {
+            // Clojure's reader takes hex (`#object[Foo 0x5e1f "..."]` in
+            // Jepsen's errors), though EDN proper has none.
+            return u64::from_str_radix(hex, 16)
+                .map(Value::from)
+                .map_err(|_| bad("a hex integer within 64 bits"));
+        }
         let decimal = text.strip_suffix('M').unwrap_or(text);
         let well_formed = decimal
             .bytes()
@@ -563,6 +576,7 @@ mod tests {
         assert_eq!(read_one("+7"), Ok(json!(7)));
         assert_eq!(read_one("18446744073709551615N"), Ok(json!(u64::MAX)));
         assert_eq!(read_one("1.5"), Ok(json!(1.5)));
+        assert_eq!(read_one("0x1F"), Ok(json!(31)));
         assert_eq!(read_one("2.5M"), Ok(json!(2.5)));
         assert_eq!(read_one(":nemesis"), Ok(json!("nemesis")));
         assert_eq!(read_one("\\newline"), Ok(json!("\n")));
