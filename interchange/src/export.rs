@@ -88,7 +88,8 @@ pub fn is_header(op: &Op) -> bool {
 }
 
 /// The header of `ops`, if one is there (the first header operation);
-/// an error if its value is not a [`Header`].
+/// an error, at the header's line, if its value is not a [`Header`]. The
+/// error names no file: add it with [`BadHistory::in_file`].
 pub fn header_of(ops: &[Op]) -> Option<Result<Header, BadHistory>> {
     let op = ops.iter().find(|op| is_header(op))?;
     Some(serde_json::from_value(op.value.clone()).map_err(|e| {
@@ -353,7 +354,8 @@ pub fn write_json(ops: &[Op]) -> String {
 /// process `P` is `P mod clients`, where `clients` is the argument if
 /// given, else the header's; with neither, `c = P`. Refuses, at its line,
 /// any operation locklab does not write, a field it does not know, and a
-/// process that does not follow the numbering above.
+/// process that does not follow the numbering above. Errors name no
+/// file: add it with [`BadHistory::in_file`].
 pub fn to_history(ops: &[Op], clients: Option<usize>) -> Result<History, BadHistory> {
     let clients = match clients {
         Some(n) => Some(n),

@@ -79,6 +79,29 @@ mod tests {
     }
 
     #[test]
+    fn a_store_history_with_nemesis_maps_sets_and_lists_reads_and_is_well_formed() {
+        // As Jepsen's store writes it: keys in any order, the nemesis's
+        // values maps of node names to sets, lists of nodes, keywords.
+        let text = r#"{:type :info, :f :start-partition, :value {"n1" #{"n2" "n3"}, "n2" #{"n1"}}, :time 100, :process :nemesis, :source :generator}
+{:type :invoke, :f :write, :value 5, :time 200, :process 3, :source :generator}
+{:type :info, :f :kill, :value ("n1" "n2"), :time 250, :process :nemesis, :source :generator}
+{:type :info, :f :write, :value 5, :time 300, :process 3, :source :generator, :error [:timeout "no reply"]}
+{:type :invoke, :f :read, :value nil, :time 400, :process 8, :source :generator}
+{:type :ok, :f :read, :value 5, :time 500, :process 8, :source :generator}
+{:type :info, :f :stop-partition, :value :network-healed, :time 600, :process :nemesis}
+"#;
+        let ops =
+            crate::format::read("history.edn", text, crate::format::Format::JepsenEdn).unwrap();
+        assert_eq!(ops.len(), 7);
+        assert_eq!(ops[0].value, json!({"n1": ["n2", "n3"], "n2": ["n1"]}));
+        assert_eq!(ops[2].value, json!(["n1", "n2"]));
+        assert_eq!(ops[3].kind, OpType::Info);
+        assert_eq!(ops[3].field("error"), Some(&json!(["timeout", "no reply"])));
+        assert_eq!(ops[3].field("source"), Some(&json!("generator")));
+        assert_eq!(ops[6].value, json!("network-healed"));
+    }
+
+    #[test]
     fn one_vector_of_maps_reads_with_each_maps_line() {
         let text =
             "[{:process 1, :type :invoke, :f :read}\n {:process 1, :type :ok, :f :read, :value 3}]";

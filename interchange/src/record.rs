@@ -92,6 +92,38 @@ pub(crate) fn line_of(text: &str, offset: usize) -> usize {
         .count()
 }
 
+/// The lines of offsets asked for in increasing order, each newline
+/// counted once (a history may have millions of lines).
+struct LineCounter<'a> {
+    text: &'a str,
+    offset: usize,
+    line: usize,
+}
+
+impl<'a> LineCounter<'a> {
+    fn new(text: &'a str) -> LineCounter<'a> {
+        LineCounter {
+            text,
+            offset: 0,
+            line: 1,
+        }
+    }
+
+    /// The line of byte `pos`.
+    fn at(&mut self, pos: usize) -> usize {
+        let pos = pos.min(self.text.len());
+        if pos < self.offset {
+            return line_of(self.text, pos);
+        }
+        self.line += self.text.as_bytes()[self.offset..pos]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        self.offset = pos;
+        self.line
+    }
+}
+
 /// A JSON object and the line it starts on.
 pub(crate) type LinedObject = (usize, Map<String, Value>);
 
@@ -100,6 +132,7 @@ pub(crate) type LinedObject = (usize, Map<String, Value>);
 /// JSON Lines has them). Anything else is refused at its line.
 pub(crate) fn json_objects(file: &str, text: &str) -> Result<Vec<LinedObject>, BadHistory> {
     let start = skip_whitespace(text, 0);
+    let mut lines = LineCounter::new(text);
     let mut records = Vec::new();
     if text[start..].starts_with('[') {
         let mut pos = skip_whitespace(text, start + 1);
@@ -107,8 +140,9 @@ pub(crate) fn json_objects(file: &str, text: &str) -> Result<Vec<LinedObject>, B
             return after_end(file, text, pos + 1).map(|()| records);
         }
         loop {
-            let (object, end) = one_object(file, text, pos)?;
-            records.push((line_of(text, pos), object));
+            let line = lines.at(pos);
+            let (object, end) = one_object(file, text, pos, line)?;
+            records.push((line, object));
             pos = skip_whitespace(text, end);
             match text[pos..].chars().next() {
                 Some(',') => pos = skip_whitespace(text, pos + 1),
@@ -126,8 +160,9 @@ pub(crate) fn json_objects(file: &str, text: &str) -> Result<Vec<LinedObject>, B
     }
     let mut pos = start;
     while pos < text.len() {
-        let (object, end) = one_object(file, text, pos)?;
-        records.push((line_of(text, pos), object));
+        let line = lines.at(pos);
+        let (object, end) = one_object(file, text, pos, line)?;
+        records.push((line, object));
         let next = skip_whitespace(text, end);
         if next < text.len() && end == next {
             // `{..}{..}` run together is not JSON Lines.
@@ -161,13 +196,14 @@ fn after_end(file: &str, text: &str, pos: usize) -> Result<(), BadHistory> {
     Ok(())
 }
 
-/// The JSON object starting at `pos`, and the offset just after it.
+/// The JSON object starting at `pos` (on `line`), and the offset just
+/// after it.
 fn one_object(
     file: &str,
     text: &str,
     pos: usize,
+    line: usize,
 ) -> Result<(Map<String, Value>, usize), BadHistory> {
-    let line = line_of(text, pos);
     if !text[pos..].starts_with('{') {
         return Err(BadHistory::at(
             file,

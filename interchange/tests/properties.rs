@@ -540,3 +540,39 @@ fn porcupine_histories_of_sequential_clients_are_well_formed() {
         })
         .unwrap();
 }
+
+// ---- size ----
+
+#[test]
+fn a_history_of_two_hundred_thousand_lines_reads_in_every_jepsen_format() {
+    // Lines are counted once, not from the file's start for each
+    // operation: a quadratic reader would not finish this.
+    let ops: Vec<Op> = (0..200_000u64)
+        .map(|n| Op {
+            process: Process::Client(n / 2),
+            kind: if n % 2 == 0 {
+                OpType::Invoke
+            } else {
+                OpType::Ok
+            },
+            f: "acquire".into(),
+            value: json!(null),
+            time_ns: Some(n),
+            clock_bound_ns: 0,
+            index: n,
+            fields: BTreeMap::new(),
+            line: n as usize + 1,
+        })
+        .collect();
+    let json_lines = write_json(&ops);
+    let json_array = format!("[{}]", json_lines.trim_end().replace('\n', ",\n"));
+    for (text, format) in [
+        (write_edn(&ops), Format::JepsenEdn),
+        (json_lines, Format::JepsenJson),
+        (json_array, Format::JepsenJson),
+    ] {
+        let read_back = read("big", &text, format).unwrap();
+        assert_eq!(read_back.len(), ops.len());
+        assert_eq!(read_back.last().map(|op| op.line), Some(200_000));
+    }
+}
