@@ -141,7 +141,7 @@ pub(crate) fn events_to_ops(events: &[Event], clients: usize) -> Vec<Op> {
                     fields.insert("shared".into(), json!(true));
                 }
                 client_op(
-                    *client as u64 + k * stride,
+                    (*client as u64).saturating_add(k.saturating_mul(stride)),
                     OpType::Invoke,
                     *op,
                     json!(value),
@@ -187,7 +187,13 @@ pub(crate) fn events_to_ops(events: &[Event], clients: usize) -> Vec<Op> {
                         fields.insert(name.into(), field);
                     }
                 }
-                client_op(*client as u64 + k * stride, kind, *op, json!(value), fields)
+                client_op(
+                    (*client as u64).saturating_add(k.saturating_mul(stride)),
+                    kind,
+                    *op,
+                    json!(value),
+                    fields,
+                )
             }
             EventKind::Fault {
                 fault,
@@ -390,11 +396,14 @@ pub fn to_history(ops: &[Op], clients: Option<usize>) -> Result<History, BadHist
                 };
                 if let Some(n) = clients {
                     let k = infos.get(&client).copied().unwrap_or(0);
-                    if client as u64 + k * n as u64 != *p {
+                    let expected = k
+                        .checked_mul(n as u64)
+                        .and_then(|offset| offset.checked_add(client as u64));
+                    if expected != Some(*p) {
+                        let expected = expected.map_or("beyond 64 bits".into(), |e| e.to_string());
                         return Err(fields.bad(
                             &format!(
-                                "process {} for client {client} after {k} unknown outcomes",
-                                client as u64 + k * n as u64
+                                "process {expected} for client {client} after {k} unknown outcomes"
                             ),
                             format!("process {p}"),
                         ));

@@ -293,6 +293,8 @@ fn well_formed_histories_are_accepted_and_read_back_the_same() {
                 read("h", &write_json(&ops), Format::JepsenJson),
                 Ok(ops.clone())
             );
+            // Not locklab's operations (no `n`): refused, at the first.
+            prop_assert_eq!(to_history(&ops, Some(4)).map_err(|e| e.line), Err(1));
             Ok(())
         })
         .unwrap();
@@ -478,8 +480,15 @@ fn no_input_makes_a_reader_panic() {
     runner(2000)
         .run(&inputs, |text| {
             for format in Format::ALL {
-                if let Err(err) = read("h", &text, format) {
-                    prop_assert!(err.line <= text.lines().count().max(1) + 1, "{}", err);
+                match read("h", &text, format) {
+                    Err(err) => {
+                        prop_assert!(err.line <= text.lines().count().max(1) + 1, "{}", err)
+                    }
+                    // What reads must also convert or be refused, never panic.
+                    Ok(ops) => {
+                        let _ = to_history(&ops, None);
+                        let _ = to_history(&ops, Some(3));
+                    }
                 }
             }
             Ok(())
