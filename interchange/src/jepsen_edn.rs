@@ -1,8 +1,13 @@
 //! Jepsen's histories as EDN: one operation map a line (`history.edn` in
 //! a test's store), or one vector or list of maps. An operation may be
 //! written as a record, `#jepsen.history.Op{...}`; the tag is dropped.
-//! See [`crate::edn`] for how EDN values become JSON values, and
-//! [`crate::record`] for the keys of an operation.
+//!
+//! EDN values become JSON values: `nil` → `null`, keywords and symbols →
+//! their names without the colon, lists, vectors and sets → arrays, maps
+//! → objects keyed by the key's text, a tagged value → the value tagged.
+//! Integers beyond 64 bits are refused. Keys of an operation: `:process`,
+//! `:type`, `:f`, `:value`, `:time`, `:index`, `:clock-bound`; any other
+//! is kept as a field by its name without the colon.
 
 use crate::edn::{EdnError, Reader};
 use crate::error::BadHistory;

@@ -10,7 +10,7 @@
 //!
 //! - [`op`]: the operation every format is read into;
 //! - [`error`]: a history that is not well formed, by line;
-//! - [`format`]: the formats by name, and reading a file (size-limited,
+//! - [`mod@format`]: the formats by name, and reading a file (size-limited,
 //!   UTF-8, checked well formed);
 //! - [`jepsen_edn`]: Jepsen's EDN histories (`history.edn`);
 //! - [`jepsen_json`]: Jepsen's histories as JSON (elle-cli's; users' own
