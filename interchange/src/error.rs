@@ -33,12 +33,25 @@ impl BadHistory {
             found: found.into(),
         }
     }
+
+    /// The same refusal, naming `file`: for errors made where the file
+    /// is not known (converting operations already read).
+    pub fn in_file(self, file: impl Into<String>) -> BadHistory {
+        BadHistory {
+            file: file.into(),
+            ..self
+        }
+    }
 }
 
 impl fmt::Display for BadHistory {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.line == 0 {
-            write!(f, "{}: expected {}, found {}", self.file, self.expected, self.found)
+            write!(
+                f,
+                "{}: expected {}, found {}",
+                self.file, self.expected, self.found
+            )
         } else {
             write!(
                 f,

@@ -9,7 +9,30 @@
 //! locklab found.
 //!
 //! - [`op`]: the operation every format is read into;
-//! - [`error`]: a history that is not well formed, by line.
+//! - [`error`]: a history that is not well formed, by line;
+//! - [`mod@format`]: the formats by name, and reading a file (size-limited,
+//!   UTF-8, checked well formed);
+//! - [`jepsen_edn`]: Jepsen's EDN histories (`history.edn`);
+//! - [`jepsen_json`]: Jepsen's histories as JSON (elle-cli's; users' own
+//!   logs, `docs/check.md`);
+//! - [`porcupine`]: Porcupine's operations, with a lock's inputs and
+//!   outputs;
+//! - [`locklab_format`]: locklab's own `history.jsonl`;
+//! - [`export`]: locklab's histories as Jepsen operations, EDN or JSON,
+//!   and back, exactly;
+//! - [`wellformed`]: Jepsen's rules for a history (one operation at a time
+//!   per process, none after an `info`, time forward).
 
+mod edn;
 pub mod error;
+pub mod export;
+pub mod format;
+pub mod jepsen_edn;
+pub mod jepsen_json;
+pub mod locklab_format;
 pub mod op;
+pub mod porcupine;
+mod record;
+pub mod wellformed;
+
+pub use record::CLOCK_BOUND_KEY;
