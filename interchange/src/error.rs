@@ -38,7 +38,11 @@ impl BadHistory {
 impl fmt::Display for BadHistory {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.line == 0 {
-            write!(f, "{}: expected {}, found {}", self.file, self.expected, self.found)
+            write!(
+                f,
+                "{}: expected {}, found {}",
+                self.file, self.expected, self.found
+            )
         } else {
             write!(
                 f,

@@ -9,7 +9,10 @@
 //! locklab found.
 //!
 //! - [`op`]: the operation every format is read into;
-//! - [`error`]: a history that is not well formed, by line.
+//! - [`error`]: a history that is not well formed, by line;
+//! - [`models`]: models that judge operations directly (Knossos's mutex,
+//!   Jepsen's lock-guarded set).
 
 pub mod error;
+pub mod models;
 pub mod op;
