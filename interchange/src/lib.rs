@@ -21,7 +21,9 @@
 //! - [`export`]: locklab's histories as Jepsen operations, EDN or JSON,
 //!   and back, exactly;
 //! - [`wellformed`]: Jepsen's rules for a history (one operation at a time
-//!   per process, none after an `info`, time forward).
+//!   per process, none after an `info`, time forward);
+//! - [`models`]: models that judge operations directly (Knossos's mutex,
+//!   Jepsen's lock-guarded set).
 
 mod edn;
 pub mod error;
@@ -30,6 +32,7 @@ pub mod format;
 pub mod jepsen_edn;
 pub mod jepsen_json;
 pub mod locklab_format;
+pub mod models;
 pub mod op;
 pub mod porcupine;
 mod record;
