@@ -330,6 +330,21 @@ fn a_completion_without_its_invoke_is_unknown_not_a_panic() {
     assert!(check_mutex(&h.ops).is_unknown());
 }
 
+#[test]
+fn a_process_with_two_operations_in_flight_is_unknown_naming_it() {
+    let mut h = History::default();
+    h.invoke(4, "acquire").invoke(4, "release");
+    let check = check_mutex(&h.ops);
+    assert!(check.is_unknown(), "{check:?}");
+    assert!(
+        check
+            .why()
+            .unwrap_or_default()
+            .contains("process 4 invoked a release at index 1"),
+        "{check:?}"
+    );
+}
+
 /// A small seeded generator (SplitMix64), so that the test needs no
 /// randomness crate and draws the same history every run.
 struct SplitMix(u64);
