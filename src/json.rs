@@ -11,10 +11,12 @@
 //! describes them for people.
 
 use judge::verdict::VerdictDoc;
+use model::verdict::Verdict;
 use schemars::JsonSchema;
 use serde::Serialize;
 use sim::exit::ExitCode;
 use sim::interrupt::Cause;
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -85,13 +87,15 @@ pub enum CommandName {
     SimServer,
     /// `locklab bench`.
     Bench,
+    /// `locklab check`.
+    Check,
 }
 
 // The schema files are written by the tests (below), not by the binary.
 #[cfg(test)]
 impl CommandName {
     /// Every command, in the order of `locklab --help`.
-    pub const ALL: [CommandName; 9] = [
+    pub const ALL: [CommandName; 10] = [
         CommandName::Ladder,
         CommandName::Run,
         CommandName::Replay,
@@ -101,6 +105,7 @@ impl CommandName {
         CommandName::Explore,
         CommandName::SimServer,
         CommandName::Bench,
+        CommandName::Check,
     ];
 
     /// The name as typed on the command line.
@@ -115,6 +120,7 @@ impl CommandName {
             CommandName::Explore => "explore",
             CommandName::SimServer => "sim-server",
             CommandName::Bench => "bench",
+            CommandName::Check => "check",
         }
     }
 }
@@ -233,6 +239,61 @@ pub struct RunResult {
     /// The signal that interrupted the command, or `null`: then the runs
     /// not listed were abandoned or never started.
     pub interrupted_by: Option<Cause>,
+}
+
+/// `check`'s result.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct CheckResult {
+    /// Each history judged, in the order given; a file that could not be
+    /// read or judged is missing (`errors` names it).
+    pub files: Vec<CheckedFile>,
+}
+
+/// One history judged by `check`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CheckedFile {
+    /// The file, as given.
+    pub file: String,
+    /// The format it was read as.
+    pub format: String,
+    /// The model it was judged against.
+    pub model: String,
+    /// The verdict, by `run`'s rules.
+    pub verdict: Verdict,
+    /// elle-cli's word for it: `true` (safe), `false` (violated or
+    /// deadlock) or `unknown`.
+    pub valid: String,
+    /// Every checker's result, by name.
+    pub checks: BTreeMap<String, CheckedEntry>,
+    /// The damage figures (`null`: not measured).
+    pub damage: serde_json::Value,
+    /// Operations read.
+    pub operations: usize,
+    /// Events of locklab's history they became (the ones judged).
+    pub events_judged: usize,
+    /// Operations not judged (a nemesis's, functions no model knows),
+    /// counted by process and function.
+    pub left_out: BTreeMap<String, usize>,
+    /// Whether clocks with a bound were taken into account.
+    pub clock_bounded: bool,
+    /// Whether the history was cut short (the verdict is then unknown).
+    pub cut_short: bool,
+    /// The page written, if any.
+    pub page: Option<String>,
+}
+
+/// One checker's result in `check`'s document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct CheckedEntry {
+    /// `valid`, `invalid` or `unknown`.
+    pub verdict: String,
+    /// The operations that prove a violation, by the history's own index
+    /// (Jepsen's `:index`, else the position in the file from 0).
+    pub witness: Vec<u64>,
+    /// The violation, or why it could not be decided, in words.
+    pub why: Option<String>,
+    /// Reported for information only; it does not decide the verdict.
+    pub informational: bool,
 }
 
 /// `replay`'s result.
@@ -407,6 +468,7 @@ pub fn schemas() -> Vec<SchemaFile> {
                 CommandName::Explore => schema_for::<sim::explore::search::Summary>(command),
                 CommandName::SimServer => schema_for::<SimServerResult>(command),
                 CommandName::Bench => schema_for::<bench::report::Report>(command),
+                CommandName::Check => schema_for::<CheckResult>(command),
             };
             let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
             text.push('\n');

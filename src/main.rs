@@ -8,7 +8,7 @@
 
 use clap::{Parser, Subcommand};
 use commands::{
-    bench as bench_cmd, explore, ladder, replay, run, scenarios, sim_server, suite, tour,
+    bench as bench_cmd, check, explore, ladder, replay, run, scenarios, sim_server, suite, tour,
 };
 use json::CommandName as Name;
 use sim::exit::ExitCode;
@@ -17,6 +17,7 @@ use sim::exit::ExitCode;
 mod say;
 mod builtin;
 mod commands;
+mod exporting;
 mod json;
 mod present;
 mod progress;
@@ -65,6 +66,10 @@ enum Command {
     /// Swarm search for fault schedules that break a rung; shrinks the
     /// first counterexample and writes it as a scenario file.
     Explore(explore::Args),
+    /// Judges lock histories recorded anywhere (Jepsen's EDN or JSON, a
+    /// service's own log, Porcupine's, a locklab run's) against a model,
+    /// with the checkers of a simulated run.
+    Check(check::Args),
 }
 
 impl Command {
@@ -80,6 +85,7 @@ impl Command {
             Command::Scenarios(a) => a.json,
             Command::Bench(a) => a.json,
             Command::Explore(a) => a.json,
+            Command::Check(a) => a.json,
         }
     }
 
@@ -106,6 +112,7 @@ impl Command {
             Command::Scenarios(a) => scenarios::execute(a).finish(Name::Scenarios),
             Command::Bench(a) => bench_cmd::execute(a).finish(Name::Bench),
             Command::Explore(a) => explore::execute(a).finish(Name::Explore),
+            Command::Check(a) => check::execute(a).finish(Name::Check),
         }
     }
 }

@@ -71,6 +71,33 @@ pub struct Header {
 }
 
 impl Header {
+    /// The header of one cell's history: the scenario's clients, how the
+    /// cell was judged (`config`), and which run it was.
+    pub fn of_cell(
+        scenario: &model::scenario::Scenario,
+        rung: &str,
+        seed: u64,
+        config: &CheckConfig,
+        history: &History,
+    ) -> Header {
+        Header {
+            // Every client of the history is below it, whatever the
+            // scenario's own count says of pooled callers.
+            clients: scenario
+                .client_count()
+                .max(crate::locklab_format::client_count(history))
+                .max(1),
+            model: crate::judging::model_of(config).name().to_string(),
+            liveness_bound_ms: u64::try_from(config.liveness_bound.as_millis()).unwrap_or(u64::MAX),
+            resource: config.resource,
+            resource_decides_safety: config.resource_decides_safety,
+            cut_short: config.cut_short.clone(),
+            scenario: scenario.name.clone(),
+            rung: rung.to_string(),
+            seed,
+        }
+    }
+
     /// The checkers' configuration it carries.
     pub fn check_config(&self) -> CheckConfig {
         CheckConfig {

@@ -51,6 +51,21 @@ impl Format {
     pub fn from_name(name: &str) -> Option<Format> {
         Format::ALL.into_iter().find(|f| f.name() == name)
     }
+
+    /// The format a file's name says: `history.jsonl` is locklab's own,
+    /// `.edn` Jepsen's EDN, `.json` and `.jsonl` Jepsen's JSON; `None`
+    /// when the name does not say (Porcupine's files have no name of
+    /// their own).
+    pub fn of_path(path: &Path) -> Option<Format> {
+        if path.file_name().is_some_and(|name| name == "history.jsonl") {
+            return Some(Format::Locklab);
+        }
+        match path.extension()?.to_str()? {
+            "edn" => Some(Format::JepsenEdn),
+            "json" | "jsonl" => Some(Format::JepsenJson),
+            _ => None,
+        }
+    }
 }
 
 impl std::fmt::Display for Format {
@@ -76,6 +91,14 @@ pub fn read(file: &str, text: &str, format: Format) -> Result<Vec<Op>, BadHistor
 /// than [`MAX_HISTORY_BYTES`] is refused by its size without being read;
 /// one that is not UTF-8 is refused at the first line that is not.
 pub fn read_file(path: &Path, format: Format) -> Result<Vec<Op>, BadHistory> {
+    let text = read_text(path)?;
+    read(&path.display().to_string(), &text, format)
+}
+
+/// The text of the history file at `path`, refused as [`read_file`]
+/// refuses it (too large, not UTF-8), for a caller that reads it in more
+/// than one way.
+pub fn read_text(path: &Path) -> Result<String, BadHistory> {
     let file = path.display().to_string();
     let whole = |expected: &str, found: String| BadHistory::at(file.as_str(), 0, expected, found);
     let opened = std::fs::File::open(path).map_err(|e| whole("a readable file", e.to_string()))?;
@@ -114,7 +137,7 @@ pub fn read_file(path: &Path, format: Format) -> Result<Vec<Op>, BadHistory> {
             format!("a byte that is not UTF-8 at byte {valid}"),
         )
     })?;
-    read(&file, &text, format)
+    Ok(text)
 }
 
 #[cfg(test)]

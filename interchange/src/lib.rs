@@ -22,15 +22,25 @@
 //!   and back, exactly;
 //! - [`wellformed`]: Jepsen's rules for a history (one operation at a time
 //!   per process, none after an `info`, time forward);
+//! - [`clock`]: real-time order, and clocks with a bound on their error;
+//! - [`foreign`]: operations recorded elsewhere as locklab's own history,
+//!   for its checkers;
 //! - [`models`]: models that judge operations directly (Knossos's mutex,
-//!   Jepsen's lock-guarded set).
+//!   Jepsen's lock-guarded set);
+//! - [`judging`]: the four models, and a history's verdict under one;
+//! - [`checking`]: one history as `locklab check` takes it, read and
+//!   judged.
 
+pub mod checking;
+pub mod clock;
 mod edn;
 pub mod error;
 pub mod export;
+pub mod foreign;
 pub mod format;
 pub mod jepsen_edn;
 pub mod jepsen_json;
+pub mod judging;
 pub mod locklab_format;
 pub mod models;
 pub mod op;

@@ -6,6 +6,7 @@
 //! error a command reports is in its document's `errors` too.
 
 pub mod bench;
+pub mod check;
 pub mod explore;
 pub mod ladder;
 pub mod real;

@@ -2,6 +2,7 @@
 //! `--real`, on real servers: [`super::real`]), every rung it names judged.
 
 use super::{Outcome, choose_runs, print_notes, run_exit, worst};
+use crate::exporting::{self, Export};
 use crate::json::{RunEntry, RunResult};
 use report::output;
 use sim::cell::run_cell;
@@ -44,6 +45,12 @@ pub struct Args {
     /// that speaks its protocol and options, such as `valkey-server`).
     #[arg(long, value_name = "PATH", requires = "real")]
     pub server_bin: Option<PathBuf>,
+    /// Also write the run's history in Jepsen's format
+    /// (`jepsen-edn` or `jepsen-json`) to FILE, for Knossos, elle-cli or
+    /// `locklab check` (docs/check.md); one run only: name the rung and
+    /// the seed.
+    #[arg(long, num_args = 2, value_names = ["FORMAT", "FILE"], conflicts_with = "real")]
+    pub export: Option<Vec<String>>,
 }
 
 /// `locklab run SCENARIO [--rung ID | --rung-file FILE] [--seed N]
@@ -60,6 +67,13 @@ pub fn execute(args: Args) -> Outcome<RunResult> {
             args.server_bin.as_deref(),
         ));
     }
+    let export = match args.export.as_deref().map(Export::parse).transpose() {
+        Ok(export) => export,
+        Err(e) => {
+            crate::error!("{e}");
+            return Outcome::failed(ExitCode::BadInput);
+        }
+    };
     let mut result = RunResult::default();
     let code = on_simulator(
         &args.scenario,
@@ -67,6 +81,7 @@ pub fn execute(args: Args) -> Outcome<RunResult> {
         args.rung_file.as_deref(),
         args.seed,
         &args.out,
+        export.as_ref(),
         &mut result,
     );
     let ran = !result.scenario.is_empty();
@@ -81,6 +96,7 @@ fn on_simulator(
     rung_file: Option<&Path>,
     seed: Option<u64>,
     out: &Path,
+    export: Option<&Export>,
     result: &mut RunResult,
 ) -> ExitCode {
     let (scenario, text, rungs) = match choose_runs(path, rung, rung_file) {
@@ -101,6 +117,16 @@ fn on_simulator(
         sim::estimate::run_note(&path.display().to_string(), &scenario, &rungs, seeds.len())
     {
         eprintln!("note: {note}");
+    }
+    if export.is_some() && rungs.len() * seeds.len() != 1 {
+        crate::error!(
+            "--export writes one run, and this is {} ({} rungs × {} seeds): name one with \
+             --rung and --seed",
+            rungs.len() * seeds.len(),
+            rungs.len(),
+            seeds.len()
+        );
+        return ExitCode::BadInput;
     }
     result.scenario = scenario.name.clone();
     result.runs_planned = rungs.len() * seeds.len();
@@ -133,6 +159,26 @@ fn on_simulator(
                 Err(e) => {
                     crate::error!("cannot write {}: {e}", dir.display());
                     failed = true;
+                }
+            }
+            if let Some(export) = export {
+                let config = judge::check::CheckConfig {
+                    cut_short: judged.results.cut_short.clone(),
+                    ..sim::cell::check_config(&scenario, rung)
+                };
+                let header = interchange::export::Header::of_cell(
+                    &scenario,
+                    rung,
+                    seed,
+                    &config,
+                    &judged.history,
+                );
+                match exporting::write(&judged.history, &header, export) {
+                    Ok(()) => outln!("  exported to {}\n", export.file.display()),
+                    Err(e) => {
+                        crate::error!("cannot export: {e}");
+                        failed = true;
+                    }
                 }
             }
             result.runs.push(RunEntry {

@@ -316,3 +316,29 @@ fn bench_json_of_a_run_stopped_by_sigterm_is_a_valid_partial_result() {
     assert_stray_field_rejected("bench", &doc, "/result/machine");
     let _ = std::fs::remove_dir_all(out);
 }
+
+#[test]
+fn check_json_is_valid_and_closed() {
+    let out_dir = common::scratch("json-check");
+    let file = common::root().join("interchange/tests/histories/owner-mutex-invalid.edn");
+    let doc = valid_document(
+        &[
+            "check",
+            common::path(&file),
+            "--out",
+            common::path(&out_dir),
+            "--json",
+        ],
+        1,
+    );
+    let checked = &doc["result"]["files"][0];
+    assert_eq!(checked["valid"], "false", "{doc}");
+    assert_eq!(
+        checked["checks"]["mutual-exclusion"]["witness"],
+        serde_json::json!([1, 3, 4, 6])
+    );
+    assert_stray_field_rejected("check", &doc, "/result");
+    assert_stray_field_rejected("check", &doc, "/result/files/0");
+    assert_stray_field_rejected("check", &doc, "/result/files/0/checks/mutual-exclusion");
+    let _ = std::fs::remove_dir_all(out_dir);
+}

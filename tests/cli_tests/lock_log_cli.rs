@@ -106,9 +106,9 @@ fn a_services_own_log_with_a_release_cut_out_is_judged_violated() {
         .iter()
         .position(|l| l.contains(r#""f":"release""#))
         .expect("a release");
-    let process = serde_json::from_str::<serde_json::Value>(lines[release]).expect("a JSON line")
-        ["process"]
-        .clone();
+    let process =
+        serde_json::from_str::<serde_json::Value>(lines[release]).expect("a JSON line")["process"]
+            .clone();
     lines.remove(release);
     let completion = lines[release..]
         .iter()

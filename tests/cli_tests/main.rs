@@ -6,6 +6,7 @@ mod common;
 
 mod bench_signals;
 mod builtin_cli;
+mod check_cli;
 mod cli;
 mod committed_reports;
 mod explore_cli;
@@ -13,6 +14,7 @@ mod html_reports;
 mod interrupt_cli;
 mod json_cli;
 mod junit_cli;
+mod lock_log_cli;
 mod own_lock;
 mod real_cli;
 mod rung_file_cli;

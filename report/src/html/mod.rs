@@ -1,5 +1,6 @@
 //! Self-contained HTML reports: a page per run ([`run_page`]), per suite
-//! ([`suite_page`]) and per search ([`explore_page`]), and the pieces every
+//! ([`suite_page`]), per search ([`explore_page`]) and per history judged
+//! by `locklab check` ([`check_page`]), and the pieces every
 //! page shares ([`page`], [`text`], [`attr`], ...), which the benchmark's
 //! page (the `bench` crate's) uses too.
 //!
@@ -17,12 +18,14 @@
 //! page whose scripts all ran marks its root element `data-ready="yes"`,
 //! so that a headless browser's `--dump-dom` shows both.
 
+pub mod check;
 pub mod explore;
 pub mod lanes;
 pub mod run;
 pub mod suite;
 mod timeline;
 
+pub use check::check_page;
 pub use explore::explore_page;
 pub use run::run_page;
 pub use suite::suite_page;

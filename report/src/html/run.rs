@@ -9,13 +9,14 @@ use super::lanes::Lanes;
 use super::{key_values, ms, page, text, verdict_badge};
 use judge::check::Check;
 use judge::judged::Judged;
-use model::scenario::Scenario;
+use model::history::History;
+use model::scenario::{Scenario, Topology};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
 /// The timeline's script.
-const TIMELINE_SCRIPT: &str = include_str!("timeline.js");
+pub(crate) const TIMELINE_SCRIPT: &str = include_str!("timeline.js");
 
 /// What a run page is made of.
 #[derive(Debug, Clone, Copy)]
@@ -70,21 +71,51 @@ fn witness_events(judged: &Judged) -> BTreeSet<usize> {
 }
 
 /// One event as the history file has it.
-fn event_json(judged: &Judged, i: usize) -> Option<(u64, String)> {
-    let event = judged.history.events().get(i)?;
+fn event_json(history: &History, i: usize) -> Option<(u64, String)> {
+    let event = history.events().get(i)?;
     Some((
         event.at_us,
         serde_json::to_string(event).unwrap_or_default(),
     ))
 }
 
+/// One checker's result as a page shows it: its name, the result, and
+/// whether it decides the verdict.
+#[derive(Debug, Clone, Copy)]
+pub struct ShownCheck<'a> {
+    /// The checker's name.
+    pub name: &'a str,
+    /// Its result.
+    pub check: &'a Check,
+    /// Whether it decides the verdict (else it is information).
+    pub decides: bool,
+}
+
+/// The checks of a judged run.
+fn run_checks(judged: &Judged) -> Vec<ShownCheck<'_>> {
+    judged
+        .results
+        .all()
+        .into_iter()
+        .map(|(checker, check)| ShownCheck {
+            name: checker.name(),
+            check,
+            decides: judged.results.decides(checker),
+        })
+        .collect()
+}
+
 /// The checks: each checker's result, its reason, and its witness events
 /// with links to their place on the timeline and in the history.
-fn checks(out: &mut String, judged: &Judged) {
+pub(crate) fn checks(out: &mut String, history: &History, shown: &[ShownCheck<'_>]) {
     out.push_str("<section id=\"checks\">\n<h2>Checks</h2>\n");
-    for (checker, check) in judged.results.all() {
-        let name = checker.name();
-        let note = if judged.results.decides(checker) {
+    for &ShownCheck {
+        name,
+        check,
+        decides,
+    } in shown
+    {
+        let note = if decides {
             ""
         } else {
             " <span class=\"muted\">(information: does not decide the verdict)</span>"
@@ -102,7 +133,7 @@ fn checks(out: &mut String, judged: &Judged) {
         };
         let times: Vec<u64> = witness
             .iter()
-            .filter_map(|&i| event_json(judged, i).map(|(t, _)| t))
+            .filter_map(|&i| event_json(history, i).map(|(t, _)| t))
             .collect();
         if let (Some(from), Some(to)) = (times.iter().min(), times.iter().max()) {
             let _ = writeln!(
@@ -113,7 +144,7 @@ fn checks(out: &mut String, judged: &Judged) {
         }
         let _ = writeln!(out, "<ul class=\"witness-events\" id=\"witness-{name}\">");
         for &i in witness {
-            let Some((at_us, json)) = event_json(judged, i) else {
+            let Some((at_us, json)) = event_json(history, i) else {
                 continue;
             };
             let _ = writeln!(
@@ -129,9 +160,8 @@ fn checks(out: &mut String, judged: &Judged) {
 }
 
 /// The damage figures, `not measured` where a figure is `null`.
-fn damage(out: &mut String, judged: &Judged) {
+pub(crate) fn damage(out: &mut String, value: &serde_json::Value) {
     out.push_str("<section id=\"damage\">\n<h2>Damage</h2>\n");
-    let value = serde_json::to_value(&judged.results.damage).unwrap_or_default();
     let rows: Vec<(String, String)> = value
         .as_object()
         .map(|fields| {
@@ -227,23 +257,13 @@ pub fn run_page(run: &RunPage<'_>) -> String {
     body.push_str(&key_values(&summary));
 
     let witness = witness_events(judged);
-    let lanes = Lanes::of(&judged.history, topology);
-    body.push_str("<section id=\"timeline-section\">\n<h2>Timeline</h2>\n");
-    body.push_str(
-        "<div class=\"controls\"><button type=\"button\" id=\"zoom-in\">Zoom in</button>\
-         <button type=\"button\" id=\"zoom-out\">Zoom out</button>\
-         <button type=\"button\" id=\"zoom-reset\">Whole run</button>\
-         <span class=\"muted\" id=\"view\"></span>\
-         <span class=\"muted\">Scroll over the timeline to zoom, drag to move, hover an event to see it in full; a red ring is a witness event (click it for its history row).</span></div>\n",
-    );
-    body.push_str("<div class=\"timeline-box\">\n");
-    body.push_str(&super::timeline::svg(&lanes, &judged.history, &witness));
-    body.push_str("</div>\n");
-    body.push_str(LEGEND);
-    body.push_str("</section>\n");
+    timeline_section(&mut body, &judged.history, topology, &witness);
 
-    checks(&mut body, judged);
-    damage(&mut body, judged);
+    checks(&mut body, &judged.history, &run_checks(judged));
+    damage(
+        &mut body,
+        &serde_json::to_value(&judged.results.damage).unwrap_or_default(),
+    );
 
     body.push_str("<section id=\"replay\">\n<h2>Replay</h2>\n<p>The same seed gives the same history, byte for byte:</p>\n<pre>");
     for command in replay_commands(run.dir, &judged.rung, judged.seed) {
@@ -258,17 +278,45 @@ pub fn run_page(run: &RunPage<'_>) -> String {
         text(run.scenario_text)
     );
 
-    let _ = writeln!(
-        body,
-        "<section>\n<h2>History</h2>\n<details id=\"history\"{}>\n<summary>All {} events (<code>history.jsonl</code>); the witness rows are marked</summary>\n<table class=\"history\">\n<tr><th>#</th><th>true time</th><th>event</th></tr>",
-        if judged.history.len() <= 400 {
-            " open"
-        } else {
-            ""
-        },
-        judged.history.len()
+    history_section(&mut body, &judged.history, &witness);
+    body.push_str("<div id=\"tip\" role=\"tooltip\"></div>\n");
+    page(&title, &body, TIMELINE_SCRIPT)
+}
+
+/// The zoomable timeline with its controls and legend, the witness
+/// events ringed.
+pub(crate) fn timeline_section(
+    out: &mut String,
+    history: &History,
+    topology: &Topology,
+    witness: &BTreeSet<usize>,
+) {
+    let lanes = Lanes::of(history, topology);
+    out.push_str("<section id=\"timeline-section\">\n<h2>Timeline</h2>\n");
+    out.push_str(
+        "<div class=\"controls\"><button type=\"button\" id=\"zoom-in\">Zoom in</button>\
+         <button type=\"button\" id=\"zoom-out\">Zoom out</button>\
+         <button type=\"button\" id=\"zoom-reset\">Whole run</button>\
+         <span class=\"muted\" id=\"view\"></span>\
+         <span class=\"muted\">Scroll over the timeline to zoom, drag to move, hover an event to see it in full; a red ring is a witness event (click it for its history row).</span></div>\n",
     );
-    for event in judged.history.events() {
+    out.push_str("<div class=\"timeline-box\">\n");
+    out.push_str(&super::timeline::svg(&lanes, history, witness));
+    out.push_str("</div>\n");
+    out.push_str(LEGEND);
+    out.push_str("</section>\n");
+}
+
+/// The whole history, each event an anchor (`#ev-N`), the witness rows
+/// marked.
+pub(crate) fn history_section(out: &mut String, history: &History, witness: &BTreeSet<usize>) {
+    let _ = writeln!(
+        out,
+        "<section>\n<h2>History</h2>\n<details id=\"history\"{}>\n<summary>All {} events (<code>history.jsonl</code>); the witness rows are marked</summary>\n<table class=\"history\">\n<tr><th>#</th><th>true time</th><th>event</th></tr>",
+        if history.len() <= 400 { " open" } else { "" },
+        history.len()
+    );
+    for event in history.events() {
         let class = if witness.contains(&event.i) {
             " class=\"witness\""
         } else {
@@ -276,16 +324,14 @@ pub fn run_page(run: &RunPage<'_>) -> String {
         };
         let json = serde_json::to_string(event).unwrap_or_default();
         let _ = writeln!(
-            body,
+            out,
             "<tr id=\"ev-{i}\"{class}><td class=\"num\">{i}</td><td class=\"num\">{}</td><td class=\"json mono\">{}</td></tr>",
             ms(event.at_us),
             text(&json),
             i = event.i
         );
     }
-    body.push_str("</table>\n</details>\n</section>\n");
-    body.push_str("<div id=\"tip\" role=\"tooltip\"></div>\n");
-    page(&title, &body, TIMELINE_SCRIPT)
+    out.push_str("</table>\n</details>\n</section>\n");
 }
 
 #[cfg(test)]
