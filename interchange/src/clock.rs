@@ -76,3 +76,69 @@ fn placed_time_ns(time_ns: u64, kind: OpType, bound_ns: u64) -> u64 {
         time_ns.saturating_add(bound_ns)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn op(process: u64, kind: OpType, time_ns: u64, bound_ns: u64, line: usize) -> Op {
+        Op {
+            process: Process::Client(process),
+            kind,
+            f: "acquire".into(),
+            value: Value::Null,
+            time_ns: Some(time_ns),
+            clock_bound_ns: bound_ns,
+            index: line as u64,
+            fields: Default::default(),
+            line,
+        }
+    }
+
+    #[test]
+    fn widening_moves_invokes_earlier_and_completions_later_by_their_bound() {
+        let ops = [op(0, OpType::Invoke, 10, 3, 1), op(0, OpType::Ok, 20, 3, 2)];
+        let placed = in_time_order("f", &ops, true).unwrap();
+        let times: Vec<_> = placed.iter().map(|o| o.time_ns.unwrap()).collect();
+        assert_eq!(times, [7, 23]);
+    }
+
+    #[test]
+    fn widening_never_puts_a_process_invoke_before_its_own_previous_completion() {
+        // The release is invoked 1 ns after the acquire completed, on a
+        // clock 5 ns off: widened, it would come 9 ns before it.
+        let ops = [
+            op(0, OpType::Invoke, 10, 5, 1),
+            op(0, OpType::Ok, 20, 5, 2),
+            op(0, OpType::Invoke, 21, 5, 3),
+            op(0, OpType::Ok, 30, 5, 4),
+        ];
+        let placed = in_time_order("f", &ops, true).unwrap();
+        let lines: Vec<_> = placed.iter().map(|o| o.line).collect();
+        assert_eq!(lines, [1, 2, 3, 4]);
+        assert_eq!(placed[2].time_ns, Some(25), "at the completion, not before");
+    }
+
+    #[test]
+    fn operations_are_ordered_by_time_and_ties_keep_the_files_order() {
+        let ops = [
+            op(1, OpType::Invoke, 5, 0, 1),
+            op(0, OpType::Invoke, 3, 0, 2),
+            op(2, OpType::Invoke, 5, 0, 3),
+        ];
+        let placed = in_time_order("f", &ops, false).unwrap();
+        let lines: Vec<_> = placed.iter().map(|o| o.line).collect();
+        assert_eq!(lines, [2, 1, 3]);
+    }
+
+    #[test]
+    fn a_history_that_times_some_operations_and_not_others_is_refused_at_the_first_untimed() {
+        let mut untimed = op(1, OpType::Invoke, 0, 0, 2);
+        untimed.time_ns = None;
+        let ops = [op(0, OpType::Invoke, 5, 0, 1), untimed];
+        let err = in_time_order("log.jsonl", &ops, false).unwrap_err();
+        assert_eq!(err.line, 2);
+        assert!(err.to_string().contains("log.jsonl line 2"), "{err}");
+    }
+}

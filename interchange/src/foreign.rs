@@ -168,3 +168,66 @@ pub fn convert(file: &str, ops: &[Op]) -> Result<Converted, BadHistory> {
         left_out,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn op(process: u64, kind: OpType, f: &str, fields: Value, line: usize) -> Op {
+        Op {
+            process: Process::Client(process),
+            kind,
+            f: f.into(),
+            value: Value::Null,
+            time_ns: Some(line as u64 * 1_000),
+            clock_bound_ns: 0,
+            index: line as u64,
+            fields: serde_json::from_value(fields).unwrap(),
+            line,
+        }
+    }
+
+    #[test]
+    fn a_write_takes_its_fence_from_its_invoke_when_its_completion_has_none() {
+        let ops = [
+            op(0, OpType::Invoke, "write", json!({"fence": 7}), 1),
+            op(0, OpType::Ok, "write", json!({}), 2),
+        ];
+        let converted = convert("f", &ops).unwrap();
+        let EventKind::Complete { fence, lock, .. } = &converted.history.events()[1].kind else {
+            panic!("a completion");
+        };
+        assert_eq!(*fence, Some(7));
+        assert_eq!(lock, DEFAULT_LOCK);
+    }
+
+    #[test]
+    fn a_nemesis_and_unknown_functions_are_left_out_and_counted() {
+        let mut nemesis = op(0, OpType::Info, "start-partition", json!({}), 1);
+        nemesis.process = Process::Named("nemesis".into());
+        let ops = [
+            nemesis,
+            op(0, OpType::Invoke, "cas", json!({}), 2),
+            op(0, OpType::Ok, "cas", json!({}), 3),
+            op(0, OpType::Invoke, "acquire", json!({}), 4),
+        ];
+        let converted = convert("f", &ops).unwrap();
+        assert_eq!(converted.history.len(), 1);
+        assert_eq!(converted.origin, [3]);
+        assert_eq!(converted.event_of, [None, None, None, Some(0)]);
+        assert_eq!(converted.left_out["nemesis start-partition"], 1);
+        assert_eq!(converted.left_out["0 cas"], 2);
+    }
+
+    #[test]
+    fn a_depth_beyond_32_bits_is_refused_at_its_line() {
+        let ops = [
+            op(0, OpType::Invoke, "acquire", json!({}), 1),
+            op(0, OpType::Ok, "acquire", json!({"depth": 1u64 << 40}), 2),
+        ];
+        let err = convert("f", &ops).unwrap_err();
+        assert_eq!(err.line, 2);
+        assert!(err.expected.contains("depth"), "{err}");
+    }
+}
