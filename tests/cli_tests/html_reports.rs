@@ -444,3 +444,34 @@ fn the_bench_page_is_built_from_the_stored_bench_json() {
         "every plot embedded"
     );
 }
+
+#[test]
+fn a_check_page_draws_a_foreign_history_with_its_witness_ringed() {
+    let dir = scratch("html-check");
+    let file = root().join("interchange/tests/histories/owner-mutex-invalid.edn");
+    let out = locklab_line(&format!(
+        "check {} --out {}",
+        path(&file),
+        path(&dir.join("reports"))
+    ));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let checks = dir.join("reports/checks");
+    let folder = std::fs::read_dir(&checks)
+        .unwrap()
+        .next()
+        .expect("the check's folder")
+        .unwrap()
+        .path();
+    let page = folder.join("report.html");
+    let dom = open_page(&page, "check");
+    for lane in ["lane-client-0", "lane-client-1"] {
+        assert!(dom.contains(&format!("id=\"{lane}\"")), "no {lane}");
+    }
+    assert!(dom.contains("class=\"hold\""), "no holds drawn");
+    assert!(
+        dom.contains("<circle class=\"witness\""),
+        "witness not ringed"
+    );
+    assert!(dom.contains("class=\"witness-events\""));
+    assert!(dom.contains("owner-mutex"));
+}
