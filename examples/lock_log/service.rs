@@ -110,6 +110,18 @@ enum Ended<T> {
     Info,
 }
 
+impl Ended<()> {
+    /// How an owner-checked script ended: 1 did it, 0 found the lease
+    /// gone, an error (a timeout, a lost connection) may have either.
+    fn of_script(reply: redis::RedisResult<i64>) -> Ended<()> {
+        match reply {
+            Ok(1) => Ended::Ok(()),
+            Ok(_) => Ended::Fail,
+            Err(_) => Ended::Info,
+        }
+    }
+}
+
 impl<T> Ended<T> {
     fn kind(&self) -> &'static str {
         match self {
@@ -214,11 +226,7 @@ impl Client {
             .arg(value)
             .invoke_async(&mut self.conn)
             .await;
-        let ended = match reply {
-            Ok(1) => Ended::Ok(()),
-            Ok(_) => Ended::Fail,
-            Err(_) => Ended::Info,
-        };
+        let ended = Ended::of_script(reply);
         let entry = Entry::new(self.process, ended.kind(), "write")
             .token(Some(token))
             .value(Some(value));
@@ -234,11 +242,7 @@ impl Client {
             .arg(token)
             .invoke_async(&mut self.conn)
             .await;
-        let ended = match reply {
-            Ok(1) => Ended::Ok(()),
-            Ok(_) => Ended::Fail,
-            Err(_) => Ended::Info,
-        };
+        let ended = Ended::of_script(reply);
         let entry = Entry::new(self.process, ended.kind(), "release").token(Some(token));
         self.complete(&ended, entry);
         ended
