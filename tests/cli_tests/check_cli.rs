@@ -199,6 +199,33 @@ fn run_exports_one_run_in_jepsens_format_and_check_gives_back_its_verdict() {
     let checked = locklab(&["check", path(&edn), "--out", path(&dir)]);
     assert_eq!(checked.status.code(), Some(1), "{}", stderr(&checked));
     assert_contains(&stderr(&checked), "as owner-mutex): violated");
+    // The run's folder is checked as its cell was judged, and replay
+    // exports the recorded history the same way.
+    let folder = dir.join("runs/pause-at-release-start/set-nx-px/1");
+    let by_folder = locklab(&["check", path(&folder), "--out", path(&dir), "--json"]);
+    assert_eq!(by_folder.status.code(), Some(1), "{}", stderr(&by_folder));
+    let verdict: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(folder.join("verdict.json")).unwrap())
+            .unwrap();
+    let checked_back = &document(&by_folder)["result"]["files"][0];
+    assert_eq!(checked_back["format"], "locklab");
+    for (name, entry) in verdict["checkers"].as_object().unwrap() {
+        assert_eq!(
+            checked_back["checks"][name]["witness"], entry["witness"],
+            "{name}"
+        );
+    }
+    let json = dir.join("replayed.json");
+    let replayed = locklab(&[
+        "replay",
+        path(&folder),
+        "--export",
+        "jepsen-json",
+        path(&json),
+    ]);
+    assert_eq!(replayed.status.code(), Some(0), "{}", stderr(&replayed));
+    let by_json = locklab(&["check", path(&json), "--out", path(&dir)]);
+    assert_eq!(by_json.status.code(), Some(1), "{}", stderr(&by_json));
     // Several runs cannot go to one file.
     let several = locklab(&[
         "run",
