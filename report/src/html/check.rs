@@ -5,6 +5,7 @@
 //! same pieces as a run page, without a scenario: the history came from
 //! elsewhere, so there is nothing to replay.
 
+use super::lanes::Lanes;
 use super::run::{ShownCheck, TIMELINE_SCRIPT, checks, damage, history_section, timeline_section};
 use super::{key_values, page, text, verdict_badge};
 use model::history::History;
@@ -54,8 +55,13 @@ pub fn check_page(judged: &CheckPage<'_>) -> String {
         .iter()
         .flat_map(|c| c.check.witness().iter().copied())
         .collect();
-    // The history names no deployment: its clients' lanes and the store's.
-    timeline_section(&mut body, judged.history, &Topology::default(), &witness);
+    // The history names no deployment: a node gets a lane only where the
+    // history recorded something of it (a history locklab exported).
+    let mut lanes = Lanes::of(judged.history, &Topology::default());
+    lanes
+        .nodes
+        .retain(|n| !(n.keys.is_empty() && n.instants.is_empty() && n.down.is_empty()));
+    timeline_section(&mut body, judged.history, &lanes, &witness);
     checks(&mut body, judged.history, judged.checks);
     damage(&mut body, judged.damage);
     history_section(&mut body, judged.history, &witness);

@@ -10,7 +10,7 @@ use super::{key_values, ms, page, text, verdict_badge};
 use judge::check::Check;
 use judge::judged::Judged;
 use model::history::History;
-use model::scenario::{Scenario, Topology};
+use model::scenario::Scenario;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -257,7 +257,8 @@ pub fn run_page(run: &RunPage<'_>) -> String {
     body.push_str(&key_values(&summary));
 
     let witness = witness_events(judged);
-    timeline_section(&mut body, &judged.history, topology, &witness);
+    let lanes = Lanes::of(&judged.history, topology);
+    timeline_section(&mut body, &judged.history, &lanes, &witness);
 
     checks(&mut body, &judged.history, &run_checks(judged));
     damage(
@@ -288,10 +289,9 @@ pub fn run_page(run: &RunPage<'_>) -> String {
 pub(crate) fn timeline_section(
     out: &mut String,
     history: &History,
-    topology: &Topology,
+    lanes: &Lanes,
     witness: &BTreeSet<usize>,
 ) {
-    let lanes = Lanes::of(history, topology);
     out.push_str("<section id=\"timeline-section\">\n<h2>Timeline</h2>\n");
     out.push_str(
         "<div class=\"controls\"><button type=\"button\" id=\"zoom-in\">Zoom in</button>\
@@ -301,7 +301,7 @@ pub(crate) fn timeline_section(
          <span class=\"muted\">Scroll over the timeline to zoom, drag to move, hover an event to see it in full; a red ring is a witness event (click it for its history row).</span></div>\n",
     );
     out.push_str("<div class=\"timeline-box\">\n");
-    out.push_str(&super::timeline::svg(&lanes, history, witness));
+    out.push_str(&super::timeline::svg(lanes, history, witness));
     out.push_str("</div>\n");
     out.push_str(LEGEND);
     out.push_str("</section>\n");
