@@ -125,7 +125,7 @@ fn search_config(args: &Args, workers: usize) -> Result<SearchConfig, ExitCode> 
     if args.faults == "assumed" && !written {
         return Err(bad(format!(
             "--faults assumed: no assumptions are written for {rung} (only for the ladder's \
-             rungs, docs/ladder.md §12); use all or a list"
+             rungs and some libraries', docs/ladder.md §12); use all or a list"
         )));
     }
     let mode = FaultMode::parse(&args.faults).map_err(|e| bad(format!("--faults: {e}")))?;

@@ -40,6 +40,23 @@
 //! | `redlock` | no pause at `before-write` (after the validity check); no partition between clients and masters (it wedges the simulated connection, and Redlock's 50 ms per-node timeout cancels every request before the connection's reply timeout can reconnect it: the master is lost for good, found by this search); delays within the reply timeout; node clock jumps forward ≤ TTL/200, backward ≤ TTL/2, drift ≤ 1000 ppm (clients too); node restarts only with AOF `always` or delayed ≥ TTL + margin; at most a minority of masters lost for good; no nested acquire |
 //! | `fenced` | a fenced resource; the token source monotonic: no failover, no node restart unless AOF `always`, no node crash for good; node clocks backward ≤ TTL/2; otherwise any pause, delay, partition, slow link or clock fault, also on the store's links; no nested acquire |
 //!
+//! The library rungs' assumptions are what each library itself documents or
+//! promises (sources in docs/ladder.md §12, "The libraries"); a fault the
+//! library promises nothing about is left out. One more budget there: the
+//! *late renewal budget* = TTL/3 − margin, for a key renewed every 2·TTL/3.
+//!
+//! | rung | assumptions |
+//! |---|---|
+//! | `redisson` | the renewal budget, each delay shorter than the reply timeout; no partition between clients and Redis; no node crash; no failover (Redisson's replica propagation would admit one; not expressible here); client crashes and nested acquires allowed |
+//! | `redisson-fair` | as `redisson`, but no client crash (Redisson documents that the queue waits for a dead waiter for its wait time); client clocks within the allowance (the queue's deadlines) |
+//! | `redisson-rw` | as `redisson` |
+//! | `redisson-semaphore` | the lease budget; client clocks within the allowance (the lease ends); no partition between clients and Redis; no node crash; no failover; no nested acquire |
+//! | `python-redis-lock` | the late renewal budget, each delay shorter than the reply timeout; no client crash (only a release wakes the waiters); no partition between clients and Redis; no node crash; no failover; no nested acquire |
+//! | `redsync`, `node-redlock` | as `redlock` for clocks, restarts, lost masters and links, and the lease budget (nothing checks the validity before writing; `using()`'s extension is not in this vocabulary); no nested acquire |
+//!
+//! `rslock` has none written: within `redsync`'s its search finds a deadlock
+//! (a master lost for good and a reply timeout as long as the TTL).
+//!
 //! Every schedule ends: partitions heal and slow links recover (a fault that
 //! never ends leaves liveness unclaimed, which is no test at all).
 
@@ -61,6 +78,9 @@ pub enum Budget {
     Lease,
     /// The watchdog's renewal budget: pauses + delays + ... ≤ 2·TTL/3 − margin.
     Renewal,
+    /// A renewal every 2·TTL/3 (python-redis-lock's thread) leaves a third
+    /// of the TTL: pauses + delays + ... ≤ TTL/3 − margin.
+    LateRenewal,
 }
 
 /// What the network between clients and Redis may do to messages.
@@ -222,9 +242,171 @@ pub fn assumptions(rung: &str) -> Option<Assumptions> {
             node_forward_jumps: true,
             ..SINGLE_NODE_LEASE
         },
+        _ => return library_assumptions(rung),
+    };
+    Some(a)
+}
+
+/// The library rungs' assumptions: what each library itself documents or
+/// promises (its sources are cited in docs/ladder.md §12, "The
+/// libraries"), in this module's vocabulary. Where a library promises
+/// nothing about a fault, the fault is left out; where it promises more
+/// than the vocabulary can say, the narrower assumption is written and the
+/// comment says what is left out. `None` for a rung without them.
+fn library_assumptions(rung: &str) -> Option<Assumptions> {
+    let a = match rung {
+        // Redisson's javadoc of `Config.setLockWatchdogTimeout`: the lock
+        // "expires after lockWatchdogTimeout if watchdog didn't extend it"
+        // and the watchdog prolongs it "while lock holder Redisson instance
+        // is alive"; it renews every timeout/3. It promises nothing about a
+        // holder's pause, a lost renewal or a Redis crash. Its note on the
+        // deprecated RedLock says RLock operations reach every replica,
+        // which would admit a failover; a failover of a replicated single
+        // master is not in this vocabulary (it exists only as the loss of
+        // a minority of independent masters), so it is left out here.
+        "redisson" => Assumptions {
+            rung: "redisson",
+            summary: "the watchdog keeps the lock while its renewals get through: pauses + \
+                      delays within 2 TTL/3 - margin, each delay within the reply timeout; \
+                      no partition between clients and Redis; no node crash; no failover \
+                      (not expressible here); client crashes and nested acquires allowed",
+            ..WATCHDOG_LIBRARY
+        },
+        // As `redisson`; the fair lock's queue deadlines are the clients'
+        // own wall clocks, about which Redisson promises nothing: they stay
+        // within the allowance. Redisson documents that the queue waits
+        // for a dead waiter's turn for the wait time (5 s by default): a
+        // client crash may hold every waiter up longer than the liveness
+        // bound this project judges by, which Redisson never promised
+        // (found by this search as a deadlock with a crashed waiter), so
+        // client crashes are left out.
+        "redisson-fair" => Assumptions {
+            rung: "redisson-fair",
+            summary: "as redisson, but no client crash (the queue waits for a dead waiter \
+                      for its wait time, as Redisson documents); client clocks within the \
+                      allowance (the queue's deadlines are the clients' wall clocks)",
+            client_wall_clock: true,
+            client_crashes: false,
+            ..WATCHDOG_LIBRARY
+        },
+        // As `redisson`: both the read and the write lock are renewed by
+        // the watchdog, and Redisson's javadoc of `RReadWriteLock` promises
+        // nothing more about faults than `RLock`'s. Readers share the lock
+        // by design; a crashed reader's hold must still end with the
+        // watchdog timeout, as `Config.setLockWatchdogTimeout` promises,
+        // so client crashes stay allowed.
+        "redisson-rw" => Assumptions {
+            rung: "redisson-rw",
+            summary: "as redisson (readers share the lock; a crashed reader's hold ends \
+                      with the watchdog timeout)",
+            ..WATCHDOG_LIBRARY
+        },
+        // Redisson's javadoc of `RPermitExpirableSemaphore.tryAcquire(
+        // waitTime, leaseTime, unit)`: the permit is released
+        // automatically after the lease time, and nothing renews it: the
+        // holder's work must fit in the lease (the lease budget). The
+        // lease ends are the clients' `System.currentTimeMillis()`, about
+        // which Redisson promises nothing: client clocks within the
+        // allowance. It promises nothing about lost replies or a Redis
+        // crash either: both left out. A semaphore is not reentrant.
+        "redisson-semaphore" => Assumptions {
+            rung: "redisson-semaphore",
+            summary: "the holder works within the lease (hold + pauses + delays within TTL - \
+                      allowance - margin); client clocks within the allowance (the lease ends \
+                      are the clients' wall clocks); no partition between clients and Redis; \
+                      no node crash; no failover; no nested acquire",
+            client_wall_clock: true,
+            client_links: ClientLinks::NoLoss,
+            nodes: NodeFaults::Never,
+            ..SINGLE_NODE_LEASE
+        },
+        // python-redis-lock's README: with `auto_renewal` the lock "will
+        // automatically renew the lock so that it doesn't expire for as
+        // long as the lock is held", by a thread every expire × 2/3: a
+        // third of the expiry is left for whatever stalls a renewal. It
+        // promises nothing about a renewal that fails (its thread ends:
+        // no lost reply, no Redis crash) nor about failover. Its README
+        // says the signal list wakes the waiters "when the lock is
+        // released": a holder that crashes wakes nobody, and its waiters
+        // sleep through their whole timeout, longer than the liveness
+        // bound this project judges by (found by this search as a
+        // deadlock); no promise covers it, so client crashes are left out.
+        // A `Lock` acquired twice raises `AlreadyAcquired`: no nested
+        // acquire.
+        "python-redis-lock" => Assumptions {
+            rung: "python-redis-lock",
+            summary: "pauses + delays within TTL/3 - margin (renewed every 2 TTL/3), each \
+                      delay within the reply timeout; no client crash (only a release wakes \
+                      the waiters); no partition between clients and Redis; \
+                      no node crash; no failover; critical sections of any length; no nested \
+                      acquire",
+            budget: Budget::LateRenewal,
+            client_crashes: false,
+            client_links: ClientLinks::NoLoss,
+            nodes: NodeFaults::Never,
+            ..SINGLE_NODE_LEASE
+        },
+        // redsync implements the Redlock page it cites: safety while the
+        // holder works within the validity (`Until()`), clocks that advance
+        // at about the same rate (drift factor 0.01), and a majority of
+        // masters up; a restarted master must have fsync always or stay
+        // down past the TTL. redsync's `Lock` returns only with a quorum
+        // and a positive validity, but nothing extends the lock and the
+        // caller is not told when it ends: the lease budget. Its mutex is
+        // not reentrant.
+        "redsync" => redlock_library("redsync"),
+        // node-redlock's README: quorum of N/2+1, driftFactor 0.01 of the
+        // duration, and "we can safely take out or fail-over a minority of
+        // nodes without invalidating active locks". The take-out is written
+        // (a minority lost for good, a failover of an independent master is
+        // its loss); a fail-over that forgets the key is a restart without
+        // persistence, which the vocabulary allows only delayed past the
+        // TTL: the README's wider promise is narrowed here (it is broken:
+        // see scenarios/libraries/redsync-quorum-loss.toml). The automatic
+        // extension of `using()` would allow long routines; a budget
+        // counted from its 500 ms threshold is not in this vocabulary, so
+        // the whole routine is held to the lease budget.
+        "node-redlock" => redlock_library("node-redlock"),
+        // `rslock` would be `redsync`'s (its README implements the Redlock
+        // page: drift ⌊ttl × 0.01⌋ + 2 ms, quorum N/2+1, 3 tries), but
+        // within them this search finds a deadlock: one master of three
+        // lost for good, and every round waits for its reply for the
+        // connection's reply timeout (rslock has no per-node timeout, which
+        // the Redlock page asks for) and ends `TtlExceeded` when that
+        // timeout is as long as the TTL. Not written until that is settled.
         _ => return None,
     };
     Some(a)
+}
+
+/// A Redisson lock renewed by its watchdog (`lockWatchdogTimeout` = the
+/// scenario's TTL, renewed every TTL/3).
+const WATCHDOG_LIBRARY: Assumptions = Assumptions {
+    rung: "",
+    summary: "",
+    nested: true,
+    budget: Budget::Renewal,
+    client_links: ClientLinks::NoLoss,
+    nodes: NodeFaults::Never,
+    ..SINGLE_NODE_LEASE
+};
+
+/// A library that implements the Redlock page for its caller: the lease
+/// budget, Redlock's clock bounds (as the ladder's `redlock`), a minority
+/// of masters lost at most, restarts persistent or delayed; no partition
+/// between clients and masters (a wedged connection is a lost master,
+/// which the generator cannot count against the minority).
+const fn redlock_library(rung: &'static str) -> Assumptions {
+    Assumptions {
+        rung,
+        summary: "the holder works within the lease budget (hold + pauses + delays within \
+                  TTL - allowance - margin); clocks within the allowance; node restarts only \
+                  persistent or delayed; a minority of masters lost at most; no partition \
+                  between clients and masters; no nested acquire",
+        client_links: ClientLinks::NoLoss,
+        nodes: NodeFaults::MinorityLost,
+        ..SINGLE_NODE_LEASE
+    }
 }
 
 /// Redlock's drift allowance: TTL/100 + 2 ms.
@@ -284,6 +466,7 @@ impl Assumptions {
             Budget::None => None,
             Budget::Lease => Some(ttl_ms.saturating_sub(allowance_ms(ttl_ms) + m)),
             Budget::Renewal => Some((2 * ttl_ms / 3).saturating_sub(m)),
+            Budget::LateRenewal => Some((ttl_ms / 3).saturating_sub(m)),
         }
     }
 

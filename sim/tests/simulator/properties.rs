@@ -121,6 +121,21 @@ assumed_safe! {
     redlock_is_safe_within_its_assumptions => "redlock",
 }
 
+// The library rungs, within what each library promises (docs/ladder.md
+// §12, "The libraries"). `rslock` is left out: its search finds a
+// deadlock within its assumptions (a master lost for good and a reply
+// timeout as long as the TTL: every round exceeds the TTL), reported,
+// not hidden.
+assumed_safe! {
+    redisson_is_safe_within_its_assumptions => "redisson",
+    redsync_is_safe_within_its_assumptions => "redsync",
+    node_redlock_is_safe_within_its_assumptions => "node-redlock",
+    redisson_fair_is_safe_within_its_assumptions => "redisson-fair",
+    python_redis_lock_is_safe_within_its_assumptions => "python-redis-lock",
+    redisson_rw_is_safe_within_its_assumptions => "redisson-rw",
+    redisson_semaphore_is_safe_within_its_assumptions => "redisson-semaphore",
+}
+
 proptest! {
     #![proptest_config(Config { cases: 48, ..assumed_config() })]
 
@@ -142,13 +157,15 @@ proptest! {
 #[test]
 fn the_assumed_generator_stays_within_the_assumptions() {
     for rung in locks::LADDER {
-        let a = assumptions(rung.id).expect("every rung has assumptions");
+        assert!(assumptions(rung.id).is_some(), "{}", rung.id);
+    }
+    for id in locks::all_ids() {
+        let Some(a) = assumptions(id) else { continue };
         for seed in 0..300 {
-            let case = sim::explore::generate(rung.id, &FaultMode::Assumed, seed);
+            let case = sim::explore::generate(id, &FaultMode::Assumed, seed);
             assert!(
                 a.admits(&case).is_ok(),
-                "{} seed {seed}: {:?}",
-                rung.id,
+                "{id} seed {seed}: {:?}",
                 a.admits(&case)
             );
         }
