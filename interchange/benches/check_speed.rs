@@ -28,22 +28,25 @@ const BOUND: Duration = Duration::from_secs(2);
 /// Clients taking turns at the lock.
 const CLIENTS: u64 = 8;
 
-/// One EDN operation line.
-fn line(
-    out: &mut String,
-    process: u64,
-    kind: &str,
-    f: &str,
-    value: &str,
-    extra: &str,
-    t: &mut u64,
-) {
-    *t += 1_000;
-    let index = out.lines().count();
-    let _ = writeln!(
-        out,
-        "{{:type :{kind}, :f :{f}, :value {value}, :process {process}, :time {t}, :index {index}{extra}}}"
-    );
+/// A history being written, one EDN operation a line: the text, the
+/// next line's index and the clock.
+struct HistoryText {
+    out: String,
+    lines: usize,
+    t_ns: u64,
+}
+
+impl HistoryText {
+    /// One operation, 1 µs after the one before.
+    fn op(&mut self, process: u64, kind: &str, f: &str, value: &str, extra: &str) {
+        self.t_ns += 1_000;
+        let _ = writeln!(
+            self.out,
+            "{{:type :{kind}, :f :{f}, :value {value}, :process {process}, :time {}, :index {}{extra}}}",
+            self.t_ns, self.lines
+        );
+        self.lines += 1;
+    }
 }
 
 /// A valid history of at least [`OPS`] operations for `model`: clients take
@@ -52,67 +55,54 @@ fn line(
 /// (lock-set); every so often a release times out (`info`) and its client
 /// goes on as a new process, its lock released all the same.
 fn valid_history(model: Model) -> String {
-    let mut out = String::with_capacity(OPS * 90);
-    let mut t = 0u64;
+    let mut h = HistoryText {
+        out: String::with_capacity(OPS * 90),
+        lines: 0,
+        t_ns: 0,
+    };
     let mut process: Vec<u64> = (0..CLIENTS).collect();
     let mut cycle = 0u64;
     let mut added = Vec::new();
-    while out.lines().count() < OPS {
+    while h.lines < OPS {
         let c = (cycle % CLIENTS) as usize;
         let other = ((cycle + 1) % CLIENTS) as usize;
         let fence = format!(", :fence {}", cycle + 1);
-        line(&mut out, process[c], "invoke", "acquire", "nil", "", &mut t);
-        line(&mut out, process[c], "ok", "acquire", "nil", &fence, &mut t);
-        line(
-            &mut out,
-            process[other],
-            "invoke",
-            "acquire",
-            "nil",
-            "",
-            &mut t,
-        );
-        line(
-            &mut out,
-            process[other],
-            "fail",
-            "acquire",
-            "nil",
-            "",
-            &mut t,
-        );
+        h.op(process[c], "invoke", "acquire", "nil", "");
+        h.op(process[c], "ok", "acquire", "nil", &fence);
+        h.op(process[other], "invoke", "acquire", "nil", "");
+        h.op(process[other], "fail", "acquire", "nil", "");
         match model {
             Model::FencedWrites => {
                 let v = cycle.to_string();
-                line(&mut out, process[c], "invoke", "write", &v, &fence, &mut t);
-                line(&mut out, process[c], "ok", "write", &v, &fence, &mut t);
+                h.op(process[c], "invoke", "write", &v, &fence);
+                h.op(process[c], "ok", "write", &v, &fence);
             }
             Model::LockSet => {
                 let v = cycle.to_string();
-                line(&mut out, process[c], "invoke", "add", &v, "", &mut t);
-                line(&mut out, process[c], "ok", "add", &v, "", &mut t);
+                h.op(process[c], "invoke", "add", &v, "");
+                h.op(process[c], "ok", "add", &v, "");
                 added.push(v);
             }
             Model::Mutex | Model::OwnerMutex => {}
         }
-        line(&mut out, process[c], "invoke", "release", "nil", "", &mut t);
+        h.op(process[c], "invoke", "release", "nil", "");
         if cycle % 97 == 96 {
             // The release took effect but its reply was lost: the client
             // goes on as a new process, as Jepsen's clients do.
-            line(&mut out, process[c], "info", "release", "nil", "", &mut t);
+            h.op(process[c], "info", "release", "nil", "");
             process[c] += CLIENTS;
         } else {
-            line(&mut out, process[c], "ok", "release", "nil", "", &mut t);
+            h.op(process[c], "ok", "release", "nil", "");
         }
         cycle += 1;
     }
     if model == Model::LockSet {
         let reader = process[0];
-        line(&mut out, reader, "invoke", "read", "nil", "", &mut t);
+        h.op(reader, "invoke", "read", "nil", "");
         let set = format!("#{{{}}}", added.join(" "));
-        line(&mut out, reader, "ok", "read", &set, "", &mut t);
+        h.op(reader, "ok", "read", &set, "");
     }
-    out
+    h.out
 }
 
 /// The median of `samples` and a distribution-free 95% interval for it:
