@@ -1,13 +1,18 @@
 //! How a simulated client reaches a node: by name, at the machine and port
 //! the directory gives, through turmoil's network, with a socket that
-//! stands still while the client is paused.
+//! stands still while the client is paused. A dial is refused by a killed
+//! server's machine ([`crate::killed_servers`]) and hangs across a cut
+//! link, its SYN sent again as Linux's TCP does, where turmoil alone would
+//! refuse both at once.
 
 use crate::directory::Directory;
 use crate::freeze::{Freeze, FrozenStream, LinkHolds};
 use locks::{BoxFuture, Dialer};
 use model::host::Host;
+use std::io::{Error, ErrorKind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
 
 /// A simulated machine's ephemeral ports, as turmoil hands them out:
 /// 49152 to 65535, one per connection. turmoil frees a port only when a
@@ -131,20 +136,59 @@ impl Dialer for SimDialer {
             .map(|l| l.gates(resolved))
             .unwrap_or_default();
         let (machine, port) = self.directory.address(resolved);
+        let directory = self.directory.clone();
         let freeze = self.freeze.clone();
         let ports = self.ports.clone();
         Box::pin(async move {
             freeze.wait().await;
-            if ports.as_ref().is_some_and(|p| p.exhausted()) {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::AddrNotAvailable,
-                    "no ephemeral port left: every one was lost to a dial that failed or timed out",
-                ));
+            for wait_ms in SYN_RETRANSMIT_MS {
+                match connect(&machine, port, ports.clone()).await {
+                    Ok(stream) => return Ok(FrozenStream::new(stream, freeze, link)),
+                    // turmoil refuses a dial whose SYN a cut link dropped;
+                    // only a killed server's machine truly refuses.
+                    Err(e) if e.kind() == ErrorKind::ConnectionRefused => {
+                        if directory.killed().is_killed(resolved) {
+                            return Err(Error::new(
+                                ErrorKind::ConnectionRefused,
+                                format!("connection refused by {machine}:{port}"),
+                            ));
+                        }
+                        tokio::time::sleep(Duration::from_millis(wait_ms)).await;
+                    }
+                    Err(e) => return Err(e),
+                }
             }
-            let dialing = Dialing(ports);
-            let stream = turmoil::net::TcpStream::connect((machine.as_str(), port)).await?;
-            dialing.connected();
-            Ok(FrozenStream::new(stream, freeze, link))
+            Err(Error::new(
+                ErrorKind::TimedOut,
+                format!("connection to {machine}:{port} timed out: no answer to any SYN"),
+            ))
         })
     }
+}
+
+/// A lost SYN is sent again after Linux's initial retransmission timeout
+/// (1 s), doubled at each of its `tcp_syn_retries` (6) tries; after the
+/// last wait the dial fails, 127 s after it began. A dial across a
+/// partition thus hangs as on a real network (a caller's own connect
+/// timeout usually ends it first), and connects at the first SYN sent
+/// after the partition healed.
+const SYN_RETRANSMIT_MS: [u64; 7] = [1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000];
+
+/// One SYN: connected, refused, or lost to a cut link (turmoil reports
+/// both as refused); a port spent unless it connected.
+async fn connect(
+    machine: &str,
+    port: u16,
+    ports: Option<Arc<PortBudget>>,
+) -> std::io::Result<turmoil::net::TcpStream> {
+    if ports.as_ref().is_some_and(|p| p.exhausted()) {
+        return Err(Error::new(
+            ErrorKind::AddrNotAvailable,
+            "no ephemeral port left: every one was lost to a dial that failed or timed out",
+        ));
+    }
+    let dialing = Dialing(ports);
+    let stream = turmoil::net::TcpStream::connect((machine, port)).await?;
+    dialing.connected();
+    Ok(stream)
 }

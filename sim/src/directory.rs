@@ -1,8 +1,10 @@
 //! Names that point at a host and can be re-pointed: in a replicated
 //! deployment, clients dial `master`, and a failover points that name at
 //! the promoted replica. And where each host listens: its machine and
-//! port ([`crate::machines`]).
+//! port ([`crate::machines`]), and whether its process is alive
+//! ([`crate::killed_servers`]).
 
+use crate::killed_servers::KilledServers;
 use crate::machines::Machines;
 use model::host::Host;
 use std::collections::BTreeMap;
@@ -13,6 +15,7 @@ use std::sync::Mutex;
 pub struct Directory {
     aliases: Mutex<BTreeMap<Host, Host>>,
     machines: Machines,
+    killed: KilledServers,
 }
 
 impl Directory {
@@ -27,6 +30,7 @@ impl Directory {
         Directory {
             aliases: Mutex::default(),
             machines,
+            killed: KilledServers::default(),
         }
     }
 
@@ -34,6 +38,12 @@ impl Directory {
     /// its machine's name and its port.
     pub fn address(&self, host: Host) -> (String, u16) {
         self.machines.address(self.resolve(host))
+    }
+
+    /// The servers whose process is dead, their machines up: a dial to
+    /// one is refused.
+    pub fn killed(&self) -> &KilledServers {
+        &self.killed
     }
 
     /// Points an alias (e.g. [`Host::Master`]) at a host.

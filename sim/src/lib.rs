@@ -14,10 +14,11 @@
 //!
 //! - the scenario format, its faults, hosts, the history and the verdict
 //!   words are the `model` crate's, shared with real mode and the reports;
-//! - [`run`], [`world`], [`machines`], [`agenda`], [`nemesis`], [`links`]:
-//!   running one cell: the world, which machine each client runs on, the
-//!   driver's timed actions, what every fault means (for both engines,
-//!   over their stages), and the link faults in force;
+//! - [`run`], [`world`], [`machines`], [`agenda`], [`nemesis`], [`links`],
+//!   [`killed_servers`]: running one cell: the world, which machine each
+//!   client runs on, the driver's timed actions, what every fault means
+//!   (for both engines, over their stages), the link faults in force, and
+//!   the machines of killed servers, which refuse connections;
 //! - [`client_state`], [`client_host`], [`freeze`], [`client_clock`],
 //!   [`dial`], [`hook`]: a client: its state across restarts (both
 //!   engines), how a simulated one is paused, skewed, connected and hit
@@ -52,6 +53,7 @@ pub mod explore;
 pub mod freeze;
 pub mod hook;
 pub mod interrupt;
+pub mod killed_servers;
 pub mod links;
 pub mod machines;
 pub mod mailbox;

@@ -12,6 +12,7 @@ use crate::dial::{PortBudget, SimDialer};
 use crate::directory::Directory;
 use crate::freeze::Freeze;
 use crate::hook::AimedFault;
+use crate::killed_servers::KilledServers;
 use crate::machines::{CLIENTS_MACHINE, Machines, SERVERS_MACHINE};
 use crate::mailbox::Mailbox;
 use crate::nemesis::Nemesis;
@@ -61,13 +62,14 @@ fn place_servers(
     sim: &mut turmoil::Sim<'static>,
     machines: &Machines,
     servers: Vec<(Host, Software)>,
+    killed: &KilledServers,
 ) {
     let mut together = Vec::new();
     for (host, software) in servers {
         if machines.shares(host) {
             together.push(software);
         } else {
-            sim.host(machines.name(host), software);
+            sim.host(machines.name(host), killed.wrap(host, software));
         }
     }
     if !together.is_empty() {
@@ -168,7 +170,7 @@ impl<'s> World<'s> {
         let (nodes, mut servers) = service.start_sim(seed, &topology, &machines, ground_truth);
         let (store, store_software) = StoreHost::new(&machines);
         servers.push((Host::Store, store_software));
-        place_servers(&mut sim, &machines, servers);
+        place_servers(&mut sim, &machines, servers, shared.directory.killed());
         for (name, host) in service.aliases(&topology) {
             shared.directory.point(name, host);
         }

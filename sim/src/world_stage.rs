@@ -49,10 +49,11 @@ impl Stage for World<'_> {
 
     fn is_running(&mut self, host: Host) -> bool {
         self.sim.is_host_running(self.machines.name(host))
+            && !self.shared.directory.killed().is_killed(host)
     }
 
     fn is_down(&mut self, host: Host) -> bool {
-        !self.sim.is_host_running(self.machines.name(host))
+        !self.is_running(host)
     }
 
     fn pause_client(&mut self, index: usize, duration: Duration) {
@@ -72,6 +73,12 @@ impl Stage for World<'_> {
     fn crash_node(&mut self, node: Host, how: CrashKind) {
         self.nodes.prepare_crash(node, how);
         self.sim.crash(self.machines.name(node));
+        if how == CrashKind::ProcessKill {
+            // The machine outlives its process: it refuses connections
+            // and resets old ones (`crate::killed_servers`).
+            self.shared.directory.killed().kill(node);
+            self.sim.bounce(self.machines.name(node));
+        }
     }
 
     fn lose_unsent_replication(&mut self, _master: Host) {
@@ -85,6 +92,7 @@ impl Stage for World<'_> {
     }
 
     fn restart_node(&mut self, node: Host) -> Result<(), StageError> {
+        self.shared.directory.killed().revive(node);
         self.sim.bounce(self.machines.name(node));
         Ok(())
     }

@@ -60,7 +60,7 @@ fn explore_within_assumptions_finds_nothing_and_exits_0() {
 
 #[test]
 fn a_search_within_assumptions_is_refused_by_name_for_a_rung_that_has_none_written() {
-    for rung in ["rslock", "native-cad", "etcd-mutex", "pg-advisory"] {
+    for rung in ["zk-recipe", "native-cad", "etcd-mutex", "pg-advisory"] {
         let out = locklab_line(&format!("explore --rung {rung} --faults assumed --cases 5"));
         assert_eq!(out.status.code(), Some(3), "{rung}");
         let said = String::from_utf8_lossy(&out.stderr);

@@ -52,10 +52,7 @@
 //! | `redisson-rw` | as `redisson` |
 //! | `redisson-semaphore` | the lease budget; client clocks within the allowance (the lease ends); no partition between clients and Redis; no node crash; no failover; no nested acquire |
 //! | `python-redis-lock` | the late renewal budget, each delay shorter than the reply timeout; no client crash (only a release wakes the waiters); no partition between clients and Redis; no node crash; no failover; no nested acquire |
-//! | `redsync`, `node-redlock` | as `redlock` for clocks, restarts, lost masters and links, and the lease budget (nothing checks the validity before writing; `using()`'s extension is not in this vocabulary); no nested acquire |
-//!
-//! `rslock` has none written: within `redsync`'s its search finds a deadlock
-//! (a master lost for good and a reply timeout as long as the TTL).
+//! | `redsync`, `node-redlock`, `rslock` | as `redlock` for clocks, restarts, lost masters and links, and the lease budget (nothing checks the validity before writing; `using()`'s extension is not in this vocabulary); no nested acquire |
 //!
 //! Every schedule ends: partitions heal and slow links recover (a fault that
 //! never ends leaves liveness unclaimed, which is no test at all).
@@ -367,13 +364,14 @@ fn library_assumptions(rung: &str) -> Option<Assumptions> {
         // counted from its 500 ms threshold is not in this vocabulary, so
         // the whole routine is held to the lease budget.
         "node-redlock" => redlock_library("node-redlock"),
-        // `rslock` would be `redsync`'s (its README implements the Redlock
-        // page: drift ⌊ttl × 0.01⌋ + 2 ms, quorum N/2+1, 3 tries), but
-        // within them this search finds a deadlock: one master of three
-        // lost for good, and every round waits for its reply for the
-        // connection's reply timeout (rslock has no per-node timeout, which
-        // the Redlock page asks for) and ends `TtlExceeded` when that
-        // timeout is as long as the TTL. Not written until that is settled.
+        // rslock's README: "an implementation of Redlock, the distributed
+        // locking mechanism" of the Redlock page; `src/lock.rs`: drift
+        // ttl × 0.01 + 2 ms, quorum N/2+1, 3 tries. It sets no per-node
+        // timeout: a master that stays silent costs a round its reply
+        // timeout, but the page's assumption is a master that is down
+        // (refusing at once, as a killed server's machine does) or a
+        // partition that heals, not one that is blackholed for good.
+        "rslock" => redlock_library("rslock"),
         _ => return None,
     };
     Some(a)

@@ -159,3 +159,35 @@ fn a_python_redis_lock_waiter_is_woken_by_the_release_signal_long_before_its_blp
         judged.results.damage.waiting
     );
 }
+
+#[test]
+fn rslock_acquires_on_the_two_masters_left_when_the_third_is_killed_for_good() {
+    // rslock sets no per-node timeout, so a master that stays silent costs
+    // every round its reply timeout (here the whole TTL) and no `lock()`
+    // could succeed. A killed server's machine refuses the dial at once,
+    // as on real redis-server, and the client locks on the other two.
+    let text = "rungs = [\"rslock\"]\nduration_ms = 6000\n\
+        [topology]\nkind = \"independent\"\nmasters = 3\n\
+        [lock]\nttl_ms = 500\nmax_wait_ms = 3000\nretry_ms = 50\nresponse_timeout_ms = 500\n\
+        [[clients]]\ncycles = 2\n\n\
+        [[faults]]\nkind = \"crash\"\ntarget = \"redis-0\"\non = { client = 0, cycle = 1, point = \"acquire-mid\" }\n";
+    let scenario = Scenario::parse(text, "rslock-lost-master.toml", "s").expect("loads");
+    let judged = run_cell(&scenario, "rslock", 1).expect("runs");
+    assert_eq!(judged.verdict, Verdict::Safe, "{:?}", judged.results);
+    let grants = judged
+        .history
+        .events()
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.kind,
+                EventKind::Complete {
+                    op: Op::Acquire,
+                    outcome: Outcome::Ok,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(grants, 2, "both cycles lock on the two live masters");
+}

@@ -122,10 +122,7 @@ assumed_safe! {
 }
 
 // The library rungs, within what each library promises (docs/ladder.md
-// §12, "The libraries"). `rslock` is left out: its search finds a
-// deadlock within its assumptions (a master lost for good and a reply
-// timeout as long as the TTL: every round exceeds the TTL), reported,
-// not hidden.
+// §12, "The libraries").
 assumed_safe! {
     redisson_is_safe_within_its_assumptions => "redisson",
     redsync_is_safe_within_its_assumptions => "redsync",
@@ -134,6 +131,7 @@ assumed_safe! {
     python_redis_lock_is_safe_within_its_assumptions => "python-redis-lock",
     redisson_rw_is_safe_within_its_assumptions => "redisson-rw",
     redisson_semaphore_is_safe_within_its_assumptions => "redisson-semaphore",
+    rslock_is_safe_within_its_assumptions => "rslock",
 }
 
 proptest! {

@@ -554,6 +554,59 @@ fn a_node_restart_does_not_heal_a_partition_still_in_force() {
     );
 }
 
+/// Client 0's first acquire against a node that `crash` took down before
+/// it started: how long it took (ms) and the error it ended with.
+fn first_acquire_after(crash: &str) -> (u64, String) {
+    let text = format!(
+        "rungs = [\"set-nx-px\"]\nduration_ms = 2000\n[lock]\nmax_wait_ms = 0\nresponse_timeout_ms = 500\n[[clients]]\nstart_ms = 300\n\n[[faults]]\nkind = \"crash\"\nat_ms = 100\ntarget = \"redis-0\"\n{crash}"
+    );
+    let scenario = Scenario::parse(&text, "killed.toml", "killed").expect("loads");
+    let judged = run_cell(&scenario, "set-nx-px", 1).expect("runs");
+    let events = judged.history.events();
+    let invoked = events
+        .iter()
+        .find(|e| {
+            matches!(
+                e.kind,
+                EventKind::Invoke {
+                    op: Op::Acquire,
+                    ..
+                }
+            )
+        })
+        .expect("the client tried to acquire");
+    events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::Complete {
+                op: Op::Acquire,
+                error: Some(error),
+                ..
+            } => Some(((e.at_us - invoked.at_us) / 1000, error.clone())),
+            _ => None,
+        })
+        .expect("the acquire failed")
+}
+
+#[test]
+fn a_killed_nodes_machine_refuses_a_dial_at_once_and_a_powered_off_one_leaves_it_to_time_out() {
+    let (killed_ms, killed_error) = first_acquire_after("");
+    assert!(
+        killed_ms <= 5,
+        "a dial to a killed process's port took {killed_ms} ms"
+    );
+    assert!(
+        killed_error.contains("connection refused"),
+        "{killed_error}"
+    );
+    let (dark_ms, dark_error) = first_acquire_after("how = \"power-loss\"\n");
+    assert!(
+        dark_ms >= 500,
+        "a dial to a machine without power ended after {dark_ms} ms: {dark_error}"
+    );
+    assert!(!dark_error.contains("connection refused"), "{dark_error}");
+}
+
 #[test]
 fn a_one_way_delay_needs_clients_on_exactly_one_side() {
     let text = "rungs = [\"set-nx-px\"]\nduration_ms = 3000\n[topology]\nkind = \"replicated\"\nreplicas = 1\n[[clients]]\n\n[[faults]]\nkind = \"delay\"\nat_ms = 0\na = [\"redis-0\"]\nb = [\"redis-1\"]\noneway = true\nduration_ms = 200\n";
