@@ -248,6 +248,13 @@ fn show_totals(config: &SearchConfig, outcome: &s::Outcome) {
         st.cases_per_s(),
         st.sim_per_wall()
     );
+    if let Some(e) = &outcome.first_error {
+        outln!(
+            "the first case that could not run: seed {}: {}",
+            e.seed,
+            e.error
+        );
+    }
     if let Some(note) = outcome.cut_short_note() {
         outln!("{note}");
     }

@@ -73,9 +73,11 @@ impl ClockJump {
         let within_allowance = (ttl / 200).min(scene.share_ms.unwrap_or(u64::MAX)).max(1);
         let magnitude = match &scene.bounds {
             None => d.scale(1, 3 * ttl),
-            Some(b) if on_node && forward && !b.node_forward_jumps => d.scale(1, within_allowance),
-            Some(_) if on_node && !forward => d.scale(1, ttl / 2),
-            Some(b) if !on_node && b.client_wall_clock => d.scale(1, within_allowance),
+            Some(b) if on_node && forward && !b.node_forward_jumps => {
+                d.up_to_edge(1, within_allowance)
+            }
+            Some(_) if on_node && !forward => d.up_to_edge(1, ttl / 2),
+            Some(b) if !on_node && b.client_wall_clock => d.up_to_edge(1, within_allowance),
             Some(_) => d.scale(1, 3 * ttl),
         };
         let magnitude = magnitude as i64;

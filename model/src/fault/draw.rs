@@ -51,6 +51,19 @@ impl Draw {
         self.range(lo, top.max(lo))
     }
 
+    /// A size up to a bound an assumption sets (`hi`): as [`Draw::scale`],
+    /// but one time in three within the last tenth below the bound, where
+    /// a promise is nearest to breaking (a pause just inside the lease
+    /// budget, a clock jump just inside the allowance).
+    pub fn up_to_edge(&mut self, lo: u64, hi: u64) -> u64 {
+        let hi = hi.max(lo);
+        if self.chance(33) {
+            self.range(hi - (hi - lo) / 10, hi)
+        } else {
+            self.scale(lo, hi)
+        }
+    }
+
     /// A non-empty random subset of `items`, in order.
     pub fn some_of(&mut self, items: &[Host]) -> Vec<Host> {
         let mut out: Vec<Host> = items.iter().filter(|_| self.chance(50)).copied().collect();
@@ -118,7 +131,7 @@ impl Scene<'_> {
     /// A size within the budget share, or in `lo..=hi` when unbounded.
     pub(super) fn size(&self, d: &mut Draw, lo: u64, hi: u64) -> u64 {
         match self.share_ms {
-            Some(s) => d.scale(1, s.max(1)),
+            Some(s) => d.up_to_edge(1, s.max(1)),
             None => d.scale(lo, hi),
         }
     }

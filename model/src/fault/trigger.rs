@@ -112,11 +112,17 @@ impl Trigger {
         if d.chance(swarm.aim_percent) {
             let cycles = scene.clients[client].cycles;
             let point = d.pick(&swarm.points);
+            let cycle = d.range(1, u64::from(cycles)) as u32;
+            // Between the replies of a round: after the k-th of its masters.
+            let nth = match point {
+                FaultPoint::AcquireReply => d.range(1, scene.nodes.len().max(1) as u64) as u32,
+                _ => 1,
+            };
             let on = PointTrigger {
                 client,
-                cycle: d.range(1, u64::from(cycles)) as u32,
+                cycle,
                 point,
-                nth: 1,
+                nth,
             };
             Trigger {
                 at_ms: None,

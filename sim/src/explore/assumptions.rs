@@ -102,6 +102,13 @@ pub enum NodeFaults {
     RestartIfPersistentOrDelayed,
     /// As `RestartIfPersistentOrDelayed`, and a minority may be lost for good.
     MinorityLost,
+    /// An ensemble that keeps what it acknowledged (etcd, ZooKeeper): any
+    /// member may crash and restart at any time, a minority may be lost
+    /// for good (a failover is the loss of the first leader), and links
+    /// among members may be cut or slowed. The holder's keep-alives stall
+    /// while its member is down or cut off, so each such fault spends the
+    /// budget (see [`Assumptions::spent_ms`]).
+    Quorum,
 }
 
 /// One rung's assumptions.
@@ -132,9 +139,13 @@ pub struct Assumptions {
     pub node_forward_jumps: bool,
     /// Fault points at which no pause may be aimed.
     pub no_pause_at: &'static [FaultPoint],
+    /// Whether faults may cut, hold or slow the links among nodes.
+    pub node_links: bool,
 }
 
-const SINGLE_NODE_LEASE: Assumptions = Assumptions {
+/// A lease on one node: what most rungs assume, and the base the others
+/// change.
+pub(super) const SINGLE_NODE_LEASE: Assumptions = Assumptions {
     rung: "",
     summary: "",
     max_clients: 8,
@@ -147,6 +158,7 @@ const SINGLE_NODE_LEASE: Assumptions = Assumptions {
     client_wall_clock: false,
     node_forward_jumps: false,
     no_pause_at: &[],
+    node_links: true,
 };
 
 /// The assumptions of `rung` (`None` for an unknown id).
@@ -372,7 +384,7 @@ fn library_assumptions(rung: &str) -> Option<Assumptions> {
         // (refusing at once, as a killed server's machine does) or a
         // partition that heals, not one that is blackholed for good.
         "rslock" => redlock_library("rslock"),
-        _ => return None,
+        _ => return super::service_assumptions::service_assumptions(rung),
     };
     Some(a)
 }
@@ -429,6 +441,36 @@ fn is_client(host: Host) -> bool {
     host.client().is_some()
 }
 
+/// Whether a link fault's sides connect nodes to nodes.
+fn links_among_nodes(a: &[Host], b: &[Host]) -> bool {
+    a.iter().any(|x| x.is_node()) && b.iter().any(|y| y.is_node())
+}
+
+/// What a fault of the ensemble costs a holder's keep-alives
+/// ([`NodeFaults::Quorum`]): a member cut off from the others, or down,
+/// stalls the keep-alives of the clients it serves until the link heals or
+/// they move to another member. A partition among members costs its
+/// length and a keep-alive period (TTL/3) to notice; a killed member (its
+/// machine refuses connections at once) or a failover a period and a reply
+/// timeout; a member that loses power is heard from by nobody, and its
+/// clients wait out their read timeout, 2·TTL/3.
+fn member_fault_spent_ms(case: &Case, f: &FaultSpec) -> u64 {
+    let ttl = case.lock.ttl_ms;
+    let period = ttl / 3;
+    let reply = case.lock.response_timeout_ms;
+    match &f.action {
+        FaultAction::Partition(p) if links_among_nodes(&p.a, &p.b) => {
+            p.duration_ms.unwrap_or(0) + period
+        }
+        FaultAction::Crash(c) if f.target_host().is_some_and(|h| h.is_node()) => match c.how {
+            model::fault::CrashKind::ProcessKill => period + reply,
+            model::fault::CrashKind::PowerLoss => 2 * ttl / 3,
+        },
+        FaultAction::Failover(_) => period + reply,
+        _ => 0,
+    }
+}
+
 /// Which kinds of link a fault's sides connect.
 fn link_touches(a: &[Host], b: &[Host]) -> (bool, bool) {
     let mut client_node = false;
@@ -450,11 +492,16 @@ impl Assumptions {
     /// Whether the assumptions allow faults of this kind at all.
     pub fn allows_kind(&self, kind: FaultKind) -> bool {
         match kind {
-            FaultKind::Failover => self.nodes == NodeFaults::MinorityLost,
-            FaultKind::Crash => self.client_crashes || self.nodes == NodeFaults::MinorityLost,
+            FaultKind::Failover => self.loses_minority(),
+            FaultKind::Crash => self.client_crashes || self.loses_minority(),
             FaultKind::Restart => self.client_crashes || self.nodes != NodeFaults::Never,
             _ => true,
         }
+    }
+
+    /// Whether a minority of nodes may be lost for good.
+    fn loses_minority(&self) -> bool {
+        matches!(self.nodes, NodeFaults::MinorityLost | NodeFaults::Quorum)
     }
 
     /// The timing budget for `ttl_ms`, if the rung has one.
@@ -511,10 +558,15 @@ impl Assumptions {
             {
                 case.lock.response_timeout_ms + p.duration_ms.unwrap_or(0)
             }
-            FaultAction::ClockJump(j) if j.target.is_node() && j.jump_ms > 0 => j.jump_ms as u64,
+            FaultAction::ClockJump(j)
+                if j.target.is_node() && j.jump_ms > 0 && !self.node_forward_jumps =>
+            {
+                j.jump_ms as u64
+            }
             FaultAction::ClockJump(j) if is_client(j.target) && self.client_wall_clock => {
                 j.jump_ms.unsigned_abs()
             }
+            _ if self.nodes == NodeFaults::Quorum => member_fault_spent_ms(case, f),
             _ => 0,
         }
     }
@@ -543,9 +595,7 @@ impl Assumptions {
             self.admits_fault(case, fault, &mut lost_nodes)
                 .map_err(|why| format!("faults[{i}] ({}): {why}", fault.name()))?;
         }
-        if self.nodes == NodeFaults::MinorityLost
-            && lost_nodes.len() > (masters.saturating_sub(1)) / 2
-        {
+        if self.loses_minority() && lost_nodes.len() > (masters.saturating_sub(1)) / 2 {
             return Err(format!(
                 "{} of {masters} masters lost for good; at most a minority",
                 lost_nodes.len()
@@ -599,9 +649,12 @@ impl Assumptions {
             },
             FaultAction::Crash(c) => self.admits_crash(case, fault.target_host(), c, lost_nodes),
             FaultAction::Failover(_) => {
-                if self.nodes != NodeFaults::MinorityLost
-                    || case.topology.kind != TopologyKind::Independent
-                {
+                let loses = match self.nodes {
+                    NodeFaults::MinorityLost => case.topology.kind == TopologyKind::Independent,
+                    NodeFaults::Quorum => case.topology.kind == TopologyKind::Cluster,
+                    _ => false,
+                };
+                if !loses {
                     return Err("no failover");
                 }
                 if !lost_nodes.contains(&Host::Node(0)) {
@@ -615,6 +668,7 @@ impl Assumptions {
                     return Err("every partition heals");
                 }
                 self.admits_store_link(store)?;
+                self.admits_node_link(&p.a, &p.b)?;
                 if client_node && self.client_links != ClientLinks::Any {
                     return Err("no lost messages between clients and Redis");
                 }
@@ -623,6 +677,7 @@ impl Assumptions {
             FaultAction::Delay(d) => {
                 let (client_node, store) = link_touches(&d.a, &d.b);
                 self.admits_store_link(store)?;
+                self.admits_node_link(&d.a, &d.b)?;
                 if client_node
                     && self.client_links != ClientLinks::Any
                     && d.duration_ms + 20 > timeout
@@ -637,6 +692,7 @@ impl Assumptions {
                     return Err("every slow link recovers");
                 }
                 self.admits_store_link(store)?;
+                self.admits_node_link(&s.a, &s.b)?;
                 if client_node
                     && self.client_links != ClientLinks::Any
                     && 2 * s.latency_ms + 20 > timeout
@@ -657,6 +713,14 @@ impl Assumptions {
     fn admits_store_link(&self, store: bool) -> Result<(), &'static str> {
         if store && !self.store_links {
             return Err("no faults on the store's links");
+        }
+        Ok(())
+    }
+
+    /// A fault on links among nodes, when its sides are both nodes.
+    fn admits_node_link(&self, a: &[Host], b: &[Host]) -> Result<(), &'static str> {
+        if !self.node_links && links_among_nodes(a, b) {
+            return Err("no faults on the links among nodes");
         }
         Ok(())
     }
@@ -684,7 +748,7 @@ impl Assumptions {
         }
         match crash.restart_after_ms {
             None => {
-                if self.nodes != NodeFaults::MinorityLost {
+                if !self.loses_minority() {
                     return Err("no node lost for good");
                 }
                 if !lost_nodes.contains(&target) {
@@ -692,6 +756,7 @@ impl Assumptions {
                 }
             }
             Some(_) if self.nodes == NodeFaults::Never => return Err("no node crashes"),
+            Some(_) if self.nodes == NodeFaults::Quorum => {}
             Some(after) => {
                 let persistent = case.topology.persistence == Persistence::AofAlways;
                 let delayed = after >= ttl + margin_ms(ttl);

@@ -4,12 +4,18 @@
 
 use model::fault::FaultSpec;
 use model::resource::{ResourceKind, ResourceSpec};
-use model::scenario::{ClientGroup, LockSpec, Network, Scenario, Topology};
+use model::scenario::{ClientGroup, LockSpec, Network, Scenario, Topology, TopologyKind};
 use std::collections::BTreeMap;
 
 /// Simulated time a case may last at most (runs end sooner, when every
 /// client has finished and no fault is pending).
 pub const CASE_DURATION_MS: u64 = 60_000;
+
+/// What a leader change adds to the wait for a dead holder's lock on an
+/// ensemble: up to two election timeouts (2 s: a follower stands after 1
+/// to 2 s without a leader) and the 1 s a new leader adds to every lease
+/// and session, which it cannot know how long the old one had counted.
+pub const LEADER_CHANGE_MS: u64 = 3_000;
 
 /// One case of a search. Every client is its own group (`count = 1`), so
 /// shrinking can drop any one of them.
@@ -34,7 +40,9 @@ pub struct Case {
 impl Case {
     /// The liveness bound: the usual 3 × TTL + 1 s (`docs/ladder.md`), plus room for the
     /// longest legitimate cycle of a holder (its critical sections), which
-    /// a waiter after the heal may have to sit out.
+    /// a waiter after the heal may have to sit out, and, on an ensemble
+    /// (etcd, ZooKeeper), the time a leader change takes by design
+    /// ([`LEADER_CHANGE_MS`]).
     pub fn liveness_bound_ms(&self) -> u64 {
         let longest = self
             .clients
@@ -42,7 +50,11 @@ impl Case {
             .map(|c| u64::from(c.writes) * (c.critical_section_ms + 10) + 20)
             .max()
             .unwrap_or(0);
-        3 * self.lock.ttl_ms + 1_000 + longest
+        let leader_change = match self.topology.kind {
+            TopologyKind::Cluster => LEADER_CHANGE_MS,
+            _ => 0,
+        };
+        3 * self.lock.ttl_ms + 1_000 + longest + leader_change
     }
 
     /// The scenario this case stands for. An acquire waits a little longer
@@ -100,5 +112,23 @@ impl Case {
             .map(|c| u64::from(c.cycles) + u64::from(c.writes) + u64::from(c.nested))
             .sum();
         self.faults.len() as u64 * 1_000 + self.clients.len() as u64 * 100 + ops
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explore::{FaultMode, generate};
+
+    #[test]
+    fn an_ensembles_liveness_bound_leaves_room_for_a_leader_change_and_a_single_nodes_does_not() {
+        let mut case = generate("etcd-mutex", &FaultMode::Assumed, 1);
+        case.topology = Topology {
+            kind: TopologyKind::Cluster,
+            ..Topology::default()
+        };
+        let on_ensemble = case.liveness_bound_ms();
+        case.topology = Topology::default();
+        assert_eq!(on_ensemble, case.liveness_bound_ms() + LEADER_CHANGE_MS);
     }
 }

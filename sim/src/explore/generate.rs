@@ -31,9 +31,21 @@ use model::scenario::{ClientGroup, LockSpec, Topology, TopologyKind};
 pub const SEED_LIMIT: u64 = 1 << 53;
 
 /// The fault points the search aims at: every point a single-node rung
-/// passes (`acquire-reply`, inside a multi-node round, is left to scenario
-/// files; drawing it would also change every case a seed generates).
+/// passes.
 const DRAWN_POINTS: [FaultPoint; 5] = [
+    FaultPoint::AcquireMid,
+    FaultPoint::AfterAcquire,
+    FaultPoint::BeforeWrite,
+    FaultPoint::ReleaseStart,
+    FaultPoint::ReleaseMid,
+];
+
+/// The points of a multi-node rung (Redlock and the libraries that
+/// implement it): the same, and `acquire-reply`, passed as each master's
+/// reply to a round comes in, so that a fault lands between the replies
+/// of a quorum (its pass, `on.nth`, is drawn among the masters).
+const ROUND_POINTS: [FaultPoint; 6] = [
+    FaultPoint::AcquireReply,
     FaultPoint::AcquireMid,
     FaultPoint::AfterAcquire,
     FaultPoint::BeforeWrite,
@@ -60,9 +72,19 @@ pub fn generate(rung: &str, mode: &FaultMode, seed: u64) -> Case {
         .filter(|k| a.is_none_or(|a| a.allows_kind(*k)))
         .filter(|_| d.chance(50))
         .collect();
-    let swarm = draw_swarm(&mut d);
-    let lock = draw_lock(&mut d);
-    let topology = draw_topology(&mut d, multi_node, subset.contains(&FaultKind::Failover));
+    let swarm = draw_swarm(&mut d, multi_node);
+    let failover = subset.contains(&FaultKind::Failover);
+    let service = properties.map_or("redis", |r| r.service);
+    let (lock, topology) = match service {
+        "redis" => {
+            let lock = draw_lock(&mut d);
+            (lock, draw_topology(&mut d, multi_node, failover))
+        }
+        other => (
+            draw_service_lock(&mut d, other),
+            draw_service_topology(&mut d, other, failover),
+        ),
+    };
     let budget = a.and_then(|a| a.budget_ms(lock.ttl_ms));
     let clients = draw_clients(&mut d, a, lock.ttl_ms, budget);
     let mut case = Case {
@@ -82,10 +104,15 @@ pub fn generate(rung: &str, mode: &FaultMode, seed: u64) -> Case {
 
 /// Swarm over timing too: how often faults are aimed at fault points,
 /// and at which points.
-fn draw_swarm(d: &mut Draw) -> Swarm {
-    let mut points: Vec<FaultPoint> = DRAWN_POINTS.into_iter().filter(|_| d.chance(50)).collect();
+fn draw_swarm(d: &mut Draw, multi_node: bool) -> Swarm {
+    let drawn: &[FaultPoint] = if multi_node {
+        &ROUND_POINTS
+    } else {
+        &DRAWN_POINTS
+    };
+    let mut points: Vec<FaultPoint> = drawn.iter().copied().filter(|_| d.chance(50)).collect();
     if points.is_empty() {
-        points.push(d.pick(&DRAWN_POINTS));
+        points.push(d.pick(drawn));
     }
     Swarm {
         aim_percent: d.pick(&[20u64, 50, 90]),
@@ -135,6 +162,53 @@ fn draw_topology(d: &mut Draw, multi_node: bool, failover: bool) -> Topology {
             persistence,
             ..Topology::default()
         }
+    }
+}
+
+/// The lock's parameters on a service other than Redis: etcd's leases are
+/// whole seconds (a TTL of 300 ms would be a 1 s lease, and its budget
+/// wrong), ZooKeeper's session timeout and the databases' row TTL are
+/// drawn from the same seconds.
+fn draw_service_lock(d: &mut Draw, service: &str) -> LockSpec {
+    let ttl_ms = match service {
+        "etcd" | "zookeeper" => d.pick(&[1_000u64, 2_000, 3_000]),
+        _ => d.pick(&[500u64, 1_000, 2_000, 5_000]),
+    };
+    LockSpec {
+        ttl_ms,
+        max_wait_ms: 0,
+        retry_ms: d.pick(&[5u64, 20, 50]),
+        node_timeout_ms: 50,
+        response_timeout_ms: d.pick(&[200u64, 500]),
+        ..LockSpec::default()
+    }
+}
+
+/// The deployment of a service other than Redis: etcd and ZooKeeper run
+/// an ensemble of three or five members (one when drawn so); PostgreSQL
+/// a primary with a hot standby when failover may be drawn; MariaDB one
+/// server. These services sync every write they acknowledge before they
+/// answer, which the deployment says as Redis's `aof-always` (a restart
+/// keeps what was acknowledged; the services themselves read nothing of
+/// the setting).
+fn draw_service_topology(d: &mut Draw, service: &str, failover: bool) -> Topology {
+    let durable = Topology {
+        persistence: Persistence::AofAlways,
+        ..Topology::default()
+    };
+    match service {
+        "etcd" | "zookeeper" if d.chance(85) => Topology {
+            kind: TopologyKind::Cluster,
+            members: Some(d.pick(&[3usize, 5])),
+            ..durable
+        },
+        "postgres" if failover => Topology {
+            kind: TopologyKind::Replicated,
+            replicas: 1,
+            replication_delay_ms: d.pick(&[0u64, 20, 100, 300, 1_000]),
+            ..durable
+        },
+        _ => durable,
     }
 }
 

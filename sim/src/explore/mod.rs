@@ -22,6 +22,7 @@ pub mod case;
 pub mod generate;
 pub mod kinds;
 pub mod search;
+pub mod service_assumptions;
 pub mod shrink;
 pub mod speed;
 pub mod strategy;

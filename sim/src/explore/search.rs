@@ -87,6 +87,17 @@ pub struct Outcome {
     pub interrupted: Option<Cause>,
     /// The first case (lowest index) whose run was cut short, if any.
     pub first_cut_short: Option<CutShortCase>,
+    /// The first case (lowest index) the simulator could not run, if any.
+    pub first_error: Option<ErrorCase>,
+}
+
+/// A case the simulator could not run: its seed and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct ErrorCase {
+    /// The case's seed.
+    pub seed: u64,
+    /// The error, as the simulator gave it.
+    pub error: String,
 }
 
 impl Outcome {
@@ -205,6 +216,8 @@ struct Shared {
     stopped: Mutex<Option<Cause>>,
     /// (case index, the case cut short) of the earliest run cut short.
     first_cut: Mutex<Option<(u64, CutShortCase)>>,
+    /// (case index, the case) of the earliest case that could not run.
+    first_error: Mutex<Option<(u64, ErrorCase)>>,
 }
 
 /// A lock on `m`, whether or not a worker panicked while holding it.
@@ -242,10 +255,15 @@ impl Shared {
                     *held(&self.stopped) = Some(cause);
                     break;
                 }
-                Err(_) => {
+                Err(Unjudged::Failed(error)) => {
                     let mut s = held(&self.stats);
                     s.cases += 1;
                     s.errors += 1;
+                    drop(s);
+                    let mut f = held(&self.first_error);
+                    if f.as_ref().is_none_or(|(i, _)| k < *i) {
+                        *f = Some((k, ErrorCase { seed, error }));
+                    }
                 }
                 Ok(judged) => self.count(k, case, judged),
             }
@@ -360,6 +378,11 @@ pub fn search(config: &SearchConfig, progress: &(dyn Fn(Progress<'_>) + Sync)) -
         interrupted,
         first_cut_short: shared
             .first_cut
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .map(|(_, c)| c),
+        first_error: shared
+            .first_error
             .into_inner()
             .unwrap_or_else(|p| p.into_inner())
             .map(|(_, c)| c),
@@ -524,6 +547,10 @@ pub struct Summary {
     pub unknown: u64,
     /// Cases the simulator could not run (harness errors).
     pub errors: u64,
+    /// The first of them (lowest case index) and its error; present only
+    /// when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<ErrorCase>,
     /// Whether the search stopped because its seeds ran out (each must be
     /// below 2^53), before its case count or time limit.
     pub seeds_exhausted: bool,
@@ -575,6 +602,7 @@ pub fn summary(config: &SearchConfig, outcome: &Outcome, path: Option<&Path>) ->
         deadlocks: s.deadlocks,
         unknown: s.unknown,
         errors: s.errors,
+        first_error: outcome.first_error.clone(),
         seeds_exhausted: s.seeds_exhausted,
         cases_per_s: round(s.cases_per_s()),
         sim_s_per_wall_s: round(s.sim_per_wall()),

@@ -7,6 +7,7 @@ mod bad_input;
 mod checkers;
 mod databases;
 mod estimate;
+mod findings;
 mod generated_scenarios;
 mod herd;
 mod html_pages;

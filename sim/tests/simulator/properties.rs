@@ -131,7 +131,32 @@ assumed_safe! {
     python_redis_lock_is_safe_within_its_assumptions => "python-redis-lock",
     redisson_rw_is_safe_within_its_assumptions => "redisson-rw",
     redisson_semaphore_is_safe_within_its_assumptions => "redisson-semaphore",
-    rslock_is_safe_within_its_assumptions => "rslock",
+}
+
+// `rslock` is left out: within its assumptions the search finds it
+// deadlocked by a master that lost power, on the real server too
+// (scenarios/findings/rslock-master-without-power.toml, pinned by
+// findings.rs).
+
+// The rungs on etcd, ZooKeeper and the databases, and native-cad, within
+// what each service promises (docs/ladder.md §12, "The services").
+assumed_safe! {
+    native_cad_is_safe_within_its_assumptions => "native-cad",
+    etcd_mutex_is_safe_within_its_assumptions => "etcd-mutex",
+    etcd_mutex_3_4_is_safe_within_its_assumptions => "etcd-mutex-3.4",
+    etcd_lock_rpc_is_safe_within_its_assumptions => "etcd-lock-rpc",
+    etcd_fenced_is_safe_within_its_assumptions => "etcd-fenced",
+    zk_recipe_is_safe_within_its_assumptions => "zk-recipe",
+    zk_herd_is_safe_within_its_assumptions => "zk-herd",
+    curator_mutex_is_safe_within_its_assumptions => "curator-mutex",
+    zk_fenced_is_safe_within_its_assumptions => "zk-fenced",
+    db_unique_row_is_safe_within_its_assumptions => "db-unique-row",
+    db_unique_row_expiry_is_safe_within_its_assumptions => "db-unique-row-expiry",
+    pg_advisory_is_safe_within_its_assumptions => "pg-advisory",
+    pg_advisory_xact_is_safe_within_its_assumptions => "pg-advisory-xact",
+    pg_advisory_pooled_is_safe_within_its_assumptions => "pg-advisory-pooled",
+    mysql_get_lock_is_safe_within_its_assumptions => "mysql-get-lock",
+    db_fenced_is_safe_within_its_assumptions => "db-fenced",
 }
 
 proptest! {
@@ -154,8 +179,8 @@ proptest! {
 /// Every generated case lies within the assumptions it was generated under.
 #[test]
 fn the_assumed_generator_stays_within_the_assumptions() {
-    for rung in locks::LADDER {
-        assert!(assumptions(rung.id).is_some(), "{}", rung.id);
+    for id in locks::all_ids() {
+        assert!(assumptions(id).is_some(), "{id} has no written assumptions");
     }
     for id in locks::all_ids() {
         let Some(a) = assumptions(id) else { continue };
