@@ -41,17 +41,10 @@ const DRAWN_POINTS: [FaultPoint; 5] = [
 ];
 
 /// The points of a multi-node rung (Redlock and the libraries that
-/// implement it): the same, and `acquire-reply`, passed as each master's
-/// reply to a round comes in, so that a fault lands between the replies
-/// of a quorum (its pass, `on.nth`, is drawn among the masters).
-const ROUND_POINTS: [FaultPoint; 6] = [
-    FaultPoint::AcquireReply,
-    FaultPoint::AcquireMid,
-    FaultPoint::AfterAcquire,
-    FaultPoint::BeforeWrite,
-    FaultPoint::ReleaseStart,
-    FaultPoint::ReleaseMid,
-];
+/// implement it): every point, `acquire-reply` included, passed as each
+/// master's reply to a round comes in, so that a fault lands between the
+/// replies of a quorum (its pass, `on.nth`, is drawn among the masters).
+const ROUND_POINTS: [FaultPoint; 6] = FaultPoint::ALL;
 
 /// Builds the case of `seed` for `rung` under `mode`. `rung` must be
 /// a rung id (checked by the caller).

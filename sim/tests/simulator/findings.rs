@@ -13,15 +13,7 @@ use sim::explore::{FaultMode, assumptions};
 use std::path::PathBuf;
 
 fn findings() -> Vec<(PathBuf, Scenario)> {
-    let dir = common::scenarios_dir().join("findings");
-    sim::suite::scenario_files(&dir)
-        .expect("scenarios/findings/ lists its files")
-        .into_iter()
-        .map(|file| {
-            let scenario = Scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
-            (file, scenario)
-        })
-        .collect()
+    common::scenarios_in("findings")
 }
 
 #[test]
@@ -45,19 +37,7 @@ fn every_finding_says_how_it_was_found_and_a_peer_survives_its_fault() {
 #[test]
 fn every_finding_gives_each_rung_its_pinned_verdict_under_every_seed() {
     for (_, scenario) in findings() {
-        for rung in &scenario.rungs {
-            for &seed in &scenario.seeds {
-                let judged = run_cell(&scenario, rung, seed)
-                    .unwrap_or_else(|e| panic!("{}/{rung}: {e}", scenario.name));
-                assert_eq!(
-                    Some(&judged.verdict),
-                    scenario.expect.get(rung),
-                    "{}/{rung} seed {seed}: {:?}",
-                    scenario.name,
-                    judged.results
-                );
-            }
-        }
+        common::assert_pinned_verdicts(&scenario);
     }
 }
 

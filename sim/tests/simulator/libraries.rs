@@ -11,15 +11,7 @@ use sim::cell::run_cell;
 use std::path::PathBuf;
 
 fn library_scenarios() -> Vec<(PathBuf, Scenario)> {
-    let dir = common::scenarios_dir().join("libraries");
-    sim::suite::scenario_files(&dir)
-        .expect("scenarios/libraries/ lists its files")
-        .into_iter()
-        .map(|file| {
-            let scenario = Scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
-            (file, scenario)
-        })
-        .collect()
+    common::scenarios_in("libraries")
 }
 
 #[test]
@@ -46,19 +38,7 @@ fn at_least_six_reported_bugs_are_scenarios_each_citing_its_report() {
 #[test]
 fn every_library_scenario_gives_each_rung_its_pinned_verdict_under_every_seed() {
     for (_, scenario) in library_scenarios() {
-        for rung in &scenario.rungs {
-            for &seed in &scenario.seeds {
-                let judged = run_cell(&scenario, rung, seed)
-                    .unwrap_or_else(|e| panic!("{}/{rung}: {e}", scenario.name));
-                assert_eq!(
-                    Some(&judged.verdict),
-                    scenario.expect.get(rung),
-                    "{}/{rung} seed {seed}: {:?}",
-                    scenario.name,
-                    judged.results
-                );
-            }
-        }
+        common::assert_pinned_verdicts(&scenario);
     }
 }
 

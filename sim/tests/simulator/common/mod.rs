@@ -62,3 +62,34 @@ pub fn assert_every_expectation(folder: &str, min_scenarios: usize, min_runs: us
     }
     assert!(runs >= min_runs, "{runs} runs");
 }
+
+/// Every scenario file under `scenarios/<folder>/`, loaded, with its path.
+pub fn scenarios_in(folder: &str) -> Vec<(PathBuf, Scenario)> {
+    let dir = scenarios_dir().join(folder);
+    sim::suite::scenario_files(&dir)
+        .unwrap_or_else(|e| panic!("scenarios/{folder}/ lists its files: {e}"))
+        .into_iter()
+        .map(|file| {
+            let scenario = Scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
+            (file, scenario)
+        })
+        .collect()
+}
+
+/// Runs every rung `scenario` names under every seed it lists, and checks
+/// each gets the verdict its `expect` table pins.
+pub fn assert_pinned_verdicts(scenario: &Scenario) {
+    for rung in &scenario.rungs {
+        for &seed in &scenario.seeds {
+            let judged = sim::cell::run_cell(scenario, rung, seed)
+                .unwrap_or_else(|e| panic!("{}/{rung}: {e}", scenario.name));
+            assert_eq!(
+                Some(&judged.verdict),
+                scenario.expect.get(rung),
+                "{}/{rung} seed {seed}: {:?}",
+                scenario.name,
+                judged.results
+            );
+        }
+    }
+}
