@@ -379,10 +379,10 @@ fn library_assumptions(rung: &str) -> Option<Assumptions> {
         // rslock's README: "an implementation of Redlock, the distributed
         // locking mechanism" of the Redlock page; `src/lock.rs`: drift
         // ttl × 0.01 + 2 ms, quorum N/2+1, 3 tries. It sets no per-node
-        // timeout: a master that stays silent costs a round its reply
-        // timeout, but the page's assumption is a master that is down
-        // (refusing at once, as a killed server's machine does) or a
-        // partition that heals, not one that is blackholed for good.
+        // timeout, which the page asks for: a master that is down and
+        // silent (without power) costs every round its reply timeout, and
+        // within these assumptions the search finds rslock deadlocked by
+        // it (scenarios/findings/rslock-master-without-power.toml).
         "rslock" => redlock_library("rslock"),
         _ => return super::service_assumptions::service_assumptions(rung),
     };
