@@ -98,7 +98,7 @@ pub const HERD: Rung = Rung {
 pub const CURATOR: Rung = Rung {
     id: "curator-mutex",
     acquire: "Curator's InterProcessMutex: protected-mode create of _c_<uuid>-lock- (found again by its UUID after a lost reply, kept only if its session owns it); a waiter watches its predecessor with getData",
-    release: "delete its node (retried through connection loss)",
+    release: "delete its node, guaranteed: retried through connection loss, and on in the background once the call gives up, until the node or its session is gone",
     fixes: "a lost create reply leaves no orphan; a holder stops writing when its connection is SUSPENDED or LOST",
     flaw: "a holder paused past its session timeout still writes: its connection has not noticed yet",
     shown_by: "zk-holder-paused",
@@ -181,6 +181,18 @@ pub struct ZkLock<D: Dialer> {
     opening: tokio::sync::Mutex<()>,
     /// The session each held node was made in, by node path.
     held: Mutex<HashMap<String, i64>>,
+    /// Guaranteed deletes still going on in the background, stopped with
+    /// the lock.
+    background_deletes: Mutex<Vec<tokio::task::AbortHandle>>,
+}
+
+impl<D: Dialer> Drop for ZkLock<D> {
+    fn drop(&mut self) {
+        let tasks = self.background_deletes.get_mut();
+        for task in tasks.unwrap_or_else(|p| p.into_inner()).drain(..) {
+            task.abort();
+        }
+    }
 }
 
 impl<D: Dialer> std::fmt::Debug for ZkLock<D> {
@@ -232,6 +244,7 @@ impl<D: Dialer> ZkLock<D> {
             session: Mutex::new(None),
             opening: tokio::sync::Mutex::new(()),
             held: Mutex::new(HashMap::new()),
+            background_deletes: Mutex::new(Vec::new()),
         })
     }
 
@@ -512,7 +525,7 @@ impl<D: Dialer> ZkLock<D> {
                     nonode_retries += 1;
                 }
                 Err(end) => {
-                    self.delete_retrying(&node).await.ok();
+                    self.delete_guaranteed(&node).await.ok();
                     return Err(match end {
                         WaitEnd::OwnNodeGone => WaitEnd::Failed(
                             ZkError {
@@ -652,8 +665,52 @@ impl<D: Dialer> ZkLock<D> {
         }
     }
 
+    /// Deletes `node` as Curator's `delete().guaranteed()` does: retried
+    /// through connection loss in the foreground for up to a TTL, and if
+    /// that fails, on in the background until it succeeds or the session
+    /// ends (Curator's failed-delete manager). Without the background
+    /// part, a release cut by a server restart would leave the node of a
+    /// session that outlives the restart, and its owner would wait behind
+    /// it on its next acquire.
+    async fn delete_guaranteed(&self, node: &str) -> Result<(), LockError> {
+        let deleted = self.delete_retrying(node).await;
+        if deleted.is_err() {
+            self.delete_in_background(node);
+        }
+        deleted
+    }
+
+    /// The background half of [`Self::delete_guaranteed`]: tries again
+    /// with a backoff capped at [`MAX_SLEEP`] while the error is one of a
+    /// connection, and stops when the node or its session is gone.
+    fn delete_in_background(&self, node: &str) {
+        let Some(client) = self.current() else {
+            return;
+        };
+        let node = node.to_string();
+        let task = tokio::spawn(async move {
+            let mut pause = BASE_SLEEP;
+            while !client.is_expired() {
+                match client.delete(&node, -1).await {
+                    Err(e) if e.transient() || e.is(ErrorCode::SessionMoved) => {}
+                    // Deleted, already gone, or its session ended.
+                    _ => return,
+                }
+                tokio::time::sleep(pause).await;
+                pause = pause.saturating_mul(2).min(MAX_SLEEP);
+            }
+        });
+        let mut tasks = self
+            .background_deletes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        tasks.retain(|t| !t.is_finished());
+        tasks.push(task.abort_handle());
+    }
+
     /// Deletes `node`, retried through connection loss for up to a TTL
-    /// (Curator's guaranteed delete, bounded); a node already gone is fine.
+    /// (the foreground half of a guaranteed delete); a node already gone
+    /// is fine.
     async fn delete_retrying(&self, node: &str) -> Result<(), LockError> {
         let deadline = Instant::now() + self.config.ttl;
         let mut retries = 0;
@@ -750,7 +807,7 @@ impl<D: Dialer> ZkLock<D> {
                     }
                     // Through connection loss, as Curator's guaranteed delete.
                     Err(e) if e.transient() => {
-                        let again = self.delete_retrying(&lease.token).await;
+                        let again = self.delete_guaranteed(&lease.token).await;
                         match again {
                             Ok(()) if self.current().is_some_and(|c| c.is_expired()) => {
                                 Err(not_held())

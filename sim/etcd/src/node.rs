@@ -66,6 +66,11 @@ const READ_RETRY: Duration = Duration::from_millis(500);
 /// it is sent again.
 const LEASE_CALL_RETRY: Duration = Duration::from_millis(100);
 
+/// How long a lease call waits before asking again when the leader's
+/// lessor is not yet promoted (etcd's server sleeps 50 ms between its
+/// tries when the lessor answers "not primary").
+const NOT_PRIMARY_RETRY: Duration = Duration::from_millis(50);
+
 /// How often the leader looks for expired leases, in ticks (etcd's
 /// lessor looks every 500 ms).
 const REVOKE_CHECK_TICKS: u64 = crate::lease::REVOKE_CHECK_MS / TICK_MS;
@@ -215,6 +220,14 @@ impl Node {
     /// Whether it leads its cluster, as far as it knows.
     pub fn is_leader(&self) -> bool {
         self.raft().role() == Role::Leader
+    }
+
+    /// Whether its lessor answers lease calls: it leads and has applied
+    /// its term's first entry. Before that its leases still carry the
+    /// expiries it held as a follower, which nobody renewed, so it must
+    /// not judge a lease by them (etcd's lessor answers "not primary").
+    fn answers_leases(&self) -> bool {
+        self.is_leader() && self.inner.primary.load(Ordering::SeqCst)
     }
 
     /// The leader's Raft ID as it knows it (0: none).
@@ -490,9 +503,22 @@ impl Node {
             let leader = {
                 let raft = self.raft();
                 if raft.role() == Role::Leader {
+                    None
+                } else {
+                    Some(raft.leader())
+                }
+            };
+            let Some(leader) = leader else {
+                if self.inner.primary.load(Ordering::SeqCst) {
                     return Ok(self.answer_locally(&call));
                 }
-                raft.leader()
+                // A leader not yet promoted: ask again shortly, as etcd's
+                // server does on "not primary", never "no such lease".
+                if Instant::now() + NOT_PRIMARY_RETRY >= deadline {
+                    return Err(errors::request_timed_out());
+                }
+                tokio::time::sleep(NOT_PRIMARY_RETRY).await;
+                continue;
             };
             if leader == 0 {
                 leader_changes.borrow_and_update();
@@ -627,9 +653,9 @@ impl Node {
         };
         match message.body {
             Some(PeerBody::Raft(m)) => self.raft().step(m),
-            // Only a leader answers; the caller asks again until it finds
-            // the one that leads.
-            Some(PeerBody::LeaseCall(call)) if self.is_leader() => {
+            // Only a promoted leader answers; the caller asks again until
+            // it finds the one that leads and has been promoted.
+            Some(PeerBody::LeaseCall(call)) if self.answers_leases() => {
                 let reply = self.answer_locally(&call);
                 self.waiting().outbox.push((
                     call.from,

@@ -141,6 +141,9 @@ pub struct Assumptions {
     pub no_pause_at: &'static [FaultPoint],
     /// Whether faults may cut, hold or slow the links among nodes.
     pub node_links: bool,
+    /// Whether a node may lose power: it goes silent (no reset, no
+    /// refusal), and a client learns it only through a timeout of its own.
+    pub silent_nodes: bool,
 }
 
 /// A lease on one node: what most rungs assume, and the base the others
@@ -159,6 +162,7 @@ pub(super) const SINGLE_NODE_LEASE: Assumptions = Assumptions {
     node_forward_jumps: false,
     no_pause_at: &[],
     node_links: true,
+    silent_nodes: true,
 };
 
 /// The assumptions of `rung` (`None` for an unknown id).
@@ -745,6 +749,9 @@ impl Assumptions {
                 true => Ok(()),
                 false => Err("no client crashes"),
             };
+        }
+        if crash.how == model::fault::CrashKind::PowerLoss && !self.silent_nodes {
+            return Err("no node loses power (its clients would not notice)");
         }
         match crash.restart_after_ms {
             None => {

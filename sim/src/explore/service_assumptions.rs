@@ -8,7 +8,7 @@
 //! | `native-cad` | as `lua-release` (Redis's lease, the same single-instance pattern with native commands) |
 //! | `etcd-mutex`, `etcd-mutex-3.4`, `etcd-lock-rpc` | the renewal budget (a keep-alive every TTL/3): pauses, delays and the ensemble's faults (a member down or cut off stalls the keep-alives) within 2·TTL/3 − margin; no partition between clients and members; any member crash and restart, a minority lost for good, partitions among members; any clock jump (leases run on monotonic clocks), drift ≤ 1000 ppm; client crashes allowed; no nested acquire |
 //! | `zk-fenced` | a fenced resource; the token (a creation zxid) only grows: anything the ensemble survives (a minority lost), any pause, delay, partition or clock fault, also on the store's links |
-//! | `etcd-fenced` | as `zk-fenced` (the token a create revision), but no partition between clients and members: it wedges the simulated gRPC connection for good, which no real network does (found by this search) |
+//! | `etcd-fenced` | as `zk-fenced` (the token a create revision), but no partition between clients and members: it wedges the simulated gRPC connection for good, which no real network does; and no member loses power: clientv3's defaults send no gRPC keep-alive, so its clients would stay on the silent member (both found by this search) |
 //! | `curator-mutex` | as `etcd-mutex` (a session is a lease, pinged every TTL/3) |
 //! | `zk-recipe`, `zk-herd` | as `curator-mutex`, but no member crash and no fault on the links among members: either can lose a create's reply, and these rungs do not do the recipe's recovery of it (their documented flaw) |
 //! | `db-unique-row` | no client crash (nothing removes a dead holder's row); no lost or late reply between clients and the database; no server crash (a restart keeps the row, but a release it cuts is lost, and then nothing removes the row: found by this search); no failover; any pause or clock fault |
@@ -74,12 +74,21 @@ pub fn service_assumptions(rung: &str) -> Option<Assumptions> {
         // does not resend what a partition dropped, and the channel has
         // no keep-alive to notice): the client's later requests all time
         // out, which no real network does. Left out, found by this search.
+        // And no member loses power: clientv3 with its defaults (which the
+        // client here follows) sends no gRPC keep-alive, so a client whose
+        // member goes silent stays on it, its lease expires and its waits
+        // never end; etcd's maintainers answer such reports with "set
+        // DialKeepAliveTime". The other etcd rungs leave it out through
+        // their budget (a silent member spends all of it). Found by this
+        // search too.
         "etcd-fenced" => Assumptions {
             rung: "etcd-fenced",
             summary: "a fenced resource and a token that only grows: a minority of members \
-                      lost at most; no partition between clients and members; anything else",
+                      lost at most, by a process's death, never a power loss; no partition \
+                      between clients and members; anything else",
             budget: Budget::None,
             store_links: true,
+            silent_nodes: false,
             ..LEASED_SESSION
         },
         // A committed row outlives restarts, but a release cut by one is
@@ -188,6 +197,31 @@ mod tests {
                 .expect("written")
                 .admits(&expiry),
             Ok(())
+        );
+    }
+
+    #[test]
+    fn a_members_power_loss_is_outside_etcd_fenceds_assumptions_and_a_kill_inside() {
+        let crash = |how| {
+            FaultAction::Crash(Crash {
+                target: Some(Host::Node(0)),
+                how,
+                restart_after_ms: None,
+            })
+        };
+        let fenced = service_assumptions("etcd-fenced").expect("written");
+        let silent = with_fault("etcd-fenced", 1, crash(CrashKind::PowerLoss));
+        let why = fenced.admits(&silent).expect_err("refused");
+        assert!(why.contains("loses power"), "{why}");
+        let killed = with_fault("etcd-fenced", 1, crash(CrashKind::ProcessKill));
+        assert_eq!(fenced.admits(&killed), Ok(()));
+        let zk = with_fault("zk-fenced", 1, crash(CrashKind::PowerLoss));
+        assert_eq!(
+            service_assumptions("zk-fenced")
+                .expect("written")
+                .admits(&zk),
+            Ok(()),
+            "a ZooKeeper client's own read timeout notices a silent server"
         );
     }
 

@@ -63,3 +63,66 @@ fn rslocks_silent_master_is_within_rslocks_assumptions_and_deadlocks_it() {
     case.faults = scenario.faults.clone();
     assert_eq!(rslock.admits(&case), Ok(()));
 }
+
+/// Runs `text` (a scenario without its `rungs` line) on each of `rungs`
+/// at `seed` and asserts each is safe.
+fn assert_safe_on(text: &str, rungs: &[&str], seed: u64) {
+    let text = format!("rungs = {rungs:?}\n{text}");
+    let scenario = Scenario::parse(&text, "case.toml", "s").expect("loads");
+    for rung in rungs {
+        let judged = run_cell(&scenario, rung, seed).expect("runs");
+        assert_eq!(
+            judged.verdict,
+            Verdict::Safe,
+            "{rung}: {:?}",
+            judged.results
+        );
+    }
+}
+
+#[test]
+fn a_working_holders_lease_outlives_the_loss_of_the_leader_of_five() {
+    // The etcd search's case, shrunk: five members, the first leader lost
+    // for good while a client is about to write, no fault on any client.
+    // The member that became leader answered a keep-alive before its
+    // lessor's promotion, judged the lease by the expiry it held as a
+    // follower, and said "no such lease": the session stopped, the lease
+    // went, and a waiter took the lock beside a working holder. etcd
+    // answers "not primary" there and asks again.
+    let text = "duration_ms = 60000\nliveness_bound_ms = 9726\n\
+        [topology]\nkind = \"cluster\"\nmembers = 5\n\
+        [lock]\nttl_ms = 1000\nmax_wait_ms = 10226\nretry_ms = 50\nresponse_timeout_ms = 200\n\
+        [[clients]]\ncritical_section_ms = 0\n\
+        [[clients]]\ncritical_section_ms = 386\n\
+        [[clients]]\ncritical_section_ms = 1343\nstart_ms = 159\nwrites = 2\n\
+        [[clients]]\ncycles = 2\ncritical_section_ms = 773\n\
+        [[faults]]\nkind = \"failover\"\n\
+        [faults.on]\nclient = 3\ncycle = 1\npoint = \"before-write\"\n";
+    assert_safe_on(
+        text,
+        &[
+            "etcd-mutex",
+            "etcd-mutex-3.4",
+            "etcd-lock-rpc",
+            "etcd-fenced",
+        ],
+        2004328,
+    );
+}
+
+#[test]
+fn curators_guaranteed_delete_outlives_a_restart_that_cut_the_release() {
+    // The ZooKeeper search's case, shrunk: a standalone server killed as
+    // the client releases, back 1.28 s later. The session outlives the
+    // restart, so a delete given up after its retries left the node, and
+    // the client's next acquire waited behind it. Curator keeps a failed
+    // guaranteed delete going in the background until it succeeds or the
+    // session ends.
+    let text = "duration_ms = 60000\nliveness_bound_ms = 7030\n\
+        [topology]\nkind = \"standalone\"\n\
+        [lock]\nttl_ms = 2000\nmax_wait_ms = 7530\nretry_ms = 5\nresponse_timeout_ms = 500\n\
+        [[clients]]\ncycles = 2\ncritical_section_ms = 0\n\
+        [[faults]]\nkind = \"crash\"\ntarget = \"redis-0\"\nhow = \"kill\"\nrestart_after_ms = 1280\n\
+        [faults.on]\nclient = 0\ncycle = 1\npoint = \"before-write\"\n";
+    assert_safe_on(text, &["curator-mutex", "zk-fenced"], 2000634);
+}
