@@ -22,6 +22,11 @@
 //!   nest acquires: a lost nested acquire stalls its holder for the reply
 //!   timeout, so it costs the reply timeout plus the partition (found by
 //!   this search on `reentrant`; kept in the property tests' regressions);
+//!   likewise a node crash while clients nest acquires costs the outage, and
+//!   a reply timeout more for a power loss (found by this search);
+//! - where no reply may come later than the reply timeout, the delays and
+//!   slow links on the clients' links count together: a request delayed
+//!   one way and its reply the other add up (found by this search);
 //! - a *partition* loses messages for good (the simulated TCP does not
 //!   retransmit): for a rung whose every reply matters (`setnx`,
 //!   `setnx-expire`, the watchdog's renewals) it is a lost reply, not a pause.
@@ -31,11 +36,11 @@
 //! | rung | assumptions |
 //! |---|---|
 //! | `no-lock` | one client: without a lock only a lone buyer is safe; any client fault |
-//! | `setnx` | no crash of a client; no lost reply: no partition between clients and Redis, delays and slow links shorter than the reply timeout, no node crash (even with AOF `always`, a crash loses the reply of a SETNX in flight and the key stays for ever); no failover; no nested acquire |
+//! | `setnx` | no crash of a client; no lost reply: no partition between clients and Redis, delays and slow links shorter than the reply timeout, all together, no node crash (even with AOF `always`, a crash loses the reply of a SETNX in flight and the key stays for ever); no failover; no nested acquire |
 //! | `setnx-expire` | as `setnx`, and the lease budget |
 //! | `set-timestamp` | every lock released by its holder: no client crash, no lost message (as `setnx`), no node crash: its stale-lock path (GET, judge, DEL) races the expiry of a lock nobody released, even with perfect clocks; the lease budget; client clocks within the allowance (jumps ≤ TTL/200, drift ≤ 1000 ppm) |
 //! | `set-nx-px`, `get-check-del`, `lua-release` | the lease budget; no failover; node restarts only with AOF `always` or delayed ≥ TTL + margin; no node crash for good; node clocks: forward jumps ≤ TTL/200 (counted in the budget), backward ≤ TTL/2, drift ≤ 1000 ppm; no nested acquire |
-//! | `reentrant` | as `lua-release`, nested acquires allowed |
+//! | `reentrant` | as `lua-release`, nested acquires allowed; a node crash spends the budget (the outage, and a reply timeout more for a power loss) |
 //! | `watchdog` | the renewal budget for pauses, delays and slow links (each delay also shorter than the reply timeout); critical sections of any length; no partition between clients and Redis and no node crash, not even a restart with AOF `always` (one failed renewal stops the watchdog for good; the holder learns it only at its next check, after the key may have expired and been taken: found by this search); no failover; nested allowed |
 //! | `redlock` | no pause at `before-write` (after the validity check); no partition between clients and masters (it wedges the simulated connection, and Redlock's 50 ms per-node timeout cancels every request before the connection's reply timeout can reconnect it: the master is lost for good, found by this search); delays within the reply timeout; node clock jumps forward ≤ TTL/200, backward ≤ TTL/2, drift ≤ 1000 ppm (clients too); node restarts only with AOF `always` or delayed ≥ TTL + margin; at most a minority of masters lost for good; no nested acquire |
 //! | `fenced` | a fenced resource; the token source monotonic: no failover, no node restart unless AOF `always`, no node crash for good; node clocks backward ≤ TTL/2; otherwise any pause, delay, partition, slow link or clock fault, also on the store's links; no nested acquire |
@@ -181,7 +186,7 @@ pub fn assumptions(rung: &str) -> Option<Assumptions> {
         "setnx" => Assumptions {
             rung: "setnx",
             summary: "no client crash; no lost reply (no partition between clients and Redis, \
-                      delays and slow links within the reply timeout, no node crash: a crash \
+                      delays and slow links within the reply timeout together, no node crash: a crash \
                       loses the reply of a SETNX in flight); no failover; no nested acquire",
             budget: Budget::None,
             client_crashes: false,
@@ -217,7 +222,7 @@ pub fn assumptions(rung: &str) -> Option<Assumptions> {
         },
         "reentrant" => Assumptions {
             rung: "reentrant",
-            summary: "as lua-release; nested acquires allowed",
+            summary: "as lua-release; nested acquires allowed, a node crash counted in the budget",
             nested: true,
             ..SINGLE_NODE_LEASE
         },
@@ -445,6 +450,18 @@ fn is_client(host: Host) -> bool {
     host.client().is_some()
 }
 
+/// How late every delay and slow link between clients and nodes could
+/// make one reply, were they all to fall on it.
+fn client_link_lateness_ms(case: &Case) -> u64 {
+    (case.faults.iter())
+        .map(|f| match &f.action {
+            FaultAction::Delay(d) if link_touches(&d.a, &d.b).0 => d.duration_ms,
+            FaultAction::SlowLink(s) if link_touches(&s.a, &s.b).0 => 2 * s.latency_ms,
+            _ => 0,
+        })
+        .sum()
+}
+
 /// Whether a link fault's sides connect nodes to nodes.
 fn links_among_nodes(a: &[Host], b: &[Host]) -> bool {
     a.iter().any(|x| x.is_node()) && b.iter().any(|y| y.is_node())
@@ -536,11 +553,9 @@ impl Assumptions {
         } else {
             0
         };
-        let faults: u64 = case
-            .faults
-            .iter()
+        let faults = (case.faults.iter())
             .map(|f| self.fault_spent_ms(case, f, writes))
-            .sum();
+            .fold(0u64, u64::saturating_add);
         // Clock drift (at most 1000 ppm) stretches a hold by 0.1 %: the
         // margin covers it.
         hold + faults
@@ -561,6 +576,19 @@ impl Assumptions {
                 if link_touches(&p.a, &p.b).0 && case.clients.iter().any(|c| c.nested) =>
             {
                 case.lock.response_timeout_ms + p.duration_ms.unwrap_or(0)
+            }
+            // A node down inside a hold stalls a nested acquire for the
+            // whole outage, and a silent node for a reply timeout more.
+            FaultAction::Crash(c)
+                if self.nodes != NodeFaults::Quorum
+                    && f.target_host().is_some_and(|h| h.is_node())
+                    && case.clients.iter().any(|c| c.nested) =>
+            {
+                let silent = match c.how {
+                    model::fault::CrashKind::PowerLoss => case.lock.response_timeout_ms,
+                    model::fault::CrashKind::ProcessKill => 0,
+                };
+                c.restart_after_ms.map_or(u64::MAX, |after| after + silent)
             }
             FaultAction::ClockJump(j)
                 if j.target.is_node() && j.jump_ms > 0 && !self.node_forward_jumps =>
@@ -598,6 +626,17 @@ impl Assumptions {
         for (i, fault) in case.faults.iter().enumerate() {
             self.admits_fault(case, fault, &mut lost_nodes)
                 .map_err(|why| format!("faults[{i}] ({}): {why}", fault.name()))?;
+        }
+        if self.client_links == ClientLinks::NoLossWithinTimeout {
+            // Each fault alone is checked above; together, a delay of the
+            // request and one of its reply (or a slow link) add up.
+            let late = client_link_lateness_ms(case);
+            if late + 20 > case.lock.response_timeout_ms {
+                return Err(format!(
+                    "delays on the clients' links adding up to {late} ms, as long as the \
+                     reply timeout"
+                ));
+            }
         }
         if self.loses_minority() && lost_nodes.len() > (masters.saturating_sub(1)) / 2 {
             return Err(format!(

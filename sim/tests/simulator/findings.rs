@@ -126,3 +126,89 @@ fn curators_guaranteed_delete_outlives_a_restart_that_cut_the_release() {
         [faults.on]\nclient = 0\ncycle = 1\npoint = \"before-write\"\n";
     assert_safe_on(text, &["curator-mutex", "zk-fenced"], 2000634);
 }
+
+/// The generated case `scenario` is for `rung`: its deployment, lock,
+/// clients and faults.
+fn case_of(scenario: &Scenario, rung: &str) -> sim::explore::Case {
+    let mut case = sim::explore::generate(rung, &FaultMode::Assumed, 1);
+    case.topology = scenario.topology.clone();
+    case.lock = scenario.lock.clone();
+    case.clients = scenario.clients.clone();
+    case.faults = scenario.faults.clone();
+    case
+}
+
+/// Runs `text` on `rung` at `seed`, asserts `verdict`, and asserts that
+/// `rung`'s assumptions now refuse it, saying `why`.
+fn assert_refused_after_breaking(text: &str, rung: &str, seed: u64, verdict: Verdict, why: &str) {
+    let text = format!("rungs = [{rung:?}]\n{text}");
+    let scenario = Scenario::parse(&text, "case.toml", "s").expect("loads");
+    let judged = run_cell(&scenario, rung, seed).expect("runs");
+    assert_eq!(judged.verdict, verdict, "{rung}: {:?}", judged.results);
+    let refused = assumptions(rung)
+        .expect("written")
+        .admits(&case_of(&scenario, rung))
+        .expect_err("outside the assumptions");
+    assert!(refused.contains(why), "{rung}: {refused}");
+}
+
+#[test]
+fn a_request_and_its_reply_delayed_together_past_the_reply_timeout_are_outside_setnxs_assumptions()
+{
+    // The ladder search's cases, shrunk: each delay alone is shorter than
+    // the reply timeout, together they are longer; the SETNX lands, its
+    // reply is given up on, and with no expiry nobody ever gets the lock.
+    let delay_and_slow_link = "duration_ms = 60000\nliveness_bound_ms = 2606\n\
+        [lock]\nttl_ms = 500\nmax_wait_ms = 3106\nretry_ms = 5\nresponse_timeout_ms = 200\n\
+        [[clients]]\nstart_ms = 116\nwrites = 2\n\
+        [[clients]]\ncycles = 2\ncritical_section_ms = 33\nthink_ms = 10\nstart_ms = 46\nwrites = 2\n\
+        [[faults]]\nkind = \"delay\"\na = [\"client-1\"]\nb = [\"redis-0\"]\nduration_ms = 179\n\
+        [faults.on]\nclient = 0\ncycle = 1\npoint = \"release-start\"\n\
+        [[faults]]\nkind = \"slow-link\"\na = [\"redis-0\"]\nb = [\"client-1\"]\nlatency_ms = 21\nduration_ms = 293\n\
+        [faults.on]\nclient = 0\ncycle = 1\npoint = \"release-start\"\n";
+    let adding_up = "adding up to";
+    assert_refused_after_breaking(
+        delay_and_slow_link,
+        "setnx",
+        3000410,
+        Verdict::Deadlock,
+        adding_up,
+    );
+    let request_and_reply = "duration_ms = 60000\nliveness_bound_ms = 4123\n\
+        [lock]\nttl_ms = 1000\nmax_wait_ms = 4623\nresponse_timeout_ms = 200\n\
+        [[clients]]\ncycles = 2\ncritical_section_ms = 93\nthink_ms = 17\nstart_ms = 44\n\
+        [[clients]]\nstart_ms = 58\n\
+        [[faults]]\nkind = \"delay\"\na = [\"client-0\"]\nb = [\"redis-0\"]\nduration_ms = 179\n\
+        [faults.on]\nclient = 0\ncycle = 1\npoint = \"release-mid\"\n\
+        [[faults]]\nkind = \"delay\"\na = [\"redis-0\"]\nb = [\"client-0\"]\nduration_ms = 167\n\
+        [faults.on]\nclient = 0\ncycle = 1\npoint = \"release-mid\"\n";
+    let scenario = Scenario::parse(
+        &format!("rungs = [\"setnx-expire\"]\n{request_and_reply}"),
+        "case.toml",
+        "s",
+    )
+    .expect("loads");
+    let refused = assumptions("setnx-expire")
+        .expect("written")
+        .admits(&case_of(&scenario, "setnx-expire"))
+        .expect_err("outside");
+    assert!(refused.contains(adding_up), "{refused}");
+}
+
+#[test]
+fn a_node_down_while_a_holder_nests_spends_reentrants_lease_budget() {
+    // The ladder search's case, shrunk: the holder's nested acquire meets
+    // its node killed, restarted after more than the TTL; the nested
+    // acquire waits out the outage, the lease expires under the outer
+    // hold, and a second client takes the lock: the rung's own flaw (the
+    // lease can expire while the holder works), reached by an outage the
+    // budget did not count.
+    let text = "duration_ms = 60000\nliveness_bound_ms = 7030\n\
+        [topology]\nkind = \"standalone\"\npersistence = \"aof-always\"\n\
+        [lock]\nttl_ms = 2000\nmax_wait_ms = 7530\nretry_ms = 50\nresponse_timeout_ms = 500\n\
+        [[clients]]\nstart_ms = 464\n\
+        [[clients]]\nstart_ms = 277\nnested = true\n\
+        [[faults]]\nkind = \"crash\"\ntarget = \"redis-0\"\nhow = \"kill\"\nrestart_after_ms = 2111\n\
+        [faults.on]\nclient = 1\ncycle = 1\npoint = \"after-acquire\"\n";
+    assert_refused_after_breaking(text, "reentrant", 3000005, Verdict::Violated, "budget");
+}
