@@ -258,6 +258,32 @@ fn show_totals(config: &SearchConfig, outcome: &s::Outcome) {
     if let Some(note) = outcome.cut_short_note() {
         outln!("{note}");
     }
+    if let Some(line) = counterexample_line(&outcome.counterexamples, st.violations + st.deadlocks)
+    {
+        outln!("{line}");
+    }
+}
+
+/// The seeds of the counterexamples counted, the first ten in case order
+/// (`--json` lists up to a thousand).
+fn counterexample_line(found: &[s::Counterexample], total: u64) -> Option<String> {
+    const SHOWN: usize = 10;
+    if found.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = (found.iter().take(SHOWN))
+        .map(|c| format!("{} ({})", c.seed, c.verdict))
+        .collect();
+    let more = total.saturating_sub(shown.len() as u64);
+    let tail = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "counterexamples at seeds {}{tail}",
+        shown.join(", ")
+    ))
 }
 
 /// Writes the first counterexample under `<out>/found/` and shows it with

@@ -42,6 +42,33 @@ fn explore_finds_writes_and_replays_a_counterexample() {
 }
 
 #[test]
+fn every_counterexample_is_listed_by_seed_in_case_order_whatever_the_workers() {
+    let listed = |jobs: u32| {
+        let (out, _) = locklab_out(
+            &format!("explore --rung setnx --cases 60 --seed 5 --no-shrink --jobs {jobs} --json"),
+            &format!("listed-{jobs}"),
+        );
+        document(&out)["result"].clone()
+    };
+    let one = listed(1);
+    let two = listed(2);
+    let found = one["counterexamples"].as_array().expect("a list");
+    let total = one["violations"].as_u64().unwrap() + one["deadlocks"].as_u64().unwrap();
+    assert!(total > 1, "{one}");
+    assert_eq!(found.len() as u64, total);
+    assert_eq!(one["counterexamples"], two["counterexamples"]);
+    let seeds: Vec<u64> = found.iter().map(|c| c["seed"].as_u64().unwrap()).collect();
+    assert!(seeds.windows(2).all(|w| w[0] < w[1]), "{seeds:?}");
+    let first = &one["first"];
+    assert!(
+        found
+            .iter()
+            .any(|c| c["seed"] == first["seed"] && c["verdict"] == first["verdict"]),
+        "{first}"
+    );
+}
+
+#[test]
 fn explore_within_assumptions_finds_nothing_and_exits_0() {
     let (out, _) = locklab_out(
         "explore --rung fenced --faults assumed --cases 20 --shard 1/3 --json",

@@ -20,6 +20,7 @@ use model::cut_short::CutShort;
 use model::scenario_text::scenario_toml;
 pub use model::search::{Limit, Stats};
 use model::verdict::Verdict;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -89,6 +90,9 @@ pub struct Outcome {
     pub first_cut_short: Option<CutShortCase>,
     /// The first case (lowest index) the simulator could not run, if any.
     pub first_error: Option<ErrorCase>,
+    /// Every counterexample in case order, up to
+    /// [`MAX_LISTED_COUNTEREXAMPLES`].
+    pub counterexamples: Vec<Counterexample>,
 }
 
 /// A case the simulator could not run: its seed and why.
@@ -99,6 +103,20 @@ pub struct ErrorCase {
     /// The error, as the simulator gave it.
     pub error: String,
 }
+
+/// One counterexample a search counted: its seed and verdict, enough to
+/// run it again with `locklab run` or to shrink it with another search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct Counterexample {
+    /// The case's seed.
+    pub seed: u64,
+    /// `violated` or `deadlock`.
+    pub verdict: Verdict,
+}
+
+/// The most counterexamples a search lists (the ones of lowest case
+/// index); the totals count every one.
+pub const MAX_LISTED_COUNTEREXAMPLES: usize = 1_000;
 
 impl Outcome {
     /// How the search ends: interrupted when it was asked to stop (what it
@@ -218,6 +236,10 @@ struct Shared {
     first_cut: Mutex<Option<(u64, CutShortCase)>>,
     /// (case index, the case) of the earliest case that could not run.
     first_error: Mutex<Option<(u64, ErrorCase)>>,
+    /// The counterexamples of lowest case index, by index, at most
+    /// [`MAX_LISTED_COUNTEREXAMPLES`]: the same set however the workers
+    /// interleave.
+    counterexamples: Mutex<BTreeMap<u64, Counterexample>>,
 }
 
 /// A lock on `m`, whether or not a worker panicked while holding it.
@@ -299,6 +321,19 @@ impl Shared {
             Verdict::Safe => None,
         };
         drop(s);
+        if slot.is_some() {
+            let mut listed = held(&self.counterexamples);
+            listed.insert(
+                k,
+                Counterexample {
+                    seed: case.seed,
+                    verdict: judged.verdict,
+                },
+            );
+            if listed.len() > MAX_LISTED_COUNTEREXAMPLES {
+                listed.pop_last();
+            }
+        }
         if let Some(slot) = slot {
             let mut f = held(&self.firsts);
             if f[slot].as_ref().is_none_or(|(i, ..)| k < *i) {
@@ -386,6 +421,10 @@ pub fn search(config: &SearchConfig, progress: &(dyn Fn(Progress<'_>) + Sync)) -
             .into_inner()
             .unwrap_or_else(|p| p.into_inner())
             .map(|(_, c)| c),
+        counterexamples: (shared.counterexamples.into_inner())
+            .unwrap_or_else(|p| p.into_inner())
+            .into_values()
+            .collect(),
     }
 }
 
@@ -571,6 +610,9 @@ pub struct Summary {
     /// The first counterexample (lowest case index), `null` when none was
     /// found.
     pub first: Option<FirstSummary>,
+    /// Every counterexample counted, in case order (the first 1,000): its
+    /// seed and verdict, for `locklab run` or another search.
+    pub counterexamples: Vec<Counterexample>,
     /// Present (and true) only when the search was interrupted: the totals
     /// count the cases finished before the stop.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -612,6 +654,7 @@ pub fn summary(config: &SearchConfig, outcome: &Outcome, path: Option<&Path>) ->
         seed: config.seed,
         shard: format!("{}/{}", config.shard.0, config.shard.1),
         first,
+        counterexamples: outcome.counterexamples.clone(),
         partial: outcome.interrupted.is_some(),
         interrupted_by: outcome.interrupted,
     }

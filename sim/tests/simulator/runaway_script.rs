@@ -188,6 +188,7 @@ fn the_suite_matrix_and_the_explore_summary_name_the_run_cut_short() {
             cut_short: cut_of(&judged),
         }),
         first_error: None,
+        counterexamples: Vec::new(),
     };
     let note = outcome.cut_short_note().unwrap_or_default();
     assert!(note.contains(&format!("seed 1: store {REASON}")), "{note}");
