@@ -212,3 +212,16 @@ fn a_node_down_while_a_holder_nests_spends_reentrants_lease_budget() {
         [faults.on]\nclient = 1\ncycle = 1\npoint = \"after-acquire\"\n";
     assert_refused_after_breaking(text, "reentrant", 3000005, Verdict::Violated, "budget");
 }
+
+#[test]
+fn rslocks_extension_short_of_a_quorum_lies_within_its_assumptions() {
+    // Two of five masters lost for good (a minority), one restarted empty
+    // past the TTL, a holder working within its lease budget: inside what
+    // rslock promises, and rslock is violated all the same.
+    let (_, scenario) = findings()
+        .into_iter()
+        .find(|(file, _)| file.ends_with("rslock-extension-short-of-quorum.toml"))
+        .expect("the finding's scenario");
+    let rslock = assumptions("rslock").expect("written");
+    assert_eq!(rslock.admits(&case_of(&scenario, "rslock")), Ok(()));
+}
