@@ -25,8 +25,10 @@
 //!   likewise a node crash while clients nest acquires costs the outage, and
 //!   a reply timeout more for a power loss (found by this search);
 //! - where no reply may come later than the reply timeout, the delays and
-//!   slow links on the clients' links count together: a request delayed
-//!   one way and its reply the other add up (found by this search);
+//!   slow links on the clients' links count together, and for a rung that
+//!   admits no client crash the clients' pauses too: a request delayed one
+//!   way and its reply the other add up, and a client paused while its
+//!   reply waits reads it late (found by this search);
 //! - a *partition* loses messages for good (the simulated TCP does not
 //!   retransmit): for a rung whose every reply matters (`setnx`,
 //!   `setnx-expire`, the watchdog's renewals) it is a lost reply, not a pause.
@@ -451,10 +453,12 @@ fn is_client(host: Host) -> bool {
 }
 
 /// How late every delay and slow link between clients and nodes could
-/// make one reply, were they all to fall on it.
-fn client_link_lateness_ms(case: &Case) -> u64 {
+/// make one reply, were they all to fall on it; with `pauses`, every pause
+/// of a client too (it reads its reply only when it resumes).
+fn client_link_lateness_ms(case: &Case, pauses: bool) -> u64 {
     (case.faults.iter())
         .map(|f| match &f.action {
+            FaultAction::Pause(p) if pauses => p.duration_ms,
             FaultAction::Delay(d) if link_touches(&d.a, &d.b).0 => d.duration_ms,
             FaultAction::SlowLink(s) if link_touches(&s.a, &s.b).0 => 2 * s.latency_ms,
             _ => 0,
@@ -629,8 +633,12 @@ impl Assumptions {
         }
         if self.client_links == ClientLinks::NoLossWithinTimeout {
             // Each fault alone is checked above; together, a delay of the
-            // request and one of its reply (or a slow link) add up.
-            let late = client_link_lateness_ms(case);
+            // request and one of its reply (or a slow link) add up. Where
+            // nothing removes a lock its taker lost track of (no client
+            // crash is admitted), so does a pause of the client while its
+            // reply waits; a session lock ends with the connection its
+            // client gives up, so a pause costs it nothing.
+            let late = client_link_lateness_ms(case, !self.client_crashes);
             if late + 20 > case.lock.response_timeout_ms {
                 return Err(format!(
                     "delays on the clients' links adding up to {late} ms, as long as the \

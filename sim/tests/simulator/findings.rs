@@ -193,6 +193,20 @@ fn a_request_and_its_reply_delayed_together_past_the_reply_timeout_are_outside_s
         .admits(&case_of(&scenario, "setnx-expire"))
         .expect_err("outside");
     assert!(refused.contains(adding_up), "{refused}");
+    // And a client paused longer than the reply timeout right after its
+    // SETNX landed reads the reply too late (the second search, seed
+    // 5000867): the same lost reply.
+    let paused = "duration_ms = 60000\nliveness_bound_ms = 2658\n\
+        [lock]\nttl_ms = 500\nmax_wait_ms = 3158\nresponse_timeout_ms = 200\n\
+        [[clients]]\n\
+        [[faults]]\nkind = \"pause\"\nat_ms = 100\ntarget = \"client-0\"\nduration_ms = 277\n";
+    let scenario = Scenario::parse(&format!("rungs = [\"setnx\"]\n{paused}"), "case.toml", "s")
+        .expect("loads");
+    let refused = assumptions("setnx")
+        .expect("written")
+        .admits(&case_of(&scenario, "setnx"))
+        .expect_err("outside");
+    assert!(refused.contains(adding_up), "{refused}");
 }
 
 #[test]
