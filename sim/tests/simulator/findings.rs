@@ -138,17 +138,26 @@ fn case_of(scenario: &Scenario, rung: &str) -> sim::explore::Case {
     case
 }
 
+/// `text` (a scenario without its `rungs` line) for `rung`.
+fn scenario_for(text: &str, rung: &str) -> Scenario {
+    Scenario::parse(&format!("rungs = [{rung:?}]\n{text}"), "case.toml", "s").expect("loads")
+}
+
+/// Why `rung`'s assumptions refuse the case of `scenario`.
+fn refusal(scenario: &Scenario, rung: &str) -> String {
+    assumptions(rung)
+        .expect("written")
+        .admits(&case_of(scenario, rung))
+        .expect_err("outside the assumptions")
+}
+
 /// Runs `text` on `rung` at `seed`, asserts `verdict`, and asserts that
 /// `rung`'s assumptions now refuse it, saying `why`.
 fn assert_refused_after_breaking(text: &str, rung: &str, seed: u64, verdict: Verdict, why: &str) {
-    let text = format!("rungs = [{rung:?}]\n{text}");
-    let scenario = Scenario::parse(&text, "case.toml", "s").expect("loads");
+    let scenario = scenario_for(text, rung);
     let judged = run_cell(&scenario, rung, seed).expect("runs");
     assert_eq!(judged.verdict, verdict, "{rung}: {:?}", judged.results);
-    let refused = assumptions(rung)
-        .expect("written")
-        .admits(&case_of(&scenario, rung))
-        .expect_err("outside the assumptions");
+    let refused = refusal(&scenario, rung);
     assert!(refused.contains(why), "{rung}: {refused}");
 }
 
@@ -182,16 +191,10 @@ fn a_request_and_its_reply_delayed_together_past_the_reply_timeout_are_outside_s
         [faults.on]\nclient = 0\ncycle = 1\npoint = \"release-mid\"\n\
         [[faults]]\nkind = \"delay\"\na = [\"redis-0\"]\nb = [\"client-0\"]\nduration_ms = 167\n\
         [faults.on]\nclient = 0\ncycle = 1\npoint = \"release-mid\"\n";
-    let scenario = Scenario::parse(
-        &format!("rungs = [\"setnx-expire\"]\n{request_and_reply}"),
-        "case.toml",
-        "s",
-    )
-    .expect("loads");
-    let refused = assumptions("setnx-expire")
-        .expect("written")
-        .admits(&case_of(&scenario, "setnx-expire"))
-        .expect_err("outside");
+    let refused = refusal(
+        &scenario_for(request_and_reply, "setnx-expire"),
+        "setnx-expire",
+    );
     assert!(refused.contains(adding_up), "{refused}");
     // And a client paused longer than the reply timeout right after its
     // SETNX landed reads the reply too late (the second search, seed
@@ -200,12 +203,7 @@ fn a_request_and_its_reply_delayed_together_past_the_reply_timeout_are_outside_s
         [lock]\nttl_ms = 500\nmax_wait_ms = 3158\nresponse_timeout_ms = 200\n\
         [[clients]]\n\
         [[faults]]\nkind = \"pause\"\nat_ms = 100\ntarget = \"client-0\"\nduration_ms = 277\n";
-    let scenario = Scenario::parse(&format!("rungs = [\"setnx\"]\n{paused}"), "case.toml", "s")
-        .expect("loads");
-    let refused = assumptions("setnx")
-        .expect("written")
-        .admits(&case_of(&scenario, "setnx"))
-        .expect_err("outside");
+    let refused = refusal(&scenario_for(paused, "setnx"), "setnx");
     assert!(refused.contains(adding_up), "{refused}");
 }
 
