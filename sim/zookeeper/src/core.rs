@@ -467,8 +467,13 @@ impl State {
                 self.conns.remove(&other);
                 self.watches.remove_conn(other);
             }
-            let valid = request.passwd.bytes() == password(id).as_slice()
-                && self.sessions.touch(id, timeout_ms, now);
+            let password_ok = request.passwd.bytes() == password(id).as_slice();
+            if password_ok && self.member.is_some() {
+                // An ensemble member asks its leader, which owns the
+                // sessions' clocks and takes note of the move.
+                return self.member_resume(conn, id, timeout_ms, read_only);
+            }
+            let valid = password_ok && self.sessions.touch(id, timeout_ms, now);
             valid.then_some(id)
         };
         if let (Some(id), Some(member)) = (session, &mut self.member) {

@@ -27,6 +27,18 @@
 //! leader gives every session its full timeout from when it takes office,
 //! since it cannot know how long its predecessor had counted.
 //!
+//! A client that resumes its session on a follower waits, as in
+//! ZooKeeper, for the leader to **revalidate** it: the leader checks the
+//! session on its own clock, records this member as the session's owner,
+//! and answers with how far it had committed. The follower completes the
+//! handshake once it has applied that far, as the answer would reach it
+//! behind those commits on ZooKeeper's ordered link. A write forwarded by
+//! a member that no longer owns its session (one sent before the client
+//! moved, and held on the way) fails with `SessionMoved` instead of being
+//! applied, as ZooKeeper's leader refuses it: otherwise a client that
+//! looked for its node from its new server, and created it again, would
+//! find the old create landing behind it.
+//!
 //! # Serving
 //!
 //! A member serves clients only while [`Zab::is_serving`]: a follower in
@@ -55,10 +67,6 @@
 //!   one leaves its client unanswered until the member drops its clients
 //!   (a lost leader) or the client gives up, as a broken connection would
 //!   in ZooKeeper.
-//! - **A resumed session is checked against this member's sessions**
-//!   (ZooKeeper's follower asks the leader to revalidate it): a member
-//!   that lags may refuse a session created a moment ago, and the client
-//!   moves on to the next server.
 //! - Members talk over turmoil's UDP only: an ensemble runs on turmoil,
 //!   `serve_tcp` serves standalone servers.
 //!
@@ -183,6 +191,11 @@ pub(crate) struct Member {
     pending: BTreeMap<u64, Pending>,
     /// Syncs under way: their connection, xid and answer body.
     syncs: BTreeMap<u64, (ConnId, i32, Vec<u8>)>,
+    /// Resumed sessions waiting for the leader's revalidation, by id.
+    resumes: BTreeMap<u64, Resume>,
+    /// The leader's record of which member each session's client is
+    /// connected to (ZooKeeper's session owner).
+    owners: BTreeMap<i64, u64>,
     /// Sessions this member's clients touched since the last tick, with
     /// their timeouts.
     pub(crate) touched: BTreeMap<i64, i32>,
@@ -205,6 +218,8 @@ impl Member {
             next_request: 0,
             pending: BTreeMap::new(),
             syncs: BTreeMap::new(),
+            resumes: BTreeMap::new(),
+            owners: BTreeMap::new(),
             touched: BTreeMap::new(),
             outbox: Vec::new(),
         }
@@ -217,8 +232,47 @@ impl Member {
         self.incarnation += 1;
         self.pending.clear();
         self.syncs.clear();
+        self.resumes.clear();
+        self.owners.clear();
         self.touched.clear();
         self.outbox.clear();
+    }
+
+    /// The leader's session-owner check (ZooKeeper's `checkSession`): a
+    /// createSession makes its member the owner; any other write from a
+    /// member that does not own its session becomes `SessionMoved`. A
+    /// session without a recorded owner (under a new leader) takes the
+    /// first member it hears from, as ZooKeeper's does.
+    fn check_owner(&mut self, request: &mut Request) {
+        if request.origin == 0 {
+            return;
+        }
+        let from = member_of(request.origin);
+        match OpCode::from_code(request.op) {
+            Some(OpCode::CreateSession) => {
+                self.owners.insert(request.session, from);
+            }
+            Some(OpCode::CloseSession) => {}
+            _ => {
+                let owner = *self.owners.entry(request.session).or_insert(from);
+                if owner != from {
+                    request.op = MOVED_OP;
+                }
+            }
+        }
+    }
+
+    /// Asks the leader to revalidate resume `id` (sent again each tick
+    /// until it answers: datagrams may be lost).
+    fn send_revalidate(&mut self, leader: u64, id: u64) {
+        let Some(resume) = self.resumes.get(&id) else {
+            return;
+        };
+        let mut body = id.to_be_bytes().to_vec();
+        body.extend_from_slice(&resume.session.to_be_bytes());
+        body.extend_from_slice(&resume.timeout_ms.to_be_bytes());
+        let datagram = envelope(TAG_REVALIDATE, self.place.id, &body);
+        self.outbox.push((leader, datagram));
     }
 
     /// A request id no other request of this ensemble has: the member's
@@ -234,11 +288,34 @@ impl Member {
     }
 }
 
+/// The member a request id came from.
+fn member_of(origin: u64) -> u64 {
+    origin >> 56
+}
+
+/// A resumed session's handshake, waiting on the leader.
+#[derive(Debug)]
+struct Resume {
+    conn: ConnId,
+    session: i64,
+    timeout_ms: i32,
+    read_only: Option<bool>,
+    /// The leader's committed zxid when it revalidated the session; `None`
+    /// until it answers.
+    applied_by: Option<u64>,
+}
+
 // ----- What members send each other -----
 
 const TAG_ZAB: u8 = 0;
 const TAG_FORWARD: u8 = 1;
 const TAG_TOUCH: u8 = 2;
+const TAG_REVALIDATE: u8 = 3;
+const TAG_REVALIDATED: u8 = 4;
+
+/// The op a leader logs in place of a write whose session moved to
+/// another member: applied everywhere as a `SessionMoved` error.
+const MOVED_OP: i32 = i32::MIN;
 
 /// A request on its way to the leader or in the log: who asked (0: the
 /// server itself), for which session, and the request's op and record.
@@ -300,10 +377,11 @@ impl State {
 
     /// Hands `request` to the leader: proposed here when this member
     /// leads, forwarded otherwise. False when there is no serving leader.
-    fn submit(&mut self, request: Request) -> bool {
+    fn submit(&mut self, mut request: Request) -> bool {
         let time_ms = (self.config.wall_clock_ms)();
         let member = self.member_mut();
         if member.zab.role() == Role::Leading {
+            member.check_owner(&mut request);
             return member.zab.propose(encode_entry(time_ms, &request)).is_ok();
         }
         let Some(leader) = member.zab.leader() else {
@@ -397,6 +475,134 @@ impl State {
         }
     }
 
+    /// A client resuming `session` here: a leader checks it on its own
+    /// clock, takes note of the owner and answers at once; a follower asks
+    /// its leader and answers once revalidated and caught up (see the
+    /// module docs). False when the connection is to be closed.
+    pub(crate) fn member_resume(
+        &mut self,
+        conn: ConnId,
+        session: i64,
+        timeout_ms: i32,
+        read_only: Option<bool>,
+    ) -> bool {
+        let role = self.member_mut().zab.role();
+        if role == Role::Leading {
+            let now = self.now_ms();
+            let alive = self.sessions.touch(session, timeout_ms, now);
+            if alive {
+                let member = self.member_mut();
+                let me = member.place.id;
+                member.owners.insert(session, me);
+                member.touched.insert(session, timeout_ms);
+            }
+            return self.answer_connect(conn, alive.then_some(session), timeout_ms, read_only);
+        }
+        let member = self.member_mut();
+        let Some(leader) = member.zab.leader() else {
+            self.close(conn);
+            return false;
+        };
+        let id = member.next_id();
+        member.resumes.insert(
+            id,
+            Resume {
+                conn,
+                session,
+                timeout_ms,
+                read_only,
+                applied_by: None,
+            },
+        );
+        member.send_revalidate(leader, id);
+        if let Some(entry) = self.conns.get_mut(&conn) {
+            entry.handshaking = true;
+        }
+        true
+    }
+
+    /// The leader's revalidation of a session a follower's client resumed:
+    /// alive on the leader's clock (and then owned by that follower), and
+    /// how far the leader had committed.
+    fn revalidate(&mut self, from: u64, body: &[u8]) {
+        let (Some(id), Some(session), Some(timeout_ms)) = (
+            body.get(..8)
+                .and_then(|b| b.try_into().ok())
+                .map(u64::from_be_bytes),
+            body.get(8..16)
+                .and_then(|b| b.try_into().ok())
+                .map(i64::from_be_bytes),
+            body.get(16..20)
+                .and_then(|b| b.try_into().ok())
+                .map(i32::from_be_bytes),
+        ) else {
+            return;
+        };
+        let now = self.now_ms();
+        let alive = self.sessions.touch(session, timeout_ms, now);
+        let member = self.member_mut();
+        if alive {
+            member.owners.insert(session, from);
+        }
+        let mut reply = id.to_be_bytes().to_vec();
+        reply.push(u8::from(alive));
+        reply.extend_from_slice(&member.zab.durable().committed.to_be_bytes());
+        let datagram = envelope(TAG_REVALIDATED, member.place.id, &reply);
+        member.outbox.push((from, datagram));
+    }
+
+    /// The leader's answer to a revalidation: a dead session is refused at
+    /// once, a live one waits until this member applied what the leader
+    /// had committed.
+    fn revalidated(&mut self, body: &[u8]) {
+        let (Some(id), Some(&alive), Some(committed)) = (
+            body.get(..8)
+                .and_then(|b| b.try_into().ok())
+                .map(u64::from_be_bytes),
+            body.get(8),
+            body.get(9..17)
+                .and_then(|b| b.try_into().ok())
+                .map(u64::from_be_bytes),
+        ) else {
+            return;
+        };
+        let member = self.member_mut();
+        let Some(resume) = member.resumes.get_mut(&id) else {
+            return;
+        };
+        if alive == 1 {
+            resume.applied_by.get_or_insert(committed);
+        } else if let Some(resume) = member.resumes.remove(&id) {
+            self.answer_connect(resume.conn, None, resume.timeout_ms, resume.read_only);
+        }
+    }
+
+    /// Completes the revalidated handshakes this member has caught up for.
+    fn finish_resumes(&mut self) {
+        let member = self.member_mut();
+        let applied = member.zab.durable().delivered;
+        let done: Vec<u64> = member
+            .resumes
+            .iter()
+            .filter(|(_, r)| r.applied_by.is_some_and(|zxid| zxid <= applied))
+            .map(|(&id, _)| id)
+            .collect();
+        for id in done {
+            let Some(resume) = self.member_mut().resumes.remove(&id) else {
+                continue;
+            };
+            let now = self.now_ms();
+            let alive = self.sessions.touch(resume.session, resume.timeout_ms, now);
+            if alive {
+                self.member_mut()
+                    .touched
+                    .insert(resume.session, resume.timeout_ms);
+            }
+            let session = alive.then_some(resume.session);
+            self.answer_connect(resume.conn, session, resume.timeout_ms, resume.read_only);
+        }
+    }
+
     /// A client's `sync`: answered with `body` once this member has caught
     /// up with the leader.
     pub(crate) fn member_sync(&mut self, conn: ConnId, xid: i32, body: Vec<u8>) {
@@ -442,6 +648,15 @@ impl State {
             }
             Role::Following(leader) if serving => {
                 let member = self.member_mut();
+                let unanswered: Vec<u64> = member
+                    .resumes
+                    .iter()
+                    .filter(|(_, r)| r.applied_by.is_none())
+                    .map(|(&id, _)| id)
+                    .collect();
+                for id in unanswered {
+                    member.send_revalidate(leader, id);
+                }
                 let touched = std::mem::take(&mut member.touched);
                 if !touched.is_empty() {
                     let mut body = Vec::with_capacity(12 * touched.len());
@@ -484,6 +699,13 @@ impl State {
                     self.submit(request);
                 }
             }
+            TAG_REVALIDATE
+                if self.member_mut().zab.role() == Role::Leading
+                    && self.member_mut().zab.is_serving() =>
+            {
+                self.revalidate(from, body);
+            }
+            TAG_REVALIDATED => self.revalidated(body),
             TAG_TOUCH if self.member_mut().zab.role() == Role::Leading => {
                 let now = self.now_ms();
                 for touch in body.chunks_exact(12) {
@@ -517,6 +739,8 @@ impl State {
             let member = self.member_mut();
             member.pending.clear();
             member.syncs.clear();
+            member.resumes.clear();
+            member.owners.clear();
             member.touched.clear();
             for conn in self.conns.keys() {
                 self.close(*conn);
@@ -532,6 +756,7 @@ impl State {
                 self.reply(conn, xid, ErrorCode::Ok, Some(body));
             }
         }
+        self.finish_resumes();
     }
 
     /// Applies one committed entry: prepped against the tree as it stands
@@ -560,6 +785,9 @@ impl State {
             None => None,
         };
         let kind = match &write {
+            _ if request.op == MOVED_OP => TxnKind::Error {
+                err: ErrorCode::SessionMoved.code(),
+            },
             Some(write) => prep(&self.tree, request.session, write),
             None => TxnKind::Error {
                 err: ErrorCode::MarshallingError.code(),

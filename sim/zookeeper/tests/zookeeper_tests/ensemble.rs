@@ -1,7 +1,9 @@
 //! An ensemble of three simulated servers on turmoil: a leader elected,
 //! writes through any member, a member cut off dropping its clients, a
 //! minority that cannot commit, a leader's crash, a silent session's
-//! expiry on the leader's clock, and `sync` on a follower that lags.
+//! expiry on the leader's clock, `sync` on a follower that lags, and a
+//! session that moves: revalidated by the leader, and its old member's
+//! writes refused.
 
 use crate::common;
 
@@ -324,6 +326,80 @@ fn sync_on_a_lagging_follower_returns_only_after_it_has_the_leaders_writes() {
         assert_eq!(synced?.header.err, 0);
         assert!(started.elapsed() >= Duration::from_secs(1));
         assert!(reader.exists("/w", false).await?.is_ok(), "caught up");
+        Ok(())
+    });
+    sim.run().unwrap();
+}
+
+#[test]
+fn a_session_resumed_on_a_lagging_follower_waits_for_the_leader_and_sees_its_commits() {
+    let mut sim = sim(60, 6);
+    let servers = ensemble(&mut sim, 6);
+    sim.client("app", async move {
+        let leader = leader_among(&servers, &[0, 1, 2]).await;
+        let lagging = others(leader)[0];
+        let mut c = connect(leader).await?;
+        turmoil::hold(HOSTS[leader], HOSTS[lagging]);
+        c.create("/w", None, CreateMode::Persistent)
+            .await?
+            .map_err(|e| format!("create: {e}"))?;
+        let started = tokio::time::Instant::now();
+        let release = async {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            turmoil::release(HOSTS[leader], HOSTS[lagging]);
+        };
+        let resume = async {
+            let stream = TcpStream::connect((HOSTS[lagging], PORT)).await?;
+            Client::resume(stream, 10_000, Some((c.session_id, c.passwd.clone()))).await
+        };
+        let (moved, ()) = tokio::join!(resume, release);
+        let mut moved = moved?;
+        assert_eq!(moved.session_id, c.session_id);
+        assert!(
+            started.elapsed() >= Duration::from_secs(1),
+            "the handshake waits for the leader's revalidation"
+        );
+        assert!(
+            moved.exists("/w", false).await?.is_ok(),
+            "the resumed session reads what the leader had committed"
+        );
+        Ok(())
+    });
+    sim.run().unwrap();
+}
+
+#[test]
+fn a_write_sent_through_a_member_its_session_has_left_fails_with_session_moved() {
+    let mut sim = sim(60, 8);
+    let servers = ensemble(&mut sim, 8);
+    sim.client("app", async move {
+        let leader = leader_among(&servers, &[0, 1, 2]).await;
+        let [old, new] = others(leader);
+        let mut c = connect(old).await?;
+        turmoil::hold(HOSTS[old], HOSTS[leader]);
+        // The create is on its way to the leader, held; the client gives up.
+        let late = tokio::time::timeout(
+            Duration::from_millis(300),
+            c.create("/late", None, CreateMode::Persistent),
+        )
+        .await;
+        assert!(late.is_err(), "held on its way to the leader");
+        let stream = TcpStream::connect((HOSTS[new], PORT)).await?;
+        let mut moved =
+            Client::resume(stream, 10_000, Some((c.session_id, c.passwd.clone()))).await?;
+        turmoil::release(HOSTS[old], HOSTS[leader]);
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let root = PathRequest { path: "/".into() };
+        assert_eq!(moved.call(OpCode::Sync, &root).await?.header.err, 0);
+        assert_eq!(
+            moved.exists("/late", false).await?.map(|_| ()),
+            Err(ErrorCode::NoNode.code()),
+            "the leader refused the create its session's old member forwarded"
+        );
+        moved
+            .create("/now", None, CreateMode::Persistent)
+            .await?
+            .map_err(|e| format!("a write through the new member: {e}"))?;
         Ok(())
     });
     sim.run().unwrap();
