@@ -288,6 +288,12 @@ impl Member {
     }
 }
 
+/// The `N` bytes of `body` from `at`, if it has them (for a big-endian
+/// number of a peer's datagram).
+fn be_bytes<const N: usize>(body: &[u8], at: usize) -> Option<[u8; N]> {
+    body.get(at..at.checked_add(N)?)?.try_into().ok()
+}
+
 /// The member a request id came from.
 fn member_of(origin: u64) -> u64 {
     origin >> 56
@@ -526,15 +532,9 @@ impl State {
     /// how far the leader had committed.
     fn revalidate(&mut self, from: u64, body: &[u8]) {
         let (Some(id), Some(session), Some(timeout_ms)) = (
-            body.get(..8)
-                .and_then(|b| b.try_into().ok())
-                .map(u64::from_be_bytes),
-            body.get(8..16)
-                .and_then(|b| b.try_into().ok())
-                .map(i64::from_be_bytes),
-            body.get(16..20)
-                .and_then(|b| b.try_into().ok())
-                .map(i32::from_be_bytes),
+            be_bytes(body, 0).map(u64::from_be_bytes),
+            be_bytes(body, 8).map(i64::from_be_bytes),
+            be_bytes(body, 16).map(i32::from_be_bytes),
         ) else {
             return;
         };
@@ -556,13 +556,9 @@ impl State {
     /// had committed.
     fn revalidated(&mut self, body: &[u8]) {
         let (Some(id), Some(&alive), Some(committed)) = (
-            body.get(..8)
-                .and_then(|b| b.try_into().ok())
-                .map(u64::from_be_bytes),
+            be_bytes(body, 0).map(u64::from_be_bytes),
             body.get(8),
-            body.get(9..17)
-                .and_then(|b| b.try_into().ok())
-                .map(u64::from_be_bytes),
+            be_bytes(body, 9).map(u64::from_be_bytes),
         ) else {
             return;
         };
