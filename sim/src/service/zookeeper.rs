@@ -84,11 +84,13 @@ impl LockService for ZooKeeperService {
         let names: Vec<&str> = machine_names.iter().map(String::as_str).collect();
         let first_seen = Arc::new(Mutex::new(FirstSeen::default()));
         let mut servers = BTreeMap::new();
+        let mut member_ids = BTreeMap::new();
         let mut software: Vec<(Host, Software)> = Vec::new();
         for (i, &host) in hosts.iter().enumerate() {
             let config = Config::new(Arc::new(wall_clock_ms));
             let server = match topology.kind {
                 TopologyKind::Cluster => {
+                    member_ids.insert(host, i as u64 + 1);
                     Server::member(config, Place::of(i as u64 + 1, &names, seed))
                 }
                 _ => Server::new(config),
@@ -111,7 +113,11 @@ impl LockService for ZooKeeperService {
             ));
             servers.insert(host, server);
         }
-        (Box::new(ZooKeeperServers { servers }), software)
+        let deployment = ZooKeeperServers {
+            servers,
+            member_ids,
+        };
+        (Box::new(deployment), software)
     }
 }
 
@@ -121,9 +127,11 @@ fn wall_clock_ms() -> i64 {
     (EPOCH_MS + elapsed) as i64
 }
 
-/// The running servers of one run, by host.
+/// The running servers of one run, by host, with each member's id in its
+/// ensemble (none for a standalone server).
 struct ZooKeeperServers {
     servers: BTreeMap<Host, Server>,
+    member_ids: BTreeMap<Host, u64>,
 }
 
 impl SimDeployment for ZooKeeperServers {
@@ -140,8 +148,22 @@ impl SimDeployment for ZooKeeperServers {
     fn move_clock(&self, _host: Host, _change: ClockChange) {}
 
     /// Every acknowledged write is on disk: a crash of either kind loses
-    /// nothing.
-    fn prepare_crash(&self, _host: Host, _how: CrashKind) {}
+    /// nothing. A killed member's kernel resets its connections, so the
+    /// other members learn of it at once; a member without power falls
+    /// silent, and they wait out the sync limit.
+    fn prepare_crash(&self, host: Host, how: CrashKind) {
+        let Some(&dying) = self.member_ids.get(&host) else {
+            return;
+        };
+        if how != CrashKind::ProcessKill {
+            return;
+        }
+        for (other, server) in &self.servers {
+            if *other != host {
+                server.peer_reset(dying);
+            }
+        }
+    }
 
     /// ZooKeeper has no command to hand leadership over: a standalone
     /// server has no one to hand over to, and an ensemble's leader is

@@ -171,6 +171,36 @@ fn a_session_comes_back_within_the_bound_after_its_ensemble_lost_two_of_three() 
     assert_safe_on(text, &["zk-fenced"], 4000484);
 }
 
+#[test]
+fn a_session_taken_away_by_a_late_revalidation_comes_back_to_its_client() {
+    // Found by searching again after resumed sessions were revalidated:
+    // three of six clients' links to two of the three members slowed to
+    // 517 ms for 2.9 s. A client gave up a handshake and went on to
+    // another member; the revalidation of the one it left came later and
+    // made that one the session's owner, and every write the client sent
+    // after it came back as SessionMoved. ZooKeeper closes the connection
+    // on SessionMoved, so the client's next server revalidates the session
+    // and owns it again.
+    let mut text = String::from(
+        "duration_ms = 60000\nliveness_bound_ms = 10400\n\
+        [topology]\nkind = \"cluster\"\nmembers = 3\n\
+        [lock]\nttl_ms = 2000\nmax_wait_ms = 10900\nretry_ms = 50\nnode_timeout_ms = 50\n\
+        response_timeout_ms = 200\n\
+        [resource]\nkind = \"fenced\"\n",
+    );
+    for (critical_section_ms, start_ms) in [(0, 15), (1, 6), (280, 0), (67, 7), (124, 6)] {
+        text += &format!(
+            "[[clients]]\ncritical_section_ms = {critical_section_ms}\nstart_ms = {start_ms}\n"
+        );
+    }
+    text += "[[clients]]\ncycles = 4\ncritical_section_ms = 180\nthink_ms = 16\nstart_ms = 750\n\
+        writes = 2\n\
+        [[faults]]\nkind = \"slow-link\"\na = [\"client-0\", \"client-1\", \"client-5\"]\n\
+        b = [\"redis-0\", \"redis-2\"]\nlatency_ms = 517\nduration_ms = 2853\n\
+        [faults.on]\nclient = 1\ncycle = 1\npoint = \"release-start\"\n";
+    assert_safe_on(&text, &["zk-fenced"], 4000587);
+}
+
 /// The generated case `scenario` is for `rung`: its deployment, lock,
 /// clients and faults.
 fn case_of(scenario: &Scenario, rung: &str) -> sim::explore::Case {

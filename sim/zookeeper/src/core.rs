@@ -194,6 +194,19 @@ impl Server {
         self.lock().member.is_some()
     }
 
+    /// Tells a member that member `peer`'s process died on a machine that
+    /// stayed up, so the connections to it were reset
+    /// ([`Zab::peer_reset`](crate::zab::Zab::peer_reset)); nothing for a
+    /// standalone server.
+    pub fn peer_reset(&self, peer: u64) {
+        let mut state = self.lock();
+        if let Some(member) = state.member.as_mut() {
+            member.zab.peer_reset(peer);
+            drop(state);
+            self.work.notify_one();
+        }
+    }
+
     /// Its ZAB role, if a member of an ensemble.
     pub fn role(&self) -> Option<Role> {
         self.lock().member.as_ref().map(|m| m.zab.role())

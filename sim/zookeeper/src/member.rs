@@ -643,7 +643,12 @@ impl State {
                 }
             }
             Role::Following(leader) if serving => {
-                let member = self.member_mut();
+                // A client that gave up on its handshake is not revalidated
+                // any more: a late revalidation would move its session
+                // back here, away from the member it went on to.
+                let conns = &self.conns;
+                let member = self.member.as_mut().expect("an ensemble member");
+                member.resumes.retain(|_, r| conns.contains_key(&r.conn));
                 let unanswered: Vec<u64> = member
                     .resumes
                     .iter()
@@ -801,6 +806,13 @@ impl State {
             return;
         }
         match member.pending.remove(&request.origin) {
+            Some(Pending::Write { conn, .. }) if request.op == MOVED_OP => {
+                // The client went on to another member, or a late
+                // revalidation took its session away: ZooKeeper closes the
+                // connection, and the client's next server revalidates the
+                // session and owns it again.
+                self.close(conn);
+            }
             Some(Pending::Write { conn, xid, op }) => {
                 self.answer_write(conn, xid, op, write.as_ref(), &applied);
             }

@@ -111,6 +111,14 @@ impl Zab {
         }
     }
 
+    /// Stops counting `peer` as a follower (its connection closed); the
+    /// next tick steps down if that leaves no quorum.
+    pub(super) fn leader_forget(&mut self, peer: u64) {
+        if let Some(l) = self.leader_state() {
+            l.peers.remove(&peer);
+        }
+    }
+
     pub(super) fn leader_tick(&mut self) {
         let now = self.now;
         let quorum = self.quorum();

@@ -134,6 +134,20 @@ impl Zab {
         }
     }
 
+    /// Server `peer`'s connections were reset: its process died while its
+    /// machine stayed up, and its kernel closed them. A follower of it
+    /// looks for a new leader at once and a leader stops counting it, as
+    /// ZooKeeper's do when the socket closes, instead of waiting out the
+    /// sync limit (which is what a silent peer, one without power or cut
+    /// off, costs).
+    pub fn peer_reset(&mut self, peer: u64) {
+        match &self.state {
+            State::Following(follower) if follower.leader == peer => self.become_looking(),
+            State::Leading(_) => self.leader_forget(peer),
+            _ => {}
+        }
+    }
+
     /// Proposes a transaction; returns its zxid. Only a serving leader
     /// takes writes; it is committed when [`Zab::ready`] hands it out.
     pub fn propose(&mut self, data: Vec<u8>) -> Result<u64, NotLeader> {

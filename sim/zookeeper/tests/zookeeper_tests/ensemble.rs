@@ -405,6 +405,63 @@ fn a_write_sent_through_a_member_its_session_has_left_fails_with_session_moved()
     sim.run().unwrap();
 }
 
+/// How long after its leader's crash the other two serve under a new
+/// leader: told of the crash at once (`reset`, as a killed process's
+/// closed connections tell them), or left to notice its silence.
+fn new_leader_after_crash(reset: bool) -> Duration {
+    let mut sim = sim(60, 12);
+    let servers = ensemble(&mut sim, 12);
+    // 0: electing; 1: crash the leader (at `crashed`); 2: crashed; 3: done.
+    let phase = Arc::new(AtomicUsize::new(0));
+    let crashed = Arc::new(AtomicUsize::new(usize::MAX));
+    let took = Arc::new(Mutex::new(Duration::ZERO));
+    let (p, k, s, t) = (
+        phase.clone(),
+        crashed.clone(),
+        servers.clone(),
+        took.clone(),
+    );
+    sim.client("app", async move {
+        let leader = leader_among(&s, &[0, 1, 2]).await;
+        k.store(leader, Ordering::SeqCst);
+        p.store(1, Ordering::SeqCst);
+        while p.load(Ordering::SeqCst) < 2 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let started = tokio::time::Instant::now();
+        leader_among(&s, &others(leader)).await;
+        *t.lock().unwrap() = started.elapsed();
+        p.store(3, Ordering::SeqCst);
+        Ok(())
+    });
+    loop {
+        if sim.step().unwrap() || phase.load(Ordering::SeqCst) == 3 {
+            break;
+        }
+        if phase.load(Ordering::SeqCst) == 1 {
+            let leader = crashed.load(Ordering::SeqCst);
+            if reset {
+                for i in others(leader) {
+                    servers[i].peer_reset(leader as u64 + 1);
+                }
+            }
+            sim.crash(HOSTS[leader]);
+            phase.store(2, Ordering::SeqCst);
+        }
+    }
+    *took.lock().unwrap()
+}
+
+#[test]
+fn a_killed_leaders_followers_elect_another_at_once_and_a_silent_ones_after_the_sync_limit() {
+    // Five ticks of 500 ms: ZooKeeper's sample syncLimit.
+    let sync_limit = Duration::from_millis(2500);
+    let killed = new_leader_after_crash(true);
+    let silent = new_leader_after_crash(false);
+    assert!(killed < Duration::from_secs(1), "killed: {killed:?}");
+    assert!(silent >= sync_limit, "silent: {silent:?}");
+}
+
 /// What each member's observer saw, with when (simulated ms).
 type Observed = Vec<Vec<(u128, Change)>>;
 
