@@ -12,7 +12,10 @@
 //!   start. Sessions expire on the leader's clock; a new leader gives
 //!   every session its whole timeout again. Each client starts at server
 //!   `client mod members` and moves along the list when its connection
-//!   is lost, as a connect string is walked.
+//!   is lost, as a connect string is walked. The members of a killed one
+//!   learn of it at once, as its closed connections tell ZooKeeper's; a
+//!   member that loses power falls silent, and they wait out the sync
+//!   limit.
 //!
 //! The server's tree and sessions live outside its host, as ZooKeeper's
 //! do on disk (it syncs its log before it answers), so a crash loses
