@@ -154,10 +154,12 @@ fn a_protected_create_held_on_its_way_is_not_created_twice() {
 fn a_session_comes_back_within_the_bound_after_its_ensemble_lost_two_of_three() {
     // The same search's other case, shrunk: three members, the leader
     // killed and back 1.08 s later, another member lost for good meanwhile.
-    // Before resumed sessions were revalidated by the leader, the client's
-    // acquire ended in a connection loss past the bound; now the lock comes
-    // inside it (6.4 s after the restart: slower than real ZooKeeper, which
-    // took about a second after its restarted server answered).
+    // Before resumed sessions were revalidated by the leader, and before a
+    // killed leader's followers learnt of it at once, the client's acquire
+    // ended in a connection loss past the bound; now the lock comes inside
+    // it. What remains of the wait is ZooKeeper's own: the survivor, elected
+    // with the vote of the member then lost, waits its initLimit for
+    // followers before it looks again.
     let text = "duration_ms = 60000\nliveness_bound_ms = 7044\n\
         [topology]\nkind = \"cluster\"\nmembers = 3\n\
         [lock]\nttl_ms = 1000\nmax_wait_ms = 7544\nretry_ms = 20\nnode_timeout_ms = 50\n\
