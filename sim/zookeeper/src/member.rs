@@ -284,7 +284,7 @@ impl Member {
 
     /// Whether a request id is one of this member's.
     fn is_mine(&self, origin: u64) -> bool {
-        origin != 0 && origin >> 56 == self.place.id
+        origin != 0 && member_of(origin) == self.place.id
     }
 }
 
